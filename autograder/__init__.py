@@ -1,0 +1,1 @@
+"""The autograder: releases assignments and grades submissions in a sandbox."""

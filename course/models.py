@@ -1,0 +1,335 @@
+"""The course content as typed, validated data.
+
+Every loader, whatever the file format, produces these models; exports, exams and the CLI read
+only these. Rules that a lesson file must keep (one correct option, a display order that is a
+permutation, ...) live here, so they hold however a lesson was made.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Annotated, Iterator, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    ValidationInfo,
+    field_validator,
+)
+
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+# Characters that would start markup if written bare into inline Markdown.
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>&])")
+_TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " "})
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def normalise_text(text: str) -> str:
+    """Text as a reader compares it: typographic quotes straightened, white space folded."""
+    text = unicodedata.normalize("NFKC", text).translate(_TYPOGRAPHIC)
+    return " ".join(text.split())
+
+
+def slugify(text: str) -> str:
+    """A URL-safe identifier: 'Recurrent networks, and their ceiling' -> 'recurrent-networks-and-their-ceiling'."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+
+
+# --- inline text -------------------------------------------------------------------------------
+
+
+class InlineRun(Model):
+    """A stretch of inline text with one style. ``math`` runs hold LaTeX source, without delimiters."""
+
+    text: str
+    bold: bool = False
+    italic: bool = False
+    code: bool = False
+    math: bool = False
+
+    def markdown(self) -> str:
+        if self.math:
+            return f"\\({self.text}\\)"
+        if self.code:
+            fence = "``" if "`" in self.text else "`"
+            pad = " " if self.text.startswith("`") or self.text.endswith("`") else ""
+            return f"{fence}{pad}{self.text}{pad}{fence}"
+        body = _MARKDOWN_SPECIALS.sub(r"\\\1", self.text)
+        # Emphasis markers must hug the text: move surrounding spaces outside them.
+        stripped = body.strip()
+        if not stripped or not (self.bold or self.italic):
+            return body
+        lead, trail = body[: len(body) - len(body.lstrip())], body[len(body.rstrip()) :]
+        if self.italic:
+            stripped = f"*{stripped}*"
+        if self.bold:
+            stripped = f"**{stripped}**"
+        return f"{lead}{stripped}{trail}"
+
+
+class RichText(RootModel[list[InlineRun]]):
+    """Inline text as a list of styled runs (bold, italic, code, math)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    def __iter__(self) -> Iterator[InlineRun]:  # type: ignore[override]
+        return iter(self.root)
+
+    def __len__(self) -> int:
+        return len(self.root)
+
+    def plain(self) -> str:
+        """The text a reader sees, with math kept as its LaTeX source."""
+        return "".join(run.text for run in self.root)
+
+    def markdown(self) -> str:
+        """Inline Markdown: ``code``, ``**bold**``, ``*italic*`` and ``\\( math \\)``."""
+        return "".join(run.markdown() for run in self.root)
+
+    @classmethod
+    def of(cls, text: str) -> "RichText":
+        return cls([InlineRun(text=text)])
+
+
+# --- blocks --------------------------------------------------------------------------------------
+
+
+class Heading(Model):
+    kind: Literal["heading"] = "heading"
+    level: int = Field(ge=1, le=6)
+    text: str = Field(min_length=1)
+    anchor: str
+
+
+class Paragraph(Model):
+    kind: Literal["paragraph"] = "paragraph"
+    runs: RichText
+
+
+class CodeBlock(Model):
+    kind: Literal["code"] = "code"
+    language: str | None = None
+    text: str
+
+
+class MathBlock(Model):
+    """Display math, as LaTeX source without its ``\\[ \\]`` delimiters."""
+
+    kind: Literal["math"] = "math"
+    latex: str
+
+
+class ListBlock(Model):
+    kind: Literal["list"] = "list"
+    ordered: bool = False
+    items: list[RichText] = Field(min_length=1)
+
+
+Block = Annotated[Heading | Paragraph | CodeBlock | MathBlock | ListBlock, Field(discriminator="kind")]
+
+
+def block_text(block: Heading | Paragraph | CodeBlock | MathBlock | ListBlock) -> str:
+    """A block's text, for comparing two descriptions of the same lesson."""
+    match block:
+        case Heading():
+            return block.text
+        case Paragraph():
+            return block.runs.plain()
+        case CodeBlock():
+            return block.text
+        case MathBlock():
+            return block.latex
+        case ListBlock():
+            return " | ".join(item.plain() for item in block.items)
+    raise TypeError(f"not a block: {block!r}")
+
+
+class Section(Model):
+    """A titled part of a lesson; sub-headings (level 3 and deeper) stay inside as blocks."""
+
+    title: str = Field(min_length=1)
+    anchor: str
+    level: int = Field(default=2, ge=1, le=6)
+    blocks: list[Block] = []
+
+
+# --- questions -----------------------------------------------------------------------------------
+
+
+class Option(Model):
+    text: RichText
+    correct: bool = False
+    # Why a student is drawn to this wrong option; shown as its feedback.
+    tempting: RichText | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _text_not_blank(cls, text: RichText) -> RichText:
+        if not text.plain().strip():
+            raise ValueError("option text is empty")
+        return text
+
+
+class Check(Model):
+    """A single-answer multiple-choice question with per-option feedback.
+
+    ``options`` keep the order of the source; ``order`` is the order a student sees them in
+    (``order[0]`` is the index of the option shown first).
+    """
+
+    stem: RichText
+    options: list[Option] = Field(min_length=2, max_length=26)
+    order: list[int] = Field(default_factory=list, validate_default=True)
+
+    @field_validator("stem")
+    @classmethod
+    def _stem_not_blank(cls, stem: RichText) -> RichText:
+        if not stem.plain().strip():
+            raise ValueError("the question is empty")
+        return stem
+
+    @field_validator("options")
+    @classmethod
+    def _one_correct_no_repeats(cls, options: list[Option]) -> list[Option]:
+        correct = [i for i, option in enumerate(options) if option.correct]
+        if not correct:
+            raise ValueError("no option is marked correct; exactly one must be")
+        if len(correct) > 1:
+            numbers = ", ".join(str(i + 1) for i in correct)
+            raise ValueError(f"options {numbers} are all marked correct; exactly one must be")
+        seen: dict[str, int] = {}
+        for index, option in enumerate(options):
+            key = normalise_text(option.text.plain()).casefold()
+            if key in seen:
+                raise ValueError(
+                    f"option {index + 1} repeats the text of option {seen[key] + 1}: {_quote(option.text.plain())}"
+                )
+            seen[key] = index
+        return options
+
+    @field_validator("order")
+    @classmethod
+    def _order_is_permutation(cls, order: list[int], info: ValidationInfo) -> list[int]:
+        options = info.data.get("options")
+        if options is None:  # options already failed; their error is the one to report
+            return order
+        if not order:
+            return list(range(len(options)))
+        if sorted(order) != list(range(len(options))):
+            raise ValueError(
+                f"display order {order} is not a permutation of the {len(options)} options "
+                f"(each of 0..{len(options) - 1} exactly once)"
+            )
+        return order
+
+    @property
+    def correct_index(self) -> int:
+        return next(i for i, option in enumerate(self.options) if option.correct)
+
+    def displayed(self) -> list[Option]:
+        """The options in the order a student sees them."""
+        return [self.options[i] for i in self.order]
+
+
+class OpenQuestion(Model):
+    """A self-check question answered in the student's own words and graded by hand."""
+
+    prompt: RichText
+
+
+class LearningObjective(Model):
+    text: RichText
+
+
+class Assignment(Model):
+    title: str
+    brief: list[Block] = []
+    tasks: list[RichText] = []
+    notes: list[Block] = []
+
+
+# --- lessons, modules, courses -------------------------------------------------------------------
+
+
+class Licence(Model):
+    name: str
+    url: str | None = None
+
+
+class Attribution(Model):
+    url: str | None = None
+    authorship: str | None = None
+    citation: str | None = None
+    licence: Licence | None = None
+
+
+class CourseRef(Model):
+    slug: str
+    title: str
+    url: str | None = None
+
+
+class ModuleRef(Model):
+    number: int | None = None
+    slug: str | None = None
+    title: str
+
+
+class LessonLink(Model):
+    slug: str
+    title: str
+
+
+LessonFormat = Literal["json", "markdown", "text"]
+
+
+class Lesson(Model):
+    slug: Annotated[str, Field(pattern=SLUG_PATTERN)]
+    title: str = Field(min_length=1)
+    format: LessonFormat
+    source: str
+    position: int | None = Field(default=None, ge=0)
+    minutes: int | None = Field(default=None, ge=0)
+    key_idea: str | None = None
+    answer: str | None = None
+    course: CourseRef | None = None
+    module: ModuleRef | None = None
+    intro: list[Block] = []
+    sections: list[Section] = []
+    checks: list[Check] = []
+    objectives: list[LearningObjective] = []
+    open_questions: list[OpenQuestion] = []
+    assignment: Assignment | None = None
+    previous: LessonLink | None = None
+    next: LessonLink | None = None
+    attribution: Attribution | None = None
+
+    @property
+    def headings(self) -> list[str]:
+        return [section.title for section in self.sections]
+
+
+class Module(Model):
+    number: int | None = None
+    title: str
+    objectives: list[LearningObjective] = []
+    lessons: list[Lesson] = []
+
+
+class Course(Model):
+    slug: str | None = None
+    title: str | None = None
+    modules: list[Module] = []
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "\u2026")

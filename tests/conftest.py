@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from course.cli import main as course_main
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSON_DATA = ROOT / "lesson_data"
+JSON_LESSON = LESSON_DATA / "from-sequences-to-attention.lesson.json"
+MODULE_PAGE = LESSON_DATA / "module-10-sequences-and-attention.md"
+TEXT_LESSON = LESSON_DATA / "sequences-from-recurrence-to-attention.txt"
+NUMBERED_TEXT_LESSON = LESSON_DATA / "lesson-4-sequences-and-transformers.txt"
+SHARED = ROOT.parent / "shared"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def course(capsys):
+    """Run the `course` command in-process: course("validate", "x") -> Result."""
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        try:
+            code = course_main([str(a) for a in args])
+        except SystemExit as exc:  # argparse usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else 2
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def seed_document() -> dict:
+    return json.loads(JSON_LESSON.read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def lesson_document(seed_document) -> dict:
+    """A fresh, mutable copy of the JSON lesson export."""
+    return copy.deepcopy(seed_document)
