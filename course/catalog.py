@@ -60,7 +60,9 @@ class Catalog(BaseModel):
         known = next((lesson.course for lesson in self.lessons if lesson.course), None)
         modules = [
             Module(number=number, title=title, objectives=objectives.get((number, title), []), lessons=lessons)
-            for (number, title), lessons in sorted(groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0, kv[0][1]))
+            for (number, title), lessons in sorted(
+                groups.items(), key=lambda kv: (kv[0][0] is None, kv[0][0] or 0, kv[0][1])
+            )
         ]
         return Course(slug=known.slug if known else None, title=known.title if known else None, modules=modules)
 

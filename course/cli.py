@@ -55,18 +55,30 @@ def build_parser() -> argparse.ArgumentParser:
     lessons = commands.add_parser(
         "lessons", help="list the lessons in a folder", description="List the lessons found in a folder as a table."
     )
-    lessons.add_argument("folder", nargs="?", type=Path, default=DEFAULT_FOLDER, metavar="FOLDER",
-                         help=f"the folder to list (default: {DEFAULT_FOLDER}/)")
+    lessons.add_argument(
+        "folder",
+        nargs="?",
+        type=Path,
+        default=DEFAULT_FOLDER,
+        metavar="FOLDER",
+        help=f"the folder to list (default: {DEFAULT_FOLDER}/)",
+    )
     lessons.set_defaults(handler=_lessons)
 
     show = commands.add_parser(
-        "show", help="print one lesson as text, or as JSON",
+        "show",
+        help="print one lesson as text, or as JSON",
         description="Print one lesson, found by its slug, as readable text or (with --json) as its model.",
     )
     show.add_argument("slug", metavar="SLUG", help="the lesson's slug, as `course lessons` lists it")
     show.add_argument("--json", action="store_true", help="print the lesson's model as JSON")
-    show.add_argument("--lessons", type=Path, default=DEFAULT_FOLDER, metavar="FOLDER",
-                      help=f"where to look for lessons (default: {DEFAULT_FOLDER}/)")
+    show.add_argument(
+        "--lessons",
+        type=Path,
+        default=DEFAULT_FOLDER,
+        metavar="FOLDER",
+        help=f"where to look for lessons (default: {DEFAULT_FOLDER}/)",
+    )
     show.set_defaults(handler=_show)
     return parser
 
@@ -74,7 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.paths)
     _print_problems(catalog.problems, sys.stdout)
-    counts = [(catalog.files, "file"), (len(catalog.lessons), "lesson"), (len(catalog.errors), "error"), (len(catalog.warnings), "warning")]
+    counts = [
+        (catalog.files, "file"),
+        (len(catalog.lessons), "lesson"),
+        (len(catalog.errors), "error"),
+        (len(catalog.warnings), "warning"),
+    ]
     (files, lessons, errors, warnings) = [_plural(n, word) for n, word in counts]
     print(f"{files}: {lessons}, {errors}, {warnings}", file=sys.stderr)
     return 2 if catalog.errors else 0

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated, Iterator, Literal
+from collections.abc import Iterator
+from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
@@ -95,7 +96,7 @@ class RichText(RootModel[list[InlineRun]]):
         return "".join(run.markdown() for run in self.root)
 
     @classmethod
-    def of(cls, text: str) -> "RichText":
+    def of(cls, text: str) -> RichText:
         return cls([InlineRun(text=text)])
 
 

@@ -44,7 +44,9 @@ def lesson_text(lesson: Lesson) -> str:
             if text:
                 lines += _wrap(text)
         if credit.licence:
-            lines += _wrap(f"Licence: {credit.licence.name}" + (f" ({credit.licence.url})" if credit.licence.url else ""))
+            lines += _wrap(
+                f"Licence: {credit.licence.name}" + (f" ({credit.licence.url})" if credit.licence.url else "")
+            )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -53,7 +55,7 @@ def check_text(check: Check, number: int = 1) -> list[str]:
     """A check as an instructor reads it: options in display order, the correct one marked,
     each wrong one with why it tempts."""
     lines = [f"Check {number}", "-------", *_wrap(check.stem.markdown())]
-    for letter, option in zip(ascii_uppercase, check.displayed()):
+    for letter, option in zip(ascii_uppercase, check.displayed(), strict=False):
         mark = "*" if option.correct else " "
         lines += _wrap(option.text.markdown(), bullet=f" {mark} {letter}) ")
         if option.tempting:
@@ -66,7 +68,9 @@ def lessons_table(catalog: Catalog) -> Table:
     title = " · ".join(filter(None, [course.title, f"{len(catalog.lessons)} lessons"]))
     table = Table(title=title, title_justify="left")
     for column in ("slug", "title", "format", "module", "sections", "checks", "questions", "file"):
-        table.add_column(column, overflow="fold", justify="right" if column in {"sections", "checks", "questions"} else "left")
+        table.add_column(
+            column, overflow="fold", justify="right" if column in {"sections", "checks", "questions"} else "left"
+        )
     for lesson in sorted(catalog.lessons, key=lambda lesson: lesson.source):
         module = lesson.module
         table.add_row(

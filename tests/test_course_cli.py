@@ -49,8 +49,12 @@ def test_lessons_prints_a_table_of_the_shipped_lessons(course, monkeypatch):
     monkeypatch.chdir(ROOT)
     result = course("lessons")
     assert result.code == 0
-    for slug in ("from-sequences-to-attention", "module-10-sequences-and-attention",
-                 "sequences-from-recurrence-to-attention", "sequences-and-transformers"):
+    for slug in (
+        "from-sequences-to-attention",
+        "module-10-sequences-and-attention",
+        "sequences-from-recurrence-to-attention",
+        "sequences-and-transformers",
+    ):
         assert slug in result.out
     assert "Machine Learning, Foundations" in result.out
 
@@ -62,7 +66,10 @@ def test_lessons_lists_good_files_and_reports_the_bad_one(course, tmp_path):
     result = course("lessons", tmp_path)
     assert result.code == 2
     assert "module-10-sequences-and-attention" in result.out
-    assert result.err.strip() == f"{tmp_path / 'zz-garbage.json'}: line 1: binary content (a NUL byte at offset 0); a lesson file is text"
+    assert (
+        result.err.strip()
+        == f"{tmp_path / 'zz-garbage.json'}: line 1: binary content (a NUL byte at offset 0); a lesson file is text"
+    )
 
 
 def test_lessons_in_a_missing_folder_is_one_line_exit_2(course, tmp_path):
@@ -76,7 +83,12 @@ def test_show_prints_readable_text_with_the_check_in_display_order(course):
     assert result.code == 0
     assert result.out.startswith("Sequences: from recurrence to attention\n")
     letters = re.findall(r"^ ([ *]) ([A-D])\) (\w+)", result.out, flags=re.MULTILINE)
-    assert letters == [(" ", "A", "Transformers"), (" ", "B", "Layer"), ("*", "C", "Attention"), (" ", "D", "Transformers")]
+    assert letters == [
+        (" ", "A", "Transformers"),
+        (" ", "B", "Layer"),
+        ("*", "C", "Attention"),
+        (" ", "D", "Transformers"),
+    ]
     assert "Licence: CC BY-NC-SA 4.0" in result.out
 
 
@@ -91,7 +103,10 @@ def test_show_json_is_the_model(course):
 def test_show_unknown_slug_suggests_the_closest(course):
     result = course("show", "from-sequence-to-attention", "--lessons", LESSON_DATA)
     assert result.code == 2
-    assert result.err == "course: no lesson with slug 'from-sequence-to-attention'; did you mean 'from-sequences-to-attention'?\n"
+    assert (
+        result.err
+        == "course: no lesson with slug 'from-sequence-to-attention'; did you mean 'from-sequences-to-attention'?\n"
+    )
 
 
 def test_usage_error_exits_2(course):
@@ -129,5 +144,8 @@ def test_course_command_runs_in_a_real_process(tmp_path):
         [sys.executable, "-m", "course", "validate", str(bad)], capture_output=True, text=True, timeout=60
     )
     assert completed.returncode == 2
-    assert completed.stdout == f"{bad}: line 1, column 2: malformed JSON: Expecting property name enclosed in double quotes\n"
+    assert (
+        completed.stdout
+        == f"{bad}: line 1, column 2: malformed JSON: Expecting property name enclosed in double quotes\n"
+    )
     assert "Traceback" not in completed.stderr

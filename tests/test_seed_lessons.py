@@ -106,7 +106,10 @@ def test_module_page_objectives_self_check_and_assignment():
     questions = [question.prompt.plain() for question in lesson.open_questions]
     assert len(questions) == 7
     assert questions[0].startswith("Why is a long-range dependency hard for a recurrent network?")
-    assert questions[-1] == "You are given a pretty attention map. What does it prove about the model's decision, and what does it not?"
+    assert (
+        questions[-1]
+        == "You are given a pretty attention map. What does it prove about the model's decision, and what does it not?"
+    )
     assignment = lesson.assignment
     assert assignment.title == "Assignment"
     assert len(assignment.tasks) == 4
@@ -175,7 +178,10 @@ def test_lesson_data_folder_is_one_module_of_four_lessons():
     assert course.title == "Machine Learning, Foundations"
     module_10 = next(module for module in course.modules if module.number == 10)
     assert len(module_10.objectives) == 6
-    assert {lesson.slug for lesson in module_10.lessons} >= {"module-10-sequences-and-attention", "sequences-and-transformers"}
+    assert {lesson.slug for lesson in module_10.lessons} >= {
+        "module-10-sequences-and-attention",
+        "sequences-and-transformers",
+    }
 
 
 @pytest.mark.skipif(not (SHARED / "seeds").is_dir(), reason="../shared/seeds is not beside this checkout")

@@ -6,8 +6,8 @@ problems it found. Register a new format in ``LOADERS``; ``detect_format`` picks
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..models import LessonFormat
 from . import json_export, markdown, plain_text

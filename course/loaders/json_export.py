@@ -52,9 +52,7 @@ def load(source: SourceText) -> LoadedLesson:
     reader_blocks = [_block(raw) for raw in reader["blocks"]] if "blocks" in reader else None
     if body_blocks is not None and reader_blocks is not None:
         _compare_blocks(source, [item.block for item in body_blocks], reader_blocks, warnings)
-    located = (
-        [Located(block, 0) for block in reader_blocks] if reader_blocks is not None else body_blocks or []
-    )
+    located = [Located(block, 0) for block in reader_blocks] if reader_blocks is not None else body_blocks or []
     outline = build_outline(source, [Located(heading(info["title"], 1), 0), *located])
 
     checks = []
@@ -78,7 +76,9 @@ def load(source: SourceText) -> LoadedLesson:
         key_idea=info.get("keyIdea") or reader.get("keyIdea"),
         answer=info.get("answer"),
         course=CourseRef(slug=course["slug"], title=course["title"], url=course.get("url")) if course else None,
-        module=ModuleRef(number=module.get("index"), slug=module.get("slug"), title=module["title"]) if module else None,
+        module=ModuleRef(number=module.get("index"), slug=module.get("slug"), title=module["title"])
+        if module
+        else None,
         intro=[item.block for item in outline.intro],
         sections=outline.model_sections(),
         checks=checks,
@@ -132,9 +132,7 @@ def _block(raw: dict[str, Any]) -> Block:
     return ListBlock(ordered=kind == "ol", items=[_runs(item) for item in raw["items"]])
 
 
-def _check(
-    source: SourceText, plain: dict[str, Any] | None, styled: dict[str, Any] | None, warnings: list
-) -> Check:
+def _check(source: SourceText, plain: dict[str, Any] | None, styled: dict[str, Any] | None, warnings: list) -> Check:
     """The check from ``reader.check`` (styled, ordered) where present, else from ``check``."""
     if styled is None:
         assert plain is not None
@@ -183,7 +181,7 @@ def _check_pointer(base: str, loc: tuple[Any, ...]) -> str:
 
 
 def _compare_blocks(source: SourceText, body: list[Block], reader: list[Block], warnings: list) -> None:
-    for index, (ours, theirs) in enumerate(zip(body, reader)):
+    for index, (ours, theirs) in enumerate(zip(body, reader, strict=False)):
         a, b = _comparable(ours), _comparable(theirs)
         if a != b:
             warnings.append(
@@ -214,7 +212,7 @@ def _compare_checks(source: SourceText, plain: Check, styled: Check, warnings: l
             rows.append((f"options/{n}/tempting", option.tempting.plain() if option.tempting else ""))
         return rows
 
-    for (where, a), (_, b) in zip(texts(plain), texts(styled)):
+    for (where, a), (_, b) in zip(texts(plain), texts(styled), strict=False):
         if normalise_text(a) != normalise_text(b):
             warnings.append(
                 source.problem(

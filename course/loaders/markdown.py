@@ -18,24 +18,13 @@ from mdit_py_plugins.texmath import texmath_plugin
 from ..models import (
     CodeBlock,
     InlineRun,
-    Lesson,
     ListBlock,
     MathBlock,
-    ModuleRef,
     Paragraph,
     RichText,
-    slugify,
 )
-from .outline import (
-    Located,
-    build_outline,
-    find_assignment,
-    find_objectives,
-    find_open_questions,
-    heading,
-    split_numbered_title,
-)
-from .source import LoadedLesson, SourceText, build_model
+from .outline import Located, heading, lesson_from_blocks
+from .source import LoadedLesson, SourceText
 
 PILCROW_HEADING = re.compile(r"^(?P<text>\S.*?)\s*¶\s*$")
 SUBSECTION_TITLE = re.compile(r"^Part\s+\d+\b")
@@ -50,29 +39,7 @@ def _parser() -> MarkdownIt:
 
 
 def load(source: SourceText) -> LoadedLesson:
-    warnings: list = []
-    outline = build_outline(source, parse_blocks(source.text))
-    module_number, lesson_number, title = split_numbered_title(outline.title.text)
-    slug = slugify(f"module {module_number} {title}" if module_number is not None else title)
-    if not slug:
-        raise source.fail(f"line {outline.title_line}", f"the title {outline.title.text!r} gives no usable slug")
-    lesson = build_model(
-        source,
-        lambda loc: f"line {outline.title_line}",
-        Lesson,
-        slug=slug,
-        title=title,
-        format="markdown",
-        source=source.name,
-        position=lesson_number,
-        module=ModuleRef(number=module_number, slug=slugify(title), title=title) if module_number else None,
-        intro=[item.block for item in outline.intro],
-        sections=outline.model_sections(),
-        objectives=find_objectives(outline),
-        open_questions=find_open_questions(source, outline, warnings),
-        assignment=find_assignment(source, outline, warnings),
-    )
-    return LoadedLesson(lesson=lesson, warnings=warnings)
+    return lesson_from_blocks(source, parse_blocks(source.text), "markdown")
 
 
 def parse_blocks(text: str) -> list[Located]:

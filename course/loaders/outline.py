@@ -16,13 +16,16 @@ from ..models import (
     Block,
     Heading,
     LearningObjective,
+    Lesson,
+    LessonFormat,
     ListBlock,
+    ModuleRef,
     OpenQuestion,
     Paragraph,
     Section,
     slugify,
 )
-from .source import SourceText
+from .source import LoadedLesson, SourceText, build_model
 
 OBJECTIVES_INTRO = re.compile(r"\b(able to|objectives?|outcomes?)\b", re.IGNORECASE)
 OBJECTIVES_TITLE = re.compile(r"^(learning )?(objectives|outcomes)\b", re.IGNORECASE)
@@ -97,6 +100,33 @@ def build_outline(source: SourceText, located: list[Located]) -> Outline:
     return Outline(title=title.block, title_line=title.line, intro=intro, sections=sections)
 
 
+def lesson_from_blocks(source: SourceText, located: list[Located], fmt: LessonFormat) -> LoadedLesson:
+    """A whole lesson from a file's blocks. A title "Module 10. X" makes the file a module page."""
+    warnings: list = []
+    outline = build_outline(source, located)
+    module_number, lesson_number, title = split_numbered_title(outline.title.text)
+    slug = slugify(f"module {module_number} {title}" if module_number is not None else title)
+    if not slug:
+        raise source.fail(f"line {outline.title_line}", f"the title {outline.title.text!r} gives no usable slug")
+    lesson = build_model(
+        source,
+        lambda loc: f"line {outline.title_line}",
+        Lesson,
+        slug=slug,
+        title=title,
+        format=fmt,
+        source=source.name,
+        position=lesson_number,
+        module=ModuleRef(number=module_number, slug=slugify(title), title=title) if module_number else None,
+        intro=[item.block for item in outline.intro],
+        sections=outline.model_sections(),
+        objectives=find_objectives(outline),
+        open_questions=find_open_questions(source, outline, warnings),
+        assignment=find_assignment(source, outline, warnings),
+    )
+    return LoadedLesson(lesson=lesson, warnings=warnings)
+
+
 def find_objectives(outline: Outline) -> list[LearningObjective]:
     """The list in an "Objectives" section, or the first intro list introduced by "you will be able to"."""
     section = outline.section(OBJECTIVES_TITLE)
@@ -139,9 +169,7 @@ def find_assignment(source: SourceText, outline: Outline, warnings: list) -> Ass
     blocks = [item.block for item in section.blocks]
     first_list = next((i for i, block in enumerate(blocks) if isinstance(block, ListBlock)), None)
     if first_list is None:
-        warnings.append(
-            source.problem(f"line {section.line}", "the assignment lists no tasks", "warning")
-        )
+        warnings.append(source.problem(f"line {section.line}", "the assignment lists no tasks", "warning"))
         return Assignment(title=section.heading.text, brief=blocks)
     tasks_block = blocks[first_list]
     assert isinstance(tasks_block, ListBlock)

@@ -11,17 +11,9 @@ from __future__ import annotations
 
 import re
 
-from ..models import CodeBlock, Lesson, ListBlock, Paragraph, RichText, slugify
-from .outline import (
-    Located,
-    build_outline,
-    find_assignment,
-    find_objectives,
-    find_open_questions,
-    heading,
-    split_numbered_title,
-)
-from .source import LoadedLesson, SourceText, build_model
+from ..models import CodeBlock, ListBlock, Paragraph, RichText
+from .outline import Located, heading, lesson_from_blocks
+from .source import LoadedLesson, SourceText
 
 LIST_ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+(?P<text>\S.*)$")
 FORMULA = re.compile(r"^[\w\s(),'*/+\-^{}\[\].]+\s=\s.+$")
@@ -31,28 +23,7 @@ SENTENCE_END = tuple(".,;:!?\"'\u201d\u2019)")
 
 
 def load(source: SourceText) -> LoadedLesson:
-    warnings: list = []
-    outline = build_outline(source, parse_blocks(source.text))
-    _, lesson_number, title = split_numbered_title(outline.title.text)
-    slug = slugify(title)
-    if not slug:
-        raise source.fail(f"line {outline.title_line}", f"the title {outline.title.text!r} gives no usable slug")
-    lesson = build_model(
-        source,
-        lambda loc: f"line {outline.title_line}",
-        Lesson,
-        slug=slug,
-        title=title,
-        format="text",
-        source=source.name,
-        position=lesson_number,
-        intro=[item.block for item in outline.intro],
-        sections=outline.model_sections(),
-        objectives=find_objectives(outline),
-        open_questions=find_open_questions(source, outline, warnings),
-        assignment=find_assignment(source, outline, warnings),
-    )
-    return LoadedLesson(lesson=lesson, warnings=warnings)
+    return lesson_from_blocks(source, parse_blocks(source.text), "text")
 
 
 def parse_blocks(text: str) -> list[Located]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -18,9 +19,7 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 MAX_LESSON_BYTES = 5 * 1024 * 1024
 WHOLE_FILE = "whole file"
 
-_MARKDOWN_SIGNS = re.compile(
-    r"(¶[ \t]*$|^#{1,6}[ \t]|^```|^~~~|\\\(|\\\[|\*\*\S)", re.MULTILINE
-)
+_MARKDOWN_SIGNS = re.compile(r"(¶[ \t]*$|^#{1,6}[ \t]|^```|^~~~|\\\(|\\\[|\*\*\S)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -53,9 +52,7 @@ def build_model(
     try:
         return model(**fields)
     except ValidationError as exc:
-        problems = [
-            origin.problem(locate(tuple(error["loc"])), _message(error)) for error in exc.errors()
-        ]
+        problems = [origin.problem(locate(tuple(error["loc"])), _message(error)) for error in exc.errors()]
         raise LessonFileError(problems) from None
 
 
@@ -79,8 +76,7 @@ def read_source(path: Path) -> SourceText:
             raise fail("not a regular file")
         if size > MAX_LESSON_BYTES:
             raise fail(
-                f"file is {size / 1e6:.1f} MB, over the {MAX_LESSON_BYTES // (1024 * 1024)} MB limit "
-                "for a lesson file"
+                f"file is {size / 1e6:.1f} MB, over the {MAX_LESSON_BYTES // (1024 * 1024)} MB limit for a lesson file"
             )
         data = path.read_bytes()
     except FileNotFoundError:
@@ -96,7 +92,9 @@ def read_source(path: Path) -> SourceText:
         raise fail("file is empty")
     if b"\x00" in data:
         offset = data.index(b"\x00")
-        raise fail(f"binary content (a NUL byte at offset {offset}); a lesson file is text", f"line {_line_at(data, offset)}")
+        raise fail(
+            f"binary content (a NUL byte at offset {offset}); a lesson file is text", f"line {_line_at(data, offset)}"
+        )
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -35,7 +35,7 @@ def schema_text(name: str) -> str:
     return resources.files(__package__).joinpath(f"{name}.schema.json").read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(name: str) -> Draft202012Validator:
     schema = json.loads(schema_text(name))
     Draft202012Validator.check_schema(schema)
@@ -83,7 +83,9 @@ def describe(error: ValidationError) -> str:
     if keyword == "uniqueItems":
         return "has repeated items; each must appear once"
     if keyword in {"contains", "minContains", "maxContains"} and error.schema_path and "options" in error.absolute_path:
-        correct = [str(i + 1) for i, item in enumerate(instance) if isinstance(item, dict) and item.get("correct") is True]
+        correct = [
+            str(i + 1) for i, item in enumerate(instance) if isinstance(item, dict) and item.get("correct") is True
+        ]
         if not correct:
             return "no option is marked correct; exactly one must be"
         return f"options {', '.join(correct)} are all marked correct; exactly one must be"
