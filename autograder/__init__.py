@@ -1,1 +1,8 @@
-"""The autograder: releases assignments and grades submissions in a sandbox."""
+"""The autograder: releases assignments and grades submissions in a sandbox.
+
+For students, inside a notebook: ``from autograder import check; check("softmax")``.
+"""
+
+from .check import check
+
+__all__ = ["check"]

@@ -1,23 +1,182 @@
-"""The ``autograder`` command. Its commands (release, grade, check) arrive with the assignments
-and the sandboxed grader; for now it only answers --help and --version."""
+"""The ``autograder`` command: parses arguments, calls one library function, formats the result.
+
+Exit codes: ``grade`` 0 when every submission was graded, 1 when some could not be read or run;
+``check`` 0 when the public tests pass, 1 when some fail; 2 for a usage error or bad input (one
+line on stderr, never a traceback).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .assignment import load_assignment
+from .batch import BatchResult, GradeOptions, grade_batch
+from .check import check_notebook
+from .errors import AutograderError
+from .grading import grader_version
+from .release import release
+from .submissions import find_submissions
+
+PROG = "autograder"
+STATUS_STYLE = {
+    "passed": "green",
+    "partial": "yellow",
+    "failed": "red",
+    "error": "red",
+    "timeout": "red",
+    "manual": "blue",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder", description="Release and grade Module 10 assignments.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    parser.parse_args(argv)
-    parser.print_help()
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except AutograderError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; everything graded so far is in the gradebook", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug of ours: still one line, never a traceback
+        print(f"{PROG}: internal error ({type(exc).__name__}: {exc}); please report it", file=sys.stderr)
+        return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="Release and grade the Module 10 assignments.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {grader_version()}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    grade = commands.add_parser(
+        "grade", help="grade submissions in the sandbox",
+        description="Grade notebooks and .py files against the assignment's hidden tests, each in a sandboxed "
+        "worker. Writes DIR/<student>.json, DIR/<student>.feedback.txt, DIR/<student>.gradescope.json, "
+        "DIR/grades.csv and the gradebook. Exit 0 when every submission was graded, 1 when some could not be "
+        "read or run, 2 for a usage error.",
+    )  # fmt: skip
+    grade.add_argument("assignment", metavar="ASSIGNMENT", help="a folder name under assignments/, or a path to one")
+    grade.add_argument(
+        "submissions",
+        nargs="+",
+        type=Path,
+        metavar="SUBMISSION",
+        help=".ipynb or .py files, or folders of them (nbgrader's submitted/<student>/ layout too)",
+    )
+    grade.add_argument("--out", type=Path, required=True, metavar="DIR", help="where the reports go")
+    grade.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="submissions graded at once (default: the number of cores)",
+    )
+    grade.add_argument(
+        "--reference",
+        choices=["auto", "numpy", "torch"],
+        default="auto",
+        help="reference implementation: auto is torch on a GPU, numpy elsewhere",
+    )
+    grade.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="time limit per call (default: the assignment's, 10 s)"
+    )
+    grade.add_argument("--memory", type=int, metavar="MIB", help="memory limit per worker (default 2048 MiB)")
+    grade.add_argument("--gradebook", type=Path, metavar="PATH", help="the SQLite gradebook (default DIR/gradebook.db)")
+    grade.add_argument("--force", action="store_true", help="regrade submissions already graded with the same hash")
+    grade.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run student code without the sandbox (only where the sandbox cannot start)",
+    )
+    grade.set_defaults(handler=_grade)
+
+    release_command = commands.add_parser(
+        "release", help="write the student version of an assignment",
+        description="Write the student notebook: solutions replaced by stubs, hidden tests removed, outputs "
+        "cleared, test cells locked (nbgrader's preprocessors).",
+    )  # fmt: skip
+    release_command.add_argument("assignment", metavar="ASSIGNMENT")
+    release_command.add_argument("--out", type=Path, required=True, metavar="DIR")
+    release_command.set_defaults(handler=_release)
+
+    check = commands.add_parser(
+        "check", help="run a notebook's public tests (for students)",
+        description="Run a notebook and its public tests, quickly and without the sandbox, and say which "
+        "questions pass. Exit 0 when all pass, 1 otherwise.",
+    )  # fmt: skip
+    check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
+    check.add_argument("--question", metavar="ID", help="only this question's public tests")
+    check.set_defaults(handler=_check)
+    return parser
+
+
+def _grade(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise AutograderError("--jobs must be at least 1")
+    assignment = load_assignment(args.assignment)
+    submissions = find_submissions(args.submissions)
+    options = GradeOptions(
+        reference=args.reference, timeout=args.timeout, memory_mib=args.memory,
+        unsafe_no_sandbox=args.unsafe_no_sandbox, force=args.force, jobs=args.jobs,
+    )  # fmt: skip
+    err = Console(stderr=True, highlight=False)
+    if args.unsafe_no_sandbox:
+        err.print("[bold red]warning:[/] --unsafe-no-sandbox: student code runs without isolation")
+    with Progress(
+        TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
+        console=err, transient=True, disable=not err.is_terminal,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("", total=len(submissions))
+        result = grade_batch(
+            assignment, submissions, args.out, options, gradebook_path=args.gradebook,
+            on_result=lambda submission, report: progress.update(task, advance=1, description=submission.student),
+        )  # fmt: skip
+    _console().print(_summary(assignment.questions, result))
+    if result.skipped:
+        err.print(f"skipped {len(result.skipped)} already graded (same hash); --force regrades them")
+    for report in result.reports:
+        if not report.ran:
+            err.print(f"{report.student}: could not be read or run: {'; '.join(report.errors)}")
+    for student in result.failed:
+        err.print(f"{student}: the grader failed on this submission; it will be regraded on the next run")
+    return 0 if result.all_ran else 1
+
+
+def _release(args: argparse.Namespace) -> int:
+    path = release(load_assignment(args.assignment), args.out)
+    print(path)
     return 0
 
 
-def _version() -> str:
-    try:
-        return version("module10-autograder")
-    except PackageNotFoundError:
-        return "unknown"
+def _check(args: argparse.Namespace) -> int:
+    results = check_notebook(args.notebook, args.question)
+    for result in results:
+        mark = "\u2713" if result.passed else "\u2717"
+        print(f"{mark} {result.question}" + ("" if result.passed else f": {result.message}"))
+    passed = sum(result.passed for result in results)
+    print(f"{passed} of {len(results)} questions pass their public tests")
+    return 0 if passed == len(results) else 1
+
+
+def _summary(questions, result: BatchResult) -> Table:
+    table = Table(title=f"{len(result.reports)} graded, {len(result.skipped)} skipped, {len(result.failed)} failed")
+    table.add_column("student")
+    for question in questions:
+        table.add_column(question.id, justify="center")
+    table.add_column("score", justify="right")
+    for report in sorted(result.reports, key=lambda r: r.student):
+        cells = [f"[{STATUS_STYLE[q.status]}]{q.status}[/]" for q in report.questions]
+        table.add_row(report.student, *cells, f"{report.score:g} / {report.max_score:g}")
+    return table
+
+
+def _console() -> Console:
+    return Console(width=None if sys.stdout.isatty() else 200, highlight=False)

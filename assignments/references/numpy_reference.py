@@ -1,0 +1,81 @@
+"""The float64 numpy reference for Module 10's assignments. Grader-side only: never shipped to
+students, never loaded into the sandbox."""
+
+from __future__ import annotations
+
+import numpy as np
+
+NAME = "numpy"
+
+
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=np.float64)
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    exp = np.exp(shifted)
+    return exp / np.sum(exp, axis=axis, keepdims=True)
+
+
+def attention(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(np.asarray(mask, dtype=bool), scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+def saturation(d, n=16, trials=200, scaled=True, seed=0):
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    for _ in range(trials):
+        query = rng.standard_normal(d)
+        keys = rng.standard_normal((n, d))
+        scores = keys @ query
+        if scaled:
+            scores = scores / np.sqrt(d)
+        total += softmax(scores).max()
+    return total / trials
+
+
+def self_attention(X, W_q, W_k, W_v):
+    X = np.asarray(X, dtype=np.float64)
+    return attention(X @ W_q, X @ W_k, X @ W_v)
+
+
+def multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads):
+    X = np.asarray(X, dtype=np.float64)
+    d_model = W_q.shape[1]
+    d_head = d_model // n_heads
+    outputs, weights = [], []
+    for h in range(n_heads):
+        columns = slice(h * d_head, (h + 1) * d_head)
+        out, w = attention(X @ W_q[:, columns], X @ W_k[:, columns], X @ W_v[:, columns])
+        outputs.append(out)
+        weights.append(w)
+    return np.concatenate(outputs, axis=-1) @ W_o, np.stack(weights)
+
+
+def positional_encoding(n_positions, d_model):
+    positions = np.arange(n_positions, dtype=np.float64)[:, None]
+    pairs = np.arange(0, d_model, 2, dtype=np.float64)[None, :]
+    angles = positions / np.power(10000.0, pairs / d_model)
+    encoding = np.zeros((n_positions, d_model))
+    encoding[:, 0::2] = np.sin(angles)
+    encoding[:, 1::2] = np.cos(angles[:, : d_model // 2])
+    return encoding
+
+
+def top_pairs(weights, tokens, k=3):
+    weights = np.asarray(weights, dtype=np.float64)
+    candidates = [(-weights[i, j], i, j) for i in range(weights.shape[0]) for j in range(weights.shape[1]) if i != j]
+    candidates.sort()
+    return [(tokens[i], tokens[j], float(-w)) for w, i, j in candidates[:k]]
+
+
+def permutation_gap(X, W_q, W_k, W_v, perm, use_pe):
+    X = np.asarray(X, dtype=np.float64)
+    perm = np.asarray(perm)
+    encoding = positional_encoding(*X.shape) if use_pe else 0.0
+    permuted, _ = self_attention(X[perm] + encoding, W_q, W_k, W_v)
+    original, _ = self_attention(X + encoding, W_q, W_k, W_v)
+    return float(np.max(np.abs(permuted - original[perm])))

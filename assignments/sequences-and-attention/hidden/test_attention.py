@@ -1,0 +1,72 @@
+"""scaled_dot_product_attention(Q, K, V, mask=None) -> (output, weights)."""
+
+import numpy as np
+import pytest
+
+from autograder.testing import expect, expect_close, expect_tuple
+
+pytestmark = pytest.mark.question("attention")
+
+
+def _check(student, reference, Q, K, V, mask=None, what="attention"):
+    kwargs = {} if mask is None else {"mask": mask}
+    result = expect_tuple(student.scaled_dot_product_attention(Q, K, V, **kwargs), "scaled_dot_product_attention", 2)
+    expected_out, expected_w = reference.attention(Q, K, V, mask)
+    expect_close(result[1], expected_w, f"the weights of {what}")
+    expect_close(result[0], expected_out, f"the output of {what}")
+
+
+def test_square(student, reference, rng):
+    """n = m queries and keys, d_k = d_v"""
+    Q, K, V = rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
+    _check(student, reference, Q, K, V, what="5 queries against 5 keys")
+
+
+def test_more_keys_than_queries_and_other_value_width(student, reference, rng):
+    """n != m and d_k != d_v"""
+    Q, K, V = rng.normal(size=(3, 6)), rng.normal(size=(7, 6)), rng.normal(size=(7, 2))
+    _check(student, reference, Q, K, V, what="3 queries against 7 keys with d_k=6, d_v=2")
+
+
+def test_scaling_uses_sqrt_of_key_width(student, reference, rng):
+    """scores are divided by sqrt(d_k) (d_k = 64 makes a missing scale obvious)"""
+    Q, K, V = rng.normal(size=(4, 64)), rng.normal(size=(6, 64)), rng.normal(size=(6, 3))
+    _check(student, reference, Q, K, V, what="queries and keys of width 64")
+
+
+def test_batched(student, reference, rng):
+    """leading batch dimensions (2, 3) are carried through"""
+    Q, K, V = rng.normal(size=(2, 3, 4, 5)), rng.normal(size=(2, 3, 6, 5)), rng.normal(size=(2, 3, 6, 7))
+    _check(student, reference, Q, K, V, what="a (2, 3) batch")
+
+
+def test_large_magnitudes(student, reference, rng):
+    """large scores stay finite"""
+    Q, K, V = rng.normal(size=(4, 8)) * 300, rng.normal(size=(5, 8)) * 300, rng.normal(size=(5, 3))
+    _check(student, reference, Q, K, V, what="queries and keys of magnitude around 300")
+
+
+def test_causal_mask(student, reference, rng):
+    """a causal (n, m) mask: each query sees only keys up to its position"""
+    Q, K, V = rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), rng.normal(size=(5, 3))
+    mask = np.tril(np.ones((5, 5), dtype=bool))
+    _check(student, reference, Q, K, V, mask, what="a causal mask")
+
+
+def test_mask_broadcast_over_batch(student, reference, rng):
+    """a (1, m) padding mask broadcast over a batch of queries"""
+    Q, K, V = rng.normal(size=(3, 4, 6)), rng.normal(size=(3, 5, 6)), rng.normal(size=(3, 5, 2))
+    mask = np.array([[True, True, False, True, False]])
+    _check(student, reference, Q, K, V, mask, what="a padding mask broadcast over a batch")
+
+
+def test_masked_weights_are_zero(student, rng):
+    """weights where the mask is False are exactly zero and rows still sum to one"""
+    Q, K, V = rng.normal(size=(4, 3)), rng.normal(size=(6, 3)), rng.normal(size=(6, 2))
+    mask = rng.random((4, 6)) < 0.5
+    mask[:, 0] = True
+    result = expect_tuple(student.scaled_dot_product_attention(Q, K, V, mask=mask), "scaled_dot_product_attention", 2)
+    weights = np.asarray(result[1])
+    expect(weights.shape == (4, 6), f"the weights should have shape (4, 6), not {weights.shape}")
+    expect(bool(np.all(weights[~mask] == 0)), "weights of masked-out keys are not zero")
+    expect_close(weights.sum(axis=-1), np.ones(4), "the row sums of the masked weights")

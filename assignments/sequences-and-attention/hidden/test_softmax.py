@@ -1,0 +1,52 @@
+"""softmax(x, axis=-1): numerically stable, any shape, any axis."""
+
+import numpy as np
+import pytest
+
+from autograder.testing import expect, expect_close
+
+pytestmark = pytest.mark.question("softmax")
+
+
+def test_vector(student, reference, rng):
+    """a 1-D vector of moderate values"""
+    x = rng.normal(size=7)
+    expect_close(student.softmax(x), reference.softmax(x), "softmax of a vector of 7 values")
+
+
+@pytest.mark.parametrize("axis", [-1, 1, 0, -2])
+def test_matrix_axes(student, reference, axis, rng):
+    """a matrix, normalised along the given axis"""
+    x = rng.normal(size=(4, 6)) * 3
+    expect_close(
+        student.softmax(x, axis=axis), reference.softmax(x, axis=axis), f"softmax of a 4x6 matrix along axis={axis}"
+    )
+
+
+def test_default_axis_is_last(student, reference, rng):
+    """without an axis, the last axis is normalised"""
+    x = rng.normal(size=(3, 5))
+    expect_close(student.softmax(x), reference.softmax(x, axis=-1), "softmax of a 3x5 matrix with the default axis")
+
+
+def test_three_dimensions_middle_axis(student, reference, rng):
+    """a 3-D array along its middle axis"""
+    x = rng.normal(size=(2, 5, 3))
+    expect_close(student.softmax(x, axis=1), reference.softmax(x, axis=1), "softmax of a 2x5x3 array along axis=1")
+
+
+@pytest.mark.parametrize("scale", [1e3, 1e5])
+def test_large_inputs_are_stable(student, reference, scale, rng):
+    """large-magnitude inputs give finite probabilities (no overflow)"""
+    x = rng.normal(size=(3, 8)) * scale
+    expect_close(
+        student.softmax(x, axis=-1), reference.softmax(x, axis=-1), f"softmax of inputs of magnitude around {scale:g}"
+    )
+
+
+def test_rows_are_probabilities(student, rng):
+    """each slice along the axis is non-negative and sums to one"""
+    x = rng.normal(size=(6, 9)) * 10
+    out = student.softmax(x, axis=0)
+    expect_close(np.sum(out, axis=0), np.ones(9), "the sums along axis 0 of softmax(x, axis=0)")
+    expect(bool(np.all(out >= 0)), "softmax returned negative values")

@@ -1,0 +1,105 @@
+"""An assignment as the grader sees it: ``assignments/<name>/assignment.toml`` and what it names.
+
+name = "sequences-and-attention"
+title = "..."
+notebook = "source/sequences-and-attention.ipynb"   # the nbgrader-style source notebook
+hidden_tests = "hidden"                             # the hidden pytest suite
+[limits]                                            # optional; see sandbox.process.Limits
+call_timeout = 10
+[[questions]]
+id = "softmax"
+points = 2
+functions = ["softmax"]          # what the question grades (manual questions grade cells)
+manual = false
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from .errors import AssignmentError
+from .sandbox.process import Limits
+
+MANIFEST = "assignment.toml"
+DEFAULT_ROOT = Path("assignments")
+
+
+class Question(BaseModel):
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    title: str = ""
+    points: float = Field(gt=0)
+    functions: list[str] = []
+    manual: bool = False
+
+
+class Assignment(BaseModel):
+    name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    title: str
+    notebook: str
+    hidden_tests: str = "hidden"
+    references: str = "../references"
+    questions: list[Question] = Field(min_length=1)
+    limits: Limits = Limits()
+    folder: Path = Path(".")
+
+    @field_validator("questions")
+    @classmethod
+    def _unique_ids(cls, questions: list[Question]) -> list[Question]:
+        ids = [question.id for question in questions]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"question ids repeat: {', '.join(repeated)}")
+        return questions
+
+    @property
+    def notebook_path(self) -> Path:
+        return self.folder / self.notebook
+
+    @property
+    def hidden_path(self) -> Path:
+        return self.folder / self.hidden_tests
+
+    @property
+    def references_path(self) -> Path:
+        return (self.folder / self.references).resolve()
+
+    @property
+    def max_score(self) -> float:
+        return sum(question.points for question in self.questions)
+
+    def question(self, question_id: str) -> Question:
+        for question in self.questions:
+            if question.id == question_id:
+                return question
+        raise AssignmentError(
+            f"{self.name}: no question {question_id!r}; questions: {', '.join(q.id for q in self.questions)}"
+        )
+
+
+def load_assignment(reference: str | Path, root: Path = DEFAULT_ROOT) -> Assignment:
+    """An assignment by folder name under ``root`` (``assignments/``) or by path."""
+    folder = Path(reference)
+    if not (folder / MANIFEST).is_file() and (root / str(reference) / MANIFEST).is_file():
+        folder = root / str(reference)
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        known = sorted(p.parent.name for p in root.glob(f"*/{MANIFEST}")) if root.is_dir() else []
+        hint = f"; known assignments: {', '.join(known)}" if known else ""
+        raise AssignmentError(f"{reference}: no assignment here (no {MANIFEST}){hint}")
+    try:
+        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise AssignmentError(f"{manifest}: {exc}") from None
+    try:
+        assignment = Assignment(**data, folder=folder.resolve())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise AssignmentError(f"{manifest}: {where}: {first['msg']}") from None
+    for path, what in ((assignment.notebook_path, "notebook"), (assignment.hidden_path, "hidden_tests")):
+        if not path.exists():
+            raise AssignmentError(f"{manifest}: {what}: {path} does not exist")
+    return assignment

@@ -1,0 +1,190 @@
+"""Grading one submission: its code in a sandboxed worker, the hidden suite here.
+
+The hidden pytest suite runs in this (trusted) process. Its tests ask for two fixtures: ``student``,
+whose attributes call the submission's functions in the worker, and ``reference``, the chosen
+reference implementation. Each test module is marked with the question it grades
+(``pytestmark = pytest.mark.question("softmax")``). A test's result becomes feedback only through
+``Mismatch`` messages and student faults, which are written not to reveal hidden inputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import zlib
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from .assignment import Assignment, Question
+from .errors import StudentFault
+from .report import QuestionResult, Report, TestOutcome
+from .sandbox.process import Limits
+from .sandbox.runners import Runner
+from .sandbox.session import LoadResult, StudentSession
+from .submissions import Submission, Unreadable, extract
+from .testing import Mismatch
+
+GENERIC_FAILURE = "the result was not what the question asks for"
+
+
+def grader_version() -> str:
+    try:
+        return version("module10-autograder")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class SuitePlugin:
+    """Gives the hidden tests their fixtures and records each test's outcome."""
+
+    def __init__(self, session: StudentSession, reference: ModuleType, questions: list[Question]):
+        self.session = session
+        self.reference_module = reference
+        self.known = {question.id for question in questions}
+        self.outcomes: list[TestOutcome] = []
+
+    @pytest.fixture
+    def student(self):
+        return self.session.student
+
+    @pytest.fixture
+    def reference(self):
+        return self.reference_module
+
+    @pytest.fixture
+    def rng(self, request):
+        """Random inputs of the test's own, the same whatever order the tests run in."""
+        return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+
+    def pytest_configure(self, config):
+        config.addinivalue_line("markers", "question(id): the assignment question a hidden test grades")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.failed):
+            self.outcomes.append(self._outcome(item, call.excinfo))
+
+    def _outcome(self, item, excinfo) -> TestOutcome:
+        marker = item.get_closest_marker("question")
+        question = marker.args[0] if marker and marker.args else "unmarked"
+        doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
+        common = {"question": question, "name": item.name, "description": doc}
+        if excinfo is None:
+            return TestOutcome(status="passed", **common)
+        error = excinfo.value
+        if isinstance(error, StudentFault):
+            return TestOutcome(status=error.status, message=str(error), **common)
+        if isinstance(error, Mismatch):
+            return TestOutcome(status="failed", message=str(error), **common)
+        return TestOutcome(status="failed", message=GENERIC_FAILURE, **common)
+
+
+def run_hidden_suite(assignment: Assignment, session: StudentSession, reference: ModuleType) -> list[TestOutcome]:
+    plugin = SuitePlugin(session, reference, assignment.questions)
+    arguments = [
+        str(assignment.hidden_path), "-c", os.devnull, "--rootdir", str(assignment.hidden_path),
+        "--import-mode=importlib", "-p", "no:cacheprovider", "-p", "no:stepwise",
+        "-q", "-s", "-W", "ignore",
+    ]  # fmt: skip
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        pytest.main(arguments, plugins=[plugin])
+    return plugin.outcomes
+
+
+def grade_submission(
+    assignment: Assignment,
+    submission: Submission,
+    runner: Runner,
+    reference: ModuleType,
+    limits: Limits | None = None,
+) -> Report:
+    """Grade one submission; never raises for anything the student's code did."""
+    limits = limits or assignment.limits
+    errors: list[str] = []
+    outcomes: list[TestOutcome] = []
+    answers: dict[str, str] = {}
+    load: LoadResult | None = None
+    try:
+        extracted = extract(submission.path)
+    except Unreadable as unreadable:
+        errors.append(f"{submission.path.name}: {unreadable}")
+    else:
+        answers = extracted.answers
+        with StudentSession(runner, extracted.cells, limits) as session:
+            load = session.load()
+            if load.failure:
+                errors.append(load.failure)
+            else:
+                errors += [str(error) for error in load.cell_errors]
+                outcomes = run_hidden_suite(assignment, session, reference)
+    questions = [_question_result(question, outcomes, load, answers) for question in assignment.questions]
+    return Report(
+        student=submission.student,
+        assignment=assignment.name,
+        score=round(sum(q.score for q in questions), 4),
+        max_score=assignment.max_score,
+        questions=questions,
+        errors=errors,
+        output=load.output if load else "",
+        submission=str(submission.path),
+        sha256=submission.sha256,
+        reference=getattr(reference, "NAME", reference.__name__),
+        sandbox=runner.name,
+        graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        grader_version=grader_version(),
+        ran=load is not None and not load.failure,
+    )
+
+
+def _question_result(
+    question: Question, outcomes: list[TestOutcome], load: LoadResult | None, answers: dict[str, str]
+) -> QuestionResult:
+    base = {"id": question.id, "max_score": question.points}
+    if question.manual:
+        written = [
+            text.strip() for grade_id, text in answers.items() if grade_id.startswith(question.id) and text.strip()
+        ]
+        feedback = "graded by hand" + (
+            f"; {len(written)} written answer(s) to read" if written else "; no written answer found"
+        )
+        return QuestionResult(score=0.0, status="manual", feedback=feedback, **base)
+    if load is None or load.failure:
+        reason = "your submission could not be read" if load is None else f"your code could not be run: {load.failure}"
+        return QuestionResult(score=0.0, status="error", feedback=reason, **base)
+    tests = [outcome for outcome in outcomes if outcome.question == question.id]
+    if not tests:
+        return QuestionResult(score=0.0, status="error", feedback="no test graded this question", **base)
+    missing = [f for f in question.functions if f not in load.defined]
+    passed = sum(test.status == "passed" for test in tests)
+    score = round(question.points * passed / len(tests), 4)
+    if missing:
+        status, feedback = "error", f"{', '.join(missing)} is not defined in your submission"
+        score = 0.0
+    elif passed == len(tests):
+        status, feedback = "passed", f"all {len(tests)} checks passed"
+    else:
+        failing = [test for test in tests if test.status != "passed"]
+        if passed:
+            status = "partial"
+        elif all(test.status == "timeout" for test in failing):
+            status = "timeout"
+        elif all(test.status == "error" for test in failing):
+            status = "error"
+        else:
+            status = "failed"
+        lines = [f"{passed} of {len(tests)} checks passed."]
+        seen: set[str] = set()
+        for test in failing:
+            line = f"- {test.description}: {test.message}"
+            if line not in seen:
+                seen.add(line)
+                lines.append(line)
+        feedback = "\n".join(lines)
+    return QuestionResult(score=score, status=status, feedback=feedback, tests=tests, **base)

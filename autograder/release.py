@@ -1,0 +1,132 @@
+"""Releasing an assignment: the student's notebook made from the instructor's source notebook.
+
+The transforms are nbgrader's own preprocessors, used as a library in a fixed order:
+ClearSolutions (solution regions become stubs), ClearHiddenTests (hidden test regions go),
+ClearOutput, LockCells. Before writing, the result is checked: no solution or hidden-test text
+may survive anywhere in the released files.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from .assignment import Assignment
+from .errors import ReleaseError
+
+BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+
+
+def release(assignment: Assignment, out: Path) -> Path:
+    """Write the student version of the assignment's notebook into ``out``; returns its path."""
+    source = read_source_notebook(assignment)
+    check_source(assignment, source)
+    # nbgrader takes about 3 s to import: only releasing pays for it.
+    from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions, LockCells
+
+    notebook = nbformat.from_dict(source)
+    resources: dict = {}
+    for preprocessor in (ClearSolutions(enforce_metadata=True), ClearHiddenTests(enforce_metadata=True),
+                         ClearOutput(), LockCells()):  # fmt: skip
+        notebook, resources = preprocessor.preprocess(notebook, resources)
+    nbformat.validate(notebook)
+    secrets = secret_lines(assignment, source)
+    text = nbformat.writes(notebook)
+    leaked = sorted(line for line in secrets if line in text)
+    if leaked:
+        raise ReleaseError(f"{assignment.notebook_path}: the released notebook would still contain {leaked[0]!r}")
+
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{assignment.name}.ipynb"
+    with tempfile.NamedTemporaryFile("w", dir=out, suffix=".tmp", delete=False, encoding="utf-8") as handle:
+        handle.write(text)
+    shutil.move(handle.name, target)
+    return target
+
+
+def read_source_notebook(assignment: Assignment) -> nbformat.NotebookNode:
+    path = assignment.notebook_path
+    try:
+        return nbformat.read(path, as_version=4)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise ReleaseError(f"{path}: cannot be read as a notebook ({exc})") from None
+
+
+def check_source(assignment: Assignment, notebook: nbformat.NotebookNode) -> None:
+    """The source follows nbgrader's format and agrees with the manifest, or ReleaseError says where."""
+    path = assignment.notebook_path
+    seen: dict[str, int] = {}
+    points: dict[str, float] = {}
+    for number, cell in enumerate(notebook.cells, start=1):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if not meta:
+            continue
+        grade_id = meta.get("grade_id")
+        if not grade_id:
+            raise ReleaseError(f"{path}: cell {number}: nbgrader metadata without a grade_id")
+        if grade_id in seen:
+            raise ReleaseError(f"{path}: cell {number}: grade_id {grade_id!r} is already used by cell {seen[grade_id]}")
+        seen[grade_id] = number
+        source = cell.source
+        if (
+            meta.get("solution")
+            and cell.cell_type == "code"
+            and (BEGIN_SOLUTION not in source or END_SOLUTION not in source)
+        ):
+            raise ReleaseError(
+                f"{path}: cell {number} ({grade_id}): a solution cell needs {BEGIN_SOLUTION} and {END_SOLUTION}"
+            )
+        if source.count(BEGIN_HIDDEN) != source.count(END_HIDDEN):
+            raise ReleaseError(f"{path}: cell {number} ({grade_id}): unbalanced hidden-test markers")
+        if meta.get("grade"):
+            question = _question_of(grade_id, assignment)
+            points[question] = points.get(question, 0.0) + float(meta.get("points", 0))
+    for question in assignment.questions:
+        if points.get(question.id, 0.0) != question.points:
+            raise ReleaseError(
+                f"{path}: question {question.id!r} is worth {question.points:g} points in assignment.toml "
+                f"but its graded cells hold {points.get(question.id, 0.0):g}"
+            )
+
+
+def secret_lines(assignment: Assignment, notebook: nbformat.NotebookNode) -> set[str]:
+    """Lines that must never reach a student: solution and hidden-test regions of the source, and
+    every line of the hidden suite."""
+    lines: set[str] = set()
+    for cell in notebook.cells:
+        lines |= _regions(cell.source, BEGIN_SOLUTION, END_SOLUTION)
+        lines |= _regions(cell.source, BEGIN_HIDDEN, END_HIDDEN)
+    for test_file in assignment.hidden_path.rglob("*.py"):
+        lines |= {line.strip() for line in test_file.read_text(encoding="utf-8").splitlines()}
+    return {line for line in lines if _distinctive(line)}
+
+
+def _regions(source: str, begin: str, end: str) -> set[str]:
+    found, inside = set(), False
+    for line in source.splitlines():
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside:
+            found.add(line.strip())
+    return found
+
+
+def _distinctive(line: str) -> bool:
+    """Long enough, and not a line any notebook could hold (an import, a bare keyword)."""
+    return len(line) >= 12 and not line.startswith(("import ", "from ", "#")) and line not in {"return out, weights"}
+
+
+def _question_of(grade_id: str, assignment: Assignment) -> str:
+    ids = sorted((q.id for q in assignment.questions), key=len, reverse=True)
+    for question_id in ids:
+        if grade_id == question_id or grade_id.startswith(question_id + "_"):
+            return question_id
+    raise ReleaseError(
+        f"{assignment.notebook_path}: graded cell {grade_id!r} belongs to no question of assignment.toml"
+    )

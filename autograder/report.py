@@ -1,0 +1,46 @@
+"""What grading one submission produces: the report every writer and the gradebook read."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+Status = Literal["passed", "partial", "failed", "error", "timeout", "manual"]
+
+
+class TestOutcome(BaseModel):
+    """One hidden test's result, in words safe to show the student."""
+
+    question: str
+    name: str
+    description: str
+    status: Literal["passed", "failed", "error", "timeout"]
+    message: str = ""
+
+
+class QuestionResult(BaseModel):
+    id: str
+    score: float
+    max_score: float
+    status: Status
+    feedback: str
+    tests: list[TestOutcome] = []
+
+
+class Report(BaseModel):
+    student: str
+    assignment: str
+    score: float
+    max_score: float
+    questions: list[QuestionResult]
+    errors: list[str] = []
+    output: str = ""
+    submission: str
+    sha256: str
+    reference: str
+    sandbox: str
+    graded_at: str
+    grader_version: str
+    # False when the submission could not be read, or its code could not be run at all.
+    ran: bool = True

@@ -1,0 +1,46 @@
+"""``<student>.gradescope.json``: Gradescope's autograder results format (results.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..report import Report
+from .names import safe_name
+
+GRADESCOPE_STATUS = {
+    "passed": "passed",
+    "partial": "failed",
+    "failed": "failed",
+    "error": "failed",
+    "timeout": "failed",
+}
+
+
+def results(report: Report) -> dict:
+    tests = []
+    for question in report.questions:
+        test = {
+            "name": question.id,
+            "score": question.score,
+            "max_score": question.max_score,
+            "output": question.feedback,
+            "visibility": "visible",
+        }
+        if question.status in GRADESCOPE_STATUS:
+            test["status"] = GRADESCOPE_STATUS[question.status]
+        tests.append(test)
+    output = "\n".join(report.errors)
+    return {
+        "score": report.score,
+        "output": output or f"Graded by {report.grader_version}.",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def write(report: Report, folder: Path) -> Path:
+    path = folder / f"{safe_name(report.student)}.gradescope.json"
+    path.write_text(json.dumps(results(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

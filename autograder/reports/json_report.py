@@ -1,0 +1,15 @@
+"""``<student>.json``: the full report, as the grader and other tools read it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..report import Report
+from .names import safe_name
+
+
+def write(report: Report, folder: Path) -> Path:
+    path = folder / f"{safe_name(report.student)}.json"
+    path.write_text(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

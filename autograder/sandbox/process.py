@@ -1,0 +1,167 @@
+"""One running worker, as the grader holds it: its pipes, its output file, its limits.
+
+A runner (bubblewrap, or the explicit unsafe one) decides how the worker process is started; from
+then on every worker is driven the same way through ``WorkerProcess``.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ..errors import WorkerCrashed
+from .worker import FrameError, read_frame, write_frame
+
+OUTPUT_KEPT_BYTES = 64 * 1024
+
+
+class Limits(BaseModel):
+    """What one submission's worker may use. Defaults are documented in the README."""
+
+    memory_mib: int = Field(default=2048, ge=64)
+    call_timeout: float = Field(default=10.0, gt=0)
+    submission_timeout: float = Field(default=120.0, gt=0)
+    cpu_seconds: int = Field(default=300, ge=1)
+    processes: int = Field(default=32, ge=1)
+    open_files: int = Field(default=64, ge=16)
+    file_mib: int = Field(default=16, ge=1)
+    tmp_mib: int = Field(default=16, ge=1)
+
+    def apply(self) -> None:
+        """Set the limits on the current process (called in the child, before exec)."""
+        memory = self.memory_mib * 1024 * 1024
+        for limit, value in (
+            (resource.RLIMIT_AS, memory),
+            (resource.RLIMIT_CPU, self.cpu_seconds),
+            (resource.RLIMIT_NPROC, self.processes),
+            (resource.RLIMIT_NOFILE, self.open_files),
+            (resource.RLIMIT_FSIZE, self.file_mib * 1024 * 1024),
+            (resource.RLIMIT_CORE, 0),
+        ):
+            resource.setrlimit(limit, (value, value))
+
+
+class WorkerProcess:
+    """A started worker: send a request, wait (bounded) for its answer, kill it."""
+
+    def __init__(self, process: subprocess.Popen, request_fd: int, response_fd: int, output_path: Path):
+        self.process = process
+        self.request_fd = request_fd
+        self.response_fd = response_fd
+        self.output_path = output_path
+
+    def request(self, header: dict, blobs: Sequence[bytes] = (), timeout: float = 10.0) -> tuple[dict, list[bytes]]:
+        """Send one request and read its response; StudentTimeout-worthy waits raise TimeoutError."""
+        try:
+            write_frame(self.request_fd, header, list(blobs))
+        except (BrokenPipeError, OSError) as exc:
+            raise WorkerCrashed(self._death("before it could be asked")) from exc
+        deadline = time.monotonic() + timeout
+        remaining = timeout
+        while True:
+            ready, _, _ = select.select([self.response_fd], [], [], max(remaining, 0))
+            if ready:
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+        try:
+            return read_frame(self.response_fd)
+        except (FrameError, ValueError, OSError) as exc:
+            raise WorkerCrashed(self._death("while answering")) from exc
+
+    def output(self, limit: int = OUTPUT_KEPT_BYTES) -> tuple[str, int]:
+        """The first ``limit`` bytes the submission printed while loading, and how many it printed."""
+        try:
+            size = self.output_path.stat().st_size
+            with self.output_path.open("rb") as handle:
+                data = handle.read(limit)
+        except OSError:
+            return "", 0
+        return data.decode("utf-8", errors="replace"), size
+
+    def kill(self) -> None:
+        """Kill the worker and everything it started (its process group; its PID namespace under
+        bubblewrap), and release the pipes and the output file."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.process.kill()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for fd in (self.request_fd, self.response_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.output_path.unlink(missing_ok=True)
+        try:
+            self.output_path.parent.rmdir()
+        except OSError:
+            pass
+
+    def _death(self, when: str) -> str:
+        try:
+            code = self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return f"the worker stopped responding {when}"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+            reason = " (out of memory or CPU time)" if name in {"SIGKILL", "SIGXCPU", "SIGSEGV"} else ""
+            return f"the worker was killed by {name}{reason} {when}"
+        return f"the worker exited with status {code} {when}"
+
+
+def spawn(
+    argv: Sequence[str],
+    limits: Limits,
+    environment: dict[str, str],
+    extra_fds: Sequence[int] = (),
+    user: int | None = None,
+    before_exec: Callable[[], None] | None = None,
+) -> WorkerProcess:
+    """Start ``argv`` with the worker's pipes as its fds 3 and 4... passed by number in argv's
+    ``{request}``/``{response}`` placeholders, stdout and stderr into a private output file."""
+    request_read, request_write = os.pipe()
+    response_read, response_write = os.pipe()
+    folder = Path(tempfile.mkdtemp(prefix="worker-output-"))
+    output_path = folder / "output"
+    output_fd = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    argv = [part.format(request=request_read, response=response_write) for part in argv]
+
+    def child_setup() -> None:
+        limits.apply()
+        if before_exec is not None:
+            before_exec()
+
+    try:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=output_fd,
+            stderr=output_fd,
+            pass_fds=(request_read, response_write, *extra_fds),
+            env=environment,
+            cwd="/",
+            start_new_session=True,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
+            preexec_fn=child_setup,  # noqa: PLW1509 - limits must be set between fork and exec
+        )
+    finally:
+        for fd in (request_read, response_write, output_fd):
+            os.close(fd)
+    return WorkerProcess(process, request_write, response_read, output_path)

@@ -1,0 +1,143 @@
+"""The Python runtime the sandbox sees: the interpreter, its standard library, numpy (and
+matplotlib with its dependencies when installed) and the worker script, nothing else.
+
+The grader's interpreter may live where an unprivileged user cannot read it (pyenv under /root),
+so the runtime is assembled once into a cache folder that any user can read: files are hard-linked
+where the filesystem allows, copied otherwise. The folder's name is a hash of what it holds, so a
+new interpreter, numpy or worker gets a new runtime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from . import worker
+
+STDLIB_SKIP = {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3"}
+SANDBOX_PACKAGES = ("numpy", "matplotlib")
+RUNTIME_MOUNT = "/runtime"
+
+
+def cache_root() -> Path:
+    if os.geteuid() == 0:
+        return Path("/var/cache/module10-autograder")
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "module10-autograder"
+
+
+def package_dirs() -> list[Path]:
+    """Folders to place on the sandbox's path: numpy, and matplotlib with what it imports."""
+    found: list[Path] = []
+    names = list(SANDBOX_PACKAGES)
+    seen: set[str] = set()
+    while names:
+        name = names.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for file in distribution.files or []:
+            top = Path(str(file)).parts[0]
+            if top.endswith((".dist-info", ".egg-info")) or top == "..":
+                continue
+            path = Path(distribution.locate_file(top))
+            if path not in found and path.exists():
+                found.append(path)
+        for requirement in distribution.requires or []:
+            if "extra ==" not in requirement:
+                names.append(_requirement_name(requirement))
+    return found
+
+
+def ensure_runtime() -> Path:
+    """The runtime folder, built on first use."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    executable = Path(os.path.realpath(sys.executable))
+    libdir = Path(sysconfig.get_config_var("LIBDIR") or "")
+    libpython = sysconfig.get_config_var("INSTSONAME") or ""
+    packages = package_dirs()
+    worker_source = Path(worker.__file__).read_bytes()
+    key = hashlib.sha256(
+        "\n".join([sys.version, str(executable), str(stdlib), *map(str, packages), *_versions(packages)]).encode()
+        + worker_source
+    ).hexdigest()[:16]
+    target = cache_root() / f"runtime-{key}"
+    if (target / "ready").exists():
+        return target
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(target.parent, 0o755)
+    building = Path(tempfile.mkdtemp(prefix="building-", dir=target.parent))
+    try:
+        (building / "bin").mkdir()
+        _place(executable, building / "bin" / "python3")
+        if libpython and (libdir / libpython).exists():
+            (building / "lib").mkdir()
+            _place(libdir / libpython, building / "lib" / libpython)
+        shutil.copytree(
+            stdlib,
+            building / "lib" / stdlib.name,
+            ignore=lambda folder, names: [n for n in names if n in STDLIB_SKIP and Path(folder) == stdlib],
+            copy_function=_place,
+            dirs_exist_ok=True,
+        )
+        site = building / "site"
+        site.mkdir()
+        for package in packages:
+            if package.is_dir():
+                shutil.copytree(package, site / package.name, copy_function=_place)
+            else:
+                _place(package, site / package.name)
+        (building / "worker.py").write_bytes(worker_source)
+        (building / "ready").write_text(key)
+        for root, _dirs, _files in os.walk(building):
+            os.chmod(root, 0o755)
+        try:
+            os.rename(building, target)
+        except OSError:  # another process built it first
+            shutil.rmtree(building, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return target
+
+
+def _place(source, destination) -> None:
+    """Hard-link a world-readable file; copy (and open up the copy) otherwise, so that the
+    original installation's permissions are never changed."""
+    if os.stat(source).st_mode & 0o004:
+        try:
+            os.link(source, destination)
+            return
+        except OSError:
+            pass
+    shutil.copy2(source, destination)
+    os.chmod(destination, os.stat(destination).st_mode | 0o444)
+
+
+def _versions(packages: list[Path]) -> list[str]:
+    versions = []
+    for name in SANDBOX_PACKAGES:
+        if importlib.util.find_spec(name) is not None:
+            try:
+                versions.append(f"{name}=={importlib.metadata.version(name)}")
+            except importlib.metadata.PackageNotFoundError:
+                pass
+    return versions
+
+
+def _requirement_name(requirement: str) -> str:
+    for index, char in enumerate(requirement):
+        if not (char.isalnum() or char in "-_."):
+            return requirement[:index]
+    return requirement

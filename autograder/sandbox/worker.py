@@ -1,0 +1,253 @@
+"""The sandboxed worker: the only code that runs beside a student's submission.
+
+It is copied into the sandbox's runtime and started there as a script; it imports nothing of the
+project, only the standard library and numpy. The grader imports this same file for the framing
+functions, so both ends speak one protocol.
+
+Protocol: length-prefixed frames over two pipes (requests in, responses out). A frame is a JSON
+header plus binary blobs; arrays travel as ``.npy`` bytes written with ``allow_pickle=False``.
+Requests:
+    {"op": "load", "cells": [{"index": n, "source": "..."}]}  -> {"ok", "cell_errors", "defined"}
+    {"op": "call", "name": f, "args": [...], "kwargs": {...}} -> {"ok", "value"} or {"ok": false, "error"}
+The worker trusts nothing it runs: a student's return value is encoded only if it is plain data.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+import sys
+import traceback
+import types
+
+HEADER = struct.Struct("!II")  # JSON length, number of blobs
+BLOB = struct.Struct("!Q")
+MAX_FRAME_BYTES = 256 * 1024 * 1024
+SUBMISSION_FILE = "<submission>"
+CELL_FILE = "<cell {index}>"
+PLAIN_SCALARS = (bool, int, float, str, type(None))
+
+
+class FrameError(Exception):
+    """A frame that is malformed, truncated or too large."""
+
+
+# --- framing (shared with the grader) ------------------------------------------------------------
+
+
+def write_frame(fd: int, header: dict, blobs: list[bytes] = ()) -> None:
+    payload = json.dumps(header, allow_nan=False, separators=(",", ":")).encode()
+    parts = [HEADER.pack(len(payload), len(blobs)), payload]
+    for blob in blobs:
+        parts += [BLOB.pack(len(blob)), blob]
+    data = b"".join(parts)
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def read_exact(fd: int, size: int) -> bytes:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise FrameError("the other end closed the channel")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, limit: int = MAX_FRAME_BYTES) -> tuple[dict, list[bytes]]:
+    json_size, blob_count = HEADER.unpack(read_exact(fd, HEADER.size))
+    if json_size > limit or blob_count > 4096:
+        raise FrameError("frame too large")
+    total = json_size
+    header = json.loads(read_exact(fd, json_size))
+    blobs = []
+    for _ in range(blob_count):
+        (size,) = BLOB.unpack(read_exact(fd, BLOB.size))
+        total += size
+        if total > limit:
+            raise FrameError("frame too large")
+        blobs.append(read_exact(fd, size))
+    if not isinstance(header, dict):
+        raise FrameError("frame header is not an object")
+    return header, blobs
+
+
+# --- values: plain data only ---------------------------------------------------------------------
+
+
+def encode_value(value, blobs: list[bytes]):
+    """Plain data to JSON-able form; arrays become blob references. Anything else is described,
+    not sent, so the grader can say what came back."""
+    import numpy as np
+
+    if isinstance(value, float) and type(value) in (float, np.float64):
+        return {"$float": repr(float(value))}
+    if type(value) in (bool, int, str, type(None)):
+        return value
+    if isinstance(value, np.generic) and type(value) in _NUMPY_SCALARS(np):
+        return encode_value(value.item(), blobs)
+    if type(value) is np.ndarray:
+        if value.dtype.kind not in "biufc" or value.dtype.fields is not None:
+            return {"$rejected": f"a numpy array of dtype {value.dtype} (numbers only)"}
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(value), allow_pickle=False)
+        blobs.append(buffer.getvalue())
+        return {"$npy": len(blobs) - 1}
+    if type(value) in (list, tuple):
+        items = [encode_value(item, blobs) for item in value]
+        return {"$tuple": items} if type(value) is tuple else items
+    if isinstance(value, np.ndarray):
+        return {"$rejected": f"an ndarray subclass ({type(value).__name__}), not a plain numpy array"}
+    return {"$rejected": f"an object of type {type(value).__name__}"}
+
+
+def _NUMPY_SCALARS(np):  # noqa: N802 - a constant that needs numpy imported first
+    return (
+        np.bool_,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.float16,
+        np.float32,
+        np.float64,
+    )
+
+
+def decode_value(value, blobs: list[bytes]):
+    """The inverse of encode_value, for trusted senders (the grader's own arguments)."""
+    import numpy as np
+
+    if isinstance(value, list):
+        return [decode_value(item, blobs) for item in value]
+    if isinstance(value, dict):
+        if "$npy" in value:
+            return np.load(io.BytesIO(blobs[value["$npy"]]), allow_pickle=False)
+        if "$tuple" in value:
+            return tuple(decode_value(item, blobs) for item in value["$tuple"])
+        if "$float" in value:
+            return float(value["$float"])
+        raise ValueError(f"unknown value tag {sorted(value)}")
+    return value
+
+
+# --- running a submission ------------------------------------------------------------------------
+
+
+def _where(tb, filename_prefix: str = "<") -> int | None:
+    """The line of the student's own code where an exception was raised (the innermost frame
+    of theirs), or None."""
+    line = None
+    for frame, lineno in traceback.walk_tb(tb):
+        if frame.f_code.co_filename.startswith(filename_prefix):
+            line = lineno
+    return line
+
+
+def _run_cells(namespace: dict, cells: list[dict]) -> list[dict]:
+    errors = []
+    for cell in cells:
+        filename = CELL_FILE.format(index=cell["index"])
+        try:
+            code = compile(cell["source"], filename, "exec")
+            exec(code, namespace)  # noqa: S102 - running the submission is the worker's job
+        except SystemExit as exc:
+            errors.append(
+                {
+                    "cell": cell["index"],
+                    "type": "SystemExit",
+                    "message": f"exit({exc.code!r}) called",
+                    "line": _where(exc.__traceback__),
+                }
+            )
+        except BaseException as exc:  # noqa: BLE001 - every failure of student code is reported, not raised
+            line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else _where(exc.__traceback__)
+            message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+            errors.append({"cell": cell["index"], "type": type(exc).__name__, "message": message[:500], "line": line})
+    return errors
+
+
+def _call(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    function = namespace.get(header["name"])
+    if not callable(function):
+        return {"ok": False, "missing": True}, []
+    args = decode_value(header.get("args", []), blobs)
+    kwargs = {key: decode_value(value, blobs) for key, value in header.get("kwargs", {}).items()}
+    try:
+        result = function(*args, **kwargs)
+        out_blobs: list[bytes] = []
+        return {"ok": True, "value": encode_value(result, out_blobs)}, out_blobs
+    except SystemExit:
+        return {"ok": False, "error": {"type": "SystemExit", "line": None}}, []
+    except RecursionError as exc:
+        return {"ok": False, "error": {"type": "RecursionError", "line": _where(exc.__traceback__)}}, []
+    except BaseException as exc:  # noqa: BLE001
+        # Only the exception's class and line go back: a message could carry the hidden inputs.
+        kind = (
+            type(exc).__name__
+            if type(exc).__module__ in ("builtins", "numpy", "numpy.linalg")
+            else "an exception of the submission's own class"
+        )
+        return {"ok": False, "error": {"type": kind, "line": _where(exc.__traceback__)}}, []
+
+
+def _silence_output() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def _stub_autograder() -> None:
+    """Notebooks call ``check("softmax")`` to run their public tests; while grading that is a no-op."""
+    stub = types.ModuleType("autograder")
+    stub.check = lambda *args, **kwargs: None
+    sys.modules["autograder"] = stub
+
+
+def main(argv: list[str]) -> int:
+    request_fd, response_fd = int(argv[1]), int(argv[2])
+    site = os.environ.get("WORKER_SITE")
+    if site:
+        sys.path.insert(0, site)
+    _stub_autograder()
+    namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
+    while True:
+        try:
+            header, blobs = read_frame(request_fd)
+        except FrameError:
+            return 0
+        op = header.get("op")
+        if op == "load":
+            errors = _run_cells(namespace, header["cells"])
+            # Output written while the submission loads is the student's to see; output written
+            # during graded calls could carry hidden inputs, so from here on it goes nowhere.
+            _silence_output()
+            defined = sorted(name for name, value in namespace.items() if callable(value) and not name.startswith("__"))
+            response, out = {"ok": True, "cell_errors": errors, "defined": defined[:1000]}, []
+        elif op == "call":
+            response, out = _call(namespace, header, blobs)
+        elif op == "ping":
+            response, out = {"ok": True}, []
+        else:
+            response, out = {"ok": False, "error": {"type": "ProtocolError", "line": None}}, []
+        try:
+            write_frame(response_fd, response, out)
+        except (OSError, ValueError):
+            write_frame(response_fd, {"ok": False, "error": {"type": "an unsendable value", "line": None}})
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
