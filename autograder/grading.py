@@ -128,7 +128,7 @@ def grade_submission(
     return Report(
         student=submission.student,
         assignment=assignment.name,
-        score=round(sum(q.score for q in questions), 4),
+        score=round(sum(q.score for q in questions), 2),
         max_score=assignment.max_score,
         questions=questions,
         errors=errors,
@@ -163,7 +163,7 @@ def _question_result(
         return QuestionResult(score=0.0, status="error", feedback="no test graded this question", **base)
     missing = [f for f in question.functions if f not in load.defined]
     passed = sum(test.status == "passed" for test in tests)
-    score = round(question.points * passed / len(tests), 4)
+    score = round(question.points * passed / len(tests), 2)
     if missing:
         status, feedback = "error", f"{', '.join(missing)} is not defined in your submission"
         score = 0.0

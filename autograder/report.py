@@ -26,6 +26,7 @@ class QuestionResult(BaseModel):
     status: Status
     feedback: str
     tests: list[TestOutcome] = []
+    answers: dict[str, str] = {}  # written answers of a question graded by hand, by cell grade_id
 
 
 class Report(BaseModel):

@@ -111,14 +111,13 @@ def _notebook_cells(text: str) -> Extracted:
         source = "".join(source) if isinstance(source, list) else source
         if not isinstance(source, str):
             continue
-        grade_id = (
-            ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id")
-            if isinstance(cell.get("metadata"), dict)
-            else None
-        )
+        metadata = cell.get("metadata")
+        nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+        nbgrader = nbgrader if isinstance(nbgrader, dict) else {}
+        grade_id = nbgrader.get("grade_id")
         if cell.get("cell_type") == "code":
             cells.append(Cell(index=index, source=strip_magics(source)))
-        elif isinstance(grade_id, str):
+        elif isinstance(grade_id, str) and nbgrader.get("solution"):
             answers[grade_id] = source
     return Extracted(cells=cells, answers=answers)
 

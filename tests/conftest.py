@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,3 +51,20 @@ def seed_document() -> dict:
 def lesson_document(seed_document) -> dict:
     """A fresh, mutable copy of the JSON lesson export."""
     return copy.deepcopy(seed_document)
+
+
+ASSIGNMENTS = ROOT / "assignments"
+
+
+def _sandbox_missing() -> list[str]:
+    from autograder.sandbox.runners import missing_for_sandbox
+
+    return missing_for_sandbox()
+
+
+# Sandboxed tests run wherever bubblewrap can start; on CI (which installs it) they never skip.
+_MISSING = _sandbox_missing()
+needs_sandbox = pytest.mark.skipif(
+    bool(_MISSING) and os.environ.get("CI") != "true",
+    reason=f"the sandbox cannot start here: missing {'; '.join(_MISSING)}",
+)

@@ -3,6 +3,8 @@ students, never loaded into the sandbox."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 NAME = "numpy"
@@ -24,7 +26,10 @@ def attention(Q, K, V, mask=None):
     return weights @ V, weights
 
 
+@functools.lru_cache(maxsize=256)
 def saturation(d, n=16, trials=200, scaled=True, seed=0):
+    # Pure in its (hashable) arguments and slow at the trial counts the tests use: computed once
+    # per grading process, not once per submission.
     rng = np.random.default_rng(seed)
     total = 0.0
     for _ in range(trials):

@@ -6,6 +6,8 @@ then on every worker is driven the same way through ``WorkerProcess``.
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import resource
 import select
@@ -22,6 +24,7 @@ from ..errors import WorkerCrashed
 from .worker import FrameError, read_frame, write_frame
 
 OUTPUT_KEPT_BYTES = 64 * 1024
+PR_SET_CHILD_SUBREAPER = 36
 
 
 class Limits(BaseModel):
@@ -53,14 +56,28 @@ class Limits(BaseModel):
 class WorkerProcess:
     """A started worker: send a request, wait (bounded) for its answer, kill it."""
 
-    def __init__(self, process: subprocess.Popen, request_fd: int, response_fd: int, output_path: Path):
+    def __init__(
+        self,
+        process: subprocess.Popen,
+        request_fd: int,
+        response_fd: int,
+        output_path: Path,
+        info_fd: int | None = None,
+    ):
         self.process = process
+        self.info_fd = info_fd
         self.request_fd = request_fd
         self.response_fd = response_fd
         self.output_path = output_path
+        self.sequence = 0
 
     def request(self, header: dict, blobs: Sequence[bytes] = (), timeout: float = 10.0) -> tuple[dict, list[bytes]]:
-        """Send one request and read its response; StudentTimeout-worthy waits raise TimeoutError."""
+        """Send one request and read its response; a wait past ``timeout`` raises TimeoutError.
+
+        Each request carries a sequence number the answer must echo: a frame written on the
+        channel by the submission itself arrives out of order and ends the worker."""
+        self.sequence += 1
+        header = {**header, "id": self.sequence}
         try:
             write_frame(self.request_fd, header, list(blobs))
         except (BrokenPipeError, OSError) as exc:
@@ -75,9 +92,12 @@ class WorkerProcess:
             if remaining <= 0:
                 raise TimeoutError
         try:
-            return read_frame(self.response_fd)
+            response, response_blobs = read_frame(self.response_fd)
         except (FrameError, ValueError, OSError) as exc:
             raise WorkerCrashed(self._death("while answering")) from exc
+        if response.get("id") != self.sequence:
+            raise WorkerCrashed("the submission wrote on the grader's channel (an answer out of order)")
+        return response, response_blobs
 
     def output(self, limit: int = OUTPUT_KEPT_BYTES) -> tuple[str, int]:
         """The first ``limit`` bytes the submission printed while loading, and how many it printed."""
@@ -92,6 +112,10 @@ class WorkerProcess:
     def kill(self) -> None:
         """Kill the worker and everything it started (its process group; its PID namespace under
         bubblewrap), and release the pipes and the output file."""
+        inner = self._inner_pid()
+        if inner is not None:
+            # Killing the namespace's first process makes the kernel kill everything inside it.
+            _signal(inner, signal.SIGKILL)
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -101,7 +125,11 @@ class WorkerProcess:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        for fd in (self.request_fd, self.response_fd):
+        if inner is not None:
+            _reap(inner)
+        for fd in (self.request_fd, self.response_fd, self.info_fd):
+            if fd is None:
+                continue
             try:
                 os.close(fd)
             except OSError:
@@ -112,16 +140,66 @@ class WorkerProcess:
         except OSError:
             pass
 
+    def _inner_pid(self) -> int | None:
+        """The pid (as this process sees it) of the sandbox's first process, from bubblewrap's
+        --info-fd report."""
+        if self.info_fd is None:
+            return None
+        data = b""
+        while select.select([self.info_fd], [], [], 0)[0]:
+            chunk = os.read(self.info_fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+        try:
+            return int(json.loads(data)["child-pid"]) if data else None
+        except (ValueError, KeyError, TypeError):
+            return None
+
     def _death(self, when: str) -> str:
         try:
             code = self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             return f"the worker stopped responding {when}"
+        if code > 128:  # bubblewrap reports a command killed by signal N as 128 + N
+            code = -(code - 128)
         if code < 0:
             name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
             reason = " (out of memory or CPU time)" if name in {"SIGKILL", "SIGXCPU", "SIGSEGV"} else ""
             return f"the worker was killed by {name}{reason} {when}"
         return f"the worker exited with status {code} {when}"
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reap(pid: int, seconds: float = 2.0) -> None:
+    """Collect a process that was re-parented to us (we are a child subreaper), so that no
+    zombie outlives its grading."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            time.sleep(0.01)  # not (yet) our child: re-parenting happens when bwrap exits
+            continue
+        if done:
+            return
+        time.sleep(0.01)
+
+
+def become_subreaper() -> None:
+    """Orphaned descendants (the sandbox's first process, once bubblewrap exits) become our
+    children rather than init's, so we can reap them."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def spawn(
@@ -131,6 +209,7 @@ def spawn(
     extra_fds: Sequence[int] = (),
     user: int | None = None,
     before_exec: Callable[[], None] | None = None,
+    info_fd: int | None = None,
 ) -> WorkerProcess:
     """Start ``argv`` with the worker's pipes as its fds 3 and 4... passed by number in argv's
     ``{request}``/``{response}`` placeholders, stdout and stderr into a private output file."""
@@ -164,4 +243,4 @@ def spawn(
     finally:
         for fd in (request_read, response_write, output_fd):
             os.close(fd)
-    return WorkerProcess(process, request_write, response_read, output_path)
+    return WorkerProcess(process, request_write, response_read, output_path, info_fd)

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from ..errors import SandboxUnavailable
 from . import worker
-from .process import Limits, WorkerProcess, spawn
+from .process import Limits, WorkerProcess, become_subreaper, spawn
 from .runtime import RUNTIME_MOUNT, ensure_runtime
 
 # Unprivileged uids for workers when the grader runs as root: one per grading process, so that
@@ -90,9 +90,14 @@ class BubblewrapRunner:
         self.bwrap = shutil.which("bwrap")
         self.runtime = ensure_runtime()
         self.seccomp_path = seccomp_program()
+        self.reaping_pid = 0
 
     def start(self, limits: Limits) -> WorkerProcess:
+        if self.reaping_pid != os.getpid():  # the flag is not inherited by a forked pool worker
+            become_subreaper()
+            self.reaping_pid = os.getpid()
         seccomp_fd = os.open(self.seccomp_path, os.O_RDONLY)
+        info_read, info_write = os.pipe()
         runtime = RUNTIME_MOUNT
         argv = [
             self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
@@ -102,18 +107,24 @@ class BubblewrapRunner:
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmp_mib * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp",
-            "--seccomp", str(seccomp_fd), "--clearenv",
+            "--remount-ro", "/", "--seccomp", str(seccomp_fd), "--info-fd", str(info_write), "--clearenv",
         ]  # fmt: skip
         environment = worker_environment(f"{runtime}/site")
         environment["LD_LIBRARY_PATH"] = f"{runtime}/lib"
+        environment["WORKER_MPL_CACHE"] = f"{runtime}/mplconfig"
         for key, value in environment.items():
             argv += ["--setenv", key, value]
         argv += ["--", f"{runtime}/bin/python3", "-I", "-B", f"{runtime}/worker.py", "{request}", "{response}"]
         user = SANDBOX_UID_BASE + os.getpid() % SANDBOX_UID_SPAN if os.geteuid() == 0 else None
         try:
-            return spawn(argv, limits, {"PATH": "/usr/bin:/bin"}, extra_fds=(seccomp_fd,), user=user)
+            return spawn(argv, limits, {"PATH": "/usr/bin:/bin"}, extra_fds=(seccomp_fd, info_write), user=user,
+                         info_fd=info_read)  # fmt: skip
+        except BaseException:
+            os.close(info_read)
+            raise
         finally:
             os.close(seccomp_fd)
+            os.close(info_write)
 
 
 class UnsafeRunner:
@@ -182,7 +193,8 @@ def seccomp_program() -> Path:
 def _user_namespaces_work() -> bool:
     import subprocess
 
-    command = [shutil.which("bwrap") or "bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/usr", "/usr",
+    # A user namespace alone: a PID namespace would leave its first process for init to reap.
+    command = [shutil.which("bwrap") or "bwrap", "--unshare-user", "--ro-bind", "/usr", "/usr",
                "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
                "--", "/usr/bin/true"]  # fmt: skip
     user = SANDBOX_UID_BASE if os.geteuid() == 0 else None

@@ -12,8 +12,10 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -48,7 +50,7 @@ def package_dirs() -> list[Path]:
             continue
         for file in distribution.files or []:
             top = Path(str(file)).parts[0]
-            if top.endswith((".dist-info", ".egg-info")) or top == "..":
+            if top.endswith((".dist-info", ".egg-info")) or top in {"..", "__pycache__"}:
                 continue
             path = Path(distribution.locate_file(top))
             if path not in found and path.exists():
@@ -98,6 +100,7 @@ def ensure_runtime() -> Path:
                 shutil.copytree(package, site / package.name, copy_function=_place)
             else:
                 _place(package, site / package.name)
+        _matplotlib_font_cache(building / "mplconfig", f"{RUNTIME_MOUNT}/site")
         (building / "worker.py").write_bytes(worker_source)
         (building / "ready").write_text(key)
         for root, _dirs, _files in os.walk(building):
@@ -110,6 +113,28 @@ def ensure_runtime() -> Path:
         shutil.rmtree(building, ignore_errors=True)
         raise
     return target
+
+
+def _matplotlib_font_cache(folder: Path, sandbox_site: str) -> None:
+    """Matplotlib builds a font cache on first import, which costs every fresh worker a second.
+    Build it once here and rewrite its paths to where the sandbox sees matplotlib; the worker
+    copies it into its own config folder."""
+    spec = importlib.util.find_spec("matplotlib")
+    if spec is None or spec.origin is None:
+        return
+    package_parent = str(Path(spec.origin).parent.parent)
+    with tempfile.TemporaryDirectory() as config:
+        environment = {**os.environ, "MPLCONFIGDIR": config, "MPLBACKEND": "Agg"}
+        completed = subprocess.run(
+            [sys.executable, "-c", "import matplotlib.font_manager"], env=environment, capture_output=True, timeout=120
+        )
+        caches = list(Path(config).glob("fontlist-*.json"))
+        if completed.returncode != 0 or not caches:
+            return
+        folder.mkdir()
+        for cache in caches:
+            text = cache.read_text(encoding="utf-8").replace(json.dumps(package_parent)[1:-1], sandbox_site)
+            (folder / cache.name).write_text(text, encoding="utf-8")
 
 
 def _place(source, destination) -> None:

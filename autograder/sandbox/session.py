@@ -57,6 +57,9 @@ class StudentSession:
         self.deadline = time.monotonic() + limits.submission_timeout
         self.loaded: LoadResult | None = None
         self.calls = 0
+        # A function that hung once is not called again: it would spend the submission's time
+        # one call timeout at a time.
+        self.timed_out: dict[str, float] = {}
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -95,6 +98,8 @@ class StudentSession:
             raise WorkerCrashed(f"your code could not be run: {self.loaded.failure}")
         if self.loaded is not None and name not in self.loaded.defined:
             raise MissingFunction(f"{name} is not defined in your submission")
+        if name in self.timed_out:
+            raise StudentTimeout(f"{name} did not return within {self.timed_out[name]:g} s (in an earlier check)")
         if self.worker is None:
             self._start()
         assert self.worker is not None
@@ -110,6 +115,7 @@ class StudentSession:
             response, out = self.worker.request(header, blobs, timeout=timeout)
         except TimeoutError:
             self.close()
+            self.timed_out[name] = timeout
             raise StudentTimeout(f"{name} did not return within {timeout:g} s") from None
         except WorkerCrashed as crash:
             self.close()

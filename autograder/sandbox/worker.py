@@ -192,13 +192,21 @@ def _call(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list
     except RecursionError as exc:
         return {"ok": False, "error": {"type": "RecursionError", "line": _where(exc.__traceback__)}}, []
     except BaseException as exc:  # noqa: BLE001
-        # Only the exception's class and line go back: a message could carry the hidden inputs.
-        kind = (
-            type(exc).__name__
-            if type(exc).__module__ in ("builtins", "numpy", "numpy.linalg")
-            else "an exception of the submission's own class"
-        )
+        # Only the exception's class and line go back: a message could carry the hidden inputs,
+        # and so could the name of a class the submission made up.
+        kind = _exception_name(type(exc))
         return {"ok": False, "error": {"type": kind, "line": _where(exc.__traceback__)}}, []
+
+
+def _exception_name(kind: type) -> str:
+    """The exception's name if Python or numpy defines it publicly, else its nearest such base."""
+    for klass in kind.__mro__:
+        public = klass.__module__ == "builtins" or (
+            klass.__module__.startswith("numpy") and not klass.__name__.startswith("_")
+        )
+        if public:
+            return klass.__name__ if klass is kind else f"an exception of the submission's own class ({klass.__name__})"
+    return "an exception"
 
 
 def _silence_output() -> None:
@@ -217,12 +225,24 @@ def _stub_autograder() -> None:
     sys.modules["autograder"] = stub
 
 
+def _seed_matplotlib_cache() -> None:
+    """Copy the runtime's prebuilt font cache where matplotlib looks, so it need not build one."""
+    source, target = os.environ.get("WORKER_MPL_CACHE"), os.environ.get("MPLCONFIGDIR")
+    if not source or not target or not os.path.isdir(source):
+        return
+    os.makedirs(target, exist_ok=True)
+    for name in os.listdir(source):
+        with open(os.path.join(source, name), "rb") as src, open(os.path.join(target, name), "wb") as dst:
+            dst.write(src.read())
+
+
 def main(argv: list[str]) -> int:
     request_fd, response_fd = int(argv[1]), int(argv[2])
     site = os.environ.get("WORKER_SITE")
     if site:
         sys.path.insert(0, site)
     _stub_autograder()
+    _seed_matplotlib_cache()
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
     while True:
         try:
@@ -243,10 +263,14 @@ def main(argv: list[str]) -> int:
             response, out = {"ok": True}, []
         else:
             response, out = {"ok": False, "error": {"type": "ProtocolError", "line": None}}, []
+        response["id"] = header.get("id")
         try:
             write_frame(response_fd, response, out)
         except (OSError, ValueError):
-            write_frame(response_fd, {"ok": False, "error": {"type": "an unsendable value", "line": None}})
+            write_frame(
+                response_fd,
+                {"ok": False, "id": header.get("id"), "error": {"type": "an unsendable value", "line": None}},
+            )
 
 
 if __name__ == "__main__":

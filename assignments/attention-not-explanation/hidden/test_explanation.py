@@ -1,0 +1,37 @@
+"""explanation_breaking_input(X, W_q, W_k, W_v): the same attention map, a different input and output.
+
+The grader never uses the student's attention code here: the weights are computed by its own
+reference, on hidden random matrices with d_model > 2 d_k.
+"""
+
+import numpy as np
+import pytest
+
+from autograder.testing import expect, expect_array
+
+pytestmark = pytest.mark.question("explanation")
+WEIGHT_TOLERANCE = 1e-8
+MIN_CHANGE = 0.10
+
+
+@pytest.mark.parametrize("n, d_model, d_k, d_v", [(5, 8, 3, 4), (6, 16, 4, 8), (4, 11, 5, 3), (7, 32, 8, 8)])
+def test_weights_kept_input_and_output_changed(student, reference, rng, n, d_model, d_k, d_v):
+    """the attention weights stay the same while the input and the output change by at least 10%"""
+    X = rng.normal(size=(n, d_model))
+    W_q, W_k = rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k))
+    W_v = rng.normal(size=(d_model, d_v))
+    X2 = expect_array(student.explanation_breaking_input(X, W_q, W_k, W_v), "the new input", X.shape)
+    out, weights = reference.self_attention(X, W_q, W_k, W_v)
+    out2, weights2 = reference.self_attention(X2, W_q, W_k, W_v)
+    drift = float(np.max(np.abs(weights2 - weights)))
+    expect(drift <= WEIGHT_TOLERANCE, f"the attention weights changed (by up to {drift:.2g}); they must stay the same")
+    input_change = float(np.linalg.norm(X2 - X) / np.linalg.norm(X))
+    expect(
+        input_change >= MIN_CHANGE,
+        f"the new input differs from the old by {input_change:.1%}; it must differ by at least {MIN_CHANGE:.0%}",
+    )
+    output_change = float(np.linalg.norm(out2 - out) / np.linalg.norm(out))
+    expect(
+        output_change >= MIN_CHANGE,
+        f"the attention output changed by {output_change:.1%}; it must change by at least {MIN_CHANGE:.0%}",
+    )

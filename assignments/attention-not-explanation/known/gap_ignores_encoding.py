@@ -1,0 +1,44 @@
+# permutation_gap that never adds the encoding.
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def self_attention(X, W_q, W_k, W_v):
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    w = softmax(Q @ K.T / np.sqrt(Q.shape[1]))
+    return w @ V, w
+
+
+def positional_encoding(n_positions, d_model):
+    pe = np.zeros((n_positions, d_model))
+    for p in range(n_positions):
+        for i in range(0, d_model, 2):
+            pe[p, i] = np.sin(p / 10000 ** (i / d_model))
+            if i + 1 < d_model:
+                pe[p, i + 1] = np.cos(p / 10000 ** (i / d_model))
+    return pe
+
+
+def top_pairs(weights, tokens, k=3):
+    order = sorted(((i, j) for i in range(len(weights)) for j in range(len(weights[0])) if i != j),
+                   key=lambda ij: (-weights[ij[0]][ij[1]], ij[0], ij[1]))
+    return [(tokens[i], tokens[j], float(weights[i][j])) for i, j in order[:k]]
+
+
+def explanation_breaking_input(X, W_q, W_k, W_v):
+    # Project random noise onto the orthogonal complement of the columns of W_q and W_k.
+    A = np.hstack([W_q, W_k])
+    P = np.eye(A.shape[0]) - A @ np.linalg.pinv(A)
+    N = np.random.default_rng(1).normal(size=X.shape) @ P
+    N *= 2 * np.linalg.norm(X) / np.linalg.norm(N)
+    return X + N
+
+
+def permutation_gap(X, W_q, W_k, W_v, perm, use_pe):
+    a, _ = self_attention(X[perm], W_q, W_k, W_v)
+    b, _ = self_attention(X, W_q, W_k, W_v)
+    return float(np.abs(a - b[perm]).max())

@@ -1,0 +1,204 @@
+"""`autograder grade` and `autograder check`, driven as an instructor and a student drive them."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from autograder.cli import build_parser
+from autograder.cli import main as autograder_main
+
+from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+
+KNOWN = ASSIGNMENTS / "sequences-and-attention" / "known"
+
+
+def run(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True, timeout=300,
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+
+
+@needs_sandbox
+def test_grade_writes_every_report_and_the_gradebook(tmp_path):
+    submitted = tmp_path / "submitted"
+    for student, file in (("alice", "correct_loops.py"), ("bob", "missing_sqrt.py")):
+        (submitted / student / "sequences-and-attention").mkdir(parents=True)
+        shutil.copy(KNOWN / file, submitted / student / "sequences-and-attention" / file)
+    out = tmp_path / "out"
+    completed = run("grade", "sequences-and-attention", submitted, "--out", out, "--jobs", "2", "--reference", "numpy")
+    assert completed.returncode == 0, completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert "alice" in completed.stdout and "10 / 10" in completed.stdout
+
+    report = json.loads((out / "bob.json").read_text())
+    assert {"student", "assignment", "score", "max_score", "questions", "errors", "graded_at", "grader_version"} <= set(
+        report
+    )
+    assert report["student"] == "bob" and report["max_score"] == 10
+    attention = next(q for q in report["questions"] if q["id"] == "attention")
+    assert attention["status"] == "partial" and 0 < attention["score"] < 3
+    assert set(attention) >= {"id", "score", "max_score", "status", "feedback"}
+
+    gradescope = json.loads((out / "alice.gradescope.json").read_text())
+    assert gradescope["score"] == 10
+    assert [t["name"] for t in gradescope["tests"]] == [
+        "softmax",
+        "attention",
+        "saturation",
+        "self_attention",
+        "multi_head",
+        "positional_encoding",
+    ]
+    assert all(t["score"] == t["max_score"] and t["status"] == "passed" for t in gradescope["tests"])
+
+    assert "Score: 10 / 10" in (out / "alice.feedback.txt").read_text()
+    rows = list(csv.DictReader((out / "grades.csv").open()))
+    assert [(r["student"], r["attention"], r["score"]) for r in rows] == [
+        ("alice", "3", "10"),
+        ("bob", report_attention(report), f"{report['score']:g}"),
+    ]
+
+    with sqlite3.connect(out / "gradebook.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 12
+        assert db.execute("SELECT COUNT(DISTINCT sha256) FROM grades").fetchone()[0] == 2
+
+
+def report_attention(report) -> str:
+    return f"{next(q for q in report['questions'] if q['id'] == 'attention')['score']:g}"
+
+
+@needs_sandbox
+def test_rerun_skips_graded_hashes_and_force_regrades(tmp_path):
+    submission = tmp_path / "carol.py"
+    shutil.copy(KNOWN / "correct_loops.py", submission)
+    out = tmp_path / "out"
+    assert autograder_main(["grade", "sequences-and-attention", str(submission), "--out", str(out), "--jobs", "1"]) == 0
+    first = json.loads((out / "carol.json").read_text())["graded_at"]
+    completed = run("grade", "sequences-and-attention", submission, "--out", out, "--jobs", "1")
+    assert completed.returncode == 0
+    assert "skipped 1 already graded" in completed.stderr
+    submission.write_text(submission.read_text().replace("import math", "import math  # changed"))
+    assert (
+        autograder_main(
+            ["grade", "sequences-and-attention", str(submission), "--out", str(out), "--jobs", "1", "--force"]
+        )
+        == 0
+    )
+    with sqlite3.connect(out / "gradebook.db") as db:
+        hashes = db.execute("SELECT DISTINCT sha256 FROM grades WHERE student = 'carol'").fetchall()
+    assert len(hashes) == 1 and json.loads((out / "carol.json").read_text())["graded_at"] >= first
+
+
+@needs_sandbox
+@pytest.mark.parametrize(
+    "name, content, reason",
+    [
+        ("dave.ipynb", b"{not json", "the notebook is not valid JSON"),
+        ("erin.py", b"\xff\xfe\x00binary", "not UTF-8 text"),
+        ("frank.ipynb", b'{"cells": "nope"}', "the notebook has no list of cells"),
+    ],
+)
+def test_unreadable_submission_gets_a_zero_report_and_exit_1(tmp_path, name, content, reason):
+    bad = tmp_path / name
+    bad.write_bytes(content)
+    good = tmp_path / "grace.py"
+    shutil.copy(KNOWN / "correct_loops.py", good)
+    out = tmp_path / "out"
+    completed = run("grade", "sequences-and-attention", bad, good, "--out", out, "--jobs", "1")
+    assert completed.returncode == 1
+    report = json.loads((out / f"{bad.stem}.json").read_text())
+    assert report["score"] == 0 and reason in report["errors"][0]
+    assert json.loads((out / "grace.json").read_text())["score"] == 10
+    assert "Traceback" not in completed.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["grade", "no-such-assignment", "x.py", "--out", "o"],
+            "no-such-assignment: no assignment here (no assignment.toml); known assignments: attention-not-explanation, sequences-and-attention",
+        ),
+        (["grade", "sequences-and-attention", "missing.py", "--out", "o"], "missing.py: no such file or folder"),
+        (["check", "missing.ipynb"], "missing.ipynb: not a readable notebook (FileNotFoundError)"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(args, message):
+    completed = run(*args)
+    assert completed.returncode == 2
+    assert completed.stderr == f"autograder: {message}\n"
+
+
+def test_grade_refuses_without_a_sandbox_and_names_what_is_missing(tmp_path):
+    environment = {**os.environ, "PATH": os.path.dirname(sys.executable)}
+    completed = run("grade", "sequences-and-attention", KNOWN / "correct_loops.py", "--out", tmp_path, env=environment)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith("autograder: cannot start the sandbox: missing bubblewrap (the bwrap command")
+    assert "--unsafe-no-sandbox" in completed.stderr
+
+
+def test_unsafe_no_sandbox_grades_where_the_sandbox_is_missing(tmp_path):
+    environment = {**os.environ, "PATH": os.path.dirname(sys.executable)}
+    completed = run("grade", "sequences-and-attention", KNOWN / "swapped_sin_cos.py", "--out", tmp_path,
+                    "--unsafe-no-sandbox", "--jobs", "1", env=environment)  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    report = json.loads((tmp_path / "swapped_sin_cos.json").read_text())
+    assert report["sandbox"] == "unsafe-no-sandbox" and report["score"] == 9
+
+
+def test_check_reports_public_tests_per_question(tmp_path):
+    completed = run("check", ASSIGNMENTS / "sequences-and-attention" / "known" / "unstable_softmax.py")
+    assert completed.returncode == 2  # a .py file has no public test cells
+    notebook = ASSIGNMENTS / "sequences-and-attention" / "known" / "released_unchanged.ipynb"
+    completed = run("check", notebook, "--question", "softmax")
+    assert completed.returncode == 1
+    assert completed.stdout.splitlines() == [
+        "\u2717 softmax: NotImplementedError",
+        "0 of 1 questions pass their public tests",
+    ]
+    source = ASSIGNMENTS / "sequences-and-attention" / "source" / "sequences-and-attention.ipynb"
+    completed = run("check", source)
+    assert completed.returncode == 0
+    assert completed.stdout.splitlines()[-1] == "6 of 6 questions pass their public tests"
+
+
+def test_check_inside_a_notebook_runs_that_questions_public_tests(tmp_path, monkeypatch, capsys):
+    import __main__
+    from autograder import check
+
+    notebook = ASSIGNMENTS / "sequences-and-attention" / "source" / "sequences-and-attention.ipynb"
+    monkeypatch.setattr(__main__, "np", __import__("numpy"), raising=False)
+    monkeypatch.setattr(__main__, "softmax", lambda x, axis=-1: x, raising=False)
+    assert check("softmax", notebook=notebook) is False
+    assert capsys.readouterr().out.strip() == "\u2717 softmax: softmax([1, 2, 3]) is not right"
+
+    def softmax(x, axis=-1):
+        import numpy as np
+
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    monkeypatch.setattr(__main__, "softmax", softmax)
+    monkeypatch.chdir(notebook.parent)
+    assert check("softmax") is True
+    assert capsys.readouterr().out.strip() == "\u2713 softmax: public tests passed"
+
+
+def _commands():
+    parser = build_parser()
+    return next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_every_command_has_help_and_is_in_the_readme(name):
+    assert _commands()[name].description
+    assert f"autograder {name}" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,0 +1,194 @@
+"""Every defence of the sandbox, attacked by a hostile submission graded through the real command.
+
+The hostile submissions live in tests/hostile/. They are graded in one batch beside an honest
+submission, which must come out untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from autograder.sandbox.runners import SANDBOX_UID_BASE, SANDBOX_UID_SPAN
+
+from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+
+pytestmark = needs_sandbox
+HOSTILE = Path(__file__).parent / "hostile"
+GRADER_SECRET = "grader-secret-7f3a"
+
+
+class Server:
+    """A TCP server on the grading machine that counts who reached it."""
+
+    def __init__(self):
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            self.connections += 1
+            connection.close()
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    root = tmp_path_factory.mktemp("attack")
+    submissions, out = root / "submissions", root / "out"
+    submissions.mkdir()
+    secret_file = root / "server-secret.txt"
+    secret_file.write_text(GRADER_SECRET)
+    server = Server()
+    tokens = {
+        "__HIDDEN_TEST__": str(ASSIGNMENTS / "sequences-and-attention" / "hidden" / "test_softmax.py"),
+        "__REFERENCE__": str(ASSIGNMENTS / "references" / "numpy_reference.py"),
+        "__OTHER_SUBMISSION__": str(submissions / "honest.py"),
+        "__OUTPUT_DIR__": str(out),
+        "__PROJECT__": str(ROOT),
+        "__ASSIGNMENTS__": str(ASSIGNMENTS),
+        "__SERVER_SECRET_FILE__": str(secret_file),
+        "__PORT__": str(server.port),
+    }
+    for source in HOSTILE.glob("*.py"):
+        text = source.read_text()
+        for token, value in tokens.items():
+            text = text.replace(token, value)
+        (submissions / source.name).write_text(text)
+    environment = {**os.environ, "MODULE10_GRADER_SECRET": GRADER_SECRET}
+    completed = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
+         "--jobs", "2", "--timeout", "2", "--reference", "numpy"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT, env=environment,
+    )  # fmt: skip
+    reports = {
+        path.stem: json.loads(path.read_text())
+        for path in out.glob("*.json")
+        if not path.name.endswith(".gradescope.json")
+    }
+    return {"completed": completed, "reports": reports, "out": out, "server": server}
+
+
+def _question(report, question_id):
+    return next(q for q in report["questions"] if q["id"] == question_id)
+
+
+def test_batch_finishes_and_the_honest_submission_is_untouched(batch):
+    completed = batch["completed"]
+    assert completed.returncode == 1, completed.stderr  # the forged-frames submission could not run
+    assert "Traceback" not in completed.stderr + completed.stdout
+    assert "LEAK" not in completed.stderr + completed.stdout  # nothing was unpickled in the grader
+    assert set(batch["reports"]) == {p.stem for p in HOSTILE.glob("*.py")}
+    honest = batch["reports"]["honest"]
+    assert honest["score"] == honest["max_score"] == 10
+
+
+def test_files_of_the_grader_and_other_students_are_invisible(batch):
+    report = batch["reports"]["read_files"]
+    output = report["output"]
+    assert "LEAK" not in output
+    assert output.count("blocked:") == 13
+    assert "root holds: ['bin', 'dev', 'lib', 'lib64', 'proc', 'runtime', 'tmp', 'usr']" in output
+    assert GRADER_SECRET not in output and "MODULE10_GRADER_SECRET" not in output
+    assert "uid: 0 " not in output
+    assert _question(report, "positional_encoding")["feedback"].endswith(
+        "raised FileNotFoundError at line 22 of your code"
+    )
+
+
+def test_no_network_not_even_to_the_grading_machine(batch):
+    output = batch["reports"]["network"]["output"]
+    assert "LEAK" not in output
+    assert output.count("blocked:") == 3
+    assert batch["server"].connections == 0
+
+
+def test_escape_system_calls_are_refused(batch):
+    output = batch["reports"]["escape_syscalls"]["output"]
+    assert "LEAK" not in output
+    assert output.count("blocked:") == 4
+    assert "mount -> -1 (EPERM)" in output and "unshare -> -1 (EPERM)" in output
+
+
+def test_fork_bombs_are_stopped_and_no_process_outlives_its_grading(batch):
+    report = batch["reports"]["processes"]
+    assert "blocked: fork bomb stopped after" in report["output"]
+    assert _question(report, "softmax")["status"] == "passed"
+    leftovers = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                uid = entry.stat().st_uid
+            except FileNotFoundError:
+                continue
+            if SANDBOX_UID_BASE <= uid < SANDBOX_UID_BASE + SANDBOX_UID_SPAN:
+                leftovers.append(entry.name)
+    assert leftovers == []
+
+
+def test_memory_time_and_disk_are_limited_per_question(batch):
+    report = batch["reports"]["resources"]
+    assert "LEAK" not in report["output"]
+    assert "blocked: disk OSError" in report["output"]
+    assert _question(report, "softmax")["feedback"].endswith("softmax raised MemoryError at line 20 of your code")
+    attention = _question(report, "attention")
+    assert attention["status"] == "timeout" and "did not return within 2 s" in attention["feedback"]
+    saturation = _question(report, "saturation")  # fills memory slowly: the limit or the clock stops it
+    assert saturation["status"] in {"error", "timeout"} and saturation["score"] == 0
+    assert _question(report, "positional_encoding")["status"] == "passed"
+
+
+def test_exits_and_floods_cost_only_the_questions_concerned(batch):
+    report = batch["reports"]["exits_and_floods"]
+    assert len(report["output"].encode()) <= 64 * 1024
+    assert report["output"].startswith("flood flood")
+    assert "softmax raised SystemExit" in _question(report, "softmax")["feedback"]
+    assert "worker exited with status 3" in _question(report, "attention")["feedback"]
+    assert "killed by SIGKILL" in _question(report, "saturation")["feedback"]
+    assert _question(report, "positional_encoding")["status"] == "passed"
+
+
+def test_only_plain_data_comes_back(batch):
+    report = batch["reports"]["tampered_values"]
+    feedback = {q["id"]: q["feedback"] for q in report["questions"]}
+    assert "returned an ndarray subclass (AlwaysEqual)" in feedback["softmax"]
+    assert "returned a numpy array of dtype object" in feedback["attention"]
+    assert "returned an object of type Sneaky" in feedback["saturation"]
+    assert "crashed" in feedback["self_attention"]
+    assert "nested more than 32 levels deep" in feedback["multi_head"]
+    assert report["score"] == 0
+
+
+def test_hidden_inputs_never_reach_feedback(batch):
+    texts = [path.read_text() for path in batch["out"].iterdir() if path.suffix in {".json", ".txt"}]
+    assert texts and not any("SECRET" in text for text in texts)
+    report = batch["reports"]["leak_inputs"]
+    assert "softmax raised ValueError at line 15 of your code" in _question(report, "softmax")["feedback"]
+    assert "an exception of the submission's own class" in _question(report, "attention")["feedback"]
+
+
+def test_hidden_test_source_never_reaches_feedback(batch):
+    hidden = (ASSIGNMENTS / "sequences-and-attention" / "hidden").glob("*.py")
+    lines = {line.strip() for path in hidden for line in path.read_text().splitlines() if len(line.strip()) > 30}
+    for path in batch["out"].iterdir():
+        if path.suffix in {".json", ".txt"}:
+            text = path.read_text()
+            assert [line for line in lines if line in text] == []
+
+
+def test_forged_frames_make_the_submission_unrunnable_not_the_grader(batch):
+    report = batch["reports"]["forged_frames"]
+    assert report["ran"] is False and report["score"] == 0
+    assert all(q["status"] == "error" for q in report["questions"])
