@@ -9,6 +9,7 @@ graded so far and a rerun skips it.
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
@@ -86,7 +87,13 @@ def grade_batch(
                 todo.append(submission)
         job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind)
         own_executor = executor is None and options.jobs > 1 and len(todo) > 1
-        pool = ProcessPoolExecutor(max_workers=options.jobs) if own_executor else executor
+        # forkserver: a pool forked from this process would inherit whatever it initialised
+        # (torch's thread pools deadlock in a forked child).
+        pool = (
+            ProcessPoolExecutor(max_workers=options.jobs, mp_context=multiprocessing.get_context("forkserver"))
+            if own_executor
+            else executor
+        )
         try:
             if pool is None:
                 outcomes = ((s, _run_inline(grade_job, s.model_dump(mode="json"), *job_args)) for s in todo)
