@@ -8,6 +8,15 @@ try:
     print("LEAK: wrote 1000 MiB")
 except OSError as error:
     print("blocked: disk", type(error).__name__)
+handles = []
+try:
+    for number in range(10000):
+        handles.append(open(f"/tmp/handle-{number}", "w"))
+    print("LEAK: opened 10000 files")
+except OSError as error:
+    print("blocked: open files", len(handles), type(error).__name__)
+for handle in handles:
+    handle.close()
 for path in ["/runtime/x", "/usr/x", "/x"]:
     try:
         open(path, "w").write("x")

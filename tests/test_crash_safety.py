@@ -1,0 +1,58 @@
+"""A grader killed mid-batch loses nothing already graded, and a rerun finishes the rest."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+from autograder.grading import grader_version
+
+from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+
+KNOWN = ASSIGNMENTS / "sequences-and-attention" / "known"
+
+
+@needs_sandbox
+def test_killed_batch_keeps_whole_submissions_and_a_rerun_finishes(tmp_path):
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    for number in range(8):
+        shutil.copy(KNOWN / "correct_vectorised.py", submissions / f"student{number}.py")
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions),
+               "--out", str(out), "--jobs", "1", "--reference", "numpy"]  # fmt: skip
+    grader = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out / "student1.json").exists():
+        time.sleep(0.05)
+    grader.send_signal(signal.SIGKILL)
+    grader.wait()
+
+    with sqlite3.connect(out / "gradebook.db") as db:
+        recorded = [row[0] for row in db.execute("SELECT student FROM submissions ORDER BY student")]
+        per_student = dict(db.execute("SELECT student, COUNT(*) FROM grades GROUP BY student").fetchall())
+    assert 1 <= len(recorded) < 8
+    assert all(per_student[student] == 6 for student in recorded)  # never half a submission
+
+    rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"skipped {len(recorded)} already graded" in rerun.stderr
+    with sqlite3.connect(out / "gradebook.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM submissions WHERE score = 10").fetchone()[0] == 8
+        assert db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 48
+    assert grader_version()
+
+
+def test_student_facing_package_holds_no_reference_or_hidden_test():
+    import autograder
+
+    package = ROOT / "autograder"
+    assert autograder.__file__.startswith(str(package))
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "def multi_head_attention" not in text and "def permutation_gap" not in text, path
+        assert "def test_" not in text, path  # no hidden test ships with it
