@@ -15,6 +15,8 @@ from rich.console import Console
 
 from .catalog import DEFAULT_FOLDER, Catalog, load_catalog, load_folder
 from .errors import CourseError, Problem
+from .exports import EXPORTERS, export_checks
+from .imports import import_checks
 from .render import lesson_text, lessons_table
 
 PROG = "course"
@@ -80,6 +82,46 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"where to look for lessons (default: {DEFAULT_FOLDER}/)",
     )
     show.set_defaults(handler=_show)
+
+    export = commands.add_parser(
+        "export", help="export check questions for course platforms", description="Export content for course platforms."
+    )
+    export_what = export.add_subparsers(title="what", metavar="WHAT", required=True)
+    export_checks_command = export_what.add_parser(
+        "checks", help="every check question, in a platform's format",
+        description="Export every check question of the lessons, with per-option feedback, in one of: "
+        + ", ".join(EXPORTERS) + ". The same input always gives byte-identical output.",
+    )  # fmt: skip
+    export_checks_command.add_argument(
+        "--format", required=True, choices=list(EXPORTERS), metavar="FORMAT", help=f"one of {', '.join(EXPORTERS)}"
+    )
+    export_checks_command.add_argument(
+        "--out", required=True, type=Path, metavar="PATH", help="the file to write (a folder, or a .tar.gz, for olx)"
+    )
+    export_checks_command.add_argument(
+        "lessons",
+        nargs="*",
+        type=Path,
+        default=[DEFAULT_FOLDER],
+        metavar="LESSON_PATH",
+        help=f"lesson files or folders (default: {DEFAULT_FOLDER}/)",
+    )
+    export_checks_command.set_defaults(handler=_export_checks)
+
+    import_command = commands.add_parser(
+        "import",
+        help="import check questions from course platforms",
+        description="Import content from course platforms.",
+    )
+    import_what = import_command.add_subparsers(title="what", metavar="WHAT", required=True)
+    import_checks_command = import_what.add_parser(
+        "checks", help="check questions from QTI 2.1, Moodle XML or GIFT into a lesson file",
+        description="Read check questions from a QTI 2.1 package or item, a Moodle XML file or a GIFT file "
+        "(told apart by content) and write them as a lesson file in the lesson JSON format.",
+    )  # fmt: skip
+    import_checks_command.add_argument("file", type=Path, metavar="FILE")
+    import_checks_command.add_argument("--out", required=True, type=Path, metavar="LESSON_FILE")
+    import_checks_command.set_defaults(handler=_import_checks)
     return parser
 
 
@@ -111,6 +153,18 @@ def _show(args: argparse.Namespace) -> int:
     catalog: Catalog = load_folder(args.lessons)
     lesson = catalog.lesson(args.slug)
     sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson))
+    return 0
+
+
+def _export_checks(args: argparse.Namespace) -> int:
+    result = export_checks(args.lessons, args.format, args.out)
+    print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({args.format})")
+    return 0
+
+
+def _import_checks(args: argparse.Namespace) -> int:
+    path, count = import_checks(args.file, args.out)
+    print(f"{path}: {count} checks imported")
     return 0
 
 

@@ -1,0 +1,51 @@
+"""Check questions for course platforms. One module per format, each ``export(items, title) ->
+Package``, registered in ``EXPORTERS``; ``export_checks`` is what ``course export checks`` calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..catalog import load_catalog
+from . import gift, json_format, moodle, olx, qti12, qti21
+from .items import ExportItem, items_of
+from .package import ExportError, Package, write_package
+
+EXPORTERS: dict[str, Callable[[list[ExportItem], str], Package]] = {
+    "qti12": qti12.export,
+    "qti21": qti21.export,
+    "moodle": moodle.export,
+    "gift": gift.export,
+    "olx": olx.export,
+    "json": json_format.export,
+}
+DEFAULT_TITLE = "Module 10: Sequences and attention, check questions"
+
+
+class ExportResult(BaseModel):
+    path: Path
+    checks: int
+    lessons: int
+
+
+def export_checks(paths: Iterable[Path | str], fmt: str, out: Path, title: str = DEFAULT_TITLE) -> ExportResult:
+    """Export every check of the lessons under ``paths`` in ``fmt`` to ``out``. Refuses, writing
+    nothing, when a lesson file has an error (a check with no correct option, two, an empty option...)."""
+    if fmt not in EXPORTERS:
+        raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(EXPORTERS)}")
+    catalog = load_catalog(paths)
+    if catalog.errors:
+        first = catalog.errors[0]
+        more = f" (and {len(catalog.errors) - 1} more problems)" if len(catalog.errors) > 1 else ""
+        raise ExportError(f"nothing exported: {first}{more}")
+    lessons = [lesson for lesson in catalog.lessons if lesson.checks]
+    items = items_of(lessons)
+    if not items:
+        raise ExportError("nothing exported: the lessons hold no check questions")
+    path = write_package(EXPORTERS[fmt](items, title), out)
+    return ExportResult(path=path, checks=len(items), lessons=len(lessons))
+
+
+__all__ = ["EXPORTERS", "ExportError", "ExportItem", "ExportResult", "export_checks", "items_of"]

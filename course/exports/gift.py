@@ -1,0 +1,37 @@
+"""Moodle GIFT: one question per check, ``::id::[html]stem{ ~wrong#why =right#confirmation ####key idea }``.
+Every character GIFT gives a meaning to (``~ = # { } :`` and backslash) is escaped, so stems and
+options holding code and LaTeX survive."""
+
+from __future__ import annotations
+
+from .items import ExportItem, to_html
+from .package import Package
+
+SPECIAL = "\\~=#{}:"
+
+
+def escape(text: str) -> str:
+    return "".join(f"\\{char}" if char in SPECIAL else char for char in text).replace("\n", "\\n")
+
+
+def export(items: list[ExportItem], title: str) -> Package:
+    blocks = [f"// {title}", "// Exported by the course command: text is HTML, math is LaTeX for MathJax.", ""]
+    current = None
+    for item in items:
+        if item.lesson_slug != current:
+            current = item.lesson_slug
+            blocks += [f"$CATEGORY: $course$/Module checks/{escape(item.lesson_title)}", ""]
+        blocks.append(question(item))
+        blocks.append("")
+    return Package(files=[("questions.gift", "\n".join(blocks).encode("utf-8"))], container="file")
+
+
+def question(item: ExportItem) -> str:
+    lines = [f"::{escape(item.identifier)}::[html]{escape(to_html(item.check.stem))} {{"]
+    for option in item.options:
+        mark = "=" if option.correct else "~"
+        lines.append(f"\t{mark}{escape(to_html(option.text))}#{escape(to_html(item.feedback(option)))}")
+    if item.key_idea:
+        lines.append(f"\t####{escape(to_html(item.key_idea))}")
+    lines.append("}")
+    return "\n".join(lines)

@@ -1,0 +1,109 @@
+"""Check questions from course platforms back into lesson files. One module per format, each
+``read(data: bytes, source: str) -> ImportedBank``, registered in ``IMPORTERS``; ``import_checks``
+is what ``course import checks`` calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable
+from io import BytesIO
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..errors import CourseError, LessonFileError
+from ..loaders import load_lesson
+from ..models import Check, slugify
+
+
+class CheckImportError(CourseError):
+    pass
+
+
+class ImportedBank(BaseModel):
+    title: str | None = None
+    key_idea: str | None = None
+    checks: list[Check]
+
+
+def detect(data: bytes) -> str:
+    """The format of a platform file, from its content."""
+    if data[:2] == b"PK":
+        return "qti21"
+    head = data[:4096].lstrip().lower()
+    if head.startswith(b"<?xml") or head.startswith(b"<"):
+        if b"<quiz" in head:
+            return "moodle"
+        if b"imsqti_v2p1" in head or b"<assessmentitem" in head:
+            return "qti21"
+        raise CheckImportError("an XML file that is neither Moodle XML nor QTI 2.1")
+    return "gift"
+
+
+def import_checks(file: Path, out: Path) -> tuple[Path, int]:
+    """Read the checks in ``file`` (QTI 2.1 package or item, Moodle XML, GIFT) and write them as a
+    lesson file ``out`` in the lesson JSON format, checked by loading it back."""
+    from . import gift, moodle, qti21
+
+    importers: dict[str, Callable[[bytes, str], ImportedBank]] = {
+        "qti21": qti21.read,
+        "moodle": moodle.read,
+        "gift": gift.read,
+    }
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise CheckImportError(f"{file}: cannot be read ({exc.strerror or exc})") from None
+    if not out.parent.is_dir():
+        raise CheckImportError(f"{out}: cannot write here: the folder {out.parent} does not exist")
+    try:
+        bank = importers[detect(data)](data, str(file))
+    except CheckImportError as exc:
+        raise CheckImportError(f"{file}: {exc}") from None
+    except (ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+        raise CheckImportError(f"{file}: cannot be read as QTI 2.1, Moodle XML or GIFT ({exc})") from None
+    if not bank.checks:
+        raise CheckImportError(f"{file}: holds no single-answer check questions")
+    stem = out.name.split(".")[0]
+    document = {
+        "lesson": {"slug": slugify(stem) or "imported-checks", "title": bank.title or stem, "keyIdea": bank.key_idea},
+        "body": {
+            "format": "markdown",
+            "text": f"## Imported check questions\n\nImported from {file.name} by `course import checks`.",
+        },
+        "checks": [
+            {
+                "question": check.stem.markdown(),
+                "options": [
+                    {
+                        "text": o.text.markdown(),
+                        "correct": o.correct,
+                        "tempting": o.tempting.markdown() if o.tempting else None,
+                    }
+                    for o in check.displayed()
+                ],
+            }
+            for check in bank.checks
+        ],
+    }
+    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".json", dir=out.parent)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(document, stream, indent=2, ensure_ascii=False)
+        stream.write("\n")
+    try:
+        load_lesson(temporary)
+    except LessonFileError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise CheckImportError(
+            f"{file}: the imported checks do not make a valid lesson: {exc.problems[0].what}"
+        ) from None
+    os.replace(temporary, out)
+    return out, len(bank.checks)
+
+
+def zip_members(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist() if not name.endswith("/")}

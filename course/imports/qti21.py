@@ -1,0 +1,73 @@
+"""QTI 2.1 back into checks: a content package (zip) or a single ``assessmentItem`` file. MathML
+comes back as the LaTeX kept in its annotation."""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from ..exports.items import runs_from_element
+from ..models import Check, Option, RichText
+from . import CheckImportError, ImportedBank, zip_members
+
+QTI = "http://www.imsglobal.org/xsd/imsqti_v2p1"
+PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
+
+
+def read(data: bytes, source: str) -> ImportedBank:
+    if data[:2] == b"PK":
+        members = zip_members(data)
+        roots = {
+            name: etree.fromstring(content, PARSER)
+            for name, content in sorted(members.items())
+            if name.endswith(".xml")
+        }
+        documents = [members[name] for name, root in roots.items() if etree.QName(root).localname == "assessmentItem"]
+        title = next(
+            (root.get("title") for root in roots.values() if etree.QName(root).localname == "assessmentTest"), None
+        )
+    else:
+        documents, title = [data], None
+    checks, key_idea = [], None
+    for document in documents:
+        check, general = item(document)
+        checks.append(check)
+        key_idea = key_idea or general
+    return ImportedBank(title=title, key_idea=key_idea, checks=checks)
+
+
+def item(document: bytes) -> tuple[Check, str | None]:
+    root = etree.fromstring(document, PARSER)
+    identifier = root.get("identifier", "?")
+    interaction = root.find(f".//{{{QTI}}}choiceInteraction")
+    if interaction is None:
+        raise CheckImportError(f"item {identifier}: no choiceInteraction")
+    correct = {
+        value.text for value in root.iterfind(f"{{{QTI}}}responseDeclaration/{{{QTI}}}correctResponse/{{{QTI}}}value")
+    }
+    feedback = {node.get("identifier"): node for node in root.iterfind(f"{{{QTI}}}modalFeedback")}
+    prompt = interaction.find(f"{{{QTI}}}prompt")
+    options = []
+    for choice in interaction.iterfind(f"{{{QTI}}}simpleChoice"):
+        letter = choice.get("identifier")
+        is_correct = letter in correct
+        hint = feedback.get(letter)
+        options.append(
+            Option(
+                text=_text(choice),
+                correct=is_correct,
+                tempting=_text(hint) if hint is not None and not is_correct else None,
+            )
+        )
+    general = feedback.get("KEY_IDEA")
+    return Check(stem=_text(prompt) if prompt is not None else RichText([]), options=options), (
+        _text(general).markdown() if general is not None else None
+    )
+
+
+def _text(element) -> RichText:
+    runs = list(runs_from_element(element))
+    if runs and not (runs[0].code or runs[0].math):
+        runs[0] = runs[0].model_copy(update={"text": runs[0].text.lstrip()})
+    if runs and not (runs[-1].code or runs[-1].math):
+        runs[-1] = runs[-1].model_copy(update={"text": runs[-1].text.rstrip()})
+    return RichText([run for run in runs if run.text])

@@ -1,0 +1,255 @@
+"""`course export checks` in every format, and `course import checks` back."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tarfile
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from course.catalog import load_catalog
+from course.exports import EXPORTERS, export_checks
+from course.exports.package import ExportError
+from course.imports import CheckImportError, import_checks
+
+from .conftest import LESSON_DATA, ROOT, SHARED
+
+FIXTURE = ROOT / "tests" / "fixtures" / "tricky-checks.lesson.json"
+SOURCES = [LESSON_DATA, FIXTURE]
+SUFFIX = {"qti12": "zip", "qti21": "zip", "moodle": "xml", "gift": "gift", "olx": "tar.gz", "json": "json"}
+SCHEMAS = SHARED / "schemas"
+needs_shared = pytest.mark.skipif(
+    not SCHEMAS.is_dir(), reason="../shared/schemas is absent: the IMS schemas cannot be read"
+)
+
+
+def _export(tmp_path, fmt, sources=SOURCES, name="out"):
+    out = tmp_path / f"{name}.{SUFFIX[fmt]}"
+    export_checks(sources, fmt, out)
+    return out
+
+
+def _files(path: Path) -> dict[str, bytes]:
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:
+            return {name: archive.read(name) for name in archive.namelist()}
+    if path.name.endswith(".tar.gz"):
+        with tarfile.open(path) as archive:
+            return {m.name: archive.extractfile(m).read() for m in archive.getmembers() if m.isfile()}
+    return {path.name: path.read_bytes()}
+
+
+def _expected_checks():
+    """Every check as a student sees it: stem, options in display order, feedback."""
+    lessons = [lesson for lesson in load_catalog(SOURCES).lessons if lesson.checks]
+    return [
+        (check.stem.markdown(), [(o.text.markdown(), o.correct, o.tempting.markdown() if o.tempting else None) for o in check.displayed()])
+        for lesson in lessons for check in lesson.checks
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def qti21_schema():
+    return etree.XMLSchema(etree.parse(str(SCHEMAS / "qti21" / "qtiv2p1" / "imsqti_v2p1.xsd")))
+
+
+@pytest.mark.parametrize("fmt", sorted(EXPORTERS))
+def test_same_input_gives_byte_identical_output(tmp_path, fmt):
+    first, second = _export(tmp_path, fmt, name="a"), _export(tmp_path, fmt, name="b")
+    assert first.read_bytes() == second.read_bytes()
+
+
+@pytest.mark.parametrize("fmt", sorted(EXPORTERS))
+def test_every_check_keeps_display_order_feedback_and_stable_ids(tmp_path, fmt):
+    text = "\n".join(data.decode("utf-8") for data in _files(_export(tmp_path, fmt)).values())
+    for identifier in ("from-sequences-to-attention-check-1", "tricky-checks-check-1", "tricky-checks-check-2"):
+        assert identifier in text
+    # the seed check's display order puts option 3 ("Transformers cannot process...") first
+    first, last = (
+        text.find("Transformers cannot process sequences incrementally"),
+        text.find("Transformers have more parameters per layer"),
+    )
+    assert 0 <= first < last
+    assert "Layer norm’s statistics are a few numbers per position" in text  # a tempting explanation as feedback
+    assert "Correct." in text
+    assert "Attention lets every position read every other in one step" in text  # the key idea
+
+
+@needs_shared
+def test_qti21_items_test_and_manifest_are_schema_valid_with_mathml(tmp_path, qti21_schema):
+    files = _files(_export(tmp_path, "qti21"))
+    manifest = etree.XMLSchema(etree.parse(str(SCHEMAS / "qti21" / "imscp_v1p1.xsd")))
+    manifest.assertValid(etree.fromstring(files.pop("imsmanifest.xml")))
+    assert len(files) == 4  # the test and three items
+    for data in files.values():
+        qti21_schema.assertValid(etree.fromstring(data))
+    item = files["items/tricky-checks-check-2.xml"].decode()
+    assert "<m:math" in item and '<m:annotation encoding="application/x-tex">\\sqrt{d_k}</m:annotation>' in item
+    assert "\\(" not in item
+    assert 'shuffle="false"' in item and item.count("<modalFeedback") == 5
+
+
+@needs_shared
+def test_qti12_assessment_is_valid_against_the_dtd(tmp_path):
+    files = _files(_export(tmp_path, "qti12"))
+    assert set(files) == {"imsmanifest.xml", "module-checks/module-checks.xml", "module-checks/assessment_meta.xml"}
+    document = etree.fromstring(files["module-checks/module-checks.xml"])
+    for element in document.iter():  # a DTD knows no namespaces
+        element.tag = etree.QName(element).localname
+    for name in list(document.attrib):
+        if name.startswith("{"):
+            del document.attrib[name]
+    etree.cleanup_namespaces(document)
+    dtd = etree.DTD(str(SCHEMAS / "qti12" / "ims_qtiasiv1p2p1.dtd"))
+    assert dtd.validate(document), dtd.error_log.filter_from_errors()
+    text = files["module-checks/module-checks.xml"].decode()
+    assert "multiple_choice_question" in text and "\\(\\sqrt{d_k}\\)" in text
+
+
+@pytest.mark.parametrize(
+    "fmt, schema, members",
+    [
+        ("moodle", "moodle-quiz.xsd", lambda f: f),
+        ("olx", "olx-problem.xsd", lambda f: {k: v for k, v in f.items() if "/problem/" in k}),
+    ],
+)
+def test_moodle_and_olx_match_the_project_schemas(tmp_path, fmt, schema, members):
+    validator = etree.XMLSchema(etree.parse(str(resources.files("course").joinpath("schemas", schema))))
+    files = members(_files(_export(tmp_path, fmt)))
+    assert files
+    for data in files.values():
+        validator.assertValid(etree.fromstring(data))
+
+
+def test_olx_is_a_course_studio_imports_as_a_folder_or_tar_gz(tmp_path):
+    folder = tmp_path / "olx"
+    export_checks(SOURCES, "olx", folder)
+    assert (folder / "course" / "course.xml").is_file()
+    problems = sorted(p.name for p in (folder / "course" / "problem").iterdir())
+    assert problems == [
+        "from-sequences-to-attention-check-1.xml",
+        "tricky-checks-check-1.xml",
+        "tricky-checks-check-2.xml",
+    ]
+    archived = _files(_export(tmp_path, "olx"))
+    assert {name: data for name, data in archived.items()} == {
+        str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+    problem = (folder / "course" / "problem" / "tricky-checks-check-1.xml").read_text()
+    assert "<choicehint>" in problem and "<code>scores[~mask] = -np.inf</code>" in problem
+
+
+def test_json_export_follows_its_published_schema(tmp_path):
+    from course.schemas import schema_problems
+
+    document = json.loads(_export(tmp_path, "json").read_text())
+    assert schema_problems("checks-export", document) == []
+    check = document["checks"][2]
+    assert check["stem"]["markdown"].startswith("Queries and keys have \\(d_k = 64\\)")
+    assert [o["correct"] for o in check["options"]] == [False, True, False, False]
+
+
+def test_gift_escapes_every_special_character(tmp_path):
+    text = _export(tmp_path, "gift").read_text()
+    assert "<code>scores[\\~mask] \\= -np.inf</code>" in text
+    assert "\\\\(\\\\sqrt\\{d_k\\}\\\\)" in text
+    assert "<code>\\{k\\: v for k, v in zip(K, V)\\}</code> \\# a dict lookup" in text
+
+
+@pytest.mark.parametrize("fmt", ["qti21", "moodle", "gift"])
+def test_export_then_import_gives_back_the_same_checks(tmp_path, fmt):
+    exported = _export(tmp_path, fmt)
+    out, count = import_checks(exported, tmp_path / "imported.lesson.json")
+    assert count == 3
+    [lesson] = load_catalog([out]).lessons
+    got = [
+        (
+            c.stem.markdown(),
+            [(o.text.markdown(), o.correct, o.tempting.markdown() if o.tempting else None) for o in c.displayed()],
+        )
+        for c in lesson.checks
+    ]
+    assert got == _expected_checks()
+    assert lesson.key_idea.startswith("Attention lets every position")
+
+
+def _write_lesson(tmp_path, mutate):
+    document = json.loads(FIXTURE.read_text())
+    mutate(document["checks"][0]["options"])
+    path = tmp_path / "broken.lesson.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+@pytest.mark.parametrize(
+    "mutate, where, what",
+    [
+        (lambda options: options[0].update(correct=False), "/checks/0/options", "no option is marked correct"),
+        (lambda options: options[1].update(correct=True), "/checks/0/options", "options 1, 2 are all marked correct"),
+        (lambda options: options[2].update(text=""), "/checks/0/options/2/text", "must not be empty or blank"),
+        (lambda options: options[3].update(text="  \t "), "/checks/0/options/3/text", "must not be empty or blank"),
+    ],
+    ids=["no-correct", "two-correct", "empty-option", "whitespace-option"],
+)
+@pytest.mark.parametrize("fmt", sorted(EXPORTERS))
+def test_bad_checks_are_refused_naming_lesson_and_option_and_nothing_is_written(tmp_path, fmt, mutate, where, what):
+    source = _write_lesson(tmp_path, mutate)
+    out = tmp_path / f"out.{SUFFIX[fmt]}"
+    with pytest.raises(ExportError) as caught:
+        export_checks([source], fmt, out)
+    message = str(caught.value)
+    assert message.startswith(f"nothing exported: {source}: {where}: ") and what in message
+    assert "\n" not in message
+    assert list(tmp_path.iterdir()) == [source]
+
+
+def test_unknown_format_and_missing_folder_are_one_line_errors(course, tmp_path):
+    result = course("export", "checks", "--format", "pdf", "--out", tmp_path / "x")
+    assert result.code == 2 and "invalid choice: 'pdf'" in result.err
+    result = course("export", "checks", "--format", "gift", "--out", tmp_path / "missing" / "x.gift")
+    assert result.code == 2
+    assert (
+        result.err
+        == f"course: {tmp_path / 'missing' / 'x.gift'}: cannot write here: the folder {tmp_path / 'missing'} does not exist\n"
+    )
+    with pytest.raises(ExportError, match="unknown format 'pdf'"):
+        export_checks([LESSON_DATA], "pdf", tmp_path / "x")
+
+
+def test_export_and_import_commands(course, tmp_path):
+    result = course("export", "checks", "--format", "moodle", "--out", tmp_path / "q.xml", LESSON_DATA, FIXTURE)
+    assert result.code == 0 and result.out == f"{tmp_path / 'q.xml'}: 3 checks from 2 lessons (moodle)\n"
+    result = course("import", "checks", tmp_path / "q.xml", "--out", tmp_path / "bank.lesson.json")
+    assert result.code == 0 and result.out == f"{tmp_path / 'bank.lesson.json'}: 3 checks imported\n"
+    assert course("validate", tmp_path / "bank.lesson.json").code == 0
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("garbage.zip", b"PK\x03\x04 not really a zip", "cannot be read as QTI 2.1, Moodle XML or GIFT"),
+        ("other.xml", b"<html><body>hi</body></html>", "an XML file that is neither Moodle XML nor QTI 2.1"),
+        ("two.gift", b"::q::Which? {=a =b ~c}", "question 1: needs exactly one right answer (=)"),
+        ("none.gift", b"// only a comment\n", "holds no single-answer check questions"),
+    ],
+)
+def test_bad_import_files_are_one_line_errors(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(CheckImportError) as caught:
+        import_checks(path, tmp_path / "out.lesson.json")
+    assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+    assert not (tmp_path / "out.lesson.json").exists()
+
+
+def test_export_of_lessons_without_checks_says_so(tmp_path):
+    shutil.copy(LESSON_DATA / "module-10-sequences-and-attention.md", tmp_path / "page.md")
+    with pytest.raises(ExportError, match="the lessons hold no check questions"):
+        export_checks([tmp_path], "gift", tmp_path / "x.gift")
+    assert re.fullmatch(r"page\.md", " ".join(p.name for p in tmp_path.iterdir()))
