@@ -15,6 +15,7 @@ from rich.console import Console
 
 from .catalog import DEFAULT_FOLDER, Catalog, load_catalog, load_folder
 from .errors import CourseError, Problem
+from .exams import build_exam, grade_exam
 from .exports import EXPORTERS, export_checks
 from .imports import import_checks
 from .render import lesson_text, lessons_table
@@ -122,6 +123,43 @@ def build_parser() -> argparse.ArgumentParser:
     import_checks_command.add_argument("file", type=Path, metavar="FILE")
     import_checks_command.add_argument("--out", required=True, type=Path, metavar="LESSON_FILE")
     import_checks_command.set_defaults(handler=_import_checks)
+
+    exam = commands.add_parser(
+        "exam",
+        help="build exams from the check questions and grade them",
+        description="Per-student exam variants built from the lessons' check questions.",
+    )
+    exam_what = exam.add_subparsers(title="what", metavar="WHAT", required=True)
+    build = exam_what.add_parser(
+        "build", help="a variant per student on the roster",
+        description="Write DIR/<student_id>.md and .html (math as MathML, renders offline), DIR/key.json and "
+        "DIR/responses-template.csv. Question and option order come from (seed, student id): the same inputs "
+        "give the same variants on any machine.",
+    )  # fmt: skip
+    build.add_argument("--roster", required=True, type=Path, metavar="ROSTER.csv", help="columns student_id,name,email")
+    build.add_argument("--out", required=True, type=Path, metavar="DIR")
+    build.add_argument("--seed", type=int, default=0, metavar="N")
+    build.add_argument("--questions", type=int, metavar="K", help="questions per variant (default: all)")
+    build.add_argument(
+        "--lessons",
+        type=Path,
+        action="append",
+        metavar="PATH",
+        help=f"lessons to draw from (default: {DEFAULT_FOLDER}/)",
+    )
+    build.add_argument("--no-shuffle", action="store_true", help="every variant in the lessons' order")
+    build.add_argument("--include-open", action="store_true", help="add the self-check questions, graded by hand")
+    build.set_defaults(handler=_exam_build)
+    grade = exam_what.add_parser(
+        "grade", help="grade the answer sheets of an exam",
+        description="Grade RESPONSES.csv (student_id and q1..qK, letters as printed on each student's variant, "
+        "blank when unanswered) against DIR/key.json. Writes RESULTS/scores.csv, RESULTS/feedback/<student_id>.md, "
+        "RESULTS/items.csv and RESULTS/items.png. Bad rows are reported with their row number; good rows are graded.",
+    )  # fmt: skip
+    grade.add_argument("exam", type=Path, metavar="DIR")
+    grade.add_argument("responses", type=Path, metavar="RESPONSES.csv")
+    grade.add_argument("--out", required=True, type=Path, metavar="RESULTS")
+    grade.set_defaults(handler=_exam_grade)
     return parser
 
 
@@ -166,6 +204,23 @@ def _import_checks(args: argparse.Namespace) -> int:
     path, count = import_checks(args.file, args.out)
     print(f"{path}: {count} checks imported")
     return 0
+
+
+def _exam_build(args: argparse.Namespace) -> int:
+    result = build_exam(
+        args.roster, args.out, seed=args.seed, questions=args.questions, lessons=args.lessons,
+        shuffle=not args.no_shuffle, include_open=args.include_open,
+    )  # fmt: skip
+    _print_problems(result.problems, sys.stderr)
+    print(f"{args.out}: {result.students} variants of {result.questions} questions")
+    return 2 if result.problems else 0
+
+
+def _exam_grade(args: argparse.Namespace) -> int:
+    result = grade_exam(args.exam, args.responses, args.out)
+    _print_problems(result.problems, sys.stderr)
+    print(f"{args.out}: {result.graded} students graded")
+    return 2 if any(p.severity == "error" for p in result.problems) else 0
 
 
 def _print_problems(problems: list[Problem], stream) -> None:

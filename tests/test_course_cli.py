@@ -19,7 +19,7 @@ def test_validate_shipped_lessons_exits_0_and_prints_no_problem(course):
     result = course("validate", LESSON_DATA)
     assert result.code == 0
     assert result.out == ""
-    assert result.err.strip() == "4 files: 4 lessons, 0 errors, 0 warnings"
+    assert result.err.strip() == "5 files: 5 lessons, 0 errors, 0 warnings"
 
 
 def test_validate_prints_file_where_what_per_problem_and_exits_2(course, tmp_path, lesson_document):
@@ -54,6 +54,7 @@ def test_lessons_prints_a_table_of_the_shipped_lessons(course, monkeypatch):
         "module-10-sequences-and-attention",
         "sequences-from-recurrence-to-attention",
         "sequences-and-transformers",
+        "module-10-question-bank",
     ):
         assert slug in result.out
     assert "Machine Learning, Foundations" in result.out

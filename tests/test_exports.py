@@ -18,10 +18,11 @@ from course.exports import EXPORTERS, export_checks
 from course.exports.package import ExportError
 from course.imports import CheckImportError, import_checks
 
-from .conftest import LESSON_DATA, ROOT, SHARED
+from .conftest import JSON_LESSON, LESSON_DATA, ROOT, SHARED
 
 FIXTURE = ROOT / "tests" / "fixtures" / "tricky-checks.lesson.json"
-SOURCES = [LESSON_DATA, FIXTURE]
+SOURCES = [JSON_LESSON, FIXTURE]
+BANK = LESSON_DATA / "module-10-question-bank.lesson.json"
 SUFFIX = {"qti12": "zip", "qti21": "zip", "moodle": "xml", "gift": "gift", "olx": "tar.gz", "json": "json"}
 SCHEMAS = SHARED / "schemas"
 needs_shared = pytest.mark.skipif(
@@ -219,11 +220,11 @@ def test_unknown_format_and_missing_folder_are_one_line_errors(course, tmp_path)
         == f"course: {tmp_path / 'missing' / 'x.gift'}: cannot write here: the folder {tmp_path / 'missing'} does not exist\n"
     )
     with pytest.raises(ExportError, match="unknown format 'pdf'"):
-        export_checks([LESSON_DATA], "pdf", tmp_path / "x")
+        export_checks([JSON_LESSON], "pdf", tmp_path / "x")
 
 
 def test_export_and_import_commands(course, tmp_path):
-    result = course("export", "checks", "--format", "moodle", "--out", tmp_path / "q.xml", LESSON_DATA, FIXTURE)
+    result = course("export", "checks", "--format", "moodle", "--out", tmp_path / "q.xml", JSON_LESSON, FIXTURE)
     assert result.code == 0 and result.out == f"{tmp_path / 'q.xml'}: 3 checks from 2 lessons (moodle)\n"
     result = course("import", "checks", tmp_path / "q.xml", "--out", tmp_path / "bank.lesson.json")
     assert result.code == 0 and result.out == f"{tmp_path / 'bank.lesson.json'}: 3 checks imported\n"
@@ -253,3 +254,18 @@ def test_export_of_lessons_without_checks_says_so(tmp_path):
     with pytest.raises(ExportError, match="the lessons hold no check questions"):
         export_checks([tmp_path], "gift", tmp_path / "x.gift")
     assert re.fullmatch(r"page\.md", " ".join(p.name for p in tmp_path.iterdir()))
+
+
+@needs_shared
+def test_the_question_bank_exports_as_schema_valid_qti21(tmp_path, qti21_schema):
+    files = _files(_export(tmp_path, "qti21", sources=[BANK]))
+    items = {name: data for name, data in files.items() if name.startswith("items/")}
+    assert len(items) == 14
+    for data in items.values():
+        qti21_schema.assertValid(etree.fromstring(data))
+
+
+def test_default_export_is_every_check_in_lesson_data(course, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    result = course("export", "checks", "--format", "json", "--out", tmp_path / "all.json")
+    assert result.out == f"{tmp_path / 'all.json'}: 15 checks from 2 lessons (json)\n"

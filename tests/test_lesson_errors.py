@@ -175,7 +175,7 @@ def test_folder_with_one_bad_file_still_lists_the_good_ones(tmp_path):
         shutil.copy(path, tmp_path / path.name)
     (tmp_path / "broken.lesson.json").write_text('{"lesson": [', encoding="utf-8")
     catalog = load_catalog([tmp_path])
-    assert len(catalog.lessons) == 4
+    assert len(catalog.lessons) == 5
     assert [str(p) for p in catalog.errors] == [
         f"{tmp_path / 'broken.lesson.json'}: line 1, column 13: malformed JSON: Expecting value"
     ]

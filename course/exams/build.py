@@ -1,0 +1,94 @@
+"""``course exam build``: a variant per student on the roster, the key, and an answer-sheet template."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..catalog import load_catalog
+from ..errors import Problem
+from . import render
+from .csvfiles import SAFE_ID, ExamError, problem, read_rows
+from .variants import ExamKey, Student, bank_of, make_variant
+
+ROSTER_COLUMNS = ["student_id", "name", "email"]
+DEFAULT_TITLE = "Module 10 exam: Sequences and attention"
+
+
+class BuildResult(BaseModel):
+    students: int
+    questions: int
+    problems: list[Problem] = []
+
+
+def read_roster(path: Path) -> tuple[list[Student], list[Problem]]:
+    _, rows = read_rows(path, ROSTER_COLUMNS)
+    students, problems, seen = [], [], {}
+    for row_number, row in rows:
+        student_id = row["student_id"]
+        if not student_id:
+            problems.append(problem(path, row_number, "no student_id; row skipped"))
+        elif not SAFE_ID.match(student_id):
+            problems.append(
+                problem(
+                    path,
+                    row_number,
+                    f"student_id {student_id!r} may only hold letters, digits, '.', '_' and '-'; row skipped",
+                )
+            )
+        elif student_id in seen:
+            problems.append(
+                problem(path, row_number, f"student_id {student_id!r} repeats row {seen[student_id]}; row skipped")
+            )
+        else:
+            seen[student_id] = row_number
+            students.append(Student(student_id=student_id, name=row["name"] or student_id, email=row["email"]))
+    if not students:
+        raise ExamError(f"{path}: no usable rows" + (f" ({problems[0].where}: {problems[0].what})" if problems else ""))
+    return students, problems
+
+
+def build_exam(
+    roster: Path,
+    out: Path,
+    seed: int = 0,
+    questions: int | None = None,
+    lessons: list[Path] | None = None,
+    shuffle: bool = True,
+    include_open: bool = False,
+    title: str = DEFAULT_TITLE,
+) -> BuildResult:
+    students, problems = read_roster(roster)
+    catalog = load_catalog(lessons or [Path("lesson_data")])
+    if catalog.errors:
+        raise ExamError(f"cannot build from these lessons: {catalog.errors[0]}")
+    bank = bank_of(catalog.lessons, include_open)
+    if not bank:
+        raise ExamError("the lessons hold no check questions")
+    count = len(bank) if questions is None else questions
+    if not 1 <= count <= len(bank):
+        raise ExamError(f"--questions must be between 1 and {len(bank)}, the number of questions in the lessons")
+    if not out.parent.is_dir():
+        raise ExamError(f"{out}: cannot write here: the folder {out.parent} does not exist")
+    variants = [make_variant(student, bank, seed, count, shuffle) for student in students]
+    key = ExamKey(title=title, seed=seed, shuffled=shuffle, questions={q.id: q for q in bank}, variants=variants)
+    out.mkdir(exist_ok=True)
+    for variant in variants:
+        student_id = variant.student.student_id
+        (out / f"{student_id}.md").write_text(render.markdown(key, variant), encoding="utf-8")
+        (out / f"{student_id}.html").write_text(render.page(key, variant), encoding="utf-8")
+    (out / "key.json").write_text(key.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    (out / "responses-template.csv").write_text(_template(variants, count), encoding="utf-8")
+    return BuildResult(students=len(students), questions=count, problems=problems)
+
+
+def _template(variants, count: int) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student_id", *(f"q{n}" for n in range(1, count + 1))])
+    for variant in variants:
+        writer.writerow([variant.student.student_id, *([""] * count)])
+    return buffer.getvalue()

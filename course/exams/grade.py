@@ -1,0 +1,259 @@
+"""``course exam grade``: scores, feedback per student, and an item analysis (CSV and a chart)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import Problem
+from .csvfiles import ExamError, problem, read_rows
+from .stats import difficulty, point_biserial
+from .variants import ExamKey, Variant
+
+
+class StudentResult(BaseModel):
+    student_id: str
+    name: str
+    answers: dict[int, str | None]  # position -> letter, None when unanswered
+    correct: int
+    answered: int
+    automatic: int
+    by_hand: int
+
+
+class ExamGradeResult(BaseModel):
+    graded: int
+    problems: list[Problem] = []
+
+
+def grade_exam(exam: Path, responses: Path, out: Path) -> ExamGradeResult:
+    key = load_key(exam)
+    positions = len(key.variants[0].questions)
+    columns = [f"q{n}" for n in range(1, positions + 1)]
+    _, rows = read_rows(responses, ["student_id", *columns])
+    variants = {variant.student.student_id: variant for variant in key.variants}
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
+    results: list[StudentResult] = []
+    for row_number, row in rows:
+        student_id = row["student_id"]
+        if student_id not in variants:
+            problems.append(
+                problem(responses, row_number, f"student_id {student_id!r} has no variant in this exam; row skipped")
+            )
+            continue
+        if student_id in seen:
+            problems.append(
+                problem(
+                    responses,
+                    row_number,
+                    f"student_id {student_id!r} already answered on row {seen[student_id]}; row skipped",
+                )
+            )
+            continue
+        seen[student_id] = row_number
+        results.append(_grade_row(key, variants[student_id], row, responses, row_number, problems))
+    for student_id in variants:
+        if student_id not in seen:
+            problems.append(
+                Problem(file=str(responses), where="rows", what=f"no answers for {student_id!r}", severity="warning")
+            )
+    if not out.parent.is_dir():
+        raise ExamError(f"{out}: cannot write here: the folder {out.parent} does not exist")
+    out.mkdir(exist_ok=True)
+    _write_scores(out / "scores.csv", results)
+    (out / "feedback").mkdir(exist_ok=True)
+    for result in results:
+        (out / "feedback" / f"{result.student_id}.md").write_text(
+            _feedback(key, variants[result.student_id], result), encoding="utf-8"
+        )
+    items = item_analysis(key, results)
+    _write_items(out / "items.csv", items)
+    _chart(out / "items.png", items)
+    return ExamGradeResult(graded=len(results), problems=problems)
+
+
+def load_key(exam: Path) -> ExamKey:
+    path = exam / "key.json"
+    try:
+        return ExamKey.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ExamError(f"{path}: no such file; is {exam} a folder made by `course exam build`?") from None
+    except (ValidationError, ValueError) as exc:
+        raise ExamError(f"{path}: not an exam key ({str(exc).splitlines()[0]})") from None
+
+
+def _grade_row(
+    key: ExamKey, variant: Variant, row: dict[str, str], path: Path, row_number: int, problems: list[Problem]
+) -> StudentResult:
+    answers: dict[int, str | None] = {}
+    correct = answered = automatic = by_hand = 0
+    for question in variant.questions:
+        value = row.get(f"q{question.position}", "").strip().upper()
+        if question.kind == "open":
+            by_hand += 1
+            answers[question.position] = None
+            continue
+        automatic += 1
+        if value and value not in question.letters:
+            letters = "".join(question.letters)
+            problems.append(
+                problem(
+                    path,
+                    row_number,
+                    f"q{question.position}: {value!r} is not an answer on {variant.student.student_id}'s variant (one of {letters}); counted as unanswered",
+                )
+            )
+            value = ""
+        answers[question.position] = value or None
+        if value:
+            answered += 1
+            correct += value == key.correct_letter(question)
+    return StudentResult(
+        student_id=variant.student.student_id, name=variant.student.name, answers=answers, correct=correct,
+        answered=answered, automatic=automatic, by_hand=by_hand,
+    )  # fmt: skip
+
+
+class ItemStatistics(BaseModel):
+    question: str
+    lesson: str
+    kind: str
+    students: int
+    answered: int
+    correct: int
+    difficulty: float | None
+    discrimination: float | None
+    chosen: list[int]  # per option, in the check's display order
+    unanswered: int
+    correct_option: int | None  # 1-based, in display order
+
+
+def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatistics]:
+    variants = {variant.student.student_id: variant for variant in key.variants}
+    totals = {result.student_id: result.correct for result in results}
+    statistics = []
+    on_a_variant = {q.question for variant in key.variants for q in variant.questions}
+    for question_id, bank in key.questions.items():
+        if question_id not in on_a_variant:
+            continue
+        hits, scores, chosen, unanswered, students = [], [], [0] * len(bank.options), 0, 0
+        for result in results:
+            placed = next((q for q in variants[result.student_id].questions if q.question == question_id), None)
+            if placed is None:
+                continue
+            students += 1
+            if bank.kind == "open":
+                continue
+            letter = result.answers.get(placed.position)
+            if letter is None:
+                unanswered += 1
+                hits.append(0)
+            else:
+                option = placed.letters[letter]
+                chosen[[choice.option for choice in bank.options].index(option)] += 1
+                hits.append(int(letter == key.correct_letter(placed)))
+            scores.append(totals[result.student_id])
+        correct_option = next((n for n, choice in enumerate(bank.options, start=1) if choice.correct), None)
+        statistics.append(
+            ItemStatistics(
+                question=question_id,
+                lesson=bank.lesson,
+                kind=bank.kind,
+                students=students,
+                answered=students - unanswered if bank.kind == "choice" else 0,
+                correct=sum(hits),
+                difficulty=difficulty(hits),
+                discrimination=point_biserial(hits, scores),
+                chosen=chosen,
+                unanswered=unanswered,
+                correct_option=correct_option,
+            )  # fmt: skip
+        )
+    return statistics
+
+
+def _write_scores(path: Path, results: list[StudentResult]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(["student_id", "name", "correct", "answered", "questions", "percent", "graded_by_hand"])
+        for r in sorted(results, key=lambda r: r.student_id):
+            percent = f"{100 * r.correct / r.automatic:.1f}" if r.automatic else ""
+            writer.writerow([r.student_id, r.name, r.correct, r.answered, r.automatic, percent, r.by_hand])
+
+
+def _write_items(path: Path, items: list[ItemStatistics]) -> None:
+    width = max((len(item.chosen) for item in items), default=0)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(["question", "kind", "students", "answered", "correct", "difficulty", "discrimination",
+                         "correct_option", *(f"chose_{n}" for n in range(1, width + 1)), "unanswered"])  # fmt: skip
+        for item in items:
+            writer.writerow([
+                item.question, item.kind, item.students, item.answered if item.kind == "choice" else "",
+                item.correct if item.kind == "choice" else "", _number(item.difficulty), _number(item.discrimination),
+                item.correct_option or "", *(item.chosen + [""] * (width - len(item.chosen))),
+                item.unanswered if item.kind == "choice" else "",
+            ])  # fmt: skip
+
+
+def _chart(path: Path, items: list[ItemStatistics]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    choice = [item for item in items if item.kind == "choice"]
+    labels = [
+        item.question.rsplit("-check-", 1)[-1] if "-check-" in item.question else item.question for item in choice
+    ]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, max(3, 0.35 * len(choice) + 1)), sharey=True)
+    positions = range(len(choice))
+    left.barh(positions, [item.difficulty or 0 for item in choice], color="#4c72b0")
+    left.set_xlim(0, 1)
+    left.set_xlabel("difficulty (share correct)")
+    left.set_yticks(list(positions), [f"question {label}" for label in labels])
+    right.barh(positions, [item.discrimination or 0 for item in choice], color="#dd8452")
+    right.set_xlim(-1, 1)
+    right.axvline(0, color="black", linewidth=0.8)
+    right.set_xlabel("discrimination (point-biserial)")
+    figure.suptitle("Item analysis")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+
+
+def _feedback(key: ExamKey, variant: Variant, result: StudentResult) -> str:
+    lines = [f"# {key.title}: feedback for {result.name} ({result.student_id})", ""]
+    summary = f"Score: {result.correct} of {result.automatic}"
+    if result.by_hand:
+        summary += f"; {result.by_hand} open question{'s' if result.by_hand > 1 else ''} graded by hand"
+    lines += [summary + ".", ""]
+    for question in variant.questions:
+        bank = key.questions[question.question]
+        lines += [f"## {question.position}. {bank.stem}", ""]
+        if question.kind == "open":
+            lines += ["Graded by hand.", ""]
+            continue
+        texts = {choice.option: choice for choice in bank.options}
+        right = key.correct_letter(question)
+        letter = result.answers.get(question.position)
+        if letter is None:
+            lines.append("Not answered.")
+        elif letter == right:
+            lines.append(f"Your answer, **{letter}**, is correct: {texts[question.letters[letter]].text}")
+        else:
+            chosen = texts[question.letters[letter]]
+            lines.append(f"Your answer, **{letter}**: {chosen.text}")
+            lines.append("")
+            lines.append(f"Not correct. {chosen.tempting or ''}".rstrip())
+        if letter != right:
+            lines += ["", f"The correct answer is **{right}**: {texts[question.letters[right]].text}"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"

@@ -1,0 +1,119 @@
+"""Per-student variants: which questions, in which order, with which option under which letter.
+
+Orders come from SHA-256 of (seed, student, question[, option]), so the same inputs give the same
+variants on any machine and any Python or numpy version."""
+
+from __future__ import annotations
+
+import hashlib
+from string import ascii_uppercase
+from typing import Literal
+
+from pydantic import BaseModel
+
+from ..exports.items import items_of
+from ..models import Lesson
+
+
+class Choice(BaseModel):
+    option: int  # index in the check's own option list
+    text: str  # inline Markdown
+    correct: bool
+    tempting: str | None = None
+
+
+class BankQuestion(BaseModel):
+    id: str
+    lesson: str
+    kind: Literal["choice", "open"]
+    stem: str  # inline Markdown
+    options: list[Choice] = []  # in the check's display order
+
+
+class VariantQuestion(BaseModel):
+    position: int
+    question: str
+    kind: Literal["choice", "open"]
+    letters: dict[str, int] = {}  # letter on this variant -> option index in the check
+
+    def letter_of(self, option: int) -> str:
+        return next(letter for letter, index in self.letters.items() if index == option)
+
+
+class Student(BaseModel):
+    student_id: str
+    name: str
+    email: str
+
+
+class Variant(BaseModel):
+    student: Student
+    questions: list[VariantQuestion]
+
+
+class ExamKey(BaseModel):
+    """key.json: what every letter on every variant means, and the questions themselves, so that
+    grading needs nothing but the exam folder."""
+
+    format: Literal["module10-exam-key"] = "module10-exam-key"
+    version: Literal[1] = 1
+    title: str
+    seed: int
+    shuffled: bool
+    questions: dict[str, BankQuestion]
+    variants: list[Variant]
+
+    def correct_letter(self, question: VariantQuestion) -> str:
+        bank = self.questions[question.question]
+        correct = next(choice.option for choice in bank.options if choice.correct)
+        return question.letter_of(correct)
+
+
+def bank_of(lessons: list[Lesson], include_open: bool) -> list[BankQuestion]:
+    questions = [
+        BankQuestion(
+            id=item.identifier,
+            lesson=item.lesson_title,
+            kind="choice",
+            stem=item.check.stem.markdown(),
+            options=[
+                Choice(
+                    option=index,
+                    text=option.text.markdown(),
+                    correct=option.correct,
+                    tempting=option.tempting.markdown() if option.tempting else None,
+                )
+                for index, option in ((i, item.check.options[i]) for i in item.check.order)
+            ],
+        )  # fmt: skip
+        for item in items_of(lessons)
+    ]
+    if include_open:
+        for lesson in lessons:
+            for number, question in enumerate(lesson.open_questions, start=1):
+                questions.append(
+                    BankQuestion(
+                        id=f"{lesson.slug}-open-{number}",
+                        lesson=lesson.title,
+                        kind="open",
+                        stem=question.prompt.markdown(),
+                    )
+                )
+    return questions
+
+
+def make_variant(student: Student, bank: list[BankQuestion], seed: int, count: int, shuffle: bool) -> Variant:
+    chosen = sorted(bank, key=lambda q: _rank(seed, student.student_id, q.id)) if shuffle else list(bank)
+    chosen = chosen[:count]
+    questions = []
+    for position, question in enumerate(chosen, start=1):
+        options = [choice.option for choice in question.options]
+        if shuffle:
+            options.sort(key=lambda option: _rank(seed, student.student_id, question.id, str(option)))
+        letters = {letter: option for letter, option in zip(ascii_uppercase, options, strict=False)}
+        questions.append(VariantQuestion(position=position, question=question.id, kind=question.kind, letters=letters))
+    return Variant(student=student, questions=questions)
+
+
+def _rank(seed: int, *parts: str) -> str:
+    return hashlib.sha256("\x1f".join((str(seed), *parts)).encode()).hexdigest()

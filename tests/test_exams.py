@@ -1,0 +1,255 @@
+"""`course exam build` and `course exam grade`: variants, keys, grading, feedback, item analysis."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+
+from course.exams import build_exam, grade_exam
+from course.exams.csvfiles import ExamError
+from course.exams.stats import difficulty, point_biserial
+
+from .conftest import LESSON_DATA
+
+ROSTER = "student_id,name,email\n" + "".join(f"s{n:03d},Student {n},s{n}@example.org\n" for n in range(1, 7))
+
+
+@pytest.fixture
+def roster(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text(ROSTER)
+    return path
+
+
+def _key(folder):
+    return json.loads((folder / "key.json").read_text())
+
+
+def _responses(tmp_path, rows, positions):
+    path = tmp_path / "responses.csv"
+    lines = ["student_id," + ",".join(f"q{n}" for n in range(1, positions + 1))] + [",".join(row) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _correct_letter(key, variant_question):
+    bank = key["questions"][variant_question["question"]]
+    correct = next(c["option"] for c in bank["options"] if c["correct"])
+    return next(letter for letter, option in variant_question["letters"].items() if option == correct)
+
+
+def _wrong_letter(key, variant_question):
+    right = _correct_letter(key, variant_question)
+    return next(letter for letter in variant_question["letters"] if letter != right)
+
+
+def test_same_seed_same_variants_other_seed_other_variants(tmp_path, roster):
+    first, second, other = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    for folder, seed in ((first, 11), (second, 11), (other, 12)):
+        build_exam(roster, folder, seed=seed, lessons=[LESSON_DATA])
+    assert sorted(p.name for p in first.iterdir()) == sorted(p.name for p in second.iterdir())
+    for path in first.iterdir():
+        assert path.read_bytes() == (second / path.name).read_bytes(), path.name
+    orders = [[q["question"] for q in v["questions"]] for v in _key(first)["variants"]]
+    assert len({tuple(order) for order in orders}) == len(orders)  # each student's own order
+    assert [v["questions"] for v in _key(other)["variants"]] != [v["questions"] for v in _key(first)["variants"]]
+
+
+def test_every_variant_maps_back_to_the_right_answers_through_the_key(tmp_path, roster):
+    exam = tmp_path / "exam"
+    result = build_exam(roster, exam, seed=3, questions=10, lessons=[LESSON_DATA])
+    assert (result.students, result.questions) == (6, 10)
+    key = _key(exam)
+    from course.catalog import load_folder
+
+    lessons = {lesson.slug: lesson for lesson in load_folder(LESSON_DATA).lessons}
+    for variant in key["variants"]:
+        assert len(variant["questions"]) == 10
+        for question in variant["questions"]:
+            slug, number = question["question"].rsplit("-check-", 1)
+            check = lessons[slug].checks[int(number) - 1]
+            assert sorted(question["letters"].values()) == list(range(len(check.options)))
+            assert check.options[question["letters"][_correct_letter(key, question)]].correct
+    rows = [[v["student"]["student_id"], *(_correct_letter(key, q) for q in v["questions"])] for v in key["variants"]]
+    results = tmp_path / "results"
+    assert grade_exam(exam, _responses(tmp_path, rows, 10), results).problems == []
+    scores = list(csv.DictReader((results / "scores.csv").open()))
+    assert {row["percent"] for row in scores} == {"100.0"} and len(scores) == 6
+
+
+def test_generated_responses_get_their_known_scores_and_feedback(tmp_path, roster):
+    exam = tmp_path / "exam"
+    build_exam(roster, exam, seed=5, questions=8, lessons=[LESSON_DATA])
+    key = _key(exam)
+    rows, expected = [], {}
+    for n, variant in enumerate(key["variants"]):
+        answers = []
+        for position, question in enumerate(variant["questions"]):
+            if position < n:
+                answers.append(_correct_letter(key, question))
+            elif position == 7:
+                answers.append("")  # the last question left blank
+            else:
+                answers.append(_wrong_letter(key, question).lower())
+        rows.append([variant["student"]["student_id"], *answers])
+        expected[variant["student"]["student_id"]] = (min(n, 7), 7 if n < 8 else 8)
+    results = tmp_path / "results"
+    grade_exam(exam, _responses(tmp_path, rows, 8), results)
+    scores = {row["student_id"]: row for row in csv.DictReader((results / "scores.csv").open())}
+    assert {sid: (int(r["correct"]), int(r["answered"])) for sid, r in scores.items()} == expected
+    feedback = (results / "feedback" / "s001.md").read_text()
+    first = key["variants"][0]["questions"][0]
+    bank = key["questions"][first["question"]]
+    chosen = bank["options"][[c["option"] for c in bank["options"]].index(first["letters"][_wrong_letter(key, first)])]
+    assert chosen["tempting"] in feedback
+    assert f"The correct answer is **{_correct_letter(key, first)}**" in feedback
+    assert "Not answered." in feedback
+
+
+def test_item_statistics_on_a_hand_computed_case():
+    assert difficulty([1, 1, 0, 0]) == 0.5
+    # p = 0.5, M1 = 2.5, M0 = 0.5, s = sqrt(1.25): (2.5 - 0.5) / 1.1180 * 0.5 = 0.8944
+    assert math.isclose(point_biserial([1, 1, 0, 0], [3, 2, 1, 0]), 2 / math.sqrt(1.25) * 0.5)
+    assert math.isclose(point_biserial([1, 1, 0, 0], [3, 2, 1, 0]), 0.894427, rel_tol=1e-5)
+    assert point_biserial([1, 1, 1], [3, 2, 1]) is None  # everyone right: undefined
+    assert point_biserial([1, 0], [2, 2]) is None  # no spread in the totals
+
+
+def test_item_analysis_of_a_small_exam_by_hand(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,email\n" + "".join(f"s{n},S{n},s{n}@x.org\n" for n in range(1, 5)))
+    exam = tmp_path / "exam"
+    lesson = LESSON_DATA / "from-sequences-to-attention.lesson.json"
+    build_exam(roster, exam, lessons=[lesson], shuffle=False)  # one question, letters in display order: C is right
+    rows = [["s1", "C"], ["s2", "C"], ["s3", "A"], ["s4", ""]]
+    results = tmp_path / "results"
+    grade_exam(exam, _responses(tmp_path, rows, 1), results)
+    [item] = list(csv.DictReader((results / "items.csv").open()))
+    # totals 1, 1, 0, 0 equal the item's own scores: p = 0.5, r_pb = (1 - 0) / 0.5 * 0.5 = 1
+    assert (item["students"], item["answered"], item["correct"], item["difficulty"], item["discrimination"]) == (
+        "4",
+        "3",
+        "2",
+        "0.500",
+        "1.000",
+    )
+    assert (
+        item["correct_option"],
+        item["chose_1"],
+        item["chose_2"],
+        item["chose_3"],
+        item["chose_4"],
+        item["unanswered"],
+    ) == ("3", "1", "0", "2", "0", "1")
+    assert (results / "items.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_open_questions_are_on_the_variant_and_graded_by_hand(tmp_path, roster):
+    exam = tmp_path / "exam"
+    build_exam(roster, exam, lessons=[LESSON_DATA], include_open=True, shuffle=False)
+    markdown = (exam / "s001.md").read_text()
+    assert "You are given a pretty attention map. What does it prove about the model's decision" in markdown
+    assert markdown.count("graded by hand") == 7
+    key = _key(exam)
+    rows = [
+        [
+            v["student"]["student_id"],
+            *(_correct_letter(key, q) if q["kind"] == "choice" else "" for q in v["questions"]),
+        ]
+        for v in key["variants"]
+    ]
+    results = tmp_path / "results"
+    grade_exam(exam, _responses(tmp_path, rows, len(key["variants"][0]["questions"])), results)
+    scores = list(csv.DictReader((results / "scores.csv").open()))
+    assert {(r["questions"], r["graded_by_hand"], r["percent"]) for r in scores} == {("15", "7", "100.0")}
+    assert "Graded by hand." in (results / "feedback" / "s001.md").read_text()
+
+
+def test_html_variant_is_standalone_with_mathml(tmp_path, roster):
+    exam = tmp_path / "exam"
+    build_exam(roster, exam, lessons=[LESSON_DATA], shuffle=False)
+    page = (exam / "s002.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "<link" not in page
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML"' in page and "<msqrt>" in page
+    assert "\\(" not in page
+    assert "Student 2" in page
+
+
+@pytest.mark.parametrize(
+    "rows, problems",
+    [
+        ([["s001", "A"], ["s999", "B"]], ["row 3: student_id 's999' has no variant in this exam; row skipped"]),
+        ([["s001", "E"]], ["row 2: q1: 'E' is not an answer on s001's variant (one of ABCD); counted as unanswered"]),
+        (
+            [["s001", "A"], ["s002", "B"], ["s001", "C"]],
+            ["row 4: student_id 's001' already answered on row 2; row skipped"],
+        ),
+    ],
+    ids=["unknown-student", "letter-not-on-variant", "duplicate-row"],
+)
+def test_bad_response_rows_are_reported_by_row_and_good_rows_graded(tmp_path, roster, rows, problems):
+    exam = tmp_path / "exam"
+    build_exam(roster, exam, questions=1, lessons=[LESSON_DATA])
+    result = grade_exam(exam, _responses(tmp_path, rows, 1), tmp_path / "results")
+    errors = [f"{p.where}: {p.what}" for p in result.problems if p.severity == "error"]
+    assert errors == problems
+    graded = {row["student_id"] for row in csv.DictReader((tmp_path / "results" / "scores.csv").open())}
+    assert "s001" in graded
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "the file is empty"),
+        ("student_id,q1\ns001,A\n", "row 1: missing columns q2, q3"),
+        ("name\nx\n", "row 1: missing columns student_id, q1, q2, q3"),
+    ],
+    ids=["empty", "missing-question-columns", "missing-id-column"],
+)
+def test_unusable_response_files_are_one_line_errors(tmp_path, roster, content, message):
+    exam = tmp_path / "exam"
+    build_exam(roster, exam, questions=3, lessons=[LESSON_DATA])
+    responses = tmp_path / "responses.csv"
+    responses.write_text(content)
+    with pytest.raises(ExamError) as caught:
+        grade_exam(exam, responses, tmp_path / "results")
+    assert str(caught.value) == f"{responses}: {message}"
+
+
+def test_roster_problems_are_reported_by_row(course, tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,email\ns1,A,a@x\ns1,B,b@x\n,C,c@x\nx/y,D,d@x\ns2,E,e@x\n")
+    result = course("exam", "build", "--roster", roster, "--out", tmp_path / "exam", "--lessons", LESSON_DATA)
+    assert result.code == 2
+    assert result.err.splitlines() == [
+        f"{roster}: row 3: student_id 's1' repeats row 2; row skipped",
+        f"{roster}: row 4: no student_id; row skipped",
+        f"{roster}: row 5: student_id 'x/y' may only hold letters, digits, '.', '_' and '-'; row skipped",
+    ]
+    assert sorted(p.name for p in (tmp_path / "exam").glob("*.md")) == ["s1.md", "s2.md"]
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    result = course("exam", "build", "--roster", empty, "--out", tmp_path / "exam2")
+    assert result.code == 2 and result.err == f"course: {empty}: the file is empty\n"
+
+
+def test_exam_commands_end_to_end(course, tmp_path, roster):
+    exam, results = tmp_path / "exam", tmp_path / "results"
+    result = course(
+        "exam", "build", "--roster", roster, "--out", exam, "--seed", "9", "--questions", "4", "--lessons", LESSON_DATA
+    )
+    assert result.code == 0 and result.out == f"{exam}: 6 variants of 4 questions\n"
+    template = (exam / "responses-template.csv").read_text().splitlines()
+    assert template[0] == "student_id,q1,q2,q3,q4" and len(template) == 7
+    responses = tmp_path / "responses.csv"
+    responses.write_text("\n".join(template) + "\n")
+    result = course("exam", "grade", exam, responses, "--out", results)
+    assert result.code == 0 and result.out == f"{results}: 6 students graded\n"
+    assert sorted(p.name for p in results.iterdir()) == ["feedback", "items.csv", "items.png", "scores.csv"]
+    result = course(
+        "exam", "build", "--roster", roster, "--out", tmp_path / "x", "--questions", "99", "--lessons", LESSON_DATA
+    )
+    assert result.code == 2 and "--questions must be between 1 and 15" in result.err
