@@ -7,6 +7,7 @@ import html
 
 from latex2mathml.converter import convert
 
+from ..exports.items import to_html
 from ..loaders.markdown import parse_inline
 from ..models import RichText
 from .variants import ExamKey, Variant
@@ -58,17 +59,5 @@ def page(key: ExamKey, variant: Variant) -> str:
 
 
 def inline_html(text: RichText) -> str:
-    parts = []
-    for run in text:
-        if run.math:
-            parts.append(convert(run.text))
-            continue
-        piece = html.escape(run.text, quote=False)
-        if run.code:
-            piece = f"<code>{piece}</code>"
-        if run.italic:
-            piece = f"<em>{piece}</em>"
-        if run.bold:
-            piece = f"<strong>{piece}</strong>"
-        parts.append(piece)
-    return "".join(parts)
+    """Inline HTML with math as MathML, which browsers render without MathJax."""
+    return to_html(text, math=convert)

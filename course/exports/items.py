@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from lxml import etree
@@ -63,12 +64,17 @@ def items_of(lessons: list[Lesson]) -> list[ExportItem]:
     return items
 
 
-def to_html(text: RichText) -> str:
-    """Inline HTML: code in <code>, bold in <strong>, italic in <em>, math as \\( \\) for MathJax."""
+def mathjax(tex: str) -> str:
+    return f"\\({html.escape(tex, quote=False)}\\)"
+
+
+def to_html(text: RichText, math: Callable[[str], str] = mathjax) -> str:
+    """Inline HTML: code in <code>, bold in <strong>, italic in <em>; math written by ``math``,
+    by default as \\( \\) for MathJax."""
     parts = []
     for run in text:
         if run.math:
-            parts.append(f"\\({html.escape(run.text, quote=False)}\\)")
+            parts.append(math(run.text))
             continue
         piece = html.escape(run.text, quote=False)
         if run.code:
