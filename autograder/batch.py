@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib.util
 import multiprocessing
 import os
-from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -32,6 +33,7 @@ from .sandbox.runners import Runner, make_runner
 from .submissions import Submission
 
 ReferenceChoice = Literal["auto", "numpy", "torch"]
+JOB_ATTEMPTS = 2
 
 
 class GradeOptions(BaseModel):
@@ -70,9 +72,15 @@ def grade_batch(
     gradebook_path: Path | None = None,
     executor: Executor | None = None,
     on_result: Callable[[Submission, Report | None], None] | None = None,
+    job: Callable[..., dict] | None = None,
 ) -> BatchResult:
+    """Grade ``submissions`` into ``out`` and the gradebook. Jobs go to ``executor`` when one is
+    given (a Dask cluster's, say), else to a local process pool of ``options.jobs`` (inline for one
+    job). ``job`` replaces ``grade_job``, for tests that inject faults."""
     out.mkdir(parents=True, exist_ok=True)
-    make_runner(options.unsafe_no_sandbox)  # refuse early, with what is missing, if the sandbox cannot start
+    job = job or grade_job
+    if executor is None:
+        make_runner(options.unsafe_no_sandbox)  # refuse early, with what is missing, if the sandbox cannot start
     reference_kind = resolve_reference(options.reference, assignment)
     gradebook = Gradebook(gradebook_path or out / "gradebook.db")
     result = BatchResult()
@@ -86,20 +94,25 @@ def grade_batch(
             else:
                 todo.append(submission)
         job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind)
-        own_executor = executor is None and options.jobs > 1 and len(todo) > 1
-        # forkserver: a pool forked from this process would inherit whatever it initialised
-        # (torch's thread pools deadlock in a forked child).
         pool = (
-            ProcessPoolExecutor(max_workers=options.jobs, mp_context=multiprocessing.get_context("forkserver"))
-            if own_executor
-            else executor
+            executor
+            if executor is not None
+            else (_LocalPool(options.jobs) if options.jobs > 1 and len(todo) > 1 else None)
         )
         try:
             if pool is None:
-                outcomes = ((s, _run_inline(grade_job, s.model_dump(mode="json"), *job_args)) for s in todo)
+                outcomes = ((s, _run_inline(job, s.model_dump(mode="json"), *job_args)) for s in todo)
             else:
-                futures = {pool.submit(grade_job, s.model_dump(mode="json"), *job_args): s for s in todo}
-                outcomes = ((futures[f], f) for f in as_completed(futures))
+                submit = pool.submit
+                resubmit = pool.submit_alone if isinstance(pool, _LocalPool) else pool.submit
+                # A failure in the shared local pool may be another job's doing (a dead process fails
+                # every pending job), so the local pool allows one more try, and every retry runs alone.
+                outcomes = _with_retries(
+                    todo,
+                    lambda s: submit(job, s.model_dump(mode="json"), *job_args),
+                    lambda s: resubmit(job, s.model_dump(mode="json"), *job_args),
+                    JOB_ATTEMPTS + 1 if isinstance(pool, _LocalPool) else JOB_ATTEMPTS,
+                )
             for submission, future in outcomes:
                 try:
                     report = Report.model_validate(future.result())
@@ -114,12 +127,74 @@ def grade_batch(
                 if on_result:
                     on_result(submission, report)
         finally:
-            if own_executor and pool is not None:
-                pool.shutdown(cancel_futures=True)
+            if isinstance(pool, _LocalPool):
+                pool.shutdown()
         gradebook.write_csv(assignment.name, [q.id for q in assignment.questions], out / "grades.csv")
     finally:
         gradebook.close()
     return result
+
+
+def _with_retries(
+    todo: list[Submission],
+    submit: Callable[[Submission], Future],
+    resubmit: Callable[[Submission], Future],
+    tries: int,
+) -> Iterator[tuple[Submission, Future]]:
+    """Each submission's finished job, as it finishes. A job whose future failed (a killed worker, a
+    broken pool: grade_job itself never raises for anything a student did) is submitted again with
+    ``resubmit``, up to ``tries`` in all, so a job that kills every worker it lands on ends after
+    bounded tries while the jobs it took down with it are graded."""
+    pending = {submit(submission): submission for submission in todo}
+    attempts = dict.fromkeys((submission.student for submission in todo), 1)
+    while pending:
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            submission = pending.pop(future)
+            if future.exception() is not None and attempts[submission.student] < tries:
+                attempts[submission.student] += 1
+                try:
+                    pending[resubmit(submission)] = submission
+                    continue
+                except Exception:  # noqa: BLE001 - cannot resubmit: report the first failure
+                    pass
+            yield submission, future
+
+
+class _LocalPool:
+    """A local process pool that replaces itself when a dead worker process breaks it. It starts
+    with forkserver: a pool forked from this process would inherit whatever it initialised (torch's
+    thread pools deadlock in a forked child)."""
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+        self.pool = self._new()
+        self.alone: list[ProcessPoolExecutor] = []
+
+    def _new(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("forkserver"))
+
+    def submit(self, function, *args) -> Future:
+        try:
+            return self.pool.submit(function, *args)
+        except BrokenProcessPool:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self._new()
+            return self.pool.submit(function, *args)
+
+    def submit_alone(self, function, *args) -> Future:
+        """Run one job in a pool of its own: a job that kills its process then takes no other job
+        with it, as it does in a shared pool, where every pending job fails with the pool."""
+        alone = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver"))
+        self.alone.append(alone)
+        future = alone.submit(function, *args)
+        future.add_done_callback(lambda _: alone.shutdown(wait=False))
+        return future
+
+    def shutdown(self) -> None:
+        self.pool.shutdown(cancel_futures=True)
+        for alone in self.alone:
+            alone.shutdown(cancel_futures=True)
 
 
 def grade_job(submission: dict, assignment: dict, options: dict, reference_kind: str) -> dict:

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 from rich.console import Console
@@ -20,6 +21,7 @@ from rich.table import Table
 from .assignment import load_assignment
 from .batch import BatchResult, GradeOptions, grade_batch
 from .check import check_notebook
+from .distributed import dask_executor, scheduler_address
 from .errors import AutograderError
 from .grading import grader_version
 from .release import release
@@ -92,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--gradebook", type=Path, metavar="PATH", help="the SQLite gradebook (default DIR/gradebook.db)")
     grade.add_argument("--force", action="store_true", help="regrade submissions already graded with the same hash")
     grade.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="grade on a Dask cluster, e.g. tcp://host:8786 (default: $DASK_SCHEDULER_ADDRESS, else a local pool)",
+    )
+    grade.add_argument(
         "--unsafe-no-sandbox",
         action="store_true",
         help="run student code without the sandbox (only where the sandbox cannot start)",
@@ -135,10 +142,12 @@ def _grade(args: argparse.Namespace) -> int:
         console=err, transient=True, disable=not err.is_terminal,
     ) as progress:  # fmt: skip
         task = progress.add_task("", total=len(submissions))
-        result = grade_batch(
-            assignment, submissions, args.out, options, gradebook_path=args.gradebook,
-            on_result=lambda submission, report: progress.update(task, advance=1, description=submission.student),
-        )  # fmt: skip
+        address = scheduler_address(args.scheduler)
+        with dask_executor(address) if address else nullcontext() as executor:
+            result = grade_batch(
+                assignment, submissions, args.out, options, gradebook_path=args.gradebook, executor=executor,
+                on_result=lambda submission, report: progress.update(task, advance=1, description=submission.student),
+            )  # fmt: skip
     _console().print(_summary(assignment.questions, result))
     if result.skipped:
         err.print(f"skipped {len(result.skipped)} already graded (same hash); --force regrades them")

@@ -56,3 +56,25 @@ def test_student_facing_package_holds_no_reference_or_hidden_test():
         text = path.read_text(encoding="utf-8")
         assert "def multi_head_attention" not in text and "def permutation_gap" not in text, path
         assert "def test_" not in text, path  # no hidden test ships with it
+
+
+@needs_sandbox
+def test_a_local_worker_process_killed_mid_job_is_retried(tmp_path):
+    from autograder.assignment import load_assignment
+    from autograder.batch import GradeOptions, grade_batch
+    from autograder.submissions import find_submissions
+
+    from . import dask_jobs
+
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    for student in ("ada", "alan", "grace"):
+        shutil.copy(KNOWN / "correct_loops.py", folder / f"{student}.py")
+    out = tmp_path / "out"
+    result = grade_batch(
+        load_assignment(ASSIGNMENTS / "sequences-and-attention"), find_submissions([folder]), out,
+        GradeOptions(reference="numpy", jobs=2), job=dask_jobs.dies_once,
+    )  # fmt: skip
+    assert result.failed == [] and sorted(r.score for r in result.reports) == [10, 10, 10]
+    with sqlite3.connect(out / "gradebook.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 18
