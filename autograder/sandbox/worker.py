@@ -261,6 +261,10 @@ def main(argv: list[str]) -> int:
             response, out = _call(namespace, header, blobs)
         elif op == "ping":
             response, out = {"ok": True}, []
+        elif op == "usage":  # for the benchmarks: this process's peak resident memory
+            import resource
+
+            response, out = {"ok": True, "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}, []
         else:
             response, out = {"ok": False, "error": {"type": "ProtocolError", "line": None}}, []
         response["id"] = header.get("id")

@@ -1,0 +1,245 @@
+"""Benchmark: grading speed and memory, and the same notebooks graded by nbgrader.
+
+    python benchmarks/grading.py [--runs 3] [--skip-nbgrader] [--skip-200]
+
+Measures, and prints as Markdown for docs/benchmarks.md:
+- grading time per submission and batch throughput for 20 and 200 submissions (copies of the known
+  submissions of sequences-and-attention), with --jobs 1 and --jobs 2, median of --runs runs;
+- the sandbox's cost: worker start, per-call round trip, and an 8 MiB array round trip;
+- memory: peak RSS of the grading process and of one sandboxed worker;
+- nbgrader autograde on the same notebooks (installed by this script in its own virtualenv, fed the
+  released notebook with its nbgrader metadata), side by side, as a ratio.
+Targets on the 2-core machine: median under 0.5 s per submission with --jobs 1; at least 8 times
+faster than nbgrader autograde per notebook; 200 submissions in under 60 s with --jobs 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT = ROOT / "assignments" / "sequences-and-attention"
+NBGRADER_VENV = Path(tempfile.gettempdir()) / "module10-nbgrader-benchmark-venv"
+
+
+def copies(folder: Path, count: int, kinds: tuple[str, ...] = (".py", ".ipynb")) -> Path:
+    known = sorted(p for p in (ASSIGNMENT / "known").iterdir() if p.suffix in kinds)
+    folder.mkdir(parents=True)
+    for n in range(count):
+        source = known[n % len(known)]
+        shutil.copy(source, folder / f"student{n:03d}{source.suffix}")
+    return folder
+
+
+def grade_batch_seconds(count: int, jobs: int, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as work:
+            submissions = copies(Path(work) / "submissions", count)
+            start = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "autograder", "grade", str(ASSIGNMENT), str(submissions), "--out", str(Path(work) / "out"),
+                 "--jobs", str(jobs), "--reference", "numpy"],
+                check=True, capture_output=True, cwd=ROOT,
+            )  # fmt: skip
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def per_submission_seconds(runs: int) -> tuple[list[float], int]:
+    """In one grading process, each known submission graded `runs` times: the cost of grading,
+    without the command's start-up."""
+    from autograder.assignment import load_assignment
+    from autograder.batch import load_reference
+    from autograder.grading import grade_submission
+    from autograder.sandbox.runners import make_runner
+    from autograder.submissions import find_submissions
+
+    assignment = load_assignment(ASSIGNMENT)
+    runner, reference = make_runner(), load_reference(assignment, "numpy")
+    submissions = find_submissions([ASSIGNMENT / "known"])
+    grade_submission(assignment, submissions[0], runner, reference)  # warm: imports, caches
+    times = []
+    for _ in range(runs):
+        for submission in submissions:
+            start = time.perf_counter()
+            grade_submission(assignment, submission, runner, reference)
+            times.append(time.perf_counter() - start)
+    return times, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def sandbox_costs(repeats: int = 20) -> dict[str, float]:
+    from autograder.sandbox.process import Limits
+    from autograder.sandbox.runners import make_runner
+    from autograder.sandbox.session import Cell, StudentSession
+
+    runner = make_runner()
+    source = "import numpy as np\ndef same(x):\n    return x\ndef nothing():\n    return None\n"
+    starts, calls, arrays = [], [], []
+    array = np.random.default_rng(0).normal(size=(1024, 1024))  # 8 MiB of float64
+    worker_rss = 0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        session = StudentSession(runner, [Cell(index=1, source=source)], Limits())
+        session.load()
+        starts.append(time.perf_counter() - start)
+        for _ in range(20):
+            start = time.perf_counter()
+            session.call("nothing")
+            calls.append(time.perf_counter() - start)
+        for _ in range(3):
+            start = time.perf_counter()
+            back = session.call("same", array)
+            arrays.append(time.perf_counter() - start)
+        assert back.shape == array.shape
+        response, _ = session.worker.request({"op": "usage"}, timeout=5)
+        worker_rss = max(worker_rss, response["max_rss_kib"])
+        session.close()
+    return {
+        "worker start and load (ms)": 1000 * statistics.median(starts),
+        "call round trip (ms)": 1000 * statistics.median(calls),
+        "8 MiB array there and back (ms)": 1000 * statistics.median(arrays),
+        "worker peak RSS (MiB)": worker_rss / 1024,
+    }
+
+
+def nbgrader_seconds(count: int) -> tuple[float, int]:
+    """nbgrader autograde on `count` copies of the source notebook (solutions in place), in a course
+    folder of its own, with nbgrader installed in a virtualenv of its own."""
+    python = NBGRADER_VENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(NBGRADER_VENV)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "nbgrader", "ipykernel", "numpy", "matplotlib"], check=True
+        )
+        subprocess.run(
+            [str(python), "-m", "ipykernel", "install", "--sys-prefix", "--name", "python3"],
+            check=True,
+            capture_output=True,
+        )
+    nbgrader = [str(python), "-m", "nbgrader"]
+    with tempfile.TemporaryDirectory() as work:
+        course = Path(work)
+        (course / "nbgrader_config.py").write_text(
+            "c = get_config()\nc.CourseDirectory.course_id = 'module10'\n"
+            "c.ExecutePreprocessor.timeout = 120\nc.Execute.timeout = 120\n"
+        )
+        source = course / "source" / "sequences-and-attention"
+        source.mkdir(parents=True)
+        shutil.copy(ASSIGNMENT / "source" / "sequences-and-attention.ipynb", source / "sequences-and-attention.ipynb")
+        environment = {**os.environ, "MPLBACKEND": "Agg", "PATH": f"{NBGRADER_VENV / 'bin'}:{os.environ['PATH']}"}
+        subprocess.run([*nbgrader, "generate_assignment", "sequences-and-attention", "--force"], check=True, cwd=course,
+                       capture_output=True, env=environment)  # fmt: skip
+        for n in range(count):
+            folder = course / "submitted" / f"student{n:03d}" / "sequences-and-attention"
+            folder.mkdir(parents=True)
+            shutil.copy(
+                ASSIGNMENT / "source" / "sequences-and-attention.ipynb", folder / "sequences-and-attention.ipynb"
+            )
+        start = time.perf_counter()
+        subprocess.run([*nbgrader, "autograde", "sequences-and-attention", "--create", "--force"], check=True, cwd=course,
+                       capture_output=True, env=environment)  # fmt: skip
+        seconds = time.perf_counter() - start
+        graded = len(list((course / "autograded").glob("*/sequences-and-attention/*.ipynb")))
+    return seconds, graded
+
+
+def ours_on_notebooks(count: int, runs: int) -> float:
+    """Our grader on the same notebooks nbgrader grades: copies of the source notebook, --jobs 1."""
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as work:
+            folder = Path(work) / "submissions"
+            folder.mkdir()
+            for n in range(count):
+                shutil.copy(ASSIGNMENT / "source" / "sequences-and-attention.ipynb", folder / f"student{n:03d}.ipynb")
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "autograder", "grade", str(ASSIGNMENT), str(folder), "--out", str(Path(work) / "out"),
+                            "--jobs", "1", "--reference", "numpy"], check=True, capture_output=True, cwd=ROOT)  # fmt: skip
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--skip-nbgrader", action="store_true")
+    parser.add_argument("--skip-200", action="store_true")
+    args = parser.parse_args()
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    print(f"Measured {date.today()} on {os.cpu_count()} cores ({cpu}), Python {platform.python_version()}.\n")
+    missed = []
+
+    times, grader_rss = per_submission_seconds(args.runs)
+    median = statistics.median(times)
+    print("## Grading one submission (in one grading process)\n")
+    print(f"{len(times)} gradings of the {len(times) // args.runs} known submissions: median {median:.3f} s, "
+          f"fastest {min(times):.3f} s, slowest {max(times):.3f} s (target: median under 0.5 s). "
+          f"Peak RSS of the grading process: {grader_rss / 1024:.0f} MiB.\n")  # fmt: skip
+    if median >= 0.5:
+        missed.append("per-submission median")
+
+    print("## Batches through the command (start-up included)\n")
+    print("| submissions | --jobs | median (s) | per submission (s) | target |")
+    print("| --- | --- | --- | --- | --- |")
+    for count in (20, 200):
+        if count == 200 and args.skip_200:
+            continue
+        for jobs in (1, 2):
+            runs = args.runs if count == 20 else 1
+            seconds = statistics.median(grade_batch_seconds(count, jobs, runs))
+            target = "under 60 s" if (count, jobs) == (200, 2) else ""
+            if (count, jobs) == (200, 2) and seconds >= 60:
+                missed.append("200 with --jobs 2")
+            print(f"| {count} | {jobs} | {seconds:.1f} | {seconds / count:.3f} | {target} |")
+    print()
+
+    print("## The sandbox's cost\n")
+    print("| what | median |")
+    print("| --- | --- |")
+    for what, value in sandbox_costs().items():
+        print(f"| {what} | {value:.1f} |")
+    print()
+
+    if not args.skip_nbgrader:
+        count = 20
+        theirs, graded = nbgrader_seconds(count)
+        ours = ours_on_notebooks(count, args.runs)
+        ratio = theirs / ours
+        print("## Against nbgrader autograde\n")
+        print(f"The same {count} notebooks (the source notebook, solutions in place), graded by `nbgrader autograde` "
+              f"({graded} autograded) and by `autograder grade --jobs 1`:\n")  # fmt: skip
+        print("| grader | total (s) | per notebook (s) |")
+        print("| --- | --- | --- |")
+        print(f"| nbgrader autograde | {theirs:.1f} | {theirs / count:.2f} |")
+        print(f"| autograder grade | {ours:.1f} | {ours / count:.2f} |")
+        print(f"\nRatio: {ratio:.1f} times faster (target: at least 8).\n")
+        if ratio < 8:
+            missed.append("8x nbgrader")
+    if missed:
+        print(f"Missed: {', '.join(missed)}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
