@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .catalog import DEFAULT_FOLDER, Catalog, load_catalog, load_folder
-from .errors import CourseError, Problem
+from .errors import CourseError, Problem, one_line
 from .exams import build_exam, grade_exam
 from .exports import EXPORTERS, export_checks
 from .imports import import_checks
@@ -29,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args)
     except CourseError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
