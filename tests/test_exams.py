@@ -253,3 +253,24 @@ def test_exam_commands_end_to_end(course, tmp_path, roster):
         "exam", "build", "--roster", roster, "--out", tmp_path / "x", "--questions", "99", "--lessons", LESSON_DATA
     )
     assert result.code == 2 and "--questions must be between 1 and 15" in result.err
+
+
+def test_question_bank_covers_every_objective_with_well_formed_checks():
+    bank_file = LESSON_DATA / "module-10-question-bank.lesson.json"
+    from course.loaders import load_lesson
+
+    loaded = load_lesson(bank_file)
+    assert loaded.warnings == []
+    checks = loaded.lesson.checks
+    assert len(checks) >= 12
+    for check in checks:
+        assert len(check.options) == 4
+        assert sum(option.correct for option in check.options) == 1
+        assert all(option.tempting is not None for option in check.options if not option.correct)
+    objectives = {raw["objective"] for raw in json.loads(bank_file.read_text())["checks"]}
+    # the module's topics the issue lists: recurrence's limits, weighted average, sqrt(d), self vs
+    # cross attention, heads, order and positional encoding, quadratic cost, maps are not explanations
+    assert {"recurrence-path-length", "recurrence-parallelism", "attention-weighted-average", "scaling-sqrt-d",
+            "self-vs-cross-attention", "multi-head", "permutation-equivariance", "positional-encoding",
+            "quadratic-cost", "map-not-explanation"} <= objectives  # fmt: skip
+    assert len({check.correct_index for check in checks}) == 4  # the right answer is not always in one place
