@@ -15,7 +15,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -208,22 +208,17 @@ def spawn(
     environment: dict[str, str],
     extra_fds: Sequence[int] = (),
     user: int | None = None,
-    before_exec: Callable[[], None] | None = None,
     info_fd: int | None = None,
 ) -> WorkerProcess:
-    """Start ``argv`` with the worker's pipes as its fds 3 and 4... passed by number in argv's
-    ``{request}``/``{response}`` placeholders, stdout and stderr into a private output file."""
+    """Start ``argv`` with the worker's two pipes (their fd numbers fill argv's ``{request}`` and
+    ``{response}`` placeholders), stdout and stderr into a private output file, and ``limits`` set
+    between fork and exec."""
     request_read, request_write = os.pipe()
     response_read, response_write = os.pipe()
     folder = Path(tempfile.mkdtemp(prefix="worker-output-"))
     output_path = folder / "output"
     output_fd = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     argv = [part.format(request=request_read, response=response_write) for part in argv]
-
-    def child_setup() -> None:
-        limits.apply()
-        if before_exec is not None:
-            before_exec()
 
     try:
         process = subprocess.Popen(
@@ -238,7 +233,7 @@ def spawn(
             user=user,
             group=user,
             extra_groups=[] if user is not None else None,
-            preexec_fn=child_setup,  # noqa: PLW1509 - limits must be set between fork and exec
+            preexec_fn=limits.apply,  # noqa: PLW1509 - limits must be set between fork and exec
         )
     finally:
         for fd in (request_read, response_write, output_fd):

@@ -56,7 +56,6 @@ class StudentSession:
         self.worker: WorkerProcess | None = None
         self.deadline = time.monotonic() + limits.submission_timeout
         self.loaded: LoadResult | None = None
-        self.calls = 0
         # A function that hung once is not called again: it would spend the submission's time
         # one call timeout at a time.
         self.timed_out: dict[str, float] = {}
@@ -93,7 +92,6 @@ class StudentSession:
     # --- calls ----------------------------------------------------------------------------------
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        self.calls += 1
         if self.loaded is not None and self.loaded.failure:
             raise WorkerCrashed(f"your code could not be run: {self.loaded.failure}")
         if self.loaded is not None and name not in self.loaded.defined:

@@ -25,9 +25,7 @@ import types
 HEADER = struct.Struct("!II")  # JSON length, number of blobs
 BLOB = struct.Struct("!Q")
 MAX_FRAME_BYTES = 256 * 1024 * 1024
-SUBMISSION_FILE = "<submission>"
 CELL_FILE = "<cell {index}>"
-PLAIN_SCALARS = (bool, int, float, str, type(None))
 
 
 class FrameError(Exception):
