@@ -59,6 +59,11 @@ class Assignment(BaseModel):
         return self.folder / self.notebook
 
     @property
+    def released_notebook(self) -> str:
+        """The file name of the notebook students are given (and hand back)."""
+        return f"{self.name}.ipynb"
+
+    @property
     def hidden_path(self) -> Path:
         return self.folder / self.hidden_tests
 

@@ -22,14 +22,18 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from untrusted.text import bounded, storable
+
 from .assignment import Assignment
 from .errors import AssignmentError
 from .gradebook import Gradebook
 from .grading import grade_submission, grader_version
 from .report import QuestionResult, Report
 from .reports import PER_STUDENT
+from .sandbox.preflight import check_limits
 from .sandbox.process import Limits
 from .sandbox.runners import Runner, make_runner
+from .secret import grader_secret
 from .submissions import Submission
 
 ReferenceChoice = Literal["auto", "numpy", "torch"]
@@ -80,7 +84,8 @@ def grade_batch(
     out.mkdir(parents=True, exist_ok=True)
     job = job or grade_job
     if executor is None:
-        make_runner(options.unsafe_no_sandbox)  # refuse early, with what is missing, if the sandbox cannot start
+        # Refuse early, saying what is missing or which limit is too low, if the sandbox cannot start.
+        check_limits(_runner(options.unsafe_no_sandbox), options.limits(assignment))
     reference_kind = resolve_reference(options.reference, assignment)
     gradebook = Gradebook(gradebook_path or out / "gradebook.db")
     result = BatchResult()
@@ -93,7 +98,8 @@ def grade_batch(
                     on_result(submission, None)
             else:
                 todo.append(submission)
-        job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind)
+        secret = grader_secret(assignment)
+        job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind, secret)
         pool = (
             executor
             if executor is not None
@@ -126,10 +132,15 @@ def grade_batch(
                     result.reports.append(report)
                 if on_result:
                     on_result(submission, report)
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM): end every grading process now, and with them their sandboxes.
+            if isinstance(pool, _LocalPool):
+                pool.kill()
+            raise
         finally:
             if isinstance(pool, _LocalPool):
                 pool.shutdown()
-        gradebook.write_csv(assignment.name, [q.id for q in assignment.questions], out / "grades.csv")
+            gradebook.write_csv(assignment.name, [q.id for q in assignment.questions], out / "grades.csv")
     finally:
         gradebook.close()
     return result
@@ -196,8 +207,25 @@ class _LocalPool:
         for alone in self.alone:
             alone.shutdown(cancel_futures=True)
 
+    def kill(self) -> None:
+        """Kill every grading process at once. Each sandbox dies with the process that started it
+        (bubblewrap's --die-with-parent, and the parent-death signal of the unsafe worker)."""
+        processes = []
+        for pool in (self.pool, *self.alone):
+            processes += list((getattr(pool, "_processes", None) or {}).values())  # no public way to reach them
+            pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.join(timeout=10)
+        from multiprocessing import forkserver
 
-def grade_job(submission: dict, assignment: dict, options: dict, reference_kind: str) -> dict:
+        stop = getattr(forkserver._forkserver, "_stop", None)  # the server that forked them goes too
+        if stop is not None:
+            stop()
+
+
+def grade_job(submission: dict, assignment: dict, options: dict, reference_kind: str, secret: str = "") -> dict:
     """One submission, graded in whichever process runs the job; plain data in and out."""
     assignment_model = Assignment.model_validate(assignment)
     grade_options = GradeOptions.model_validate(options)
@@ -207,6 +235,7 @@ def grade_job(submission: dict, assignment: dict, options: dict, reference_kind:
         _runner(grade_options.unsafe_no_sandbox),
         load_reference(assignment_model, reference_kind),
         grade_options.limits(assignment_model),
+        secret,
     )
     return report.model_dump(mode="json")
 
@@ -250,7 +279,8 @@ def _runner(unsafe: bool) -> Runner:
 
 def failure_report(assignment: Assignment, submission: Submission, exc: BaseException) -> Report:
     reason = (
-        f"the grader failed on this submission ({type(exc).__name__}: {exc}); it was not recorded and will be regraded"
+        f"the grader failed on this submission ({type(exc).__name__}: {bounded(str(exc), 300)}); "
+        "it was not recorded and will be regraded"
     )
     return Report(
         student=submission.student,
@@ -262,7 +292,7 @@ def failure_report(assignment: Assignment, submission: Submission, exc: BaseExce
             for q in assignment.questions
         ],
         errors=[reason],
-        submission=str(submission.path),
+        submission=storable(str(submission.path)),
         sha256=submission.sha256,
         reference="none",
         sandbox="none",

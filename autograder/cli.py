@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from untrusted.text import one_line
 
 from .assignment import load_assignment
 from .batch import BatchResult, GradeOptions, grade_batch
@@ -40,21 +44,68 @@ STATUS_STYLE = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    received: list[int] = []
+    previous = _on_termination(received)
     try:
         return args.handler(args)
     except AutograderError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        # Every grading process and sandbox has been ended by now (the batch kills them on its way out).
         print(f"{PROG}: interrupted; everything graded so far is in the gradebook", file=sys.stderr)
-        return 130
+        return 128 + (received[0] if received else signal.SIGINT)
     except Exception as exc:  # a bug of ours: still one line, never a traceback
-        print(f"{PROG}: internal error ({type(exc).__name__}: {exc}); please report it", file=sys.stderr)
+        print(f"{PROG}: internal error ({type(exc).__name__}: {one_line(str(exc))}); please report it", file=sys.stderr)
         return 2
+    finally:
+        _restore(previous)
+
+
+def _on_termination(received: list[int]) -> dict[int, object]:
+    """SIGTERM (what ``kill`` and ``timeout`` send) and SIGINT stop the command the way Ctrl-C does:
+    as a KeyboardInterrupt, which ends the batch's processes before the command exits."""
+
+    def interrupt(signum: int, _frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous: dict[int, object] = {}
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        try:
+            previous[signum] = signal.signal(signum, interrupt)
+        except ValueError:  # not the main thread (the command called from a library): leave them be
+            break
+    return previous
+
+
+def _restore(previous: dict[int, object]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line naming the option, with a pointer to --help."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _number(kind: Callable[[str], float], least: float, what: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not value >= least or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description="Release and grade the Module 10 assignments.")
+    parser = OneLineParser(prog=PROG, description="Release and grade the Module 10 assignments.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {grader_version()}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
@@ -76,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--out", type=Path, required=True, metavar="DIR", help="where the reports go")
     grade.add_argument(
         "--jobs",
-        type=int,
+        type=_number(int, 1, "a whole number of at least 1"),
         default=os.cpu_count() or 1,
         metavar="N",
         help="submissions graded at once (default: the number of cores)",
@@ -88,9 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="reference implementation: auto is torch on a GPU, numpy elsewhere",
     )
     grade.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="time limit per call (default: the assignment's, 10 s)"
-    )
-    grade.add_argument("--memory", type=int, metavar="MIB", help="memory limit per worker (default 2048 MiB)")
+        "--timeout", type=_number(float, 0.001, "a positive number of seconds"), metavar="SECONDS",
+        help="time limit per call (default: the assignment's, 10 s)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--memory", type=_number(int, 64, "a whole number of MiB, at least 64"), metavar="MIB",
+        help="memory limit per worker (default 2048 MiB)",
+    )  # fmt: skip
     grade.add_argument("--gradebook", type=Path, metavar="PATH", help="the SQLite gradebook (default DIR/gradebook.db)")
     grade.add_argument("--force", action="store_true", help="regrade submissions already graded with the same hash")
     grade.add_argument(
@@ -126,15 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        raise AutograderError("--jobs must be at least 1")
     assignment = load_assignment(args.assignment)
-    submissions = find_submissions(args.submissions)
+    discovery = find_submissions(args.submissions, preferred=assignment.released_notebook)
+    submissions = discovery.submissions
     options = GradeOptions(
         reference=args.reference, timeout=args.timeout, memory_mib=args.memory,
         unsafe_no_sandbox=args.unsafe_no_sandbox, force=args.force, jobs=args.jobs,
     )  # fmt: skip
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)  # one message, one line
     if args.unsafe_no_sandbox:
         err.print("[bold red]warning:[/] --unsafe-no-sandbox: student code runs without isolation")
     with Progress(
@@ -146,22 +200,31 @@ def _grade(args: argparse.Namespace) -> int:
         with dask_executor(address) if address else nullcontext() as executor:
             result = grade_batch(
                 assignment, submissions, args.out, options, gradebook_path=args.gradebook, executor=executor,
-                on_result=lambda submission, report: progress.update(task, advance=1, description=submission.student),
+                on_result=lambda submission, report: progress.update(
+                    task, advance=1, description=_shown(submission.student)
+                ),
             )  # fmt: skip
     _console().print(_summary(assignment.questions, result))
+    for skipped in discovery.skipped:
+        err.print(f"skipped: {_shown(str(skipped.path))}: {skipped.reason}")
     if result.skipped:
         err.print(f"skipped {len(result.skipped)} already graded (same hash); --force regrades them")
     for report in result.reports:
         if not report.ran:
-            err.print(f"{report.student}: could not be read or run: {'; '.join(report.errors)}")
+            err.print(f"{_shown(report.student)}: could not be read or run: {_shown('; '.join(report.errors))}")
     for student in result.failed:
-        err.print(f"{student}: the grader failed on this submission; it will be regraded on the next run")
+        err.print(f"{_shown(student)}: the grader failed on this submission; it will be regraded on the next run")
     return 0 if result.all_ran else 1
+
+
+def _shown(text: str) -> str:
+    """Student-controlled text for the terminal: control characters and rich markup escaped."""
+    return escape(one_line(text))
 
 
 def _release(args: argparse.Namespace) -> int:
     path = release(load_assignment(args.assignment), args.out)
-    print(path)
+    print(one_line(str(path)))
     return 0
 
 
@@ -169,7 +232,7 @@ def _check(args: argparse.Namespace) -> int:
     results = check_notebook(args.notebook, args.question)
     for result in results:
         mark = "\u2713" if result.passed else "\u2717"
-        print(f"{mark} {result.question}" + ("" if result.passed else f": {result.message}"))
+        print(f"{mark} {result.question}" + ("" if result.passed else f": {one_line(result.message)}"))
     passed = sum(result.passed for result in results)
     print(f"{passed} of {len(results)} questions pass their public tests")
     return 0 if passed == len(results) else 1
@@ -183,7 +246,7 @@ def _summary(questions, result: BatchResult) -> Table:
     table.add_column("score", justify="right")
     for report in sorted(result.reports, key=lambda r: r.student):
         cells = [f"[{STATUS_STYLE[q.status]}]{q.status}[/]" for q in report.questions]
-        table.add_row(report.student, *cells, f"{report.score:g} / {report.max_score:g}")
+        table.add_row(_shown(report.student), *cells, f"{report.score:g} / {report.max_score:g}")
     return table
 
 

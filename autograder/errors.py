@@ -6,6 +6,7 @@ Two families, kept apart on purpose:
      ├── AssignmentError         an assignment folder or manifest that cannot be used
      ├── SubmissionError         a submission path that does not exist or holds nothing gradable
      ├── SandboxUnavailable      the sandbox cannot start here (names what is missing)
+     ├── LimitsTooLow            limits too low for the sandbox's runtime to start (names the option)
      └── ReleaseError            a source notebook that cannot be released
 
     StudentFault                 something a student's code did; becomes data in the report
@@ -35,6 +36,10 @@ class SubmissionError(AutograderError):
 
 
 class SandboxUnavailable(AutograderError):
+    pass
+
+
+class LimitsTooLow(AutograderError):
     pass
 
 

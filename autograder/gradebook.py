@@ -7,9 +7,10 @@ submission hash.
 
 from __future__ import annotations
 
-import csv
 import sqlite3
 from pathlib import Path
+
+from untrusted import spreadsheet
 
 from .report import Report
 
@@ -89,7 +90,7 @@ class Gradebook:
         ).fetchall()
         scores = self.scores(assignment)
         with path.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
+            writer = spreadsheet.writer(handle)
             writer.writerow(["student", *questions, "score", "max_score"])
             for student, score, max_score in rows:
                 writer.writerow(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import zlib
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
@@ -20,14 +19,21 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from untrusted.text import bounded, storable
+
 from .assignment import Assignment, Question
 from .errors import StudentFault
 from .report import QuestionResult, Report, TestOutcome
 from .sandbox.process import Limits
 from .sandbox.runners import Runner
 from .sandbox.session import LoadResult, StudentSession
+from .secret import input_seed
 from .submissions import Submission, Unreadable, extract
 from .testing import Mismatch
+
+# A report's size is bounded whatever the submission does: at most this many problems, each this long.
+MAX_REPORT_ERRORS = 50
+MAX_ERROR_CHARS = 500
 
 GENERIC_FAILURE = "the result was not what the question asks for"
 # pytest plugins a hidden suite never needs; leaving them out saves about a third of a grading.
@@ -68,8 +74,11 @@ def grader_version() -> str:
 class SuitePlugin:
     """Gives the hidden tests their fixtures and records each test's outcome."""
 
-    def __init__(self, session: StudentSession, reference: ModuleType, questions: list[Question]):
+    def __init__(
+        self, session: StudentSession, reference: ModuleType, questions: list[Question], seed_material: tuple[str, str]
+    ):
         self.session = session
+        self.seed_material = seed_material
         self.reference_module = reference
         self.known = {question.id for question in questions}
         self.outcomes: list[TestOutcome] = []
@@ -84,8 +93,11 @@ class SuitePlugin:
 
     @pytest.fixture
     def rng(self, request):
-        """Random inputs of the test's own, the same whatever order the tests run in."""
-        return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+        """Random inputs of the test's own for this submission: drawn from the grader's secret, the
+        submission's hash and the test, so they are the same on a regrade of the same file (whatever
+        order the tests run in) and different for any other file."""
+        secret, sha256 = self.seed_material
+        return np.random.default_rng(input_seed(secret, sha256, request.node.nodeid))
 
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "question(id): the assignment question a hidden test grades")
@@ -112,12 +124,16 @@ class SuitePlugin:
         return TestOutcome(status="failed", message=GENERIC_FAILURE, **common)
 
 
-def run_hidden_suite(assignment: Assignment, session: StudentSession, reference: ModuleType) -> list[TestOutcome]:
-    plugin = SuitePlugin(session, reference, assignment.questions)
+def run_hidden_suite(
+    assignment: Assignment, session: StudentSession, reference: ModuleType, seed_material: tuple[str, str]
+) -> list[TestOutcome]:
+    plugin = SuitePlugin(session, reference, assignment.questions, seed_material)
     arguments = [str(assignment.hidden_path), "-c", os.devnull, "--rootdir", str(assignment.hidden_path),
                  "--import-mode=importlib", "-q", "-s", "--assert=plain", *UNUSED_PLUGINS]  # fmt: skip
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        pytest.main(arguments, plugins=[plugin])
+        code = pytest.main(arguments, plugins=[plugin])
+    if code == pytest.ExitCode.INTERRUPTED:  # pytest swallows Ctrl-C and SIGTERM: pass them on
+        raise KeyboardInterrupt
     return plugin.outcomes
 
 
@@ -127,6 +143,7 @@ def grade_submission(
     runner: Runner,
     reference: ModuleType,
     limits: Limits | None = None,
+    secret: str = "",
 ) -> Report:
     """Grade one submission; never raises for anything the student's code did."""
     limits = limits or assignment.limits
@@ -135,9 +152,11 @@ def grade_submission(
     answers: dict[str, str] = {}
     load: LoadResult | None = None
     try:
+        if submission.problem:
+            raise Unreadable(submission.problem)
         extracted = extract(submission.path)
     except Unreadable as unreadable:
-        errors.append(f"{submission.path.name}: {unreadable}")
+        errors.append(str(unreadable))
     else:
         answers = extracted.answers
         with StudentSession(runner, extracted.cells, limits) as session:
@@ -146,7 +165,10 @@ def grade_submission(
                 errors.append(load.failure)
             else:
                 errors += [str(error) for error in load.cell_errors]
-                outcomes = run_hidden_suite(assignment, session, reference)
+                outcomes = run_hidden_suite(assignment, session, reference, (secret, submission.sha256))
+    if len(errors) > MAX_REPORT_ERRORS:
+        errors = errors[:MAX_REPORT_ERRORS] + [f"... and {len(errors) - MAX_REPORT_ERRORS} more problems"]
+    errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]
     questions = [_question_result(question, outcomes, load, answers) for question in assignment.questions]
     return Report(
         student=submission.student,
@@ -156,7 +178,7 @@ def grade_submission(
         questions=questions,
         errors=errors,
         output=load.output if load else "",
-        submission=str(submission.path),
+        submission=storable(str(submission.path)),
         sha256=submission.sha256,
         reference=getattr(reference, "NAME", reference.__name__),
         sandbox=runner.name,

@@ -41,7 +41,7 @@ def release(assignment: Assignment, out: Path) -> Path:
         raise ReleaseError(f"{assignment.notebook_path}: the released notebook would still contain {leaked[0]!r}")
 
     out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{assignment.name}.ipynb"
+    target = out / assignment.released_notebook
     with tempfile.NamedTemporaryFile("w", dir=out, suffix=".tmp", delete=False, encoding="utf-8") as handle:
         handle.write(text)
     shutil.move(handle.name, target)

@@ -22,14 +22,34 @@ def expect(condition: bool, message: str) -> None:
         raise Mismatch(message)
 
 
+# Sizes a message may show. A student's value can be shaped to carry a hidden input (an array of
+# 1,234,567 rows), so larger sizes are described, never written out; strings are never quoted.
+SMALL = 16
+
+
 def describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape} and dtype {value.dtype}"
-    if isinstance(value, tuple):
-        return f"a tuple of {len(value)} items"
-    if isinstance(value, list):
-        return f"a list of {len(value)} items"
+        if value.ndim <= 4 and all(size <= SMALL for size in value.shape):
+            return f"an array of shape {value.shape} and dtype {value.dtype}"
+        return f"a {value.ndim}-dimensional array of dtype {value.dtype}"
+    if isinstance(value, tuple | list):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return f"a {kind} of {len(value)} items" if len(value) <= SMALL else f"a {kind} of more than {SMALL} items"
+    if isinstance(value, str):
+        return "a string"
     return f"a {type(value).__name__}"
+
+
+def shape_problem(actual: tuple[int, ...], expected: tuple[int, ...]) -> str | None:
+    """How ``actual`` differs from ``expected``: the number of dimensions, else the first axis that
+    disagrees, with its sizes only when both are small."""
+    if len(actual) != len(expected):
+        return f"should have {len(expected)} dimension{'s' if len(expected) != 1 else ''}, but it has {len(actual)}"
+    for axis, (got, want) in enumerate(zip(actual, expected, strict=True)):
+        if got != want:
+            sizes = f" ({got} instead of {want})" if max(got, want) <= SMALL else ""
+            return f"has the wrong size along axis {axis}{sizes}"
+    return None
 
 
 def expect_array(value: Any, what: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -37,7 +57,8 @@ def expect_array(value: Any, what: str, shape: tuple[int, ...] | None = None) ->
     expect(isinstance(value, np.ndarray), f"{what} should be a numpy array, but it is {describe(value)}")
     expect(value.dtype.kind in "biuf", f"{what} should hold real numbers, but its dtype is {value.dtype}")
     if shape is not None:
-        expect(value.shape == tuple(shape), f"{what} should have shape {tuple(shape)}, but it has shape {value.shape}")
+        problem = shape_problem(value.shape, tuple(shape))
+        expect(problem is None, f"{what} {problem}")
     expect(bool(np.all(np.isfinite(value))), f"{what} contains NaN or infinity")
     return value
 

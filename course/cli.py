@@ -13,8 +13,10 @@ from pathlib import Path
 
 from rich.console import Console
 
+from untrusted.text import one_line
+
 from .catalog import DEFAULT_FOLDER, Catalog, load_catalog, load_folder
-from .errors import CourseError, Problem, one_line
+from .errors import CourseError, Problem
 from .exams import build_exam, grade_exam
 from .exports import EXPORTERS, export_checks
 from .imports import import_checks

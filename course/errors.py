@@ -15,6 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from untrusted.text import one_line
+
 
 class Problem(BaseModel):
     """One thing wrong (or suspicious, for a warning) at one place in one file."""
@@ -29,12 +31,6 @@ class Problem(BaseModel):
     def __str__(self) -> str:
         prefix = "warning: " if self.severity == "warning" else ""
         return one_line(f"{self.file}: {self.where}: {prefix}{self.what}")
-
-
-def one_line(text: str) -> str:
-    """Text with every non-printable character (line breaks of any kind included) escaped, so that a
-    message quoting a file's content is always a single line."""
-    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text)
 
 
 class CourseError(Exception):

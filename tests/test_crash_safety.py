@@ -72,7 +72,7 @@ def test_a_local_worker_process_killed_mid_job_is_retried(tmp_path):
         shutil.copy(KNOWN / "correct_loops.py", folder / f"{student}.py")
     out = tmp_path / "out"
     result = grade_batch(
-        load_assignment(ASSIGNMENTS / "sequences-and-attention"), find_submissions([folder]), out,
+        load_assignment(ASSIGNMENTS / "sequences-and-attention"), find_submissions([folder]).submissions, out,
         GradeOptions(reference="numpy", jobs=2), job=dask_jobs.dies_once,
     )  # fmt: skip
     assert result.failed == [] and sorted(r.score for r in result.reports) == [10, 10, 10]

@@ -42,7 +42,7 @@ def _submissions(tmp_path, students, file="correct_vectorised.py"):
     folder.mkdir()
     for student in students:
         shutil.copy(KNOWN / file, folder / f"{student}.py")
-    return find_submissions([folder])
+    return find_submissions([folder]).submissions
 
 
 def _recorded(out):

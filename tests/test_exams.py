@@ -274,3 +274,23 @@ def test_question_bank_covers_every_objective_with_well_formed_checks():
             "self-vs-cross-attention", "multi-head", "permutation-equivariance", "positional-encoding",
             "quadratic-cost", "map-not-explanation"} <= objectives  # fmt: skip
     assert len({check.correct_index for check in checks}) == 4  # the right answer is not always in one place
+
+
+def test_names_from_the_roster_reach_files_inert(tmp_path):
+    """A name that a spreadsheet would run, or that Markdown would render as HTML, stays text."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "student_id,name,email\n"
+        's001,"=HYPERLINK(""http://x"",""y"")",a@example.org\n'
+        's002,"<img src=x onerror=alert(1)>\x1b[2J",b@example.org\n'
+    )
+    folder, results = tmp_path / "exam", tmp_path / "results"
+    build_exam(roster, folder, seed=3, lessons=[LESSON_DATA])
+    assert "<img" not in (folder / "s002.md").read_text() and "&lt;img" in (folder / "s002.md").read_text()
+    key = _key(folder)
+    rows = [[v["student"]["student_id"], *(_correct_letter(key, q) for q in v["questions"])] for v in key["variants"]]
+    grade_exam(folder, _responses(tmp_path, rows, len(key["variants"][0]["questions"])), results)
+    names = [row["name"] for row in csv.DictReader((results / "scores.csv").open())]
+    assert names[0].startswith("'=HYPERLINK")
+    feedback = (results / "feedback" / "s002.md").read_text()
+    assert "<img" not in feedback and "\x1b" not in feedback and "\\x1b[2J" in feedback

@@ -31,7 +31,7 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     reports = {}
     for name in ("sequences-and-attention", "attention-not-explanation"):
         assignment = load_assignment(ASSIGNMENTS / name)
-        submissions = find_submissions([ASSIGNMENTS / name / "known"])
+        submissions = find_submissions([ASSIGNMENTS / name / "known"]).submissions
         out = tmp_path_factory.mktemp(name)
         result = grade_batch(assignment, submissions, out, GradeOptions(reference="numpy", jobs=2))
         assert not result.failed

@@ -94,7 +94,10 @@ def test_known_submissions_get_the_same_verdicts_with_the_torch_reference(tmp_pa
     assignment = load_assignment(ASSIGNMENTS / name)
     verdicts = tomllib.loads((ASSIGNMENTS / name / "known" / "verdicts.toml").read_text(encoding="utf-8"))
     result = grade_batch(
-        assignment, find_submissions([ASSIGNMENTS / name / "known"]), tmp_path, GradeOptions(reference="torch", jobs=2)
+        assignment,
+        find_submissions([ASSIGNMENTS / name / "known"]).submissions,
+        tmp_path,
+        GradeOptions(reference="torch", jobs=2),
     )
     assert not result.failed
     assert all(report.reference == "torch" for report in result.reports)

@@ -65,10 +65,13 @@ def batch(tmp_path_factory):
         for token, value in tokens.items():
             text = text.replace(token, value)
         (submissions / source.name).write_text(text)
-    environment = {**os.environ, "MODULE10_GRADER_SECRET": GRADER_SECRET}
-    zombies_before = _sandbox_zombies()
+    temporary = root / "tmp"  # the grader's TMPDIR: it must leave nothing there
+    temporary.mkdir()
+    environment = {**os.environ, "MODULE10_GRADER_SECRET": GRADER_SECRET, "TMPDIR": str(temporary)}
+    watched = root / "watched.json"
     completed = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
+        [sys.executable, str(Path(__file__).parent / "run_and_watch.py"), str(watched),
+         sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
          "--jobs", "2", "--timeout", "2", "--reference", "numpy"],
         capture_output=True, text=True, timeout=600, cwd=ROOT, env=environment,
     )  # fmt: skip
@@ -77,22 +80,8 @@ def batch(tmp_path_factory):
         for path in out.glob("*.json")
         if not path.name.endswith(".gradescope.json")
     }
-    return {"completed": completed, "reports": reports, "out": out, "server": server, "zombies_before": zombies_before}
-
-
-def _sandbox_zombies() -> set[str]:
-    """Unreaped sandboxes: bubblewrap processes that died and were never collected. (A grader killed
-    by an earlier test leaves its own for its parent to collect; only new ones count here.)"""
-    zombies = set()
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit():
-                status = (entry / "status").read_text()
-                if "Name:\tbwrap" in status and "State:\tZ" in status:
-                    zombies.add(entry.name)
-        except OSError:
-            continue
-    return zombies
+    return {"completed": completed, "reports": reports, "out": out, "server": server,
+            "tmp": temporary, **json.loads(watched.read_text())}  # fmt: skip
 
 
 def _question(report, question_id):
@@ -140,16 +129,7 @@ def test_fork_bombs_are_stopped_and_no_process_outlives_its_grading(batch):
     report = batch["reports"]["processes"]
     assert "blocked: fork bomb stopped after" in report["output"]
     assert _question(report, "softmax")["status"] == "passed"
-    # The attack's processes carry a marker in their command line; none may outlive the batch.
-    leftovers = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and b"hostile-daemon-marker" in (entry / "cmdline").read_bytes():
-                leftovers.append(entry.name)
-        except OSError:
-            continue
-    leftovers += [f"zombie {pid}" for pid in _sandbox_zombies() - batch["zombies_before"]]
-    assert leftovers == []
+    assert batch["leftovers"] == []  # nothing the grader started outlived it
 
 
 def test_memory_time_and_disk_are_limited_per_question(batch):
@@ -179,9 +159,12 @@ def test_exits_and_floods_cost_only_the_questions_concerned(batch):
 def test_only_plain_data_comes_back(batch):
     report = batch["reports"]["tampered_values"]
     feedback = {q["id"]: q["feedback"] for q in report["questions"]}
-    assert "returned an ndarray subclass (AlwaysEqual)" in feedback["softmax"]
+    assert "returned an ndarray subclass, not a plain numpy array" in feedback["softmax"]
     assert "returned a numpy array of dtype object" in feedback["attention"]
-    assert "returned an object of type Sneaky" in feedback["saturation"]
+    # The class's name is the submission's to choose, so it is never quoted.
+    assert (
+        "returned an object of a class of its own" in feedback["saturation"] and "Sneaky" not in feedback["saturation"]
+    )
     assert "crashed" in feedback["self_attention"]
     assert "nested more than 32 levels deep" in feedback["multi_head"]
     assert report["score"] == 0
@@ -208,3 +191,67 @@ def test_forged_frames_make_the_submission_unrunnable_not_the_grader(batch):
     report = batch["reports"]["forged_frames"]
     assert report["ran"] is False and report["score"] == 0
     assert all(q["status"] == "error" for q in report["questions"])
+
+
+def test_forged_answers_cost_their_question_and_never_the_graders_memory(batch):
+    report = batch["reports"]["forged_answers"]
+    feedback = {q["id"]: q["feedback"] for q in report["questions"]}
+    assert "an array used twice" in feedback["softmax"]
+    assert "an array whose header does not match its data" in feedback["attention"]
+    assert "saturation raised an exception" in feedback["saturation"]
+    assert "does not hold numbers" in feedback["self_attention"]
+    assert "an object of a class of its own" in feedback["multi_head"]
+    assert _question(report, "positional_encoding")["status"] == "passed"
+    assert report["ran"] is True and report["score"] == 1  # recorded as the student's own result
+    assert "forged_answers" in (batch["out"] / "grades.csv").read_text()
+    # Decoded naively, softmax's answer alone would take 3 GB; every process of the batch stayed small.
+    assert batch["peak_kib"] < 1024 * 1024
+
+
+def test_broken_frames_end_in_a_verdict_never_a_hang(batch):
+    report = batch["reports"]["broken_frames"]
+    feedback = {q["id"]: q["feedback"] for q in report["questions"]}
+    for question in ("softmax", "attention", "saturation"):
+        assert _question(report, question)["status"] == "error"
+        assert "the answer could not be read" in feedback[question]
+    assert "a malformed frame" in feedback["softmax"] and "a malformed frame" in feedback["saturation"]
+    assert "a frame of more than" in feedback["attention"]
+    for question in ("self_attention", "multi_head"):  # half a frame, then silence; a frame trickled forever
+        assert _question(report, question)["status"] == "timeout"
+        assert "did not return within 2 s" in feedback[question]
+    assert _question(report, "positional_encoding")["status"] == "passed"
+
+
+def test_writable_places_are_few_and_small(batch):
+    output = batch["reports"]["fill_writable"]["output"]
+    written = dict(line.split(": wrote ") for line in output.splitlines() if ": wrote " in line)
+    mib = {place: int(text.split()[0]) for place, text in written.items()}
+    assert 0 < mib["/tmp"] <= 16 and 0 < mib["/dev/shm"] <= 16
+    assert all(mib[place] == 0 for place in mib if place not in {"/tmp", "/dev/shm", "in all"})
+    assert mib["in all"] <= 32
+
+
+def test_feedback_never_quotes_a_returned_string_or_a_large_shape(batch):
+    report = batch["reports"]["shapes_and_strings"]
+    feedback = {q["id"]: q["feedback"] for q in report["questions"]}
+    assert "has the wrong size along axis 0" in feedback["softmax"]
+    assert not any(
+        len(word.strip("(),.;")) >= 5 and word.strip("(),.;").isdigit() for word in feedback["softmax"].split()
+    )
+    assert "it is a string" in feedback["positional_encoding"]
+    assert "SECRET" not in json.dumps(report)
+
+
+def test_text_no_file_can_hold_is_stored_escaped(batch):
+    report = batch["reports"]["unencodable"]
+    assert any("cannot encode \\ud800 this" in error for error in report["errors"])
+    assert _question(report, "softmax")["status"] == "failed"
+    feedback = (batch["out"] / "unencodable.feedback.txt").read_text()
+    assert "\x1b" not in feedback and "\r" not in feedback
+    assert "\\x1b[2J" in feedback  # shown, not acted on
+    completed = batch["completed"]
+    assert "\x1b" not in completed.stdout + completed.stderr
+
+
+def test_the_grader_leaves_no_files_behind(batch):
+    assert list(batch["tmp"].iterdir()) == []

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from untrusted.text import printable
+
 from ..report import Report
-from .names import safe_name
+from .names import report_stem
 
 MARKS = {"passed": "+", "partial": "~", "failed": "x", "error": "!", "timeout": "!", "manual": "?"}
 
@@ -32,6 +34,7 @@ def text(report: Report) -> str:
 
 
 def write(report: Report, folder: Path) -> Path:
-    path = folder / f"{safe_name(report.student)}.feedback.txt"
-    path.write_text(text(report), encoding="utf-8")
+    path = folder / f"{report_stem(report.student)}.feedback.txt"
+    # Everything a student controls (names, messages, what the notebook printed) is shown, never acted on.
+    path.write_text(printable(text(report), keep_newlines=True), encoding="utf-8")
     return path

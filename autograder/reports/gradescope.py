@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..report import Report
-from .names import safe_name
+from .names import report_stem
 
 GRADESCOPE_STATUS = {
     "passed": "passed",
@@ -41,6 +41,8 @@ def results(report: Report) -> dict:
 
 
 def write(report: Report, folder: Path) -> Path:
-    path = folder / f"{safe_name(report.student)}.gradescope.json"
-    path.write_text(json.dumps(results(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path = folder / f"{report_stem(report.student)}.gradescope.json"
+    path.write_text(
+        json.dumps(results(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace"
+    )
     return path

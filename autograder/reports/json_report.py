@@ -6,10 +6,14 @@ import json
 from pathlib import Path
 
 from ..report import Report
-from .names import safe_name
+from .names import report_stem
 
 
 def write(report: Report, folder: Path) -> Path:
-    path = folder / f"{safe_name(report.student)}.json"
-    path.write_text(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path = folder / f"{report_stem(report.student)}.json"
+    path.write_text(
+        json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+        errors="backslashreplace",
+    )
     return path

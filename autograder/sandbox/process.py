@@ -1,7 +1,9 @@
-"""One running worker, as the grader holds it: its pipes, its output file, its limits.
+"""One running worker, as the grader holds it: its pipes, its output, its limits.
 
 A runner (bubblewrap, or the explicit unsafe one) decides how the worker process is started; from
-then on every worker is driven the same way through ``WorkerProcess``.
+then on every worker is driven the same way through ``WorkerProcess``. Every read from a worker
+and every write to it has a deadline: a worker that stops reading, sends half a frame or trickles
+bytes is out of time like one that never answers.
 """
 
 from __future__ import annotations
@@ -13,17 +15,25 @@ import resource
 import select
 import signal
 import subprocess
-import tempfile
 import time
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
 from ..errors import WorkerCrashed
-from .worker import FrameError, read_frame, write_frame
+from .cgroups import CpuGroup
+from .worker import ChannelClosed, FrameError, encode_frame, read_frame
 
 OUTPUT_KEPT_BYTES = 64 * 1024
+# An answer's budget: the grader holds at most this much of a frame, and decodes it into at most
+# about twice as much (each array once, a bounded header). Hidden tests exchange arrays of a few
+# kilobytes; 32 MiB leaves room for any honest answer.
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+MAX_ANSWER_HEADER_BYTES = 2 * 1024 * 1024
+# A call whose worker waited for a CPU (other sandboxes were busy) gets that waiting time back, up to
+# this many times its limit of wall-clock time.
+STARVED_WALL_FACTOR = 3.0
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -34,7 +44,7 @@ class Limits(BaseModel):
     call_timeout: float = Field(default=10.0, gt=0)
     submission_timeout: float = Field(default=120.0, gt=0)
     cpu_seconds: int = Field(default=300, ge=1)
-    processes: int = Field(default=32, ge=1)
+    processes: int = Field(default=8, ge=1)
     open_files: int = Field(default=64, ge=16)
     file_mib: int = Field(default=16, ge=1)
     tmp_mib: int = Field(default=16, ge=1)
@@ -53,6 +63,27 @@ class Limits(BaseModel):
             resource.setrlimit(limit, (value, value))
 
 
+class CallClock:
+    """The time a call may take. Its limit is the worker's own time: wall-clock time less the time
+    the worker spent waiting for a CPU that other processes held, so a neighbour that keeps every
+    core busy cannot make an honest call time out. Waiting is given back up to ``hard`` seconds of
+    wall-clock time in all."""
+
+    def __init__(self, budget: float, hard: float, waited: Callable[[], float]):
+        self.start = time.monotonic()
+        self.budget = budget
+        self.hard = max(hard, budget)
+        self.waited = waited
+        self.waited_before = waited()
+
+    def remaining(self) -> float:
+        elapsed = time.monotonic() - self.start
+        if elapsed < self.budget:
+            return self.budget - elapsed
+        own = elapsed - max(0.0, self.waited() - self.waited_before)
+        return max(0.0, min(self.budget - own, self.hard - elapsed))
+
+
 class WorkerProcess:
     """A started worker: send a request, wait (bounded) for its answer, kill it."""
 
@@ -61,61 +92,99 @@ class WorkerProcess:
         process: subprocess.Popen,
         request_fd: int,
         response_fd: int,
-        output_path: Path,
+        output_fd: int,
         info_fd: int | None = None,
+        group: CpuGroup | None = None,
     ):
         self.process = process
         self.info_fd = info_fd
         self.request_fd = request_fd
         self.response_fd = response_fd
-        self.output_path = output_path
+        self.output_fd = output_fd
+        self.group = group
         self.sequence = 0
+        self._inner: int | None = None
+        self._info = b""
+        self._worker_pid: int | None = None
+        os.set_blocking(request_fd, False)
 
-    def request(self, header: dict, blobs: Sequence[bytes] = (), timeout: float = 10.0) -> tuple[dict, list[bytes]]:
-        """Send one request and read its response; a wait past ``timeout`` raises TimeoutError.
+    def request(
+        self, header: dict, blobs: Sequence[bytes] = (), timeout: float = 10.0, hard_timeout: float | None = None
+    ) -> tuple[dict, list[bytes]]:
+        """Send one request and read its response. Past ``timeout`` seconds of the worker's own time
+        (``hard_timeout`` of wall-clock time at most) raises TimeoutError, whether the worker is
+        silent, slow to read, or part-way through a frame.
 
         Each request carries a sequence number the answer must echo: a frame written on the
         channel by the submission itself arrives out of order and ends the worker."""
         self.sequence += 1
-        header = {**header, "id": self.sequence}
+        clock = CallClock(timeout, hard_timeout or timeout * STARVED_WALL_FACTOR, self._waited_for_cpu)
         try:
-            write_frame(self.request_fd, header, list(blobs))
-        except (BrokenPipeError, OSError) as exc:
+            self._write(encode_frame({**header, "id": self.sequence}, list(blobs)), clock)
+        except (BrokenPipeError, ConnectionResetError) as exc:
             raise WorkerCrashed(self._death("before it could be asked")) from exc
-        deadline = time.monotonic() + timeout
-        remaining = timeout
-        while True:
-            ready, _, _ = select.select([self.response_fd], [], [], max(remaining, 0))
-            if ready:
-                break
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
         try:
-            response, response_blobs = read_frame(self.response_fd)
-        except (FrameError, ValueError, OSError) as exc:
+            response, response_blobs = read_frame(
+                self.response_fd,
+                limit=MAX_ANSWER_BYTES,
+                json_limit=MAX_ANSWER_HEADER_BYTES,
+                read=lambda fd, size: self._read_exact(fd, size, clock),
+            )
+        except ChannelClosed as exc:
             raise WorkerCrashed(self._death("while answering")) from exc
+        except FrameError as exc:
+            raise WorkerCrashed(f"the answer could not be read: {exc}") from exc
         if response.get("id") != self.sequence:
             raise WorkerCrashed("the submission wrote on the grader's channel (an answer out of order)")
         return response, response_blobs
 
+    def _write(self, data: bytes, clock: CallClock) -> None:
+        view = memoryview(data)
+        while view:
+            left = clock.remaining()
+            if left <= 0 or not select.select([], [self.request_fd], [], left)[1]:
+                if clock.remaining() <= 0:
+                    raise TimeoutError
+                continue
+            try:
+                written = os.write(self.request_fd, view)
+            except BlockingIOError:
+                continue
+            view = view[written:]
+
+    def _read_exact(self, fd: int, size: int, clock: CallClock) -> bytes:
+        chunks, remaining = [], size
+        while remaining:
+            left = clock.remaining()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                if clock.remaining() <= 0:
+                    raise TimeoutError
+                continue
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                raise ChannelClosed("the worker closed the channel")
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
     def output(self, limit: int = OUTPUT_KEPT_BYTES) -> tuple[str, int]:
         """The first ``limit`` bytes the submission printed while loading, and how many it printed."""
         try:
-            size = self.output_path.stat().st_size
-            with self.output_path.open("rb") as handle:
-                data = handle.read(limit)
+            size = os.fstat(self.output_fd).st_size
+            data = os.pread(self.output_fd, limit, 0)
         except OSError:
             return "", 0
         return data.decode("utf-8", errors="replace"), size
 
     def kill(self) -> None:
         """Kill the worker and everything it started (its process group; its PID namespace under
-        bubblewrap), and release the pipes and the output file."""
+        bubblewrap), and release the pipes and the output."""
         inner = self._inner_pid()
         if inner is not None:
             # Killing the namespace's first process makes the kernel kill everything inside it.
             _signal(inner, signal.SIGKILL)
+        if self.group is not None:
+            self.group.kill()
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -127,34 +196,55 @@ class WorkerProcess:
             pass
         if inner is not None:
             _reap(inner)
-        for fd in (self.request_fd, self.response_fd, self.info_fd):
+        for fd in (self.request_fd, self.response_fd, self.info_fd, self.output_fd):
             if fd is None:
                 continue
             try:
                 os.close(fd)
             except OSError:
                 pass
-        self.output_path.unlink(missing_ok=True)
-        try:
-            self.output_path.parent.rmdir()
-        except OSError:
-            pass
+        # The sandbox's other processes die with its namespace and come to us (a subreaper) to be
+        # collected: a long-running grader must not collect zombies.
+        for attempt in range(100):
+            reap_sandbox_orphans()
+            if self.group.remove() if self.group is not None else attempt >= 3:
+                break
+            time.sleep(0.01)
 
     def _inner_pid(self) -> int | None:
         """The pid (as this process sees it) of the sandbox's first process, from bubblewrap's
         --info-fd report."""
-        if self.info_fd is None:
-            return None
-        data = b""
-        while select.select([self.info_fd], [], [], 0)[0]:
-            chunk = os.read(self.info_fd, 4096)
-            if not chunk:
-                break
-            data += chunk
+        if self._inner is not None or self.info_fd is None:
+            return self._inner
         try:
-            return int(json.loads(data)["child-pid"]) if data else None
-        except (ValueError, KeyError, TypeError):
-            return None
+            while select.select([self.info_fd], [], [], 0)[0]:
+                chunk = os.read(self.info_fd, 4096)
+                if not chunk:
+                    break
+                self._info += chunk
+            self._inner = int(json.loads(self._info)["child-pid"])
+        except (ValueError, KeyError, TypeError, OSError):
+            return None  # not all written yet: what was read is kept for the next look
+        return self._inner
+
+    def _worker_process(self) -> int | None:
+        """The pid of the worker's Python process: bubblewrap's first process in the namespace
+        starts it; without bubblewrap it is the process itself."""
+        if self._worker_pid is None:
+            inner = self._inner_pid() if self.info_fd is not None else None
+            self._worker_pid = self.process.pid if self.info_fd is None else _child_of(inner)
+        return self._worker_pid
+
+    def _waited_for_cpu(self) -> float:
+        """Seconds the worker has spent runnable but waiting for a CPU (the kernel's schedstat)."""
+        pid = self._worker_process()
+        if pid is None:
+            return 0.0
+        try:
+            with open(f"/proc/{pid}/schedstat", "rb") as handle:
+                return int(handle.read().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            return 0.0
 
     def _death(self, when: str) -> str:
         try:
@@ -168,6 +258,22 @@ class WorkerProcess:
             reason = " (out of memory or CPU time)" if name in {"SIGKILL", "SIGXCPU", "SIGSEGV"} else ""
             return f"the worker was killed by {name}{reason} {when}"
         return f"the worker exited with status {code} {when}"
+
+
+def _child_of(parent: int | None) -> int | None:
+    if parent is None:
+        return None
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent:
+            return int(entry.name)
+    return None
 
 
 def _signal(pid: int, signum: int) -> None:
@@ -192,14 +298,71 @@ def _reap(pid: int, seconds: float = 2.0) -> None:
         time.sleep(0.01)
 
 
+def reap_sandbox_orphans() -> None:
+    """Collect our dead children that lived in a sandbox's PID namespace (their NSpid is deeper than
+    ours). Only those: another child of ours (a pool's process, say) is left to whoever started it."""
+    own_depth = _namespace_depth("self")
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as handle:
+                status = handle.read()
+        except OSError:
+            continue
+        fields = dict(line.split(b":", 1) for line in status.splitlines() if b":" in line)
+        if (
+            fields.get(b"PPid", b"").strip() == str(me).encode()
+            and fields.get(b"State", b"").strip().startswith(b"Z")
+            and len(fields.get(b"NSpid", b"").split()) > own_depth
+        ):
+            try:
+                os.waitpid(int(entry.name), os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def _namespace_depth(pid: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"NSpid:"):
+                    return len(line.split()) - 1
+    except OSError:
+        pass
+    return 1
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def become_subreaper() -> None:
     """Orphaned descendants (the sandbox's first process, once bubblewrap exits) become our
     children rather than init's, so we can reap them."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _child_setup(limits: Limits, group: CpuGroup | None, user: int | None) -> Callable[[], None]:
+    """What the child does between fork and exec: join its CPU group (as root, before giving root
+    up), die with the grading process that started it, take its limits, then become ``user``."""
+
+    def setup() -> None:
+        if group is not None:
+            group.join(os.getpid())
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        limits.apply()
+        if user is not None:
+            os.setgroups([])
+            os.setgid(user)
+            os.setuid(user)
+
+    return setup
 
 
 def spawn(
@@ -209,15 +372,14 @@ def spawn(
     extra_fds: Sequence[int] = (),
     user: int | None = None,
     info_fd: int | None = None,
+    group: CpuGroup | None = None,
 ) -> WorkerProcess:
     """Start ``argv`` with the worker's two pipes (their fd numbers fill argv's ``{request}`` and
-    ``{response}`` placeholders), stdout and stderr into a private output file, and ``limits`` set
-    between fork and exec."""
+    ``{response}`` placeholders), stdout and stderr into an anonymous in-memory file (nothing is
+    left on disk), and ``limits`` set between fork and exec."""
     request_read, request_write = os.pipe()
     response_read, response_write = os.pipe()
-    folder = Path(tempfile.mkdtemp(prefix="worker-output-"))
-    output_path = folder / "output"
-    output_fd = os.open(output_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    output_fd = os.memfd_create("worker-output", os.MFD_CLOEXEC)
     argv = [part.format(request=request_read, response=response_write) for part in argv]
 
     try:
@@ -230,12 +392,24 @@ def spawn(
             env=environment,
             cwd="/",
             start_new_session=True,
-            user=user,
-            group=user,
-            extra_groups=[] if user is not None else None,
-            preexec_fn=limits.apply,  # noqa: PLW1509 - limits must be set between fork and exec
+            preexec_fn=_child_setup(limits, group, user),  # noqa: PLW1509 - limits must be set between fork and exec
         )
-    finally:
-        for fd in (request_read, response_write, output_fd):
+    except BaseException:
+        for fd in (request_write, response_read, output_fd):
             os.close(fd)
-    return WorkerProcess(process, request_write, response_read, output_path, info_fd)
+        if group is not None:
+            group.remove()
+        raise
+    finally:
+        for fd in (request_read, response_write):
+            os.close(fd)
+    return WorkerProcess(process, request_write, response_read, output_fd, info_fd, group)
+
+
+def memory_file(name: str, data: bytes) -> int:
+    """An anonymous in-memory file holding ``data``, positioned at its start (for bubblewrap's
+    ``--seccomp FD``): nothing is written to disk."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd

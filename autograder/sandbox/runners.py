@@ -11,12 +11,12 @@ import shutil
 import sys
 import tempfile
 from functools import cache
-from pathlib import Path
 from typing import Protocol
 
 from ..errors import SandboxUnavailable
 from . import worker
-from .process import Limits, WorkerProcess, become_subreaper, spawn
+from .cgroups import new_group
+from .process import Limits, WorkerProcess, become_subreaper, memory_file, spawn
 from .runtime import RUNTIME_MOUNT, ensure_runtime
 
 # Unprivileged uids for workers when the grader runs as root: one per grading process, so that
@@ -89,15 +89,16 @@ class BubblewrapRunner:
     def __init__(self) -> None:
         self.bwrap = shutil.which("bwrap")
         self.runtime = ensure_runtime()
-        self.seccomp_path = seccomp_program()
+        self.seccomp = seccomp_program()
         self.reaping_pid = 0
 
     def start(self, limits: Limits) -> WorkerProcess:
         if self.reaping_pid != os.getpid():  # the flag is not inherited by a forked pool worker
             become_subreaper()
             self.reaping_pid = os.getpid()
-        seccomp_fd = os.open(self.seccomp_path, os.O_RDONLY)
+        seccomp_fd = memory_file("seccomp", self.seccomp)
         info_read, info_write = os.pipe()
+        writable = str(limits.tmp_mib * 1024 * 1024)
         runtime = RUNTIME_MOUNT
         argv = [
             self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
@@ -106,7 +107,9 @@ class BubblewrapRunner:
             "--ro-bind", "/usr", "/usr", "--tmpfs", "/usr/local", "--remount-ro", "/usr/local",
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
             "--proc", "/proc", "--dev", "/dev",
-            "--size", str(limits.tmp_mib * 1024 * 1024), "--tmpfs", "/tmp", "--chdir", "/tmp",
+            # The only writable places, each of a bounded size: /tmp and /dev/shm; /dev itself is read-only.
+            "--size", writable, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+            "--size", writable, "--tmpfs", "/tmp", "--chdir", "/tmp",
             "--remount-ro", "/", "--seccomp", str(seccomp_fd), "--info-fd", str(info_write), "--clearenv",
         ]  # fmt: skip
         environment = worker_environment(f"{runtime}/site")
@@ -118,7 +121,7 @@ class BubblewrapRunner:
         user = SANDBOX_UID_BASE + os.getpid() % SANDBOX_UID_SPAN if os.geteuid() == 0 else None
         try:
             return spawn(argv, limits, {"PATH": "/usr/bin:/bin"}, extra_fds=(seccomp_fd, info_write), user=user,
-                         info_fd=info_read)  # fmt: skip
+                         info_fd=info_read, group=new_group())  # fmt: skip
         except BaseException:
             os.close(info_read)
             raise
@@ -167,9 +170,9 @@ def make_runner(unsafe: bool = False) -> Runner:
 
 
 @cache
-def seccomp_program() -> Path:
+def seccomp_program() -> bytes:
     """A compiled seccomp filter (BPF) that bubblewrap loads: denied calls fail with EPERM, and
-    sockets other than local ones fail with EACCES."""
+    sockets other than local ones fail with EACCES. Kept in memory: no file is left behind."""
     try:
         import pyseccomp as seccomp
     except (ImportError, OSError, RuntimeError) as exc:
@@ -183,10 +186,11 @@ def seccomp_program() -> Path:
         except (RuntimeError, ValueError, OSError):
             continue  # not a system call on this architecture
     program.add_rule(seccomp.ERRNO(errno.EACCES), "socket", seccomp.Arg(0, seccomp.NE, AF_UNIX))
-    handle, path = tempfile.mkstemp(prefix="autograder-seccomp-", suffix=".bpf")
-    with os.fdopen(handle, "wb") as file:
+    fd = os.memfd_create("seccomp-build")
+    with os.fdopen(fd, "w+b") as file:
         program.export_bpf(file)
-    return Path(path)
+        file.seek(0)
+        return file.read()
 
 
 @cache

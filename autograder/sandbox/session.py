@@ -8,20 +8,35 @@ the next one, until the submission's total time is spent.
 
 from __future__ import annotations
 
-import io
+import builtins
+import math
 import time
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
 
+from untrusted.text import bounded, storable
+
 from ..errors import BadReturn, MissingFunction, StudentFault, StudentRaised, StudentTimeout, WorkerCrashed
-from .process import Limits, WorkerProcess
+from .process import STARVED_WALL_FACTOR, Limits, WorkerProcess
 from .runners import Runner
 from .worker import encode_value
 
 MAX_DEPTH = 32
+MAX_ITEMS = 1_000_000  # values in one answer (lists, tuples, numbers, strings, arrays)
 PLAIN_KINDS = "biufc"
+MAX_CELL_MESSAGE = 500
+# The only exception names feedback ever shows: Python's own and numpy's, chosen here from what the
+# worker reports, never a text it sends (the submission controls the worker and could send anything).
+KNOWN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+) | {"LinAlgError", "AxisError", "ComplexWarning", "TooHardError", "RankWarning", "DTypePromotionError"}
+KNOWN_TYPES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type)) | {
+    "generator", "function", "module", "builtin_function_or_method", "method", "NoneType", "ellipsis",
+}  # fmt: skip
+DTYPE_KINDS = {"O": "object", "U": "str", "S": "bytes", "V": "structured (void)", "M": "datetime64",
+               "m": "timedelta64", "T": "string"}  # fmt: skip
 
 
 class Cell(BaseModel):
@@ -30,10 +45,25 @@ class Cell(BaseModel):
 
 
 class CellError(BaseModel):
+    """A cell that failed while the submission loaded: the student's own code and message (no
+    hidden input exists yet), stored as the worker sent it but bounded and storable."""
+
     cell: int
     type: str
     message: str
     line: int | None = None
+
+    @classmethod
+    def from_worker(cls, error: Any) -> CellError | None:
+        if not isinstance(error, dict) or type(error.get("cell")) is not int:
+            return None
+        line = error.get("line")
+        return cls(
+            cell=error["cell"],
+            type=storable(bounded(str(error.get("type", "")), 100)),
+            message=storable(bounded(str(error.get("message", "")), MAX_CELL_MESSAGE)),
+            line=line if type(line) is int else None,
+        )
 
     def __str__(self) -> str:
         where = f"cell {self.cell}" + (f", line {self.line}" if self.line else "")
@@ -108,9 +138,9 @@ class StudentSession:
             "args": [encode_value(arg, blobs) for arg in args],
             "kwargs": {key: encode_value(value, blobs) for key, value in kwargs.items()},
         }
-        timeout = self._time_left(self.limits.call_timeout, f"{name}")
+        timeout, hard = self._time_left(self.limits.call_timeout, f"{name}")
         try:
-            response, out = self.worker.request(header, blobs, timeout=timeout)
+            response, out = self.worker.request(header, blobs, timeout=timeout, hard_timeout=hard)
         except TimeoutError:
             self.close()
             self.timed_out[name] = timeout
@@ -121,17 +151,15 @@ class StudentSession:
         if response.get("missing"):
             raise MissingFunction(f"{name} is not defined in your submission")
         if not response.get("ok"):
-            error = response.get("error") or {}
-            where = f" at line {error['line']} of your code" if isinstance(error.get("line"), int) else ""
-            raise StudentRaised(f"{name} raised {error.get('type', 'an exception')}{where}")
+            raise StudentRaised(f"{name} raised {describe_exception(response.get('error'))}")
         return decode_returned(name, response.get("value"), out)
 
     def _start(self) -> None:
-        timeout = self._time_left(self.limits.submission_timeout, "your notebook's cells")
+        timeout, hard = self._time_left(self.limits.submission_timeout, "your notebook's cells")
         self.worker = self.runner.start(self.limits)
         cells = [cell.model_dump() for cell in self.cells]
         try:
-            response, _ = self.worker.request({"op": "load", "cells": cells}, timeout=timeout)
+            response, _ = self.worker.request({"op": "load", "cells": cells}, timeout=timeout, hard_timeout=hard)
         except TimeoutError:
             self.close()
             raise StudentTimeout(f"your notebook's cells did not finish within {timeout:g} s") from None
@@ -139,18 +167,23 @@ class StudentSession:
             self.close()
             raise WorkerCrashed(f"running your notebook's cells: {crash}") from None
         if self.loaded is None:
+            reported = response.get("cell_errors")
+            errors = [CellError.from_worker(error) for error in (reported if isinstance(reported, list) else [])]
+            defined = response.get("defined")
             self.loaded = LoadResult(
-                cell_errors=[CellError(**error) for error in response.get("cell_errors", [])],
-                defined=[name for name in response.get("defined", []) if isinstance(name, str)],
+                cell_errors=[error for error in errors if error is not None],
+                defined=[n for n in (defined if isinstance(defined, list) else []) if isinstance(n, str)],
             )
 
-    def _time_left(self, wanted: float, what: str) -> float:
+    def _time_left(self, wanted: float, what: str) -> tuple[float, float]:
+        """The time this step may take (its own time), and the wall-clock time it may be given in
+        all when it waits for a CPU: never past the submission's deadline."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise StudentTimeout(
                 f"the submission's time limit ({self.limits.submission_timeout:g} s) was spent before {what} could run"
             )
-        return min(wanted, left)
+        return min(wanted, left), min(wanted * STARVED_WALL_FACTOR, left)
 
 
 class StudentProxy:
@@ -165,37 +198,117 @@ class StudentProxy:
         return lambda *args, **kwargs: self._session.call(name, *args, **kwargs)
 
 
-def decode_returned(name: str, value: Any, blobs: list[bytes], depth: int = 0) -> Any:
-    """A returned value rebuilt from plain data only; anything else is a BadReturn."""
-    if depth > MAX_DEPTH:
-        raise BadReturn(f"{name} returned a value nested more than {MAX_DEPTH} levels deep")
-    if value is None or type(value) in (bool, int, str):
-        return value
-    if type(value) is list:
-        return [decode_returned(name, item, blobs, depth + 1) for item in value]
-    if type(value) is dict and len(value) == 1:
-        ((tag, content),) = value.items()
-        if tag == "$float" and type(content) is str:
-            try:
-                return float(content)
-            except ValueError:
-                pass
-        elif tag == "$tuple" and type(content) is list:
-            return tuple(decode_returned(name, item, blobs, depth + 1) for item in content)
-        elif tag == "$rejected" and type(content) is str:
-            raise BadReturn(
-                f"{name} returned {content[:120]}; return numbers, strings, lists, tuples or plain numpy arrays"
+def describe_exception(error: Any) -> str:
+    """What a graded call raised, in words the grader chooses: a known exception's name, and the
+    line of the student's code."""
+    error = error if isinstance(error, dict) else {}
+    kind = error.get("type")
+    known = kind if isinstance(kind, str) and kind in KNOWN_EXCEPTIONS else None
+    if known and error.get("own_class") is True:
+        text = f"an exception of the submission's own class (a {known})"
+    else:
+        text = known or "an exception"
+    line = error.get("line")
+    if type(line) is int and 0 < line < 10**7:
+        text += f" at line {line} of your code"
+    return text
+
+
+def describe_rejected(value: dict) -> str:
+    """Why a returned value was refused, from the worker's codeword."""
+    code = value.get("$rejected")
+    if code == "subclass":
+        return "an ndarray subclass, not a plain numpy array"
+    if code == "dtype":
+        kind = DTYPE_KINDS.get(value.get("kind")) if isinstance(value.get("kind"), str) else None
+        return f"a numpy array of dtype {kind}" if kind else "a numpy array that does not hold numbers"
+    type_name = value.get("type")
+    if isinstance(type_name, str) and type_name in KNOWN_TYPES:
+        return f"an object of type {type_name}"
+    return "an object of a class of its own"
+
+
+def decode_returned(name: str, value: Any, blobs: list[bytes]) -> Any:
+    """A returned value rebuilt from plain data only; anything else is a BadReturn. The decoding has a
+    budget: at most MAX_ITEMS values, MAX_DEPTH levels, and each array blob used once, so the grader
+    never holds more than about twice the answer's own size."""
+    return _Decoder(name, blobs).decode(value, 0)
+
+
+class _Decoder:
+    def __init__(self, name: str, blobs: list[bytes]):
+        self.name = name
+        self.blobs = blobs
+        self.used: set[int] = set()
+        self.items = 0
+
+    def fail(self, what: str) -> BadReturn:
+        return BadReturn(f"{self.name} returned {what}")
+
+    def decode(self, value: Any, depth: int) -> Any:
+        self.items += 1
+        if self.items > MAX_ITEMS:
+            raise self.fail(f"more than {MAX_ITEMS:,} values")
+        if depth > MAX_DEPTH:
+            raise self.fail(f"a value nested more than {MAX_DEPTH} levels deep")
+        if value is None or type(value) in (bool, int):
+            return value
+        if type(value) is str:
+            return storable(value)
+        if type(value) is list:
+            return [self.decode(item, depth + 1) for item in value]
+        if type(value) is dict:
+            if "$rejected" in value:
+                raise BadReturn(
+                    f"{self.name} returned {describe_rejected(value)}; "
+                    "return numbers, strings, lists, tuples or plain numpy arrays"
+                )
+            if len(value) == 1:
+                ((tag, content),) = value.items()
+                if tag == "$float" and type(content) is str and len(content) < 40:
+                    try:
+                        return float(content)
+                    except ValueError:
+                        pass
+                elif tag == "$tuple" and type(content) is list:
+                    return tuple(self.decode(item, depth + 1) for item in content)
+                elif tag == "$npy" and type(content) is int and 0 <= content < len(self.blobs):
+                    if content in self.used:  # the worker sends each array once: a repeat is forged
+                        raise self.fail("something the grader cannot read (an array used twice)")
+                    self.used.add(content)
+                    return self.array(self.blobs[content])
+        raise self.fail("something the grader cannot read")
+
+    def array(self, data: bytes) -> np.ndarray:
+        """An array from ``.npy`` bytes, read without pickle, and only when the bytes hold exactly the
+        data that the header's shape and dtype claim."""
+        try:
+            shape, fortran, dtype, offset = _npy_header(data)
+        except (ValueError, TypeError, SyntaxError, RecursionError, OverflowError, MemoryError) as exc:
+            raise self.fail(f"an array the grader cannot read ({type(exc).__name__})") from None
+        if dtype.kind not in PLAIN_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+            kind = DTYPE_KINDS.get(dtype.kind)
+            raise self.fail(
+                f"a numpy array of dtype {kind or 'that does not hold numbers'}; return a numeric numpy array"
             )
-        elif tag == "$npy" and type(content) is int and 0 <= content < len(blobs):
-            return _load_array(name, blobs[content])
-    raise BadReturn(f"{name} returned something the grader cannot read")
+        count = math.prod(shape)
+        if len(shape) > MAX_DEPTH or any(size < 0 for size in shape) or count * dtype.itemsize != len(data) - offset:
+            raise self.fail("an array whose header does not match its data")
+        flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
+        return flat.reshape(shape, order="F" if fortran else "C").copy(order="K")
 
 
-def _load_array(name: str, data: bytes) -> np.ndarray:
-    try:
-        array = np.load(io.BytesIO(data), allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise BadReturn(f"{name} returned an array the grader cannot read ({type(exc).__name__})") from None
-    if type(array) is not np.ndarray or array.dtype.kind not in PLAIN_KINDS or array.dtype.fields is not None:
-        raise BadReturn(f"{name} returned an array of dtype {array.dtype}; return a numeric numpy array")
-    return array
+def _npy_header(data: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    import io
+
+    from numpy.lib import format as npy
+
+    stream = io.BytesIO(data)
+    readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
+    reader = readers.get(npy.read_magic(stream))
+    if reader is None:
+        raise ValueError("unknown .npy version")
+    shape, fortran, dtype = reader(stream, max_header_size=10_000)
+    if not isinstance(shape, tuple) or not all(type(size) is int for size in shape):
+        raise ValueError("bad shape")
+    return shape, bool(fortran), dtype, stream.tell()

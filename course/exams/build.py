@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from pathlib import Path
 
 from pydantic import BaseModel
+
+from untrusted import spreadsheet
 
 from ..catalog import load_catalog
 from ..errors import Problem
@@ -87,7 +88,7 @@ def build_exam(
 
 def _template(variants, count: int) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = spreadsheet.writer(buffer, lineterminator="\n")
     writer.writerow(["student_id", *(f"q{n}" for n in range(1, count + 1))])
     for variant in variants:
         writer.writerow([variant.student.student_id, *([""] * count)])

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
+
+from untrusted import spreadsheet
+from untrusted.text import for_markdown
 
 from ..errors import Problem
 from .csvfiles import ExamError, problem, read_rows
@@ -177,7 +179,7 @@ def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatis
 
 def _write_scores(path: Path, results: list[StudentResult]) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
+        writer = spreadsheet.writer(handle, lineterminator="\n")
         writer.writerow(["student_id", "name", "correct", "answered", "questions", "percent", "graded_by_hand"])
         for r in sorted(results, key=lambda r: r.student_id):
             percent = f"{100 * r.correct / r.automatic:.1f}" if r.automatic else ""
@@ -187,7 +189,7 @@ def _write_scores(path: Path, results: list[StudentResult]) -> None:
 def _write_items(path: Path, items: list[ItemStatistics]) -> None:
     width = max((len(item.chosen) for item in items), default=0)
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
+        writer = spreadsheet.writer(handle, lineterminator="\n")
         writer.writerow(["question", "kind", "students", "answered", "correct", "difficulty", "discrimination",
                          "correct_option", *(f"chose_{n}" for n in range(1, width + 1)), "unanswered"])  # fmt: skip
         for item in items:
@@ -226,7 +228,7 @@ def _chart(path: Path, items: list[ItemStatistics]) -> None:
 
 
 def _feedback(key: ExamKey, variant: Variant, result: StudentResult) -> str:
-    lines = [f"# {key.title}: feedback for {result.name} ({result.student_id})", ""]
+    lines = [f"# {key.title}: feedback for {for_markdown(result.name)} ({for_markdown(result.student_id)})", ""]
     summary = f"Score: {result.correct} of {result.automatic}"
     if result.by_hand:
         summary += f"; {result.by_hand} open question{'s' if result.by_hand > 1 else ''} graded by hand"

@@ -7,6 +7,8 @@ import html
 
 from latex2mathml.converter import convert
 
+from untrusted.text import for_markdown
+
 from ..exports.items import to_html
 from ..loaders.markdown import parse_inline
 from ..models import RichText
@@ -19,7 +21,7 @@ ol.options li{margin:.3rem 0}code{background:#f2f2f2;padding:0 .2rem}.open{borde
 
 def markdown(key: ExamKey, variant: Variant) -> str:
     student = variant.student
-    lines = [f"# {key.title}", "", f"**{student.name}** ({student.student_id})", "",
+    lines = [f"# {key.title}", "", f"**{for_markdown(student.name)}** ({for_markdown(student.student_id)})", "",
              "Write the letter of one answer per question on the answer sheet.", ""]  # fmt: skip
     for question in variant.questions:
         bank = key.questions[question.question]

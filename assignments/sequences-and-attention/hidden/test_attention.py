@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from autograder.testing import expect, expect_close, expect_tuple
+from autograder.testing import expect, expect_array, expect_close, expect_tuple
 
 pytestmark = pytest.mark.question("attention")
 
@@ -67,6 +67,6 @@ def test_masked_weights_are_zero(student, rng):
     mask[:, 0] = True
     result = expect_tuple(student.scaled_dot_product_attention(Q, K, V, mask=mask), "scaled_dot_product_attention", 2)
     weights = np.asarray(result[1])
-    expect(weights.shape == (4, 6), f"the weights should have shape (4, 6), not {weights.shape}")
+    weights = expect_array(weights, "the weights", (4, 6))
     expect(bool(np.all(weights[~mask] == 0)), "weights of masked-out keys are not zero")
     expect_close(weights.sum(axis=-1), np.ones(4), "the row sums of the masked weights")

@@ -1,0 +1,49 @@
+"""Before a batch: can the sandbox's runtime start at all within the limits asked for?
+
+A limit set too low for Python and numpy to start (``--memory 100``) would otherwise show up as
+every student's ImportError. It is the instructor's to fix, so it is said once, as a usage error.
+A combination of limits that worked is remembered in the runtime's cache, so the check costs one
+worker start per new setting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from ..errors import LimitsTooLow
+from .process import Limits
+from .runners import Runner
+from .runtime import cache_root
+from .session import Cell, StudentSession
+
+# What every submission may count on importing: the sandbox's packages.
+PROBE = "import numpy\nimport matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot\n"
+
+
+def check_limits(runner: Runner, limits: Limits) -> None:
+    """Raise LimitsTooLow, saying which limit to raise, when the runtime cannot start within ``limits``."""
+    key = hashlib.sha256(f"{runner.name}:{limits.memory_mib}:{limits.processes}:{limits.open_files}:"
+                         f"{limits.file_mib}:{limits.tmp_mib}".encode()).hexdigest()[:16]  # fmt: skip
+    marker = cache_root() / "limits-ok" / key
+    if marker.exists():
+        return
+    probe_limits = limits.model_copy(update={"submission_timeout": 60.0, "call_timeout": 60.0})
+    with StudentSession(runner, [Cell(index=1, source=PROBE)], probe_limits) as session:
+        loaded = session.load()
+    problem = loaded.failure or "; ".join(f"{error.type}: {error.message}" for error in loaded.cell_errors)
+    if problem:
+        raise LimitsTooLow(
+            f"the sandbox's Python cannot start within these limits (memory {limits.memory_mib} MiB, "
+            f"{limits.processes} processes, {limits.open_files} open files): importing numpy and matplotlib "
+            f"failed ({problem[:200]}); raise --memory (or [limits] in assignment.toml)"
+        )
+    _remember(marker)
+
+
+def _remember(marker: Path) -> None:
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        pass  # only a cache

@@ -1,0 +1,55 @@
+"""The grader's secret: mixed into the seed of every hidden test's random inputs.
+
+Hidden inputs are drawn from (secret, the submission's hash, the test), so the inputs one
+submission saw are worth nothing for another (a leaked input cannot be memorised), while a regrade
+of the same file draws the same inputs and gets the same verdict. The secret lives beside the
+course's assignments (``assignments/.grader-secret``, created on first use, readable by its owner
+only, never committed) or in ``$AUTOGRADER_SECRET``; the sandbox never sees either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from pathlib import Path
+
+from .assignment import Assignment
+from .errors import AssignmentError
+
+SECRET_ENV = "AUTOGRADER_SECRET"
+SECRET_FILE = ".grader-secret"
+
+
+def grader_secret(assignment: Assignment) -> str:
+    """The secret for ``assignment``'s course, created on first use."""
+    if os.environ.get(SECRET_ENV):
+        return os.environ[SECRET_ENV]
+    path = secret_path(assignment)
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AssignmentError(f"{path}: cannot read the grader's secret ({exc}); or set ${SECRET_ENV}") from None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(secrets.token_hex(32) + "\n")
+    except FileExistsError:
+        pass  # another grader made it first
+    except OSError as exc:
+        raise AssignmentError(
+            f"{path}: cannot create the grader's secret ({exc.strerror}); or set ${SECRET_ENV}"
+        ) from None
+    return path.read_text(encoding="utf-8").strip()
+
+
+def secret_path(assignment: Assignment) -> Path:
+    return assignment.folder.parent / SECRET_FILE
+
+
+def input_seed(secret: str, submission_sha256: str, test_id: str) -> int:
+    """The seed of one hidden test's inputs for one submission."""
+    material = "\0".join((secret, submission_sha256, test_id)).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.sha256(material).digest()[:16], "big")

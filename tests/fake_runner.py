@@ -1,0 +1,69 @@
+"""A runner for fast tests of scoring and feedback: the worker's own code, run in this process.
+
+``InProcessRunner`` speaks the worker protocol (the same frames, encoded and decoded by the same
+functions) without starting anything, so a hidden suite grades a trusted submission in
+milliseconds. It isolates nothing: it is for known submissions only, never for an attack test.
+It records every request, so a test can see which inputs a submission was sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Sequence
+
+from autograder.sandbox import worker
+from autograder.sandbox.process import Limits
+
+
+class InProcessWorker:
+    def __init__(self, requests: list[dict]):
+        self.namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.requests = requests
+        self.printed = io.StringIO()
+
+    def request(
+        self, header: dict, blobs: Sequence[bytes] = (), timeout: float = 10.0, hard_timeout: float | None = None
+    ) -> tuple[dict, list[bytes]]:
+        # Through the real framing both ways, as a frame read off a pipe would be.
+        header, blobs = _roundtrip(header, list(blobs))
+        self.requests.append({"header": header, "blobs": blobs})
+        if header["op"] == "load":
+            with contextlib.redirect_stdout(self.printed), contextlib.redirect_stderr(self.printed):
+                errors = worker._run_cells(self.namespace, header["cells"])
+            defined = sorted(n for n, v in self.namespace.items() if callable(v) and not n.startswith("__"))
+            response, out = {"ok": True, "cell_errors": errors, "defined": defined}, []
+        else:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                response, out = worker._call(self.namespace, header, blobs)
+        return _roundtrip(response, out)
+
+    def output(self, limit: int = 64 * 1024) -> tuple[str, int]:
+        text = self.printed.getvalue()
+        return text[:limit], len(text.encode())
+
+    def kill(self) -> None:
+        pass
+
+
+class InProcessRunner:
+    name = "in-process (tests only)"
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+
+    def start(self, limits: Limits) -> InProcessWorker:
+        return InProcessWorker(self.requests)
+
+    def calls(self) -> list[dict]:
+        """The graded calls sent so far: each with the function's name and its decoded arguments."""
+        return [
+            {"name": r["header"]["name"], "args": worker.decode_value(r["header"]["args"], r["blobs"])}
+            for r in self.requests
+            if r["header"]["op"] == "call"
+        ]
+
+
+def _roundtrip(header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    data = io.BytesIO(worker.encode_frame(header, blobs))
+    return worker.read_frame(0, read=lambda _fd, size: data.read(size))

