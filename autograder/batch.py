@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib.util
 import multiprocessing
 import os
+import signal
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -31,13 +33,14 @@ from .grading import grade_submission, grader_version
 from .report import QuestionResult, Report
 from .reports import PER_STUDENT
 from .sandbox.preflight import check_limits
-from .sandbox.process import Limits
+from .sandbox.process import Limits, kill_groups_of
 from .sandbox.runners import Runner, make_runner
 from .secret import grader_secret
 from .submissions import Submission
 
 ReferenceChoice = Literal["auto", "numpy", "torch"]
 JOB_ATTEMPTS = 2
+STOP_GRACE_SECONDS = 3.0  # for a grading process to kill its sandbox before it is killed itself
 
 
 class GradeOptions(BaseModel):
@@ -183,7 +186,9 @@ class _LocalPool:
         self.alone: list[ProcessPoolExecutor] = []
 
     def _new(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("forkserver"))
+        return ProcessPoolExecutor(
+            max_workers=self.jobs, mp_context=multiprocessing.get_context("forkserver"), initializer=_stop_on_sigterm
+        )
 
     def submit(self, function, *args) -> Future:
         try:
@@ -196,7 +201,9 @@ class _LocalPool:
     def submit_alone(self, function, *args) -> Future:
         """Run one job in a pool of its own: a job that kills its process then takes no other job
         with it, as it does in a shared pool, where every pending job fails with the pool."""
-        alone = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("forkserver"))
+        alone = ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("forkserver"), initializer=_stop_on_sigterm
+        )
         self.alone.append(alone)
         future = alone.submit(function, *args)
         future.add_done_callback(lambda _: alone.shutdown(wait=False))
@@ -208,16 +215,24 @@ class _LocalPool:
             alone.shutdown(cancel_futures=True)
 
     def kill(self) -> None:
-        """Kill every grading process at once. Each sandbox dies with the process that started it
-        (bubblewrap's --die-with-parent, and the parent-death signal of the unsafe worker)."""
+        """End every grading process now. Each is asked first (SIGTERM: it kills its sandbox and
+        stops), then killed; a sandbox left by a killed process dies with it (bubblewrap's
+        --die-with-parent, the unsafe worker's parent-death signal) or with its control group."""
         processes = []
         for pool in (self.pool, *self.alone):
             processes += list((getattr(pool, "_processes", None) or {}).values())  # no public way to reach them
             pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
-            process.kill()
+            process.terminate()
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
         for process in processes:
-            process.join(timeout=10)
+            process.join(timeout=max(0.0, deadline - time.monotonic()))
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join(timeout=10)
+            if process.pid is not None:
+                kill_groups_of(process.pid)
         from multiprocessing import forkserver
 
         stop = getattr(forkserver._forkserver, "_stop", None)  # the server that forked them goes too
@@ -225,8 +240,36 @@ class _LocalPool:
             stop()
 
 
+_pool_state = {"in_pool": False, "grading": False}
+
+
+def _stop_on_sigterm() -> None:
+    """In a pool's grading process: SIGTERM interrupts a job like Ctrl-C, so the sandbox it grades
+    in is killed on the way out (see grade_job); an idle process just exits."""
+    _pool_state["in_pool"] = True
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        if _pool_state["grading"]:
+            raise KeyboardInterrupt
+        os._exit(128 + signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def grade_job(submission: dict, assignment: dict, options: dict, reference_kind: str, secret: str = "") -> dict:
     """One submission, graded in whichever process runs the job; plain data in and out."""
+    _pool_state["grading"] = True
+    try:
+        return _grade_job(submission, assignment, options, reference_kind, secret)
+    except KeyboardInterrupt:
+        if _pool_state["in_pool"]:  # the sandbox is closed by now; the pool is being shut down
+            os._exit(128 + signal.SIGTERM)
+        raise
+    finally:
+        _pool_state["grading"] = False
+
+
+def _grade_job(submission: dict, assignment: dict, options: dict, reference_kind: str, secret: str) -> dict:
     assignment_model = Assignment.model_validate(assignment)
     grade_options = GradeOptions.model_validate(options)
     report = grade_submission(

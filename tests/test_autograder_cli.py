@@ -138,6 +138,33 @@ def test_usage_errors_are_one_line_and_exit_2(args, message):
     assert completed.stderr == f"autograder: {message}\n"
 
 
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--timeout", "-1", "argument --timeout: '-1' is not a positive number of seconds"),
+        ("--timeout", "nan", "argument --timeout: 'nan' is not a positive number of seconds"),
+        ("--memory", "10", "argument --memory: '10' is not a whole number of MiB, at least 64"),
+        ("--jobs", "0", "argument --jobs: '0' is not a whole number of at least 1"),
+    ],
+)
+def test_malformed_options_are_one_line_usage_errors_naming_the_option(tmp_path, option, value, message):
+    completed = run("grade", "sequences-and-attention", KNOWN / "correct_loops.py", "--out", tmp_path, option, value)
+    assert completed.returncode == 2
+    assert completed.stderr == f"autograder grade: error: {message} (see autograder grade --help)\n"
+
+
+@needs_sandbox
+def test_a_memory_limit_too_low_for_the_runtime_is_the_instructors_error(tmp_path):
+    completed = run(
+        "grade", "sequences-and-attention", KNOWN / "correct_loops.py", "--out", tmp_path, "--memory", "100"
+    )
+    assert completed.returncode == 2
+    (line,) = completed.stderr.splitlines()
+    assert line.startswith("autograder: the sandbox's Python cannot start within these limits (memory 100 MiB")
+    assert line.endswith("raise --memory (or [limits] in assignment.toml)")
+    assert not (tmp_path / "correct_loops.json").exists()  # no student was charged for it
+
+
 def test_grade_refuses_without_a_sandbox_and_names_what_is_missing(tmp_path):
     environment = {**os.environ, "PATH": os.path.dirname(sys.executable)}
     completed = run("grade", "sequences-and-attention", KNOWN / "correct_loops.py", "--out", tmp_path, env=environment)

@@ -65,6 +65,12 @@ def new_group() -> CpuGroup | None:
     return CpuGroup(path)
 
 
+def groups_of(pid: int) -> list[CpuGroup]:
+    """The groups that grading process ``pid`` made and has not removed."""
+    parent = _parent()
+    return [] if parent is None else [CpuGroup(path) for path in parent.glob(f"{pid}-*")]
+
+
 @cache
 def _parent() -> Path | None:
     """``autograder/`` in the cgroup v2 hierarchy with the cpu controller, or in cgroup v1's cpu

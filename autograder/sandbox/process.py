@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, Field
 
 from ..errors import WorkerCrashed
-from .cgroups import CpuGroup
+from .cgroups import CpuGroup, groups_of
 from .worker import ChannelClosed, FrameError, encode_frame, read_frame
 
 OUTPUT_KEPT_BYTES = 64 * 1024
@@ -332,6 +332,18 @@ def _namespace_depth(pid: str) -> int:
     except OSError:
         pass
     return 1
+
+
+def kill_groups_of(pid: int) -> None:
+    """Kill what is left of the sandboxes that grading process ``pid`` started (it was killed before
+    it could), and remove their control groups."""
+    for group in groups_of(pid):
+        for _ in range(100):
+            group.kill()
+            reap_sandbox_orphans()
+            if group.remove():
+                break
+            time.sleep(0.01)
 
 
 def _prctl(option: int, value: int) -> None:
