@@ -11,6 +11,8 @@ id = "softmax"
 points = 2
 functions = ["softmax"]          # what the question grades (manual questions grade cells)
 manual = false
+uses = []                        # graded functions of other questions that these functions call
+charge_dependents = true         # (top level) charge a question that fails because of a function it uses
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from .errors import AssignmentError
 from .sandbox.process import Limits
@@ -32,6 +34,9 @@ class Question(BaseModel):
     title: str = ""
     points: float = Field(gt=0)
     functions: list[str] = []
+    # Graded functions of other questions that this question's functions call: when one of those
+    # fails its own question, this question's feedback says so first.
+    uses: list[str] = []
     manual: bool = False
 
 
@@ -42,6 +47,9 @@ class Assignment(BaseModel):
     hidden_tests: str = "hidden"
     references: str = "../references"
     questions: list[Question] = Field(min_length=1)
+    # Whether a question that fails because a function it uses fails is charged as measured (true),
+    # or marked not graded until that function passes (false).
+    charge_dependents: bool = True
     limits: Limits = Limits()
     folder: Path = Path(".")
 
@@ -53,6 +61,18 @@ class Assignment(BaseModel):
         if repeated:
             raise ValueError(f"question ids repeat: {', '.join(repeated)}")
         return questions
+
+    @model_validator(mode="after")
+    def _known_uses(self) -> Assignment:
+        graded = {function for question in self.questions for function in question.functions}
+        for question in self.questions:
+            unknown = [function for function in question.uses if function not in graded]
+            if unknown:
+                raise ValueError(
+                    f"question {question.id!r} uses {', '.join(unknown)}, which no question grades "
+                    f"(graded functions: {', '.join(sorted(graded))})"
+                )
+        return self
 
     @property
     def notebook_path(self) -> Path:

@@ -39,6 +39,7 @@ STATUS_STYLE = {
     "error": "red",
     "timeout": "red",
     "manual": "blue",
+    "not_graded": "magenta",
 }
 
 

@@ -169,11 +169,13 @@ def grade_submission(
     if len(errors) > MAX_REPORT_ERRORS:
         errors = errors[:MAX_REPORT_ERRORS] + [f"... and {len(errors) - MAX_REPORT_ERRORS} more problems"]
     errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]
-    questions = [_question_result(question, outcomes, load, answers) for question in assignment.questions]
+    questions = with_dependencies(
+        assignment, [_question_result(question, outcomes, load, answers) for question in assignment.questions]
+    )
     return Report(
         student=submission.student,
         assignment=assignment.name,
-        score=round(sum(q.score for q in questions), 2),
+        score=sum(q.score for q in questions),
         max_score=assignment.max_score,
         questions=questions,
         errors=errors,
@@ -208,7 +210,7 @@ def _question_result(
         return QuestionResult(score=0.0, status="error", feedback="no test graded this question", **base)
     missing = [f for f in question.functions if f not in load.defined]
     passed = sum(test.status == "passed" for test in tests)
-    score = round(question.points * passed / len(tests), 2)
+    score = question.points * passed / len(tests)  # exact: rounded only where it is shown
     if missing:
         status, feedback = "error", f"{', '.join(missing)} is not defined in your submission"
         score = 0.0
@@ -233,3 +235,37 @@ def _question_result(
                 lines.append(line)
         feedback = "\n".join(lines)
     return QuestionResult(score=score, status=status, feedback=feedback, tests=tests, **base)
+
+
+def with_dependencies(assignment: Assignment, results: list[QuestionResult]) -> list[QuestionResult]:
+    """Feedback that points at the cause: when a question fails and a function it uses (``uses`` in
+    the manifest) fails its own question, the feedback says so first. The dependent question is
+    charged as measured (``charge_dependents = true``, the default) or, when the instructor says
+    ``false``, marked not graded, with no score, until the function it uses passes."""
+    by_id = {result.id: result for result in results}
+    owner = {function: question.id for question in assignment.questions for function in question.functions}
+    updated = []
+    for question, result in zip(assignment.questions, results, strict=True):
+        broken = [
+            function
+            for function in question.uses
+            if function in owner and owner[function] != question.id and by_id[owner[function]].status != "passed"
+        ]
+        if not broken or result.status in {"passed", "manual"}:
+            updated.append(result)
+            continue
+        names = " and ".join(broken)
+        first = f"Your {names} {'fails' if len(broken) == 1 else 'fail'} {'its' if len(broken) == 1 else 'their'} own tests; fix {'it' if len(broken) == 1 else 'them'} first: these failures may come from {'it' if len(broken) == 1 else 'them'}."
+        if assignment.charge_dependents:
+            updated.append(result.model_copy(update={"feedback": f"{first}\n{result.feedback}"}))
+        else:
+            updated.append(
+                result.model_copy(
+                    update={
+                        "score": 0.0,
+                        "status": "not_graded",
+                        "feedback": f"Not graded: depends on {names}. {first}\n{result.feedback}",
+                    }
+                )
+            )
+    return updated

@@ -80,8 +80,12 @@ def check_source(assignment: Assignment, notebook: nbformat.NotebookNode) -> Non
             raise ReleaseError(
                 f"{path}: cell {number} ({grade_id}): a solution cell needs {BEGIN_SOLUTION} and {END_SOLUTION}"
             )
-        if source.count(BEGIN_HIDDEN) != source.count(END_HIDDEN):
-            raise ReleaseError(f"{path}: cell {number} ({grade_id}): unbalanced hidden-test markers")
+        if BEGIN_HIDDEN in source or END_HIDDEN in source:
+            # One rule: hidden tests are graded only from hidden/, in the grader's own process.
+            raise ReleaseError(
+                f"{path}: cell {number} ({grade_id}): holds {BEGIN_HIDDEN}; hidden tests belong in "
+                f"{assignment.hidden_tests}/test_*.py, which the grader runs (a notebook's hidden regions are never graded)"
+            )
         if meta.get("grade"):
             question = _question_of(grade_id, assignment)
             points[question] = points.get(question, 0.0) + float(meta.get("points", 0))

@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-Status = Literal["passed", "partial", "failed", "error", "timeout", "manual"]
+# not_graded: the question depends on a function that fails its own question, and the assignment
+# does not charge dependents (``charge_dependents = false``); it scores nothing until that passes.
+Status = Literal["passed", "partial", "failed", "error", "timeout", "manual", "not_graded"]
 
 
 class TestOutcome(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 from collections.abc import Sequence
 
 from autograder.sandbox import worker
@@ -27,6 +28,11 @@ class InProcessWorker:
     ) -> tuple[dict, list[bytes]]:
         # Through the real framing both ways, as a frame read off a pipe would be.
         header, blobs = _roundtrip(header, list(blobs))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # what the student's numpy warns about is theirs
+            return self._answer(header, blobs)
+
+    def _answer(self, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
         self.requests.append({"header": header, "blobs": blobs})
         if header["op"] == "load":
             with contextlib.redirect_stdout(self.printed), contextlib.redirect_stderr(self.printed):

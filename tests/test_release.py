@@ -106,8 +106,15 @@ def _cell(notebook, grade_id):
             lambda nb: _cell(nb, "attention")["metadata"]["nbgrader"].update(grade_id="softmax"),
             "cell 9: grade_id 'softmax' is already used by cell 5",
         ),
+        (
+            lambda nb: _cell(nb, "softmax_tests").update(
+                source="".join(_cell(nb, "softmax_tests")["source"])
+                + "\n### BEGIN HIDDEN TESTS\nassert True\n### END HIDDEN TESTS"
+            ),
+            "holds ### BEGIN HIDDEN TESTS; hidden tests belong in hidden/test_*.py, which the grader runs",
+        ),
     ],
-    ids=["no-delimiters", "points-disagree", "duplicate-grade-id"],
+    ids=["no-delimiters", "points-disagree", "duplicate-grade-id", "hidden-region"],
 )
 def test_bad_source_notebooks_are_refused_with_one_line(tmp_path, mutate, message):
     folder = _broken_copy(tmp_path, mutate)

@@ -9,7 +9,7 @@ from untrusted.text import printable
 from ..report import Report
 from .names import report_stem
 
-MARKS = {"passed": "+", "partial": "~", "failed": "x", "error": "!", "timeout": "!", "manual": "?"}
+MARKS = {"passed": "+", "partial": "~", "failed": "x", "error": "!", "timeout": "!", "manual": "?", "not_graded": "-"}
 
 
 def text(report: Report) -> str:

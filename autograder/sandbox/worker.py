@@ -103,12 +103,14 @@ def encode_value(value, blobs: list[bytes]):
     if type(value) in (bool, int, str, type(None)):
         return value
     if isinstance(value, np.generic) and type(value) in _NUMPY_SCALARS(np):
+        if isinstance(value, np.floating):  # a float32 number keeps its dtype, and so its tolerance
+            return encode_value(np.asarray(value), blobs)
         return encode_value(value.item(), blobs)
     if type(value) is np.ndarray:
         if value.dtype.kind not in "biufc" or value.dtype.fields is not None:
             return {"$rejected": "dtype", "kind": value.dtype.kind}
         buffer = io.BytesIO()
-        np.save(buffer, np.ascontiguousarray(value), allow_pickle=False)
+        np.save(buffer, value if value.flags.c_contiguous else value.copy(order="C"), allow_pickle=False)
         blobs.append(buffer.getvalue())
         return {"$npy": len(blobs) - 1}
     if type(value) in (list, tuple):

@@ -43,3 +43,14 @@ def test_output_projection_may_change_width(student, reference, rng):
     out, _ = expect_tuple(student.multi_head_attention(X, W_q, W_k, W_v, W_o, 2), "multi_head_attention", 2)
     expected_out, _ = reference.multi_head_attention(X, W_q, W_k, W_v, W_o, 2)
     expect_close(out, expected_out, "the output with a (8, 3) output projection")
+
+
+def test_large_magnitudes(student, reference, rng):
+    """tokens of large magnitude: each head's scores run into the thousands, where a softmax that
+    does not subtract its maximum overflows"""
+    X = rng.normal(size=(8, 8)) * 22
+    W_q, W_k, W_v, W_o = _weights(rng, 8)
+    out, weights = expect_tuple(student.multi_head_attention(X, W_q, W_k, W_v, W_o, 2), "multi_head_attention", 2)
+    expected_out, expected_w = reference.multi_head_attention(X, W_q, W_k, W_v, W_o, 2)
+    expect_close(weights, expected_w, "the weights of 2 heads over 8 tokens of large magnitude")
+    expect_close(out, expected_out, "the output of 2 heads over 8 tokens of large magnitude")

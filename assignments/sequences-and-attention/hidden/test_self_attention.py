@@ -7,9 +7,7 @@ from autograder.testing import expect_close, expect_tuple
 pytestmark = pytest.mark.question("self_attention")
 
 
-@pytest.mark.parametrize("n, d_model, d_k, d_v", [(5, 8, 4, 4), (6, 7, 3, 5), (1, 4, 2, 2)])
-def test_matches_reference(student, reference, n, d_model, d_k, d_v, rng):
-    """self-attention of random tokens with random projections"""
+def _check(student, reference, rng, n, d_model, d_k, d_v):
     X = rng.normal(size=(n, d_model))
     W_q, W_k, W_v = rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_k)), rng.normal(size=(d_model, d_v))
     out, weights = expect_tuple(student.self_attention(X, W_q, W_k, W_v), "self_attention", 2)
@@ -17,3 +15,27 @@ def test_matches_reference(student, reference, n, d_model, d_k, d_v, rng):
     what = f"self_attention of {n} tokens (d_model={d_model}, d_k={d_k}, d_v={d_v})"
     expect_close(weights, expected_w, f"the weights of {what}")
     expect_close(out, expected_out, f"the output of {what}")
+
+
+@pytest.mark.parametrize("n, d_model, d_k, d_v", [(5, 8, 4, 4), (6, 7, 3, 5)])
+def test_matches_reference(student, reference, n, d_model, d_k, d_v, rng):
+    """self-attention of random tokens with random projections"""
+    _check(student, reference, rng, n, d_model, d_k, d_v)
+
+
+def test_one_token_and_three(student, reference, rng):
+    """a single token attends only to itself; three tokens do not (one token alone would let any
+    answer whose weights sum to one pass)"""
+    _check(student, reference, rng, 1, 4, 2, 2)
+    _check(student, reference, rng, 3, 5, 2, 3)
+
+
+def test_large_magnitudes(student, reference, rng):
+    """tokens of large magnitude: the scores run into the thousands, where a softmax that does not
+    subtract its maximum overflows"""
+    X = rng.normal(size=(8, 8)) * 11
+    W_q, W_k, W_v = rng.normal(size=(8, 4)), rng.normal(size=(8, 4)), rng.normal(size=(8, 4))
+    out, weights = expect_tuple(student.self_attention(X, W_q, W_k, W_v), "self_attention", 2)
+    expected_out, expected_w = reference.self_attention(X, W_q, W_k, W_v)
+    expect_close(weights, expected_w, "the weights of self_attention of 8 tokens of large magnitude")
+    expect_close(out, expected_out, "the output of self_attention of 8 tokens of large magnitude")

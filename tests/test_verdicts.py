@@ -1,0 +1,96 @@
+"""Fair verdicts, fast: every known submission of both assignments graded with the in-process runner
+(trusted code only) under several secrets, so every hidden test's verdict is shown not to depend on
+the inputs drawn; the tolerance rule; feedback that points at the cause; exact scores."""
+
+from __future__ import annotations
+
+import tomllib
+
+import numpy as np
+import pytest
+
+from autograder.assignment import load_assignment
+from autograder.batch import load_reference
+from autograder.errors import AssignmentError
+from autograder.grading import grade_submission
+from autograder.submissions import find_submissions
+from autograder.testing import Mismatch, expect_close, tolerance
+
+from .conftest import ASSIGNMENTS
+from .fake_runner import InProcessRunner
+
+SECRETS = ("first", "second", "third")
+
+
+def _known():
+    for name in ("sequences-and-attention", "attention-not-explanation"):
+        expected = tomllib.loads((ASSIGNMENTS / name / "known" / "verdicts.toml").read_text())
+        for file, verdicts in expected.items():
+            yield name, file, verdicts
+
+
+def _grade(assignment, path, secret="first"):
+    (submission,) = find_submissions([path]).submissions
+    return grade_submission(
+        assignment, submission, InProcessRunner(), load_reference(assignment, "numpy"), secret=secret
+    )
+
+
+@pytest.mark.parametrize("name, file, expected", list(_known()))
+def test_every_verdict_holds_whatever_the_inputs_drawn(name, file, expected):
+    assignment = load_assignment(ASSIGNMENTS / name)
+    for secret in SECRETS:
+        report = _grade(assignment, ASSIGNMENTS / name / "known" / file, secret)
+        assert {q.id: q.status for q in report.questions} == expected, (secret, [q.feedback for q in report.questions])
+
+
+def test_tolerance_follows_the_dtype_returned():
+    assert tolerance(np.float64) == (1e-6, 1e-8)
+    rtol32, atol32 = tolerance(np.float32)
+    assert 1e-4 < rtol32 < 2e-4 and 1e-5 < atol32 < 2e-5
+    assert tolerance(np.float16) == tolerance(np.float32)  # never looser than float32
+    assert tolerance(np.int64) == tolerance(np.float64)
+    expected = np.linspace(0.1, 1.0, 10)
+    float32_error = (expected * (1 + 5e-5)).astype(np.float32)
+    expect_close(float32_error, expected, "a float32 result")  # within float32's precision
+    with pytest.raises(Mismatch):
+        expect_close(float32_error.astype(np.float64), expected, "the same values in float64")
+
+
+def test_feedback_names_the_function_to_fix_first():
+    assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
+    report = _grade(assignment, ASSIGNMENTS / "sequences-and-attention" / "known" / "unstable_softmax_used.py")
+    feedback = {q.id: q.feedback for q in report.questions}
+    assert feedback["self_attention"].startswith(
+        "Your scaled_dot_product_attention and softmax fail their own tests; fix them first"
+    )
+    assert feedback["attention"].startswith("Your softmax fails its own tests; fix it first")
+    assert not feedback["softmax"].startswith("Your")
+    uncharged = assignment.model_copy(update={"charge_dependents": False})
+    report = _grade(uncharged, ASSIGNMENTS / "sequences-and-attention" / "known" / "unstable_softmax_used.py")
+    results = {q.id: q for q in report.questions}
+    for question in ("attention", "self_attention", "multi_head"):
+        assert results[question].status == "not_graded" and results[question].score == 0
+        assert results[question].feedback.startswith("Not graded: depends on")
+    assert results["softmax"].status == "partial" and results["positional_encoding"].status == "passed"
+
+
+def test_scores_are_exact_and_rounded_only_when_shown(tmp_path):
+    assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
+    report = _grade(assignment, ASSIGNMENTS / "sequences-and-attention" / "known" / "ignored_mask.py")
+    attention = next(q for q in report.questions if q.id == "attention")
+    passed = sum(t.status == "passed" for t in attention.tests)
+    assert attention.score == 3 * passed / len(attention.tests)  # 6 of 8: 2.25, not rounded
+    assert report.score == sum(q.score for q in report.questions)
+
+
+def test_uses_must_name_a_graded_function(tmp_path):
+    folder = tmp_path / "broken"
+    source = ASSIGNMENTS / "sequences-and-attention"
+    folder.mkdir()
+    (folder / "assignment.toml").write_text(
+        (source / "assignment.toml").read_text().replace('uses = ["softmax"]', 'uses = ["sofmax"]', 1)
+        .replace('notebook = "source/', f'notebook = "{source}/source/').replace('hidden_tests = "hidden"', f'hidden_tests = "{source}/hidden"')
+    )  # fmt: skip
+    with pytest.raises(AssignmentError, match="uses sofmax, which no question grades"):
+        load_assignment(folder)
