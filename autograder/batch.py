@@ -288,11 +288,19 @@ def resolve_reference(choice: ReferenceChoice, assignment: Assignment) -> str:
     if choice != "auto":
         load_reference(assignment, choice)  # fail now, with a clear message, if it cannot load
         return choice
-    try:
-        import torch
-    except ImportError:
+    # torch takes about 2 s to import: where there is no NVIDIA GPU (no driver's device files) or no
+    # torch, the answer is numpy without importing it; only a machine with a GPU pays to ask torch.
+    if importlib.util.find_spec("torch") is None or not nvidia_gpu_present():
         return "numpy"
+    import torch
+
     return "torch" if torch.cuda.is_available() else "numpy"
+
+
+def nvidia_gpu_present() -> bool:
+    """Whether the NVIDIA driver shows a GPU on this machine (its /proc entries or device files)."""
+    gpus = Path("/proc/driver/nvidia/gpus")
+    return (gpus.is_dir() and any(gpus.iterdir())) or any(Path("/dev").glob("nvidia[0-9]*"))
 
 
 @cache

@@ -14,22 +14,21 @@ import sys
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from untrusted.text import one_line
 
-from .assignment import load_assignment
-from .batch import BatchResult, GradeOptions, grade_batch
-from .check import check_notebook
-from .distributed import dask_executor, scheduler_address
 from .errors import AutograderError
-from .grading import grader_version
-from .release import release
-from .submissions import find_submissions
+from .version import grader_version
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .batch import BatchResult
+
+# Each command imports what it needs when it runs (numpy, pytest, pydantic, nbgrader, rich's tables):
+# `autograder --help` and `--version` load none of them and start at once.
 
 PROG = "autograder"
 STATUS_STYLE = {
@@ -182,6 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _grade(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .assignment import load_assignment
+    from .batch import GradeOptions, grade_batch
+    from .distributed import dask_executor, scheduler_address
+    from .submissions import find_submissions
+
     assignment = load_assignment(args.assignment)
     discovery = find_submissions(args.submissions, preferred=assignment.released_notebook)
     submissions = discovery.submissions
@@ -220,16 +227,23 @@ def _grade(args: argparse.Namespace) -> int:
 
 def _shown(text: str) -> str:
     """Student-controlled text for the terminal: control characters and rich markup escaped."""
+    from rich.markup import escape
+
     return escape(one_line(text))
 
 
 def _release(args: argparse.Namespace) -> int:
+    from .assignment import load_assignment
+    from .release import release
+
     path = release(load_assignment(args.assignment), args.out)
     print(one_line(str(path)))
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
+    from .public_tests import check_notebook
+
     results = check_notebook(args.notebook, args.question)
     for result in results:
         mark = "\u2713" if result.passed else "\u2717"
@@ -240,6 +254,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _summary(questions, result: BatchResult) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"{len(result.reports)} graded, {len(result.skipped)} skipped, {len(result.failed)} failed")
     table.add_column("student")
     for question in questions:
@@ -252,4 +268,6 @@ def _summary(questions, result: BatchResult) -> Table:
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     return Console(width=None if sys.stdout.isatty() else 200, highlight=False)

@@ -13,7 +13,6 @@ import contextlib
 import io
 import os
 from datetime import UTC, datetime
-from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 
 import numpy as np
@@ -30,6 +29,7 @@ from .sandbox.session import LoadResult, StudentSession
 from .secret import input_seed
 from .submissions import Submission, Unreadable, extract
 from .testing import Mismatch
+from .version import grader_version
 
 # A report's size is bounded whatever the submission does: at most this many problems, each this long.
 MAX_REPORT_ERRORS = 50
@@ -62,13 +62,6 @@ UNUSED_PLUGINS = [
     )  # fmt: skip
     for arg in ("-p", f"no:{name}")
 ]
-
-
-def grader_version() -> str:
-    try:
-        return version("module10-autograder")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 class SuitePlugin:

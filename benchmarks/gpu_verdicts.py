@@ -46,7 +46,9 @@ def _references_agree() -> int:
     for function, arguments in cases.items():
         ours, theirs = getattr(numpy_ref, function)(*arguments), getattr(torch_ref, function)(*arguments)
         ours, theirs = (ours, theirs) if isinstance(ours, tuple) else ((ours,), (theirs,))
-        worst = max(worst, *(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(ours, theirs)))
+        worst = max(
+            worst, *(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(ours, theirs, strict=True))
+        )
     print(f"references: largest float64 difference between numpy and torch on {torch_ref.DEVICE}: {worst:.2g}")
     return 0 if worst <= 1e-10 else 1
 

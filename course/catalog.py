@@ -13,11 +13,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .errors import LessonFileError, LessonFolderError, LessonNotFound, Problem
+from .formats import DEFAULT_LESSONS
 from .loaders import load_lesson
 from .loaders.source import WHOLE_FILE
 from .models import Course, Lesson, Module
 
-DEFAULT_FOLDER = Path("lesson_data")
+DEFAULT_FOLDER = DEFAULT_LESSONS
 # Documentation that sits beside lessons and is not itself a lesson.
 NOT_LESSONS = re.compile(r"^(readme|licen[cs]e|notice|copying|authors|changelog)(\..*)?$", re.IGNORECASE)
 

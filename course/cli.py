@@ -15,12 +15,12 @@ from rich.console import Console
 
 from untrusted.text import one_line
 
-from .catalog import DEFAULT_FOLDER, Catalog, load_catalog, load_folder
 from .errors import CourseError, Problem
-from .exams import build_exam, grade_exam
-from .exports import EXPORTERS, export_checks
-from .imports import import_checks
-from .render import lesson_text, lessons_table
+from .formats import DEFAULT_LESSONS as DEFAULT_FOLDER
+from .formats import EXPORT_FORMATS as EXPORTERS
+
+# Each command imports what it needs when it runs (jsonschema, lxml, matplotlib, the exporters):
+# `course --help` and `course --version` load none of them and start at once.
 
 PROG = "course"
 
@@ -166,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from .catalog import load_catalog
+
     catalog = load_catalog(args.paths)
     _print_problems(catalog.problems, sys.stdout)
     counts = [
@@ -180,6 +182,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _lessons(args: argparse.Namespace) -> int:
+    from .catalog import load_folder
+    from .render import lessons_table
+
     catalog = load_folder(args.folder)
     if catalog.lessons:
         _console().print(lessons_table(catalog))
@@ -190,25 +195,34 @@ def _lessons(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    catalog: Catalog = load_folder(args.lessons)
+    from .catalog import load_folder
+    from .render import lesson_text
+
+    catalog = load_folder(args.lessons)
     lesson = catalog.lesson(args.slug)
     sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson))
     return 0
 
 
 def _export_checks(args: argparse.Namespace) -> int:
+    from .exports import export_checks
+
     result = export_checks(args.lessons, args.format, args.out)
     print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({args.format})")
     return 0
 
 
 def _import_checks(args: argparse.Namespace) -> int:
+    from .imports import import_checks
+
     path, count = import_checks(args.file, args.out)
     print(f"{path}: {count} checks imported")
     return 0
 
 
 def _exam_build(args: argparse.Namespace) -> int:
+    from .exams import build_exam
+
     result = build_exam(
         args.roster, args.out, seed=args.seed, questions=args.questions, lessons=args.lessons,
         shuffle=not args.no_shuffle, include_open=args.include_open,
@@ -219,6 +233,8 @@ def _exam_build(args: argparse.Namespace) -> int:
 
 
 def _exam_grade(args: argparse.Namespace) -> int:
+    from .exams import grade_exam
+
     result = grade_exam(args.exam, args.responses, args.out)
     _print_problems(result.problems, sys.stderr)
     print(f"{args.out}: {result.graded} students graded")

@@ -165,6 +165,20 @@ def test_a_memory_limit_too_low_for_the_runtime_is_the_instructors_error(tmp_pat
     assert not (tmp_path / "correct_loops.json").exists()  # no student was charged for it
 
 
+@needs_sandbox
+def test_figures_are_not_shown_while_grading(tmp_path):
+    """plt.show() does nothing and says nothing; a notebook's display() is no NameError."""
+    notebook = tmp_path / "plots.py"
+    notebook.write_text(
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\ndisplay(plt.gcf())\nprint('after show')\n"
+        + (KNOWN / "correct_vectorised.py").read_text()
+    )
+    completed = run("grade", "sequences-and-attention", notebook, "--out", tmp_path / "out", "--reference", "numpy")
+    assert completed.returncode == 0, completed.stderr
+    report = json.loads((tmp_path / "out" / "plots.json").read_text())
+    assert report["output"] == "after show\n" and report["errors"] == [] and report["score"] == 10
+
+
 def test_grade_refuses_without_a_sandbox_and_names_what_is_missing(tmp_path):
     environment = {**os.environ, "PATH": os.path.dirname(sys.executable)}
     completed = run("grade", "sequences-and-attention", KNOWN / "correct_loops.py", "--out", tmp_path, env=environment)

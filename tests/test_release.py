@@ -10,9 +10,9 @@ import nbformat
 import pytest
 
 from autograder.assignment import load_assignment
-from autograder.check import check_notebook
 from autograder.cli import main as autograder_main
 from autograder.errors import ReleaseError
+from autograder.public_tests import check_notebook
 from autograder.release import release, secret_lines
 
 from .conftest import ASSIGNMENTS

@@ -152,7 +152,12 @@ class StudentSession:
             raise MissingFunction(f"{name} is not defined in your submission")
         if not response.get("ok"):
             raise StudentRaised(f"{name} raised {describe_exception(response.get('error'))}")
-        return decode_returned(name, response.get("value"), out)
+        try:
+            return decode_returned(name, response.get("value"), out)
+        except BadReturn:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the answer made the decoder do is the answer's fault
+            raise BadReturn(f"{name} returned something the grader cannot read ({type(exc).__name__})") from None
 
     def _start(self) -> None:
         timeout, hard = self._time_left(self.limits.submission_timeout, "your notebook's cells")

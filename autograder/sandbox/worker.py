@@ -170,8 +170,12 @@ def _where(tb, filename_prefix: str = "<") -> int | None:
 
 
 def _run_cells(namespace: dict, cells: list[dict]) -> list[dict]:
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*is non-interactive, and thus cannot be shown")
     errors = []
     for cell in cells:
+        _no_figures(namespace)
         filename = CELL_FILE.format(index=cell["index"])
         try:
             code = compile(cell["source"], filename, "exec")
@@ -221,6 +225,20 @@ def _public_base(kind: type) -> tuple[str, bool]:
         if klass.__module__ == "builtins" or klass.__module__.startswith("numpy"):
             return klass.__name__, klass is not kind
     return "BaseException", True
+
+
+def _no_figures(namespace: dict) -> None:
+    """Figures are not shown while grading: matplotlib draws with Agg (MPLBACKEND), ``plt.show()``
+    does nothing (and says nothing), and a notebook's ``display(...)`` is a no-op instead of a
+    NameError. Called before each cell, so a pyplot imported by the last one is quietened too."""
+    namespace.setdefault("display", lambda *args, **kwargs: None)
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None and getattr(pyplot.show, "__name__", "") != "_not_shown":
+
+        def _not_shown(*args, **kwargs):
+            return None
+
+        pyplot.show = _not_shown
 
 
 def _silence_output() -> None:

@@ -3,23 +3,19 @@ Package``, registered in ``EXPORTERS``; ``export_checks`` is what ``course expor
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from ..catalog import load_catalog
-from . import gift, json_format, moodle, olx, qti12, qti21
+from ..formats import EXPORT_FORMATS
 from .items import ExportItem, items_of
 from .package import ExportError, Package, write_package
 
 EXPORTERS: dict[str, Callable[[list[ExportItem], str], Package]] = {
-    "qti12": qti12.export,
-    "qti21": qti21.export,
-    "moodle": moodle.export,
-    "gift": gift.export,
-    "olx": olx.export,
-    "json": json_format.export,
+    name: importlib.import_module(f".{module}", __name__).export for name, module in EXPORT_FORMATS.items()
 }
 DEFAULT_TITLE = "Module 10: Sequences and attention, check questions"
 

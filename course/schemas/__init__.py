@@ -7,8 +7,28 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+
+def _import_jsonschema():
+    """jsonschema, imported without ``rfc3987_syntax``. Installed beside it (Jupyter's dependencies
+    bring it), that package builds a grammar at import for jsonschema's "iri" format checker, about
+    1.4 s of every command that validates a lesson; our schemas check no such format. jsonschema
+    imports it inside ``try: ... except ImportError``, so it is blocked (a ``None`` in ``sys.modules``)
+    for exactly that import, and unblocked after, for anyone else who wants it."""
+    import sys
+
+    blocked = "rfc3987_syntax" not in sys.modules
+    if blocked:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
+    try:
+        import jsonschema
+        import jsonschema.exceptions
+    finally:
+        if blocked and sys.modules.get("rfc3987_syntax", 0) is None:
+            del sys.modules["rfc3987_syntax"]
+    return jsonschema.Draft202012Validator, jsonschema.exceptions.ValidationError
+
+
+Draft202012Validator, ValidationError = _import_jsonschema()
 
 MAX_REPORTED = 20
 _JSON_TYPES = {
