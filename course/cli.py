@@ -150,7 +150,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"lessons to draw from (default: {DEFAULT_FOLDER}/)",
     )
     build.add_argument("--no-shuffle", action="store_true", help="every variant in the lessons' order")
-    build.add_argument("--include-open", action="store_true", help="add the self-check questions, graded by hand")
+    build.add_argument(
+        "--open", type=int, metavar="N", dest="open_questions",
+        help="add N self-check questions, graded by hand, the same number for every student (default 0)",
+    )  # fmt: skip
+    build.add_argument("--include-open", action="store_true", help="add all the self-check questions (--open all)")
+    build.add_argument("--force", action="store_true", help="replace an exam already built in DIR")
     build.set_defaults(handler=_exam_build)
     grade = exam_what.add_parser(
         "grade", help="grade the answer sheets of an exam",
@@ -225,7 +230,8 @@ def _exam_build(args: argparse.Namespace) -> int:
 
     result = build_exam(
         args.roster, args.out, seed=args.seed, questions=args.questions, lessons=args.lessons,
-        shuffle=not args.no_shuffle, include_open=args.include_open,
+        shuffle=not args.no_shuffle, include_open=args.include_open, open_questions=args.open_questions,
+        force=args.force,
     )  # fmt: skip
     _print_problems(result.problems, sys.stderr)
     print(f"{args.out}: {result.students} variants of {result.questions} questions")

@@ -294,3 +294,43 @@ def test_names_from_the_roster_reach_files_inert(tmp_path):
     assert names[0].startswith("'=HYPERLINK")
     feedback = (results / "feedback" / "s002.md").read_text()
     assert "<img" not in feedback and "\x1b" not in feedback and "\\x1b[2J" in feedback
+
+
+def test_building_over_an_exam_is_refused_unless_forced(course, tmp_path, roster):
+    exam = tmp_path / "exam"
+    assert course("exam", "build", "--roster", roster, "--out", exam, "--seed", "2026").code == 0
+    key = (exam / "key.json").read_bytes()
+    again = course("exam", "build", "--roster", roster, "--out", exam, "--seed", "7")
+    assert again.code == 2
+    assert again.err == f"course: {exam}: an exam is already built here with seed 2026; use --force to replace it\n"
+    assert (exam / "key.json").read_bytes() == key  # nothing replaced
+    forced = course("exam", "build", "--roster", roster, "--out", exam, "--seed", "7", "--force")
+    assert forced.code == 0 and _key(exam)["seed"] == 7
+
+
+def test_open_questions_are_drawn_as_their_own_count(tmp_path, roster):
+    exam = tmp_path / "exam"
+    result = build_exam(roster, exam, seed=1, questions=5, open_questions=2, lessons=[LESSON_DATA])
+    assert result.questions == 7
+    for variant in _key(exam)["variants"]:
+        kinds = [q["kind"] for q in variant["questions"]]
+        assert kinds == ["choice"] * 5 + ["open"] * 2
+    opened = {q["question"] for v in _key(exam)["variants"] for q in v["questions"] if q["kind"] == "open"}
+    assert len(opened) > 2  # drawn per student, not the same two for everyone
+    with pytest.raises(ExamError, match="--open must be between 0 and"):
+        build_exam(roster, tmp_path / "other", questions=5, open_questions=99, lessons=[LESSON_DATA])
+
+
+def test_items_chart_labels_each_question_once_by_number_and_id(tmp_path, roster):
+    from course.exams.grade import item_labels
+
+    exam, results = tmp_path / "exam", tmp_path / "results"
+    build_exam(roster, exam, seed=2, lessons=[LESSON_DATA])
+    key = _key(exam)
+    rows = [[v["student"]["student_id"], *(_correct_letter(key, q) for q in v["questions"])] for v in key["variants"]]
+    grade_exam(exam, _responses(tmp_path, rows, len(key["variants"][0]["questions"])), results)
+    questions = [row["question"] for row in csv.DictReader((results / "items.csv").open()) if row["kind"] == "choice"]
+    labels = item_labels(questions)
+    assert len(set(labels)) == len(labels) == len(key["questions"])
+    assert labels[0].startswith("1. ") and all(label.split(". ", 1)[1] in key["questions"] for label in labels)
+    assert (results / "items.png").stat().st_size > 0

@@ -61,20 +61,32 @@ def build_exam(
     shuffle: bool = True,
     include_open: bool = False,
     title: str = DEFAULT_TITLE,
+    open_questions: int | None = None,
+    force: bool = False,
 ) -> BuildResult:
+    """A variant per student: ``questions`` check questions (default all) and ``open_questions``
+    self-check questions graded by hand (default none; ``include_open`` takes them all), the same
+    numbers for everyone. Refuses a folder that already holds an exam unless ``force``: grading old
+    answer sheets against a new key would silently change every score."""
+    _refuse_existing(out, force)
     students, problems = read_roster(roster)
     catalog = load_catalog(lessons or [Path("lesson_data")])
     if catalog.errors:
         raise ExamError(f"cannot build from these lessons: {catalog.errors[0]}")
-    bank = bank_of(catalog.lessons, include_open)
-    if not bank:
+    bank = bank_of(catalog.lessons, include_open or bool(open_questions))
+    choice = sum(question.kind == "choice" for question in bank)
+    written = len(bank) - choice
+    if not choice:
         raise ExamError("the lessons hold no check questions")
-    count = len(bank) if questions is None else questions
-    if not 1 <= count <= len(bank):
-        raise ExamError(f"--questions must be between 1 and {len(bank)}, the number of questions in the lessons")
+    count = choice if questions is None else questions
+    if not 1 <= count <= choice:
+        raise ExamError(f"--questions must be between 1 and {choice}, the number of check questions in the lessons")
+    open_count = written if include_open and open_questions is None else (open_questions or 0)
+    if not 0 <= open_count <= written:
+        raise ExamError(f"--open must be between 0 and {written}, the number of self-check questions in the lessons")
     if not out.parent.is_dir():
         raise ExamError(f"{out}: cannot write here: the folder {out.parent} does not exist")
-    variants = [make_variant(student, bank, seed, count, shuffle) for student in students]
+    variants = [make_variant(student, bank, seed, count, shuffle, open_count) for student in students]
     key = ExamKey(title=title, seed=seed, shuffled=shuffle, questions={q.id: q for q in bank}, variants=variants)
     out.mkdir(exist_ok=True)
     for variant in variants:
@@ -82,8 +94,19 @@ def build_exam(
         (out / f"{student_id}.md").write_text(render.markdown(key, variant), encoding="utf-8")
         (out / f"{student_id}.html").write_text(render.page(key, variant), encoding="utf-8")
     (out / "key.json").write_text(key.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    (out / "responses-template.csv").write_text(_template(variants, count), encoding="utf-8")
-    return BuildResult(students=len(students), questions=count, problems=problems)
+    (out / "responses-template.csv").write_text(_template(variants, count + open_count), encoding="utf-8")
+    return BuildResult(students=len(students), questions=count + open_count, problems=problems)
+
+
+def _refuse_existing(out: Path, force: bool) -> None:
+    key = out / "key.json"
+    if force or not key.exists():
+        return
+    try:
+        seed = f" with seed {ExamKey.model_validate_json(key.read_text(encoding='utf-8')).seed}"
+    except (OSError, ValueError):
+        seed = ""
+    raise ExamError(f"{out}: an exam is already built here{seed}; use --force to replace it")
 
 
 def _template(variants, count: int) -> str:

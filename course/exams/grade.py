@@ -201,6 +201,12 @@ def _write_items(path: Path, items: list[ItemStatistics]) -> None:
             ])  # fmt: skip
 
 
+def item_labels(questions: list[str]) -> list[str]:
+    """Each question's label in items.png: its number in items.csv and its id, which are unique
+    (a check's number alone repeats across lessons)."""
+    return [f"{number}. {question}" for number, question in enumerate(questions, start=1)]
+
+
 def _chart(path: Path, items: list[ItemStatistics]) -> None:
     import matplotlib
 
@@ -208,15 +214,13 @@ def _chart(path: Path, items: list[ItemStatistics]) -> None:
     import matplotlib.pyplot as plt
 
     choice = [item for item in items if item.kind == "choice"]
-    labels = [
-        item.question.rsplit("-check-", 1)[-1] if "-check-" in item.question else item.question for item in choice
-    ]
+    labels = item_labels([item.question for item in choice])
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, max(3, 0.35 * len(choice) + 1)), sharey=True)
     positions = range(len(choice))
     left.barh(positions, [item.difficulty or 0 for item in choice], color="#4c72b0")
     left.set_xlim(0, 1)
     left.set_xlabel("difficulty (share correct)")
-    left.set_yticks(list(positions), [f"question {label}" for label in labels])
+    left.set_yticks(list(positions), labels)  # once: the right-hand chart shares them
     right.barh(positions, [item.discrimination or 0 for item in choice], color="#dd8452")
     right.set_xlim(-1, 1)
     right.axvline(0, color="black", linewidth=0.8)

@@ -102,9 +102,17 @@ def bank_of(lessons: list[Lesson], include_open: bool) -> list[BankQuestion]:
     return questions
 
 
-def make_variant(student: Student, bank: list[BankQuestion], seed: int, count: int, shuffle: bool) -> Variant:
-    chosen = sorted(bank, key=lambda q: _rank(seed, student.student_id, q.id)) if shuffle else list(bank)
-    chosen = chosen[:count]
+def make_variant(
+    student: Student, bank: list[BankQuestion], seed: int, count: int, shuffle: bool, open_count: int = 0
+) -> Variant:
+    """``count`` check questions, then ``open_count`` open ones (the same number for every student),
+    each drawn and ordered by (seed, student)."""
+    choice = [question for question in bank if question.kind == "choice"]
+    written = [question for question in bank if question.kind == "open"]
+    if shuffle:
+        choice = sorted(choice, key=lambda q: _rank(seed, student.student_id, q.id))
+        written = sorted(written, key=lambda q: _rank(seed, student.student_id, q.id))
+    chosen = choice[:count] + written[:open_count]
     questions = []
     for position, question in enumerate(chosen, start=1):
         options = [choice.option for choice in question.options]
