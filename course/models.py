@@ -189,6 +189,9 @@ class Check(Model):
     stem: RichText
     options: list[Option] = Field(min_length=2, max_length=26)
     order: list[int] = Field(default_factory=list, validate_default=True)
+    # The check's identifier on course platforms, kept through export and import so that a re-export
+    # updates the same question there; None: derived from the lesson's slug and the check's number.
+    id: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9._-]*$", max_length=200)
 
     @field_validator("stem")
     @classmethod

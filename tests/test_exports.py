@@ -269,3 +269,57 @@ def test_default_export_is_every_check_in_lesson_data(course, tmp_path, monkeypa
     monkeypatch.chdir(ROOT)
     result = course("export", "checks", "--format", "json", "--out", tmp_path / "all.json")
     assert result.out == f"{tmp_path / 'all.json'}: 15 checks from 2 lessons (json)\n"
+
+
+@pytest.mark.parametrize("fmt", ["qti21", "moodle", "gift"])
+@pytest.mark.parametrize("lesson", [BANK, JSON_LESSON, FIXTURE], ids=["bank", "seed-lesson", "tricky"])
+def test_export_import_export_gives_the_same_files_identifiers_included(tmp_path, fmt, lesson):
+    """A re-export after an import updates the same questions on the platform: same identifiers,
+    same titles, same bytes."""
+    first = _export(tmp_path, fmt, [lesson], name="first")
+    imported, _ = import_checks(first, tmp_path / "imported.lesson.json")
+    second = _export(tmp_path, fmt, [imported], name="second")
+    assert _files(first) == {name.replace("second", "first"): data for name, data in _files(second).items()}
+    [original], [back] = load_catalog([lesson]).lessons, load_catalog([imported]).lessons
+    assert back.title == original.title
+
+
+def test_qti21_items_come_back_in_the_tests_order_not_file_names(tmp_path):
+    exported = _export(tmp_path, "qti21", [BANK])
+    imported, count = import_checks(exported, tmp_path / "imported.lesson.json")
+    [lesson] = load_catalog([imported]).lessons
+    assert count == 14
+    assert [check.id for check in lesson.checks] == [f"module-10-question-bank-check-{n}" for n in range(1, 15)]
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (
+            "// x\n\n::a::One {=x ~y}\n\n::b::Two { {=x ~y}\n",
+            "line 5: question 2: an unescaped { or } inside the question",
+        ),
+        ("::a::One {=x ~y}\n\n::b::Two {=x ~y\n", "line 3: question 2: no {...} answer block"),
+        ("::a::What is {1 ~x =y}\n", "line 1: question 1: text before the first answer (~ or =)"),
+        ("::a::One {=x ~y} and more\n", "line 1: question 1: text after the answer block's closing }"),
+    ],
+)
+def test_malformed_gift_is_a_one_line_error_with_its_line(tmp_path, content, message):
+    path = tmp_path / "bad.gift"
+    path.write_text(content)
+    with pytest.raises(CheckImportError) as caught:
+        import_checks(path, tmp_path / "out.lesson.json")
+    assert str(caught.value).startswith(f"{path}: {message}") and "\n" not in str(caught.value)
+    assert not (tmp_path / "out.lesson.json").exists()
+
+
+def test_gift_category_is_written_as_moodle_reads_it(tmp_path):
+    lesson = json.loads(JSON_LESSON.read_text())
+    lesson["lesson"]["title"] = "Sequences: from recurrence / to attention"
+    path = tmp_path / "titled.lesson.json"
+    path.write_text(json.dumps(lesson))
+    text = _export(tmp_path, "gift", [path]).read_text()
+    assert "$CATEGORY: $course$/Module checks/Sequences: from recurrence // to attention\n" in text
+    assert "// [id:from-sequences-to-attention-check-1]\n::from-sequences-to-attention-check-1::" in text
+    imported, _ = import_checks(tmp_path / "out.gift", tmp_path / "back.lesson.json")
+    assert load_catalog([imported]).lessons[0].title == "Sequences: from recurrence / to attention"

@@ -14,13 +14,20 @@ def escape(text: str) -> str:
     return "".join(f"\\{char}" if char in SPECIAL else char for char in text).replace("\n", "\\n")
 
 
+def category(title: str) -> str:
+    """A title as one level of Moodle's category path: Moodle reads the line as it is (no GIFT
+    escapes) and splits it at every single ``/``, so a slash in the title is doubled."""
+    return " ".join(title.split()).replace("/", "//")
+
+
 def export(items: list[ExportItem], title: str) -> Package:
     blocks = [f"// {title}", "// Exported by the course command: text is HTML, math is LaTeX for MathJax.", ""]
     current = None
     for item in items:
         if item.lesson_slug != current:
             current = item.lesson_slug
-            blocks += [f"$CATEGORY: $course$/Module checks/{escape(item.lesson_title)}", ""]
+            blocks += [f"$CATEGORY: $course$/Module checks/{category(item.lesson_title)}", ""]
+        blocks.append(f"// [id:{item.identifier}]")  # the question's idnumber, as Moodle's importer reads it
         blocks.append(question(item))
         blocks.append("")
     return Package(files=[("questions.gift", "\n".join(blocks).encode("utf-8"))], container="file")

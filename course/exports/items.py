@@ -48,8 +48,8 @@ def items_of(lessons: list[Lesson]) -> list[ExportItem]:
     items = []
     for lesson in lessons:
         for number, check in enumerate(lesson.checks, start=1):
-            identifier = f"{lesson.slug}-check-{number}"
-            if not identifier[0].isalpha():
+            identifier = check.id or f"{lesson.slug}-check-{number}"
+            if not (identifier[0].isalpha() or identifier[0] == "_"):
                 identifier = f"c-{identifier}"  # XML identifiers may not start with a digit
             items.append(
                 ExportItem(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import zipfile
 from collections.abc import Callable
@@ -21,6 +22,15 @@ from ..models import Check, slugify
 
 class CheckImportError(CourseError):
     pass
+
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9._-]{0,199}$")
+
+
+def identifier_or_none(text: str | None) -> str | None:
+    """A platform's name for a question, kept as the check's id when it can be one."""
+    text = (text or "").strip()
+    return text if IDENTIFIER.match(text) else None
 
 
 class ImportedBank(BaseModel):
@@ -76,6 +86,7 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
         },
         "checks": [
             {
+                **({"id": check.id} if check.id else {}),
                 "question": check.stem.markdown(),
                 "options": [
                     {

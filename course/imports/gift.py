@@ -7,7 +7,7 @@ import re
 
 from ..exports.items import runs_from_html
 from ..models import Check, Option, RichText
-from . import CheckImportError, ImportedBank
+from . import CheckImportError, ImportedBank, identifier_or_none
 
 ESCAPED = re.compile(r"\\(.)")
 
@@ -15,21 +15,48 @@ ESCAPED = re.compile(r"\\(.)")
 def read(data: bytes, source: str) -> ImportedBank:
     text = data.decode("utf-8")
     checks, key_idea, title = [], None, None
-    for number, block in enumerate(_questions(text), start=1):
+    for number, (line, block, idnumber) in enumerate(_questions(text), start=1):
         if block.startswith("$CATEGORY:"):
-            title = title or _unescape(block.split(":", 1)[1].strip()).rsplit("/", 1)[-1]
+            # Moodle reads the category line as it is, a doubled slash standing for one.
+            last = re.split(r"(?<!/)/(?!/)", block.split(":", 1)[1].strip())[-1]
+            title = title or last.replace("//", "/")
             continue
-        check, general = _question(block, number)
+        try:
+            check, general = _question(block, number)
+        except CheckImportError as exc:
+            raise CheckImportError(f"line {line}: {exc}") from None
         if check is not None:
+            if idnumber:
+                check = check.model_copy(update={"id": identifier_or_none(idnumber) or check.id})
             checks.append(check)
             key_idea = key_idea or general
     return ImportedBank(title=title, key_idea=key_idea, checks=checks)
 
 
-def _questions(text: str) -> list[str]:
-    """Questions are separated by blank lines; comment lines (//) are dropped."""
-    lines = [line for line in text.replace("\r\n", "\n").split("\n") if not line.lstrip().startswith("//")]
-    return [block.strip() for block in "\n".join(lines).split("\n\n") if block.strip()]
+def _questions(text: str) -> list[tuple[int, str, str | None]]:
+    """(first line, text, idnumber) of each question: questions are separated by blank lines;
+    comment lines (//) are dropped, but for Moodle's ``// [id:...]``, the question's idnumber."""
+    found: list[tuple[int, str, str | None]] = []
+    current: list[str] = []
+    start, idnumber = 0, None
+    for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+        stripped = line.strip()
+        if stripped.startswith("//"):
+            marker = re.match(r"//\s*\[id:([^\]]*)\]", stripped)
+            if marker:
+                idnumber = marker.group(1).strip()
+            continue
+        if not stripped:
+            if current:
+                found.append((start, "\n".join(current).strip(), idnumber))
+                current, idnumber = [], None
+            continue
+        if not current:
+            start = number
+        current.append(line)
+    if current:
+        found.append((start, "\n".join(current).strip(), idnumber))
+    return found
 
 
 def _split_unescaped(text: str, separators: str) -> list[tuple[str, str]]:
@@ -55,10 +82,16 @@ def _question(block: str, number: int) -> tuple[Check | None, str | None]:
     opening = _find_unescaped(block, "{")
     closing = _rfind_unescaped(block, "}")
     if opening < 0 or closing < opening:
-        raise CheckImportError(f"question {number}: no {{...}} answer block")
+        raise CheckImportError(f"question {number}: no {{...}} answer block (a {{ or }} in text is escaped: \\{{)")
+    if _find_unescaped(block, "{", opening + 1) >= 0 or _find_unescaped(block[:closing], "}", opening + 1) >= 0:
+        raise CheckImportError(f"question {number}: an unescaped {{ or }} inside the question (write \\{{ or \\}})")
+    if block[closing + 1 :].strip():
+        raise CheckImportError(f"question {number}: text after the answer block's closing }}")
     head, answers = block[:opening].strip(), block[opening + 1 : closing]
+    name = None
     if head.startswith("::"):
         end = _find_unescaped(head, "::", 2)
+        name = _unescape(head[2:end]) if end >= 0 else None
         head = head[end + 2 :].strip() if end >= 0 else head
     is_html = head.startswith("[html]")
     head = re.sub(r"^\[(html|moodle|plain|markdown)\]", "", head)
@@ -69,6 +102,8 @@ def _question(block: str, number: int) -> tuple[Check | None, str | None]:
     options = []
     for mark, piece in _split_unescaped(answers, "~="):
         if not mark:
+            if piece.strip():  # GIFT has no text here: a question we do not read whole is refused, not cut short
+                raise CheckImportError(f"question {number}: text before the first answer (~ or =) in {{...}}")
             continue
         parts = _split_unescaped(piece, "#")
         text, feedback = parts[0][1], (parts[1][1] if len(parts) > 1 else "")
@@ -84,7 +119,7 @@ def _question(block: str, number: int) -> tuple[Check | None, str | None]:
         return None, None
     if sum(option.correct for option in options) != 1:
         raise CheckImportError(f"question {number}: needs exactly one right answer (=)")
-    return Check(stem=_rich(head, is_html), options=options), general
+    return Check(stem=_rich(head, is_html), options=options, id=identifier_or_none(name)), general
 
 
 def _rich(text: str, is_html: bool) -> RichText:

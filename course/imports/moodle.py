@@ -6,7 +6,7 @@ from lxml import etree
 
 from ..exports.items import runs_from_html
 from ..models import Check, Option
-from . import CheckImportError, ImportedBank
+from . import CheckImportError, ImportedBank, identifier_or_none
 
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True, strip_cdata=True)
 
@@ -37,7 +37,13 @@ def read(data: bytes, source: str) -> ImportedBank:
             )
         if sum(option.correct for option in options) != 1:
             raise CheckImportError(f"question {name!r}: needs exactly one answer at fraction 100")
-        checks.append(Check(stem=runs_from_html(question.findtext("questiontext/text") or ""), options=options))
+        checks.append(
+            Check(
+                stem=runs_from_html(question.findtext("questiontext/text") or ""),
+                options=options,
+                id=identifier_or_none(question.findtext("idnumber")),
+            )
+        )
         general = question.findtext("generalfeedback/text")
         key_idea = key_idea or (runs_from_html(general).markdown() if general else None)
     return ImportedBank(title=title, key_idea=key_idea, checks=checks)

@@ -3,39 +3,57 @@ comes back as the LaTeX kept in its annotation."""
 
 from __future__ import annotations
 
+import posixpath
+import re
+
 from lxml import etree
 
 from ..exports.items import runs_from_element
 from ..models import Check, Option, RichText
-from . import CheckImportError, ImportedBank, zip_members
+from . import CheckImportError, ImportedBank, identifier_or_none, zip_members
 
 QTI = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 
 
 def read(data: bytes, source: str) -> ImportedBank:
+    """The items in the order the package's test lists them (file names would put check-10 before
+    check-2); the lesson's title from the items' titles (``Title (n)``), else the test's."""
     if data[:2] == b"PK":
         members = zip_members(data)
-        roots = {
-            name: etree.fromstring(content, PARSER)
-            for name, content in sorted(members.items())
-            if name.endswith(".xml")
-        }
-        documents = [members[name] for name, root in roots.items() if etree.QName(root).localname == "assessmentItem"]
-        title = next(
-            (root.get("title") for root in roots.values() if etree.QName(root).localname == "assessmentTest"), None
-        )
+        roots = {name: etree.fromstring(content, PARSER) for name, content in members.items() if name.endswith(".xml")}
+        tests = [(name, root) for name, root in roots.items() if etree.QName(root).localname == "assessmentTest"]
+        items = {name for name, root in roots.items() if etree.QName(root).localname == "assessmentItem"}
+        order = _test_order(tests[0], items) if tests else []
+        names = order + sorted(items - set(order))
+        documents = [members[name] for name in names]
+        title = tests[0][1].get("title") if tests else None
     else:
         documents, title = [data], None
-    checks, key_idea = [], None
+    checks, key_idea, item_titles = [], None, []
     for document in documents:
-        check, general = item(document)
+        check, general, item_title = item(document)
         checks.append(check)
         key_idea = key_idea or general
+        item_titles.append(item_title)
+    lesson_titles = {re.sub(r"\s*\(\d+\)$", "", t) for t in item_titles if t}
+    if len(lesson_titles) == 1:
+        title = lesson_titles.pop()
     return ImportedBank(title=title, key_idea=key_idea, checks=checks)
 
 
-def item(document: bytes) -> tuple[Check, str | None]:
+def _test_order(test: tuple[str, etree._Element], items: set[str]) -> list[str]:
+    """The item files in the order of the test's assessmentItemRefs (hrefs relative to the test)."""
+    folder = posixpath.dirname(test[0])
+    order = []
+    for ref in test[1].iter(f"{{{QTI}}}assessmentItemRef"):
+        name = posixpath.normpath(posixpath.join(folder, ref.get("href", "")))
+        if name in items and name not in order:
+            order.append(name)
+    return order
+
+
+def item(document: bytes) -> tuple[Check, str | None, str | None]:
     root = etree.fromstring(document, PARSER)
     identifier = root.get("identifier", "?")
     interaction = root.find(f".//{{{QTI}}}choiceInteraction")
@@ -59,9 +77,10 @@ def item(document: bytes) -> tuple[Check, str | None]:
             )
         )
     general = feedback.get("KEY_IDEA")
-    return Check(stem=_text(prompt) if prompt is not None else RichText([]), options=options), (
-        _text(general).markdown() if general is not None else None
+    check = Check(
+        stem=_text(prompt) if prompt is not None else RichText([]), options=options, id=identifier_or_none(identifier)
     )
+    return check, (_text(general).markdown() if general is not None else None), root.get("title")
 
 
 def _text(element) -> RichText:

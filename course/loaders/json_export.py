@@ -143,6 +143,7 @@ def _check(source: SourceText, plain: dict[str, Any] | None, styled: dict[str, A
         lambda loc: _check_pointer(base, loc),
         Check,
         stem=_runs(styled["question"]),
+        id=styled.get("id") or (plain or {}).get("id"),
         options=[
             {
                 "text": _runs(option["text"]),
@@ -164,6 +165,7 @@ def _check_from_strings(source: SourceText, raw: dict[str, Any], base: str) -> C
         lambda loc: _check_pointer(base, loc),
         Check,
         stem=markdown.parse_inline(raw["question"]),
+        id=raw.get("id"),
         options=[
             {
                 "text": markdown.parse_inline(option["text"]),
