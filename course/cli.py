@@ -102,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", required=True, type=Path, metavar="PATH", help="the file to write (a folder, or a .tar.gz, for olx)"
     )
     export_checks_command.add_argument(
+        "--olx-unit", choices=["course", "library"], default="course",
+        help="for olx: a whole course (default), or a content library that Studio imports beside an existing "
+        "course without replacing its content",
+    )  # fmt: skip
+    export_checks_command.add_argument(
         "lessons",
         nargs="*",
         type=Path,
@@ -212,8 +217,9 @@ def _show(args: argparse.Namespace) -> int:
 def _export_checks(args: argparse.Namespace) -> int:
     from .exports import export_checks
 
-    result = export_checks(args.lessons, args.format, args.out)
-    print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({args.format})")
+    fmt = "olx-library" if args.format == "olx" and args.olx_unit == "library" else args.format
+    result = export_checks(args.lessons, fmt, args.out)
+    print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({fmt})")
     return 0
 
 

@@ -23,7 +23,8 @@ from .conftest import JSON_LESSON, LESSON_DATA, ROOT, SHARED
 FIXTURE = ROOT / "tests" / "fixtures" / "tricky-checks.lesson.json"
 SOURCES = [JSON_LESSON, FIXTURE]
 BANK = LESSON_DATA / "module-10-question-bank.lesson.json"
-SUFFIX = {"qti12": "zip", "qti21": "zip", "moodle": "xml", "gift": "gift", "olx": "tar.gz", "json": "json"}
+SUFFIX = {"qti12": "zip", "qti21": "zip", "moodle": "xml", "gift": "gift", "olx": "tar.gz", "olx-library": "tar.gz",
+          "json": "json"}  # fmt: skip
 SCHEMAS = SHARED / "schemas"
 needs_shared = pytest.mark.skipif(
     not SCHEMAS.is_dir(), reason="../shared/schemas is absent: the IMS schemas cannot be read"
@@ -68,7 +69,8 @@ def test_same_input_gives_byte_identical_output(tmp_path, fmt):
 
 @pytest.mark.parametrize("fmt", sorted(EXPORTERS))
 def test_every_check_keeps_display_order_feedback_and_stable_ids(tmp_path, fmt):
-    text = "\n".join(data.decode("utf-8") for data in _files(_export(tmp_path, fmt)).values())
+    files = _files(_export(tmp_path, fmt))
+    text = "\n".join(data.decode("utf-8") for name, data in files.items() if not name.endswith(".png"))
     for identifier in ("from-sequences-to-attention-check-1", "tricky-checks-check-1", "tricky-checks-check-2"):
         assert identifier in text
     # the seed check's display order puts option 3 ("Transformers cannot process...") first
@@ -144,6 +146,31 @@ def test_olx_is_a_course_studio_imports_as_a_folder_or_tar_gz(tmp_path):
     }
     problem = (folder / "course" / "problem" / "tricky-checks-check-1.xml").read_text()
     assert "<choicehint>" in problem and "<code>scores[~mask] = -np.inf</code>" in problem
+
+
+@pytest.mark.parametrize("sources", [SOURCES, [LESSON_DATA]], ids=["fixtures", "lesson-data"])
+def test_olx_course_passes_the_open_edx_validator(tmp_path, sources):
+    """olxcleaner, the Open edX OLX validator, finds no error and no warning in the course export."""
+    from olxcleaner import validate
+
+    folder = tmp_path / "olx"
+    export_checks(sources, "olx", folder)
+    _, errors, _ = validate(str(folder / "course"), steps=8)
+    assert [f"{type(e).__name__}: {e.description}" for e in errors.errors] == []
+
+
+def test_olx_library_holds_the_same_problems_for_an_existing_course(course, tmp_path):
+    result = course("export", "checks", "--format", "olx", "--olx-unit", "library", "--out", tmp_path / "lib", *SOURCES)
+    assert result.code == 0, result.err
+    library = etree.parse(str(tmp_path / "lib" / "library" / "library.xml")).getroot()
+    assert library.tag == "library" and library.get("xblock-family") == "xblock.v1"
+    problems = [child.get("url_name") for child in library]
+    assert problems == ["from-sequences-to-attention-check-1", "tricky-checks-check-1", "tricky-checks-check-2"]
+    export_checks(SOURCES, "olx", tmp_path / "course-olx")
+    for name in problems:  # the very problems of the course export
+        assert (tmp_path / "lib" / "library" / "problem" / f"{name}.xml").read_bytes() == (
+            tmp_path / "course-olx" / "course" / "problem" / f"{name}.xml"
+        ).read_bytes()
 
 
 def test_json_export_follows_its_published_schema(tmp_path):

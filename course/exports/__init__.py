@@ -15,7 +15,8 @@ from .items import ExportItem, items_of
 from .package import ExportError, Package, write_package
 
 EXPORTERS: dict[str, Callable[[list[ExportItem], str], Package]] = {
-    name: importlib.import_module(f".{module}", __name__).export for name, module in EXPORT_FORMATS.items()
+    name: getattr(importlib.import_module(f".{module.split(':')[0]}", __name__), (module.split(":") + ["export"])[1])
+    for name, module in EXPORT_FORMATS.items()
 }
 DEFAULT_TITLE = "Module 10: Sequences and attention, check questions"
 

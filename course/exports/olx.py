@@ -4,12 +4,25 @@ one chapter, a sequential per lesson, and a ``multiplechoiceresponse`` problem p
 
 from __future__ import annotations
 
+import json
+
 from lxml import etree
 
 from .items import ExportItem, to_html
 from .package import Package
 
 ORG, COURSE, RUN = "module10", "checks", "checks"
+CHAPTER = "module-checks"  # not the run's name: a url_name may name one block only
+# Settings Studio and olxcleaner require of a course; fixed, so the same input gives the same bytes.
+# The instructor sets the real dates in Studio after the import.
+POLICY = {"start": "2026-01-01T00:00:00Z", "end": "2099-12-31T00:00:00Z", "course_image": "course_image.png"}
+COURSE_IMAGE = bytes.fromhex(  # a white 1x1 PNG: the course card's placeholder
+    "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415478da63f8ffff3f0005fe02fe331295140000000049454e44ae426082"
+)
+GRADING_POLICY = {
+    "GRADER": [{"type": "Check", "short_label": "Check", "min_count": 1, "drop_count": 0, "weight": 1.0}],
+    "GRADE_CUTOFFS": {"Pass": 0.5},
+}
 
 
 def export(items: list[ExportItem], title: str) -> Package:
@@ -20,7 +33,7 @@ def export(items: list[ExportItem], title: str) -> Package:
         ("course/course.xml", _xml(etree.Element("course", url_name=RUN, org=ORG, course=COURSE))),
     ]
     course = etree.Element("course", display_name=title)
-    etree.SubElement(course, "chapter", url_name="checks")
+    etree.SubElement(course, "chapter", url_name=CHAPTER)
     files.append((f"course/course/{RUN}.xml", _xml(course)))
     chapter = etree.Element("chapter", display_name=title)
     for slug, group in lessons.items():
@@ -33,7 +46,23 @@ def export(items: list[ExportItem], title: str) -> Package:
             etree.SubElement(vertical, "problem", url_name=item.identifier)
             files.append((f"course/problem/{item.identifier}.xml", _xml(problem(item))))
         files.append((f"course/vertical/{slug}-checks.xml", _xml(vertical)))
-    files.append(("course/chapter/checks.xml", _xml(chapter)))
+    files.append((f"course/chapter/{CHAPTER}.xml", _xml(chapter)))
+    files.append((f"course/policies/{RUN}/policy.json", _json({f"course/{RUN}": POLICY})))
+    files.append(("course/static/course_image.png", COURSE_IMAGE))
+    files.append((f"course/policies/{RUN}/grading_policy.json", _json(GRADING_POLICY)))
+    files.sort(key=lambda entry: entry[0])
+    return Package(files=files, container="tree")
+
+
+def export_library(items: list[ExportItem], title: str) -> Package:
+    """The same problems as a content library (``library/library.xml``), which Studio imports into a
+    library of its own, so that an existing course draws on it without its content being replaced."""
+    library = etree.Element("library", {"xblock-family": "xblock.v1"}, display_name=title, org=ORG, library=COURSE)
+    files = []
+    for item in items:
+        etree.SubElement(library, "problem", url_name=item.identifier)
+        files.append((f"library/problem/{item.identifier}.xml", _xml(problem(item))))
+    files.append(("library/library.xml", _xml(library)))
     files.sort(key=lambda entry: entry[0])
     return Package(files=files, container="tree")
 
@@ -60,6 +89,10 @@ def _fragment(parent: etree._Element, html: str) -> None:
     parent.text = holder.text
     for position, child in enumerate(holder):
         parent.insert(position, child)
+
+
+def _json(value: dict) -> bytes:
+    return (json.dumps(value, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
 def _xml(root: etree._Element) -> bytes:
