@@ -14,7 +14,7 @@ import pytest
 from lxml import etree
 
 from course.catalog import load_catalog
-from course.exports import EXPORTERS, export_checks
+from course.exports import DEFAULT_TITLE, EXPORTERS, export_checks
 from course.exports.package import ExportError
 from course.imports import CheckImportError, import_checks
 
@@ -101,8 +101,10 @@ def test_qti21_items_test_and_manifest_are_schema_valid_with_mathml(tmp_path, qt
 @needs_shared
 def test_qti12_assessment_is_valid_against_the_dtd(tmp_path):
     files = _files(_export(tmp_path, "qti12"))
-    assert set(files) == {"imsmanifest.xml", "module-checks/module-checks.xml", "module-checks/assessment_meta.xml"}
-    document = etree.fromstring(files["module-checks/module-checks.xml"])
+    [assessment] = [name for name in files if name.endswith(".xml") and "/" in name and "meta" not in name]
+    quiz = assessment.split("/")[0]
+    assert set(files) == {"imsmanifest.xml", f"{quiz}/{quiz}.xml", f"{quiz}/assessment_meta.xml"}
+    document = etree.fromstring(files[assessment])
     for element in document.iter():  # a DTD knows no namespaces
         element.tag = etree.QName(element).localname
     for name in list(document.attrib):
@@ -111,8 +113,37 @@ def test_qti12_assessment_is_valid_against_the_dtd(tmp_path):
     etree.cleanup_namespaces(document)
     dtd = etree.DTD(str(SCHEMAS / "qti12" / "ims_qtiasiv1p2p1.dtd"))
     assert dtd.validate(document), dtd.error_log.filter_from_errors()
-    text = files["module-checks/module-checks.xml"].decode()
+    text = files[assessment].decode()
     assert "multiple_choice_question" in text and "\\(\\sqrt{d_k}\\)" in text
+
+
+def test_qti12_has_what_canvas_writes_and_ids_that_never_collide(tmp_path):
+    """The fields of Canvas's own quiz exports: a content-derived quiz identifier (two different exports
+    never share one), assessment_question_identifierref, points as 1, answer ids unique across the quiz,
+    the quiz's assignment block, and the manifest's schemaLocation and LOM title."""
+    first, other = _files(_export(tmp_path, "qti12", name="a")), _files(_export(tmp_path, "qti12", [BANK], name="b"))
+    quiz = next(name.split("/")[0] for name in first if "/" in name)
+    assert re.fullmatch(r"g[0-9a-f]{32}", quiz) and quiz not in {name.split("/")[0] for name in other if "/" in name}
+    q = "{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}"
+    assessment = etree.fromstring(first[f"{quiz}/{quiz}.xml"])
+    answers = [label.get("ident") for label in assessment.iter(f"{q}response_label")]
+    assert len(answers) == len(set(answers)) == 4 + 4 + 4 and all(answer.isdigit() for answer in answers)
+    for item in assessment.iter(f"{q}item"):
+        fields = {
+            field.findtext(f"{q}fieldlabel"): field.findtext(f"{q}fieldentry")
+            for field in item.iter(f"{q}qtimetadatafield")
+        }
+        assert fields["points_possible"] == "1" and fields["question_type"] == "multiple_choice_question"
+        assert re.fullmatch(r"g[0-9a-f]{32}", fields["assessment_question_identifierref"])
+    c = "{http://canvas.instructure.com/xsd/cccv1p0}"
+    assignment = etree.fromstring(first[f"{quiz}/assessment_meta.xml"]).find(f"{c}assignment")
+    assert assignment.findtext(f"{c}points_possible") == "3.0"
+    assert assignment.findtext(f"{c}grading_type") == "points"
+    assert assignment.findtext(f"{c}workflow_state") == "unpublished"
+    assert assignment.findtext(f"{c}quiz_identifierref") == quiz
+    manifest = etree.fromstring(first["imsmanifest.xml"])
+    assert "imscp_v1p1.xsd" in manifest.get("{http://www.w3.org/2001/XMLSchema-instance}schemaLocation")
+    assert manifest.findtext(".//{http://www.imsglobal.org/xsd/imsmd_v1p2}string") == DEFAULT_TITLE
 
 
 @pytest.mark.parametrize(
@@ -190,7 +221,7 @@ def test_gift_escapes_every_special_character(tmp_path):
     assert "<code>\\{k\\: v for k, v in zip(K, V)\\}</code> \\# a dict lookup" in text
 
 
-@pytest.mark.parametrize("fmt", ["qti21", "moodle", "gift"])
+@pytest.mark.parametrize("fmt", ["qti12", "qti21", "moodle", "gift", "json"])
 def test_export_then_import_gives_back_the_same_checks(tmp_path, fmt):
     exported = _export(tmp_path, fmt)
     out, count = import_checks(exported, tmp_path / "imported.lesson.json")
@@ -261,8 +292,8 @@ def test_export_and_import_commands(course, tmp_path):
 @pytest.mark.parametrize(
     "name, content, message",
     [
-        ("garbage.zip", b"PK\x03\x04 not really a zip", "cannot be read as QTI 2.1, Moodle XML or GIFT"),
-        ("other.xml", b"<html><body>hi</body></html>", "an XML file that is neither Moodle XML nor QTI 2.1"),
+        ("garbage.zip", b"PK\x03\x04 not really a zip", "cannot be read as QTI, Moodle XML, GIFT or JSON"),
+        ("other.xml", b"<html><body>hi</body></html>", "an XML file that is neither Moodle XML nor QTI"),
         ("two.gift", b"::q::Which? {=a =b ~c}", "question 1: needs exactly one right answer (=)"),
         ("none.gift", b"// only a comment\n", "holds no single-answer check questions"),
     ],
@@ -298,7 +329,7 @@ def test_default_export_is_every_check_in_lesson_data(course, tmp_path, monkeypa
     assert result.out == f"{tmp_path / 'all.json'}: 15 checks from 2 lessons (json)\n"
 
 
-@pytest.mark.parametrize("fmt", ["qti21", "moodle", "gift"])
+@pytest.mark.parametrize("fmt", ["qti12", "qti21", "moodle", "gift", "json"])
 @pytest.mark.parametrize("lesson", [BANK, JSON_LESSON, FIXTURE], ids=["bank", "seed-lesson", "tricky"])
 def test_export_import_export_gives_the_same_files_identifiers_included(tmp_path, fmt, lesson):
     """A re-export after an import updates the same questions on the platform: same identifiers,

@@ -4,7 +4,7 @@ Canvas's ``assessment_meta.xml``. Text is HTML; math stays as \\( \\) for MathJa
 
 from __future__ import annotations
 
-from string import ascii_uppercase
+import hashlib
 
 from lxml import etree
 
@@ -15,46 +15,64 @@ QTI12 = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 CANVAS = "http://canvas.instructure.com/xsd/cccv1p0"
 CC = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
 XSI = "http://www.w3.org/2001/XMLSchema-instance"
-ASSESSMENT_ID = "module-checks"
+IMSMD = "http://www.imsglobal.org/xsd/imsmd_v1p2"
+LOM = "http://ltsc.ieee.org/xsd/imsccv1p1/LOM/resource"
+MANIFEST_SCHEMAS = (
+    f"{CC} http://www.imsglobal.org/xsd/imscp_v1p1.xsd "
+    f"{LOM} http://www.imsglobal.org/profile/cc/ccv1p1/LOM/ccv1p1_lomresource_v1p0.xsd "
+    f"{IMSMD} http://www.imsglobal.org/xsd/imsmd_v1p2p2.xsd"
+)
+FIRST_ANSWER_ID = 1000
+
+
+def identifier(*parts: str) -> str:
+    """A Canvas-style identifier ("g" and 32 hex digits) derived from content: stable for the same
+    input, different for different exports, so two exports imported into one course never collide."""
+    return "g" + hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
 
 
 def export(items: list[ExportItem], title: str) -> Package:
+    quiz = identifier(title, *(f"{item.identifier}\x1e{to_html(item.check.stem)}" for item in items))
     return Package(
         files=[
-            ("imsmanifest.xml", _bytes(manifest(title))),
-            (f"{ASSESSMENT_ID}/{ASSESSMENT_ID}.xml", _bytes(assessment(items, title))),
-            (f"{ASSESSMENT_ID}/assessment_meta.xml", _bytes(meta(items, title))),
+            ("imsmanifest.xml", _bytes(manifest(title, quiz))),
+            (f"{quiz}/{quiz}.xml", _bytes(assessment(items, title, quiz))),
+            (f"{quiz}/assessment_meta.xml", _bytes(meta(items, title, quiz))),
         ],
         container="zip",
     )
 
 
-def assessment(items: list[ExportItem], title: str) -> etree._Element:
+def assessment(items: list[ExportItem], title: str, quiz: str) -> etree._Element:
     root = etree.Element(f"{{{QTI12}}}questestinterop", nsmap={None: QTI12, "xsi": XSI})
     root.set(f"{{{XSI}}}schemaLocation", f"{QTI12} http://www.imsglobal.org/xsd/ims_qtiasiv1p2p1.xsd")
-    test = _sub(root, "assessment", ident=ASSESSMENT_ID, title=title)
+    test = _sub(root, "assessment", ident=quiz, title=title)
     _metadata(_sub(test, "qtimetadata"), {"cc_maxattempts": "1"})
     section = _sub(test, "section", ident="root_section")
+    next_answer = FIRST_ANSWER_ID
     for item in items:
-        _item(section, item)
+        _item(section, item, quiz, [str(next_answer + n) for n in range(len(item.options))])
+        next_answer += len(item.options)
     return root
 
 
-def _item(section: etree._Element, item: ExportItem) -> None:
+def _item(section: etree._Element, item: ExportItem, quiz: str, answers: list[str]) -> None:
+    """One question; its answers' ids are numbers unique across the quiz, as Canvas's own are."""
     node = _sub(section, "item", ident=item.identifier, title=f"{item.lesson_title} ({item.number})")
     _metadata(
         _sub(_sub(node, "itemmetadata"), "qtimetadata"),
         {
             "question_type": "multiple_choice_question",
-            "points_possible": "1.0",
-            "original_answer_ids": ",".join(ascii_uppercase[: len(item.options)]),
+            "points_possible": "1",
+            "original_answer_ids": ",".join(answers),
+            "assessment_question_identifierref": identifier(quiz, item.identifier),
         },
     )
     presentation = _sub(node, "presentation")
     _html(_sub(presentation, "material"), to_html(item.check.stem))
     choices = _sub(_sub(presentation, "response_lid", ident="response1", rcardinality="Single"), "render_choice")
-    for letter, option in zip(ascii_uppercase, item.options, strict=False):
-        _html(_sub(_sub(choices, "response_label", ident=letter), "material"), to_html(option.text))
+    for answer, option in zip(answers, item.options, strict=True):
+        _html(_sub(_sub(choices, "response_label", ident=answer), "material"), to_html(option.text))
 
     processing = _sub(node, "resprocessing")
     _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE", vartype="Decimal")
@@ -62,18 +80,18 @@ def _item(section: etree._Element, item: ExportItem) -> None:
         general = _sub(processing, "respcondition", attrs={"continue": "Yes"})
         _sub(_sub(general, "conditionvar"), "other")
         _sub(general, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
-    for letter in ascii_uppercase[: len(item.options)]:
+    for answer in answers:
         condition = _sub(processing, "respcondition", attrs={"continue": "Yes"})
-        _sub(_sub(condition, "conditionvar"), "varequal", respident="response1").text = letter
-        _sub(condition, "displayfeedback", feedbacktype="Response", linkrefid=f"{letter}_fb")
+        _sub(_sub(condition, "conditionvar"), "varequal", respident="response1").text = answer
+        _sub(condition, "displayfeedback", feedbacktype="Response", linkrefid=f"{answer}_fb")
     correct = _sub(processing, "respcondition", attrs={"continue": "No"})
-    _sub(_sub(correct, "conditionvar"), "varequal", respident="response1").text = ascii_uppercase[item.correct_position]
+    _sub(_sub(correct, "conditionvar"), "varequal", respident="response1").text = answers[item.correct_position]
     _sub(correct, "setvar", action="Set", varname="SCORE").text = "100"
 
     if item.key_idea:
         _feedback(node, "general_fb", to_html(item.key_idea))
-    for letter, option in zip(ascii_uppercase, item.options, strict=False):
-        _feedback(node, f"{letter}_fb", to_html(item.feedback(option)))
+    for answer, option in zip(answers, item.options, strict=True):
+        _feedback(node, f"{answer}_fb", to_html(item.feedback(option)))
 
 
 def _feedback(item: etree._Element, ident: str, html: str) -> None:
@@ -95,40 +113,58 @@ def _sub(parent: etree._Element, tag: str, attrs: dict[str, str] | None = None, 
     return etree.SubElement(parent, f"{{{QTI12}}}{tag}", {**(attrs or {}), **more})
 
 
-def meta(items: list[ExportItem], title: str) -> etree._Element:
-    root = etree.Element(f"{{{CANVAS}}}quiz", nsmap={None: CANVAS, "xsi": XSI}, identifier=ASSESSMENT_ID)
+def meta(items: list[ExportItem], title: str, quiz: str) -> etree._Element:
+    """Canvas's quiz settings, with the ``assignment`` block its own exports carry (points, grading
+    type, an unpublished workflow state), so the quiz arrives as a graded assignment."""
+    root = etree.Element(f"{{{CANVAS}}}quiz", nsmap={None: CANVAS, "xsi": XSI}, identifier=quiz)
     root.set(f"{{{XSI}}}schemaLocation", f"{CANVAS} https://canvas.instructure.com/xsd/cccv1p0.xsd")
-    for tag, value in (
+    points = f"{float(len(items))}"
+    _fields(root, (
         ("title", title), ("description", ""), ("shuffle_answers", "false"), ("scoring_policy", "keep_highest"),
-        ("hide_results", ""), ("quiz_type", "assignment"), ("points_possible", f"{float(len(items))}"),
+        ("hide_results", ""), ("quiz_type", "assignment"), ("points_possible", points),
         ("show_correct_answers", "true"), ("allowed_attempts", "1"), ("one_question_at_a_time", "false"),
         ("cant_go_back", "false"), ("available", "false"),
-    ):  # fmt: skip
-        etree.SubElement(root, f"{{{CANVAS}}}{tag}").text = value
+    ))  # fmt: skip
+    assignment = etree.SubElement(root, f"{{{CANVAS}}}assignment", identifier=identifier(quiz, "assignment"))
+    _fields(assignment, (
+        ("title", title), ("due_at", None), ("lock_at", None), ("unlock_at", None), ("module_locked", "false"),
+        ("workflow_state", "unpublished"), ("quiz_identifierref", quiz), ("points_possible", points),
+        ("grading_type", "points"), ("submission_types", "online_quiz"), ("position", "1"),
+    ))  # fmt: skip
+    _fields(root, (("assignment_group_identifierref", identifier(quiz, "assignment-group")),))
     return root
 
 
-def manifest(title: str) -> etree._Element:
-    root = etree.Element(f"{{{CC}}}manifest", nsmap={None: CC, "xsi": XSI}, identifier=f"{ASSESSMENT_ID}-manifest")
+def _fields(parent: etree._Element, fields) -> None:
+    for tag, value in fields:
+        etree.SubElement(parent, f"{{{CANVAS}}}{tag}").text = value
+
+
+def manifest(title: str, quiz: str) -> etree._Element:
+    root = etree.Element(
+        f"{{{CC}}}manifest",
+        nsmap={None: CC, "lom": LOM, "imsmd": IMSMD, "xsi": XSI},
+        identifier=identifier(quiz, "manifest"),
+    )
+    root.set(f"{{{XSI}}}schemaLocation", MANIFEST_SCHEMAS)
     metadata = etree.SubElement(root, f"{{{CC}}}metadata")
     etree.SubElement(metadata, f"{{{CC}}}schema").text = "IMS Content"
     etree.SubElement(metadata, f"{{{CC}}}schemaversion").text = "1.1.3"
+    lom_title = etree.SubElement(
+        etree.SubElement(etree.SubElement(metadata, f"{{{IMSMD}}}lom"), f"{{{IMSMD}}}general"), f"{{{IMSMD}}}title"
+    )
+    etree.SubElement(lom_title, f"{{{IMSMD}}}string").text = title
     etree.SubElement(root, f"{{{CC}}}organizations")
     resources = etree.SubElement(root, f"{{{CC}}}resources")
-    quiz = etree.SubElement(
-        resources,
-        f"{{{CC}}}resource",
-        identifier=ASSESSMENT_ID,
-        type="imsqti_xmlv1p2",
-        href=f"{ASSESSMENT_ID}/{ASSESSMENT_ID}.xml",
-    )
-    etree.SubElement(quiz, f"{{{CC}}}file", href=f"{ASSESSMENT_ID}/{ASSESSMENT_ID}.xml")
-    etree.SubElement(quiz, f"{{{CC}}}dependency", identifierref=f"{ASSESSMENT_ID}-meta")
+    quiz_resource = etree.SubElement(resources, f"{{{CC}}}resource", identifier=quiz, type="imsqti_xmlv1p2")
+    etree.SubElement(quiz_resource, f"{{{CC}}}file", href=f"{quiz}/{quiz}.xml")
+    dependency = identifier(quiz, "meta")
+    etree.SubElement(quiz_resource, f"{{{CC}}}dependency", identifierref=dependency)
     meta_resource = etree.SubElement(
-        resources, f"{{{CC}}}resource", identifier=f"{ASSESSMENT_ID}-meta",
-        type="associatedcontent/imscc_xmlv1p1/learning-application-resource", href=f"{ASSESSMENT_ID}/assessment_meta.xml",
+        resources, f"{{{CC}}}resource", identifier=dependency,
+        type="associatedcontent/imscc_xmlv1p1/learning-application-resource", href=f"{quiz}/assessment_meta.xml",
     )  # fmt: skip
-    etree.SubElement(meta_resource, f"{{{CC}}}file", href=f"{ASSESSMENT_ID}/assessment_meta.xml")
+    etree.SubElement(meta_resource, f"{{{CC}}}file", href=f"{quiz}/assessment_meta.xml")
     return root
 
 

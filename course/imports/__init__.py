@@ -34,6 +34,7 @@ def identifier_or_none(text: str | None) -> str | None:
 
 
 class ImportedBank(BaseModel):
+    slug: str | None = None  # the lesson's, where the format keeps it (the JSON export)
     title: str | None = None
     key_idea: str | None = None
     checks: list[Check]
@@ -42,26 +43,38 @@ class ImportedBank(BaseModel):
 def detect(data: bytes) -> str:
     """The format of a platform file, from its content."""
     if data[:2] == b"PK":
+        members = zip_members(data)
+        manifest = members.get("imsmanifest.xml", b"")
+        if b"imsqti_xmlv1p2" in manifest or any(b"<questestinterop" in content[:4096] for content in members.values()):
+            return "qti12"
         return "qti21"
-    head = data[:4096].lstrip().lower()
+    head = data[:4096].lstrip()
+    if head.startswith(b"{"):
+        return "json"
+    head = head.lower()
     if head.startswith(b"<?xml") or head.startswith(b"<"):
         if b"<quiz" in head:
             return "moodle"
+        if b"<questestinterop" in head:
+            return "qti12"
         if b"imsqti_v2p1" in head or b"<assessmentitem" in head:
             return "qti21"
-        raise CheckImportError("an XML file that is neither Moodle XML nor QTI 2.1")
+        raise CheckImportError("an XML file that is neither Moodle XML nor QTI")
     return "gift"
 
 
 def import_checks(file: Path, out: Path) -> tuple[Path, int]:
-    """Read the checks in ``file`` (QTI 2.1 package or item, Moodle XML, GIFT) and write them as a
-    lesson file ``out`` in the lesson JSON format, checked by loading it back."""
-    from . import gift, moodle, qti21
+    """Read the checks in ``file`` (a QTI 1.2 or 2.1 package or file, Moodle XML, GIFT, or this
+    project's JSON export) and write them as a lesson file ``out`` in the lesson JSON format, checked
+    by loading it back."""
+    from . import gift, json_checks, moodle, qti12, qti21
 
     importers: dict[str, Callable[[bytes, str], ImportedBank]] = {
+        "qti12": qti12.read,
         "qti21": qti21.read,
         "moodle": moodle.read,
         "gift": gift.read,
+        "json": json_checks.read,
     }
     try:
         data = file.read_bytes()
@@ -74,12 +87,16 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
     except CheckImportError as exc:
         raise CheckImportError(f"{file}: {exc}") from None
     except (ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
-        raise CheckImportError(f"{file}: cannot be read as QTI 2.1, Moodle XML or GIFT ({exc})") from None
+        raise CheckImportError(f"{file}: cannot be read as QTI, Moodle XML, GIFT or JSON ({exc})") from None
     if not bank.checks:
         raise CheckImportError(f"{file}: holds no single-answer check questions")
     stem = out.name.split(".")[0]
     document = {
-        "lesson": {"slug": slugify(stem) or "imported-checks", "title": bank.title or stem, "keyIdea": bank.key_idea},
+        "lesson": {
+            "slug": bank.slug or slugify(stem) or "imported-checks",
+            "title": bank.title or stem,
+            "keyIdea": bank.key_idea,
+        },
         "body": {
             "format": "markdown",
             "text": f"## Imported check questions\n\nImported from {file.name} by `course import checks`.",

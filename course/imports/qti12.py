@@ -1,0 +1,98 @@
+"""QTI 1.2 (as Canvas exports and imports it) back into checks: single-answer
+``multiple_choice_question`` items, their answers in order, the answer that sets SCORE to 100,
+per-answer and general feedback. Text is HTML, as written."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from ..exports.items import runs_from_html
+from ..models import Check, Option
+from . import CheckImportError, ImportedBank, identifier_or_none, zip_members
+
+PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
+
+
+def read(data: bytes, source: str) -> ImportedBank:
+    members = zip_members(data) if data[:2] == b"PK" else {"assessment.xml": data}
+    roots = [etree.fromstring(content, PARSER) for name, content in sorted(members.items()) if name.endswith(".xml")]
+    assessments = [root for root in roots if _local(root) == "questestinterop"]
+    if not assessments:
+        raise CheckImportError("no QTI 1.2 assessment (questestinterop) in the package")
+    checks, key_idea, titles = [], None, []
+    for root in assessments:
+        for item in root.iter():
+            if _local(item) != "item":
+                continue
+            check, general = _item(item)
+            if check is not None:
+                checks.append(check)
+                key_idea = key_idea or general
+                titles.append(item.get("title"))
+    lessons = {re.sub(r"\s*\(\d+\)$", "", title) for title in titles if title}
+    title = lessons.pop() if len(lessons) == 1 else _assessment_title(assessments[0])
+    return ImportedBank(title=title, key_idea=key_idea, checks=checks)
+
+
+def _item(item: etree._Element) -> tuple[Check | None, str | None]:
+    ident = item.get("ident", "?")
+    fields = {_text(field, "fieldlabel"): _text(field, "fieldentry") for field in _all(item, "qtimetadatafield")}
+    if fields.get("question_type", "multiple_choice_question") != "multiple_choice_question":
+        return None, None
+    presentation = _first(item, "presentation")
+    if presentation is None:
+        raise CheckImportError(f"item {ident}: no presentation")
+    stem = _mattext(presentation)
+    labels = [label for label in _all(presentation, "response_label")]
+    correct = {
+        _text(condition, "varequal")
+        for condition in _all(item, "respcondition")
+        if any(_local(s) == "setvar" and (s.text or "").strip() in {"100", "100.0"} for s in condition)
+    }
+    feedback = {node.get("ident"): _mattext(node) for node in _all(item, "itemfeedback")}
+    options = []
+    for label in labels:
+        answer = label.get("ident")
+        is_correct = answer in correct
+        hint = feedback.get(f"{answer}_fb")
+        options.append(
+            Option(
+                text=runs_from_html(_mattext(label)),
+                correct=is_correct,
+                tempting=runs_from_html(hint) if hint and not is_correct else None,
+            )
+        )
+    if sum(option.correct for option in options) != 1:
+        raise CheckImportError(f"item {ident}: needs exactly one answer that scores 100")
+    general = feedback.get("general_fb")
+    check = Check(stem=runs_from_html(stem), options=options, id=identifier_or_none(ident))
+    return check, (runs_from_html(general).markdown() if general else None)
+
+
+def _assessment_title(root: etree._Element) -> str | None:
+    assessment = _first(root, "assessment")
+    return assessment.get("title") if assessment is not None else None
+
+
+def _mattext(element: etree._Element) -> str:
+    node = _first(element, "mattext")
+    return "" if node is None else (node.text or "")
+
+
+def _local(element: etree._Element) -> str:
+    return etree.QName(element).localname if isinstance(element.tag, str) else ""
+
+
+def _all(element: etree._Element, name: str) -> list[etree._Element]:
+    return [node for node in element.iter() if _local(node) == name]
+
+
+def _first(element: etree._Element, name: str) -> etree._Element | None:
+    return next(iter(_all(element, name)), None)
+
+
+def _text(element: etree._Element, name: str) -> str:
+    node = _first(element, name)
+    return "" if node is None else (node.text or "").strip()
