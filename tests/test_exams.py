@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 
 import pytest
 
@@ -152,7 +153,7 @@ def test_open_questions_are_on_the_variant_and_graded_by_hand(tmp_path, roster):
     build_exam(roster, exam, lessons=[LESSON_DATA], include_open=True, shuffle=False)
     markdown = (exam / "s001.md").read_text()
     assert "You are given a pretty attention map. What does it prove about the model's decision" in markdown
-    assert markdown.count("graded by hand") == 7
+    assert markdown.count("in this question's box on the answer sheet; graded by hand") == 7
     key = _key(exam)
     rows = [
         [
@@ -334,3 +335,22 @@ def test_items_chart_labels_each_question_once_by_number_and_id(tmp_path, roster
     assert len(set(labels)) == len(labels) == len(key["questions"])
     assert labels[0].startswith("1. ") and all(label.split(". ", 1)[1] in key["questions"] for label in labels)
     assert (results / "items.png").stat().st_size > 0
+
+
+def test_each_student_gets_a_printable_answer_sheet_with_their_own_letters(course, tmp_path, roster):
+    exam = tmp_path / "exam"
+    assert course("exam", "build", "--roster", roster, "--out", exam, "--questions", "4", "--open", "1").code == 0
+    key = _key(exam)
+    for variant in key["variants"]:
+        sheet = (exam / f"{variant['student']['student_id']}.sheet.html").read_text()
+        rows = re.findall(r"<tr><th>(\d+)</th><td>(.*?)</td></tr>", sheet)
+        assert [int(number) for number, _ in rows] == [q["position"] for q in variant["questions"]]
+        for (_, cells), question in zip(rows, variant["questions"], strict=True):
+            if question["kind"] == "choice":
+                assert re.findall(r'<span class="box">([A-Z])</span>', cells) == list(question["letters"])
+            else:
+                assert cells == '<div class="written"></div>'
+        assert "break-inside:avoid" in sheet and variant["student"]["name"] in sheet
+    page = (exam / "s001.html").read_text()
+    assert page.count('<section class="question">') == 5  # each kept whole on a printed page
+    assert "@media print" in page and "answer sheet" in page

@@ -93,6 +93,7 @@ def build_exam(
         student_id = variant.student.student_id
         (out / f"{student_id}.md").write_text(render.markdown(key, variant), encoding="utf-8")
         (out / f"{student_id}.html").write_text(render.page(key, variant), encoding="utf-8")
+        (out / f"{student_id}.sheet.html").write_text(render.sheet(key, variant), encoding="utf-8")
     (out / "key.json").write_text(key.model_dump_json(indent=2) + "\n", encoding="utf-8")
     (out / "responses-template.csv").write_text(_template(variants, count + open_count), encoding="utf-8")
     return BuildResult(students=len(students), questions=count + open_count, problems=problems)

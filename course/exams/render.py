@@ -16,18 +16,26 @@ from .variants import ExamKey, Variant
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;line-height:1.5;padding:0 1rem}
 h1{font-size:1.4rem}h2{font-size:1.05rem;margin-top:1.6rem}ol.options{list-style:none;padding-left:0}
-ol.options li{margin:.3rem 0}code{background:#f2f2f2;padding:0 .2rem}.open{border:1px solid #bbb;height:6rem}"""
+ol.options li{margin:.3rem 0}code{background:#f2f2f2;padding:0 .2rem}.open{border:1px solid #bbb;height:6rem}
+table.sheet{border-collapse:collapse;margin-top:1rem}table.sheet td,table.sheet th{padding:.45rem .6rem;text-align:left}
+table.sheet tr{border-bottom:1px solid #ddd}.box{display:inline-block;border:1.5px solid #333;width:1.6rem;height:1.6rem;
+margin-right:.5rem;text-align:center;line-height:1.6rem;font-size:.8rem;color:#555}.written{border:1px solid #bbb;height:9rem;width:32rem}
+@media print{body{margin:0;max-width:none}section.question,table.sheet tr{break-inside:avoid;page-break-inside:avoid}
+h1{margin-top:0}}"""
+INSTRUCTIONS = (
+    "Mark one letter per question on your answer sheet; answer the questions graded by hand in their box on the sheet."
+)
 
 
 def markdown(key: ExamKey, variant: Variant) -> str:
     student = variant.student
     lines = [f"# {key.title}", "", f"**{for_markdown(student.name)}** ({for_markdown(student.student_id)})", "",
-             "Write the letter of one answer per question on the answer sheet.", ""]  # fmt: skip
+             INSTRUCTIONS, ""]  # fmt: skip
     for question in variant.questions:
         bank = key.questions[question.question]
         lines += [f"## {question.position}. {bank.stem}", ""]
         if question.kind == "open":
-            lines += ["*Answer in your own words; graded by hand.*", ""]
+            lines += ["*Answer in your own words, in this question's box on the answer sheet; graded by hand.*", ""]
             continue
         texts = {choice.option: choice.text for choice in bank.options}
         lines += [f"- **{letter}.** {texts[option]}" for letter, option in question.letters.items()]
@@ -39,22 +47,50 @@ def page(key: ExamKey, variant: Variant) -> str:
     student = variant.student
     body = [f"<h1>{html.escape(key.title)}</h1>",
             f"<p><strong>{html.escape(student.name)}</strong> ({html.escape(student.student_id)})</p>",
-            "<p>Write the letter of one answer per question on the answer sheet.</p>"]  # fmt: skip
+            f"<p>{INSTRUCTIONS}</p>"]  # fmt: skip
     for question in variant.questions:
         bank = key.questions[question.question]
-        body.append(f"<h2>{question.position}. {inline_html(parse_inline(bank.stem))}</h2>")
+        parts = [f"<h2>{question.position}. {inline_html(parse_inline(bank.stem))}</h2>"]
         if question.kind == "open":
-            body.append('<p><em>Answer in your own words; graded by hand.</em></p><div class="open"></div>')
-            continue
-        texts = {choice.option: choice.text for choice in bank.options}
-        items = "".join(
-            f"<li><strong>{letter}.</strong> {inline_html(parse_inline(texts[option]))}</li>"
-            for letter, option in question.letters.items()
-        )
-        body.append(f'<ol class="options">{items}</ol>')
+            parts.append(
+                "<p><em>Answer in your own words, in this question's box on the answer sheet; graded by hand.</em></p>"
+            )
+        else:
+            texts = {choice.option: choice.text for choice in bank.options}
+            items = "".join(
+                f"<li><strong>{letter}.</strong> {inline_html(parse_inline(texts[option]))}</li>"
+                for letter, option in question.letters.items()
+            )
+            parts.append(f'<ol class="options">{items}</ol>')
+        body.append('<section class="question">' + "".join(parts) + "</section>")
+    return _document(f"{key.title}: {student.student_id}", body)
+
+
+def sheet(key: ExamKey, variant: Variant) -> str:
+    """The student's printable answer sheet: a row per question with a box per letter, in the order
+    and with the letters of this student's variant, and a box for each question graded by hand."""
+    student = variant.student
+    rows = []
+    for question in variant.questions:
+        if question.kind == "open":
+            answer = '<div class="written"></div>'
+        else:
+            answer = "".join(f'<span class="box">{letter}</span>' for letter in question.letters)
+        rows.append(f"<tr><th>{question.position}</th><td>{answer}</td></tr>")
+    body = [
+        f"<h1>{html.escape(key.title)}: answer sheet</h1>",
+        f"<p><strong>{html.escape(student.name)}</strong> ({html.escape(student.student_id)})</p>",
+        "<p>Fill in one box per question, the letter of your answer as printed on your own exam paper. "
+        "Write the answers graded by hand in their boxes.</p>",
+        '<table class="sheet"><tr><th>question</th><th>answer</th></tr>' + "".join(rows) + "</table>",
+    ]
+    return _document(f"{key.title}: answer sheet for {student.student_id}", body)
+
+
+def _document(title: str, body: list[str]) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{html.escape(key.title)}: {html.escape(student.student_id)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        f"<title>{html.escape(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body>\n</html>\n"
     )
