@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from .errors import LessonFileError, LessonFolderError, LessonNotFound, Problem
 from .formats import DEFAULT_LESSONS
+from .item_writing import item_writing_warnings
 from .loaders import load_lesson
 from .loaders.source import WHOLE_FILE
 from .models import Course, Lesson, Module
@@ -80,7 +81,9 @@ def lesson_files(folder: Path) -> list[Path]:
     return found
 
 
-def load_catalog(paths: Iterable[Path | str]) -> Catalog:
+def load_catalog(paths: Iterable[Path | str], item_writing: bool = False) -> Catalog:
+    """The lessons under ``paths``, and every problem met; with ``item_writing`` (``course validate``),
+    the item-writing warnings of their checks too."""
     lessons: list[Lesson] = []
     problems: list[Problem] = []
     sources: dict[str, str] = {}
@@ -115,6 +118,8 @@ def load_catalog(paths: Iterable[Path | str]) -> Catalog:
             sources[lesson.slug] = str(file)
             lessons.append(lesson)
             problems.extend(loaded.warnings)
+            if item_writing:
+                problems.extend(item_writing_warnings(str(file), lesson))
     return Catalog(lessons=lessons, problems=problems, files=files)
 
 

@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace) -> int:
     from .catalog import load_catalog
 
-    catalog = load_catalog(args.paths)
+    catalog = load_catalog(args.paths, item_writing=True)
     _print_problems(catalog.problems, sys.stdout)
     counts = [
         (catalog.files, "file"),

@@ -12,14 +12,42 @@ import pytest
 
 from course.cli import build_parser
 
-from .conftest import LESSON_DATA, ROOT
+from .conftest import JSON_LESSON, LESSON_DATA, ROOT
 
 
 def test_validate_shipped_lessons_exits_0_and_prints_no_problem(course):
+    """No error; the only warnings are the item-writing ones of the seed lesson's check, which is kept
+    as its source wrote it (the question bank written for this project has none)."""
     result = course("validate", LESSON_DATA)
     assert result.code == 0
-    assert result.out == ""
-    assert result.err.strip() == "5 files: 5 lessons, 0 errors, 0 warnings"
+    warnings = result.out.splitlines() + result.err.strip().splitlines()[:-1]
+    assert result.err.strip().splitlines()[-1] == "5 files: 5 lessons, 0 errors, 2 warnings"
+    assert all(line.startswith(f"{JSON_LESSON}: check 1: warning: ") for line in warnings if line)
+    assert len([line for line in warnings if line]) == 2
+
+
+def test_item_writing_habits_are_warnings_never_errors(course, tmp_path, lesson_document):
+    lesson_document["checks"] = [
+        {
+            "question": "Which of these is not a property of attention?",
+            "options": [
+                {
+                    "text": "It compares every query with every key and mixes the values by those weights.",
+                    "correct": True,
+                },
+                {"text": "It is cheap", "correct": False, "tempting": "Its cost grows with the square of the length."},
+                {"text": "All of the above", "correct": False, "tempting": "One of them is right."},
+            ],
+        }
+    ]
+    path = tmp_path / "habits.lesson.json"
+    path.write_text(json.dumps(lesson_document))
+    result = course("validate", path)
+    text = result.out + result.err
+    assert result.code == 0
+    assert "warning: the correct option is much longer than every other" in text
+    assert "warning: option 'All of the above' refers to the others" in text
+    assert "warning: a negative stem ('not') without emphasis" in text
 
 
 def test_validate_prints_file_where_what_per_problem_and_exits_2(course, tmp_path, lesson_document):

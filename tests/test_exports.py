@@ -381,3 +381,18 @@ def test_gift_category_is_written_as_moodle_reads_it(tmp_path):
     assert "// [id:from-sequences-to-attention-check-1]\n::from-sequences-to-attention-check-1::" in text
     imported, _ = import_checks(tmp_path / "out.gift", tmp_path / "back.lesson.json")
     assert load_catalog([imported]).lessons[0].title == "Sequences: from recurrence / to attention"
+
+
+def test_plain_gift_keeps_math_and_its_authors_backslashes(tmp_path):
+    path = tmp_path / "plain.gift"
+    path.write_text("::q1::What is \\(x^2\\) \\{braced\\}? {=It is \\(x \\cdot x\\) ~Something else#No.}\n")
+    imported, count = import_checks(path, tmp_path / "plain.lesson.json")
+    [check] = load_catalog([imported]).lessons[0].checks
+    assert count == 1 and check.id == "q1"
+    assert [(run.text, run.math) for run in check.stem.root] == [
+        ("What is ", False),
+        ("x^2", True),
+        (" {braced}?", False),
+    ]
+    assert [(run.text, run.math) for run in check.options[0].text.root] == [("It is ", False), ("x \\cdot x", True)]
+    assert check.options[1].tempting.plain() == "No."
