@@ -331,12 +331,14 @@ def test_default_export_is_every_check_in_lesson_data(course, tmp_path, monkeypa
 
 @pytest.mark.parametrize("fmt", ["qti12", "qti21", "moodle", "gift", "json"])
 @pytest.mark.parametrize("lesson", [BANK, JSON_LESSON, FIXTURE], ids=["bank", "seed-lesson", "tricky"])
-def test_export_import_export_gives_the_same_files_identifiers_included(tmp_path, fmt, lesson):
+def test_export_import_export_gives_the_same_files_identifiers_included(course, tmp_path, fmt, lesson):
     """A re-export after an import updates the same questions on the platform: same identifiers,
-    same titles, same bytes."""
-    first = _export(tmp_path, fmt, [lesson], name="first")
-    imported, _ = import_checks(first, tmp_path / "imported.lesson.json")
-    second = _export(tmp_path, fmt, [imported], name="second")
+    same titles, same bytes; through the real commands."""
+    first, second = tmp_path / f"first.{SUFFIX[fmt]}", tmp_path / f"second.{SUFFIX[fmt]}"
+    imported = tmp_path / "imported.lesson.json"
+    assert course("export", "checks", "--format", fmt, "--out", first, lesson).code == 0
+    assert course("import", "checks", first, "--out", imported).code == 0
+    assert course("export", "checks", "--format", fmt, "--out", second, imported).code == 0
     assert _files(first) == {name.replace("second", "first"): data for name, data in _files(second).items()}
     [original], [back] = load_catalog([lesson]).lessons, load_catalog([imported]).lessons
     assert back.title == original.title
@@ -362,12 +364,12 @@ def test_qti21_items_come_back_in_the_tests_order_not_file_names(tmp_path):
         ("::a::One {=x ~y} and more\n", "line 1: question 1: text after the answer block's closing }"),
     ],
 )
-def test_malformed_gift_is_a_one_line_error_with_its_line(tmp_path, content, message):
+def test_malformed_gift_is_a_one_line_error_with_its_line(course, tmp_path, content, message):
     path = tmp_path / "bad.gift"
     path.write_text(content)
-    with pytest.raises(CheckImportError) as caught:
-        import_checks(path, tmp_path / "out.lesson.json")
-    assert str(caught.value).startswith(f"{path}: {message}") and "\n" not in str(caught.value)
+    result = course("import", "checks", path, "--out", tmp_path / "out.lesson.json")
+    assert result.code == 2
+    assert result.err.startswith(f"course: {path}: {message}") and result.err.count("\n") == 1
     assert not (tmp_path / "out.lesson.json").exists()
 
 
