@@ -108,12 +108,13 @@ def grade_batch(
             if executor is not None
             else (_LocalPool(options.jobs) if options.jobs > 1 and len(todo) > 1 else None)
         )
+        outcomes: Iterator[tuple[Submission, Future]]
         try:
             if pool is None:
                 outcomes = ((s, _run_inline(job, s.model_dump(mode="json"), *job_args)) for s in todo)
             else:
-                submit = pool.submit
-                resubmit = pool.submit_alone if isinstance(pool, _LocalPool) else pool.submit
+                submit: Callable[..., Future] = pool.submit
+                resubmit: Callable[..., Future] = pool.submit_alone if isinstance(pool, _LocalPool) else pool.submit
                 # A failure in the shared local pool may be another job's doing (a dead process fails
                 # every pending job), so the local pool allows one more try, and every retry runs alone.
                 outcomes = _with_retries(
@@ -233,11 +234,13 @@ class _LocalPool:
                 process.join(timeout=10)
             if process.pid is not None:
                 kill_groups_of(process.pid)
-        from multiprocessing import forkserver
+        from multiprocessing import forkserver, resource_tracker
 
-        stop = getattr(forkserver._forkserver, "_stop", None)  # the server that forked them goes too
-        if stop is not None:
-            stop()
+        # The server that forked them and multiprocessing's resource tracker go too (no public way).
+        for helper in (forkserver._forkserver, resource_tracker._resource_tracker):
+            stop = getattr(helper, "_stop", None)
+            if stop is not None:
+                stop()
 
 
 _pool_state = {"in_pool": False, "grading": False}

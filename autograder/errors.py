@@ -22,6 +22,8 @@ plugin turns it into the question's status; it never reaches a user as an except
 
 from __future__ import annotations
 
+from typing import Literal
+
 
 class AutograderError(Exception):
     """Base of the instructor-facing errors; the message is a single user-facing line."""
@@ -50,7 +52,7 @@ class ReleaseError(AutograderError):
 class StudentFault(Exception):
     """A failure of the student's code, with a message that is safe to show the student."""
 
-    status = "error"
+    status: Literal["error", "timeout"] = "error"
 
 
 class MissingFunction(StudentFault):
@@ -66,7 +68,7 @@ class BadReturn(StudentFault):
 
 
 class StudentTimeout(StudentFault):
-    status = "timeout"
+    status: Literal["error", "timeout"] = "timeout"
 
 
 class WorkerCrashed(StudentFault):

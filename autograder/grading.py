@@ -14,6 +14,7 @@ import io
 import os
 from datetime import UTC, datetime
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from untrusted.text import bounded, storable
 
 from .assignment import Assignment, Question
 from .errors import StudentFault
-from .report import QuestionResult, Report, TestOutcome
+from .report import QuestionResult, Report, Status, TestOutcome
 from .sandbox.process import Limits
 from .sandbox.runners import Runner
 from .sandbox.session import LoadResult, StudentSession
@@ -186,7 +187,7 @@ def grade_submission(
 def _question_result(
     question: Question, outcomes: list[TestOutcome], load: LoadResult | None, answers: dict[str, str]
 ) -> QuestionResult:
-    base = {"id": question.id, "max_score": question.points}
+    base: dict[str, Any] = {"id": question.id, "max_score": question.points}
     if question.manual:
         written = [
             text.strip() for grade_id, text in answers.items() if grade_id.startswith(question.id) and text.strip()
@@ -202,6 +203,7 @@ def _question_result(
     if not tests:
         return QuestionResult(score=0.0, status="error", feedback="no test graded this question", **base)
     missing = [f for f in question.functions if f not in load.defined]
+    status: Status
     passed = sum(test.status == "passed" for test in tests)
     score = question.points * passed / len(tests)  # exact: rounded only where it is shown
     if missing:

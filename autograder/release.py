@@ -89,11 +89,11 @@ def check_source(assignment: Assignment, notebook: nbformat.NotebookNode) -> Non
         if meta.get("grade"):
             question = _question_of(grade_id, assignment)
             points[question] = points.get(question, 0.0) + float(meta.get("points", 0))
-    for question in assignment.questions:
-        if points.get(question.id, 0.0) != question.points:
+    for graded in assignment.questions:
+        if points.get(graded.id, 0.0) != graded.points:
             raise ReleaseError(
-                f"{path}: question {question.id!r} is worth {question.points:g} points in assignment.toml "
-                f"but its graded cells hold {points.get(question.id, 0.0):g}"
+                f"{path}: question {graded.id!r} is worth {graded.points:g} points in assignment.toml "
+                f"but its graded cells hold {points.get(graded.id, 0.0):g}"
             )
 
 

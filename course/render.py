@@ -35,8 +35,8 @@ def lesson_text(lesson: Lesson) -> str:
         lines += [section.title, "-" * len(section.title)]
         for block in section.blocks:
             lines += _block(block) + [""]
-    for number, check in enumerate(lesson.checks, start=1):
-        lines += check_text(check, number) + [""]
+    for position, check in enumerate(lesson.checks, start=1):
+        lines += check_text(check, position) + [""]
     if lesson.attribution:
         credit = lesson.attribution
         lines += ["Source and licence", "------------------"]

@@ -87,7 +87,7 @@ class BubblewrapRunner:
     name = "bubblewrap"
 
     def __init__(self) -> None:
-        self.bwrap = shutil.which("bwrap")
+        self.bwrap = shutil.which("bwrap") or "bwrap"
         self.runtime = ensure_runtime()
         self.seccomp = seccomp_program()
         self.reaping_pid = 0

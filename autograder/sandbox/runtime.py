@@ -52,7 +52,7 @@ def package_dirs() -> list[Path]:
             top = Path(str(file)).parts[0]
             if top.endswith((".dist-info", ".egg-info")) or top in {"..", "__pycache__"}:
                 continue
-            path = Path(distribution.locate_file(top))
+            path = Path(str(distribution.locate_file(top)))
             if path not in found and path.exists():
                 found.append(path)
         for requirement in distribution.requires or []:

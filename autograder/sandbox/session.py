@@ -99,7 +99,7 @@ class StudentSession:
         except StudentFault as fault:
             self.loaded = LoadResult(failure=str(fault))
             return self.loaded
-        assert self.worker is not None
+        assert self.worker is not None and self.loaded is not None
         output, size = self.worker.output()
         self.loaded = self.loaded.model_copy(update={"output": output, "output_bytes": size})
         return self.loaded
@@ -225,7 +225,8 @@ def describe_rejected(value: dict) -> str:
     if code == "subclass":
         return "an ndarray subclass, not a plain numpy array"
     if code == "dtype":
-        kind = DTYPE_KINDS.get(value.get("kind")) if isinstance(value.get("kind"), str) else None
+        code_kind = value.get("kind")
+        kind = DTYPE_KINDS.get(code_kind) if isinstance(code_kind, str) else None
         return f"a numpy array of dtype {kind}" if kind else "a numpy array that does not hold numbers"
     type_name = value.get("type")
     if isinstance(type_name, str) and type_name in KNOWN_TYPES:

@@ -21,6 +21,7 @@ import struct
 import sys
 import traceback
 import types
+from collections.abc import Sequence
 
 HEADER = struct.Struct("!II")  # JSON length, number of blobs
 BLOB = struct.Struct("!Q")
@@ -40,7 +41,7 @@ class ChannelClosed(FrameError):
 # --- framing (shared with the grader) ------------------------------------------------------------
 
 
-def encode_frame(header: dict, blobs: list[bytes] = ()) -> bytes:
+def encode_frame(header: dict, blobs: Sequence[bytes] = ()) -> bytes:
     payload = json.dumps(header, allow_nan=False, separators=(",", ":")).encode()
     parts = [HEADER.pack(len(payload), len(blobs)), payload]
     for blob in blobs:
@@ -48,7 +49,7 @@ def encode_frame(header: dict, blobs: list[bytes] = ()) -> bytes:
     return b"".join(parts)
 
 
-def write_frame(fd: int, header: dict, blobs: list[bytes] = ()) -> None:
+def write_frame(fd: int, header: dict, blobs: Sequence[bytes] = ()) -> None:
     view = memoryview(encode_frame(header, blobs))
     while view:
         written = os.write(fd, view)
@@ -238,7 +239,7 @@ def _no_figures(namespace: dict) -> None:
         def _not_shown(*args, **kwargs):
             return None
 
-        pyplot.show = _not_shown
+        pyplot.show = _not_shown  # type: ignore[attr-defined]
 
 
 def _silence_output() -> None:
@@ -253,7 +254,7 @@ def _silence_output() -> None:
 def _stub_autograder() -> None:
     """Notebooks call ``check("softmax")`` to run their public tests; while grading that is a no-op."""
     stub = types.ModuleType("autograder")
-    stub.check = lambda *args, **kwargs: None
+    stub.check = lambda *args, **kwargs: None  # type: ignore[attr-defined]
     sys.modules["autograder"] = stub
 
 
@@ -276,6 +277,7 @@ def main(argv: list[str]) -> int:
     _stub_autograder()
     _seed_matplotlib_cache()
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
+    out: list[bytes]
     while True:
         try:
             header, blobs = read_frame(request_fd)

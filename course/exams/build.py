@@ -27,7 +27,9 @@ class BuildResult(BaseModel):
 
 def read_roster(path: Path) -> tuple[list[Student], list[Problem]]:
     _, rows = read_rows(path, ROSTER_COLUMNS)
-    students, problems, seen = [], [], {}
+    students: list[Student] = []
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
     for row_number, row in rows:
         student_id = row["student_id"]
         if not student_id:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from statistics import fmean, pstdev
 
 
@@ -11,7 +12,7 @@ def difficulty(correct: list[int]) -> float | None:
     return fmean(correct) if correct else None
 
 
-def point_biserial(correct: list[int], totals: list[float]) -> float | None:
+def point_biserial(correct: list[int], totals: Sequence[float]) -> float | None:
     """Point-biserial correlation between answering this item correctly and the total score:
     (M1 - M0) / s * sqrt(p q), with s the population standard deviation of the totals. None when
     it is undefined (everyone right, everyone wrong, or all totals equal)."""

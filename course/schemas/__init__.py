@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 def _import_jsonschema():
@@ -18,7 +18,7 @@ def _import_jsonschema():
 
     blocked = "rfc3987_syntax" not in sys.modules
     if blocked:
-        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]
+        sys.modules["rfc3987_syntax"] = None
     try:
         import jsonschema
         import jsonschema.exceptions
@@ -28,7 +28,11 @@ def _import_jsonschema():
     return jsonschema.Draft202012Validator, jsonschema.exceptions.ValidationError
 
 
-Draft202012Validator, ValidationError = _import_jsonschema()
+if TYPE_CHECKING:  # the type checker sees the classes through a plain import
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+else:
+    Draft202012Validator, ValidationError = _import_jsonschema()
 
 MAX_REPORTED = 20
 _JSON_TYPES = {
@@ -85,7 +89,7 @@ def describe(error: ValidationError) -> str:
         return f"missing required property {missing[0]!r}" if missing else error.message
     if keyword == "type":
         expected = value if isinstance(value, list) else [value]
-        wanted = " or ".join(_TYPE_NAMES.get(t, t) for t in expected)
+        wanted = " or ".join(str(_TYPE_NAMES.get(t, t)) for t in expected)
         return f"expected {wanted}, found {_json_type(instance)}"
     if keyword == "pattern":
         if value == "\\S":
