@@ -18,6 +18,7 @@ charge_dependents = true         # (top level) charge a question that fails beca
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
@@ -26,6 +27,18 @@ from .errors import AssignmentError
 from .sandbox.process import Limits
 
 MANIFEST = "assignment.toml"
+
+
+def question_of_cell(grade_id: str, question_ids: Iterable[str]) -> str | None:
+    """The one rule from a notebook cell's nbgrader ``grade_id`` to its question: the question whose
+    id is the grade_id, or whose id followed by ``_`` begins it, the longest such id winning
+    (``softmax_tests`` and ``softmax`` are softmax's; ``self_attention_tests`` is not attention's)."""
+    for question_id in sorted(question_ids, key=len, reverse=True):
+        if grade_id == question_id or grade_id.startswith(question_id + "_"):
+            return question_id
+    return None
+
+
 DEFAULT_ROOT = Path("assignments")
 
 
@@ -94,6 +107,11 @@ class Assignment(BaseModel):
     @property
     def max_score(self) -> float:
         return sum(question.points for question in self.questions)
+
+    def question_of_cell(self, grade_id: str) -> Question | None:
+        """The question a notebook cell belongs to, by ``question_of_cell``'s rule."""
+        found = question_of_cell(grade_id, (question.id for question in self.questions))
+        return None if found is None else self.question(found)
 
     def question(self, question_id: str) -> Question:
         for question in self.questions:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from .errors import AutograderError
 
 ADDRESS_VARIABLE = "DASK_SCHEDULER_ADDRESS"
+WORKERS_WAIT_SECONDS = 60.0  # a batch sent to a cluster with no worker would wait forever
 
 
 def scheduler_address(given: str | None) -> str | None:
@@ -22,7 +23,10 @@ def scheduler_address(given: str | None) -> str | None:
 
 
 @contextmanager
-def dask_executor(address: str, timeout: float = 20.0) -> Iterator[Executor]:
+def dask_executor(
+    address: str, timeout: float = 20.0, workers_wait: float = WORKERS_WAIT_SECONDS
+) -> Iterator[Executor]:
+    """The cluster's executor, once at least one worker has joined (``workers_wait`` seconds at most)."""
     try:
         from distributed import Client
     except ImportError:
@@ -32,6 +36,13 @@ def dask_executor(address: str, timeout: float = 20.0) -> Iterator[Executor]:
     except (OSError, TimeoutError) as exc:
         raise AutograderError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     try:
+        try:
+            client.wait_for_workers(1, timeout=workers_wait)
+        except TimeoutError:
+            raise AutograderError(
+                f"no workers joined the Dask scheduler at {address} in {workers_wait:g} s; "
+                f"start some with: dask worker {address}"
+            ) from None
         yield client.get_executor(pure=False)
     finally:
         client.close()

@@ -21,7 +21,7 @@ import pytest
 
 from untrusted.text import bounded, storable
 
-from .assignment import Assignment, Question
+from .assignment import Assignment, Question, question_of_cell
 from .errors import StudentFault
 from .report import QuestionResult, Report, Status, TestOutcome
 from .sandbox.process import Limits
@@ -164,7 +164,11 @@ def grade_submission(
         errors = errors[:MAX_REPORT_ERRORS] + [f"... and {len(errors) - MAX_REPORT_ERRORS} more problems"]
     errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]
     questions = with_dependencies(
-        assignment, [_question_result(question, outcomes, load, answers) for question in assignment.questions]
+        assignment,
+        [
+            _question_result(question, outcomes, load, answers, [q.id for q in assignment.questions])
+            for question in assignment.questions
+        ],
     )
     return Report(
         student=submission.student,
@@ -185,12 +189,18 @@ def grade_submission(
 
 
 def _question_result(
-    question: Question, outcomes: list[TestOutcome], load: LoadResult | None, answers: dict[str, str]
+    question: Question,
+    outcomes: list[TestOutcome],
+    load: LoadResult | None,
+    answers: dict[str, str],
+    question_ids: list[str],
 ) -> QuestionResult:
     base: dict[str, Any] = {"id": question.id, "max_score": question.points}
     if question.manual:
         written = [
-            text.strip() for grade_id, text in answers.items() if grade_id.startswith(question.id) and text.strip()
+            text.strip()
+            for grade_id, text in answers.items()
+            if question_of_cell(grade_id, question_ids) == question.id and text.strip()
         ]
         feedback = "graded by hand" + (
             f"; {len(written)} written answer(s) to read" if written else "; no written answer found"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .assignment import question_of_cell
 from .errors import SubmissionError
 from .sandbox.process import Limits
 from .sandbox.runners import UnsafeRunner
@@ -71,7 +72,7 @@ def read_cells(path: Path) -> tuple[list[Cell], list[TestCell]]:
         raw_cells = notebook["cells"]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise SubmissionError(f"{path}: not a readable notebook ({type(exc).__name__})") from None
-    cells, tests = [], []
+    cells, graded = [], []
     for index, cell in enumerate(raw_cells, start=1):
         if cell.get("cell_type") != "code":
             continue
@@ -79,7 +80,22 @@ def read_cells(path: Path) -> tuple[list[Cell], list[TestCell]]:
         cells.append(Cell(index=index, source=strip_magics(source)))
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if meta.get("grade") and not meta.get("solution") and meta.get("grade_id"):
-            tests.append(TestCell(index=index, question=meta["grade_id"].removesuffix(TEST_SUFFIX), source=source))
+            graded.append((index, meta["grade_id"], source))
+    # The questions are the notebook's solution cells; each test cell belongs to one by the
+    # assignment's one rule (without a manifest, a test cell's own grade_id less "_tests").
+    questions = [
+        cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        for cell in raw_cells
+        if cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+    ]
+    tests = [
+        TestCell(
+            index=index,
+            question=question_of_cell(grade_id, [q for q in questions if q]) or grade_id.removesuffix(TEST_SUFFIX),
+            source=source,
+        )
+        for index, grade_id, source in graded
+    ]
     return cells, tests
 
 

@@ -127,10 +127,9 @@ def _distinctive(line: str) -> bool:
 
 
 def _question_of(grade_id: str, assignment: Assignment) -> str:
-    ids = sorted((q.id for q in assignment.questions), key=len, reverse=True)
-    for question_id in ids:
-        if grade_id == question_id or grade_id.startswith(question_id + "_"):
-            return question_id
+    question = assignment.question_of_cell(grade_id)
+    if question is not None:
+        return question.id
     raise ReleaseError(
         f"{assignment.notebook_path}: graded cell {grade_id!r} belongs to no question of assignment.toml"
     )

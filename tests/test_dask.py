@@ -104,3 +104,14 @@ def test_an_unreachable_scheduler_is_one_clear_error():
     with pytest.raises(AutograderError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9"):
         with dask_executor("tcp://127.0.0.1:9", timeout=2):
             pass
+
+
+def test_a_scheduler_without_workers_is_a_one_line_error_not_a_wait_forever():
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
+        with pytest.raises(AutograderError) as caught:
+            with dask_executor(empty.scheduler_address, workers_wait=1.0):
+                pass
+    assert str(caught.value) == (
+        f"no workers joined the Dask scheduler at {empty.scheduler_address} in 1 s; "
+        f"start some with: dask worker {empty.scheduler_address}"
+    )

@@ -128,3 +128,16 @@ def test_release_command_prints_the_notebook_path(tmp_path, capsys):
     code = autograder_main(["release", str(ASSIGNMENTS / "attention-not-explanation"), "--out", str(tmp_path)])
     assert code == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "attention-not-explanation.ipynb")
+
+
+def test_one_rule_maps_a_cells_grade_id_to_its_question():
+    from autograder.assignment import question_of_cell
+
+    ids = ["softmax", "attention", "self_attention", "written"]
+    assert question_of_cell("softmax", ids) == "softmax"
+    assert question_of_cell("softmax_tests", ids) == "softmax"
+    assert question_of_cell("self_attention_tests", ids) == "self_attention"  # the longest id wins
+    assert question_of_cell("written_1", ids) == "written"
+    assert question_of_cell("attentions", ids) is None  # a prefix must end at an underscore
+    assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
+    assert assignment.question_of_cell("multi_head_tests").id == "multi_head"
