@@ -8,8 +8,8 @@ may survive anywhere in the released files.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
+import os
+import secrets
 from pathlib import Path
 
 import nbformat
@@ -34,17 +34,19 @@ def release(assignment: Assignment, out: Path) -> Path:
                          ClearOutput(), LockCells()):  # fmt: skip
         notebook, resources = preprocessor.preprocess(notebook, resources)
     nbformat.validate(notebook)
-    secrets = secret_lines(assignment, source)
+    hidden_lines = secret_lines(assignment, source)
     text = nbformat.writes(notebook)
-    leaked = sorted(line for line in secrets if line in text)
+    leaked = sorted(line for line in hidden_lines if line in text)
     if leaked:
         raise ReleaseError(f"{assignment.notebook_path}: the released notebook would still contain {leaked[0]!r}")
 
     out.mkdir(parents=True, exist_ok=True)
     target = out / assignment.released_notebook
-    with tempfile.NamedTemporaryFile("w", dir=out, suffix=".tmp", delete=False, encoding="utf-8") as handle:
+    # Mode 0666 less the umask, the user's normal permissions (a temporary file's 0600 would stay).
+    temporary = out / f".{target.name}.{secrets.token_hex(6)}.tmp"
+    with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w", encoding="utf-8") as handle:
         handle.write(text)
-    shutil.move(handle.name, target)
+    os.replace(temporary, target)
     return target
 
 

@@ -51,3 +51,19 @@ class LessonFolderError(CourseError):
 
 class LessonNotFound(CourseError):
     pass
+
+
+def dependency_error(exc: BaseException) -> str | None:
+    """The one place that says a dependency's error in the package's words (one line), or None for
+    an error that is not a known dependency's. lxml and zipfile are told apart by where their
+    classes live, so that importing this module costs nothing."""
+    kind = type(exc)
+    if kind.__module__.startswith("lxml") and kind.__name__ == "XMLSyntaxError":
+        line = getattr(exc, "lineno", None)
+        message = str(getattr(exc, "msg", "") or exc).split(", line ")[0]
+        return f"not well-formed XML{f' at line {line}' if line else ''}: {message}"
+    if kind.__module__ == "zipfile":
+        return f"not a readable zip archive ({exc})"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (a byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    return None

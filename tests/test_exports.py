@@ -292,7 +292,13 @@ def test_export_and_import_commands(course, tmp_path):
 @pytest.mark.parametrize(
     "name, content, message",
     [
-        ("garbage.zip", b"PK\x03\x04 not really a zip", "cannot be read as QTI, Moodle XML, GIFT or JSON"),
+        ("garbage.zip", b"PK\x03\x04 not really a zip", "not a readable zip archive"),
+        (
+            "truncated.xml",
+            b'<?xml version="1.0"?>\n<quiz>\n<question type="multichoice">\n<name><text>q',
+            "not well-formed XML at line 4",
+        ),
+        ("latin1.gift", b"::q::Caf\xe9? {=a ~b}", "not UTF-8 text (a byte 0xe9 at offset 8)"),
         ("other.xml", b"<html><body>hi</body></html>", "an XML file that is neither Moodle XML nor QTI"),
         ("two.gift", b"::q::Which? {=a =b ~c}", "question 1: needs exactly one right answer (=)"),
         ("none.gift", b"// only a comment\n", "holds no single-answer check questions"),

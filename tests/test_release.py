@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 
@@ -141,3 +142,21 @@ def test_one_rule_maps_a_cells_grade_id_to_its_question():
     assert question_of_cell("attentions", ids) is None  # a prefix must end at an underscore
     assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
     assert assignment.question_of_cell("multi_head_tests").id == "multi_head"
+
+
+def test_files_the_project_writes_get_the_users_normal_permissions(tmp_path):
+    from course.exports import export_checks
+    from course.imports import import_checks
+
+    previous = os.umask(0o022)
+    try:
+        released = release(load_assignment(ASSIGNMENTS / "sequences-and-attention"), tmp_path / "release")
+        exported = export_checks([ASSIGNMENTS.parent / "lesson_data"], "gift", tmp_path / "checks.gift").path
+        imported, _ = import_checks(exported, tmp_path / "imported.lesson.json")
+        folder = export_checks([ASSIGNMENTS.parent / "lesson_data"], "olx", tmp_path / "olx").path
+    finally:
+        os.umask(previous)
+    for path in (released, exported, imported):
+        assert path.stat().st_mode & 0o777 == 0o644, path
+    assert folder.stat().st_mode & 0o777 == 0o755
+    assert list(tmp_path.glob(".*")) == []  # no temporary file left behind

@@ -6,9 +6,9 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import secrets
 import shutil
 import tarfile
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Literal
@@ -41,13 +41,21 @@ def write_package(package: Package, out: Path) -> Path:
         "zip": lambda: _zip_bytes(package.files),
         "tree": lambda: _tar_gz_bytes(package.files),
     }[package.container]()
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=folder)
+    return write_atomically(out, data)
+
+
+def write_atomically(out: Path, data: bytes) -> Path:
+    """Write ``out`` whole or not at all (a temporary file beside it, then a rename), with the user's
+    normal permissions (mode 0666 less the umask, as any program's new file; a temporary file's own
+    0600 would stay on the result)."""
+    temporary = out.parent / f".{out.name}.{secrets.token_hex(6)}"
     try:
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(handle, "wb") as file:
             file.write(data)
         os.replace(temporary, out)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
     return out
 
@@ -74,7 +82,8 @@ def _tar_gz_bytes(files: list[tuple[str, bytes]]) -> bytes:
 
 
 def _write_tree(package: Package, out: Path) -> Path:
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    staging = out.parent / f".{out.name}.{secrets.token_hex(6)}"
+    staging.mkdir(0o777)  # less the umask: a folder with the user's normal permissions
     try:
         for name, data in package.files:
             path = staging / name

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
+import secrets
 import zipfile
 from collections.abc import Callable
 from io import BytesIO
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ..errors import CourseError, LessonFileError
+from ..errors import CourseError, LessonFileError, dependency_error
 from ..loaders import load_lesson
 from ..models import Check, slugify
 
@@ -86,8 +86,13 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
         bank = importers[detect(data)](data, str(file))
     except CheckImportError as exc:
         raise CheckImportError(f"{file}: {exc}") from None
-    except (ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
-        raise CheckImportError(f"{file}: cannot be read as QTI, Moodle XML, GIFT or JSON ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - a dependency's error about the file, said in our words
+        said = dependency_error(exc)
+        if said is None and not isinstance(exc, ValueError | KeyError):
+            raise
+        raise CheckImportError(
+            f"{file}: {said or f'cannot be read as QTI, Moodle XML, GIFT or JSON ({exc})'}"
+        ) from None
     if not bank.checks:
         raise CheckImportError(f"{file}: holds no single-answer check questions")
     stem = out.name.split(".")[0]
@@ -117,7 +122,9 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
             for check in bank.checks
         ],
     }
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".json", dir=out.parent)
+    # Mode 0666 less the umask: the user's normal permissions (a temporary file's 0600 would stay).
+    temporary = out.parent / f".{out.name}.{secrets.token_hex(6)}.json"
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     with os.fdopen(handle, "w", encoding="utf-8") as stream:
         json.dump(document, stream, indent=2, ensure_ascii=False)
         stream.write("\n")
