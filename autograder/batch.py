@@ -30,8 +30,8 @@ from .assignment import Assignment
 from .errors import AssignmentError
 from .gradebook import Gradebook
 from .grading import grade_submission, grader_version
-from .report import QuestionResult, Report
 from .reports import PER_STUDENT
+from .reports.model import QuestionResult, Report
 from .sandbox.preflight import check_limits
 from .sandbox.process import Limits, kill_groups_of
 from .sandbox.runners import Runner, make_runner

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from untrusted import spreadsheet
 
-from .report import Report
+from .reports.model import Report
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS submissions (

@@ -23,7 +23,7 @@ from untrusted.text import bounded, storable
 
 from .assignment import Assignment, Question, question_of_cell
 from .errors import StudentFault
-from .report import QuestionResult, Report, Status, TestOutcome
+from .reports.model import QuestionResult, Report, Status, TestOutcome
 from .sandbox.process import Limits
 from .sandbox.runners import Runner
 from .sandbox.session import LoadResult, StudentSession

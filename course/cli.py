@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     exam_what = exam.add_subparsers(title="what", metavar="WHAT", required=True)
     build = exam_what.add_parser(
         "build", help="a variant per student on the roster",
-        description="Write DIR/<student_id>.md and .html (math as MathML, renders offline), DIR/key.json and "
+        description="Write DIR/<student_id>.md, .html (math as MathML, renders offline) and .sheet.html (the "
+        "printable answer sheet), DIR/key.json and "
         "DIR/responses-template.csv. Question and option order come from (seed, student id): the same inputs "
         "give the same variants on any machine.",
     )  # fmt: skip
@@ -193,7 +194,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _lessons(args: argparse.Namespace) -> int:
     from .catalog import load_folder
-    from .render import lessons_table
+    from .lesson_text import lessons_table
 
     catalog = load_folder(args.folder)
     if catalog.lessons:
@@ -206,7 +207,7 @@ def _lessons(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from .catalog import load_folder
-    from .render import lesson_text
+    from .lesson_text import lesson_text
 
     catalog = load_folder(args.lessons)
     lesson = catalog.lesson(args.slug)

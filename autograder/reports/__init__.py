@@ -1,4 +1,5 @@
-"""Report formats. Each module writes one kind of file from a grading Report:
+"""Reports: the model every writer and the gradebook read (``model.py``), and the formats. Each other
+module writes one kind of file from a grading Report:
 ``write(report, folder) -> Path``. The batch writes every format in ``PER_STUDENT`` for each
 student, and ``grades_csv`` once from the gradebook."""
 

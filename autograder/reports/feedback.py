@@ -6,7 +6,7 @@ from pathlib import Path
 
 from untrusted.text import printable
 
-from ..report import Report
+from .model import Report
 from .names import report_stem
 
 MARKS = {"passed": "+", "partial": "~", "failed": "x", "error": "!", "timeout": "!", "manual": "?", "not_graded": "-"}

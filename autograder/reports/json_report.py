@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..report import Report
+from .model import Report
 from .names import report_stem
 
 

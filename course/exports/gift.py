@@ -4,7 +4,8 @@ options holding code and LaTeX survive."""
 
 from __future__ import annotations
 
-from .items import ExportItem, to_html
+from ..inline import to_html
+from .items import ExportItem
 from .package import Package
 
 SPECIAL = "\\~=#{}:"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
+from ..inline import to_html
 from ..schemas import schema_problems
-from .items import ExportItem, to_html
+from .items import ExportItem
 from .package import ExportError, Package
 
 SCHEMA = "checks-export"

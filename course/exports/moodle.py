@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from lxml import etree
 
-from .items import ExportItem, to_html
+from ..inline import to_html
+from .items import ExportItem
 from .package import Package
 
 CATEGORY_ROOT = "$course$/Module checks"

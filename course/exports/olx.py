@@ -8,7 +8,8 @@ import json
 
 from lxml import etree
 
-from .items import ExportItem, to_html
+from ..inline import to_html
+from .items import ExportItem
 from .package import Package
 
 ORG, COURSE, RUN = "module10", "checks", "checks"

@@ -8,7 +8,8 @@ import hashlib
 
 from lxml import etree
 
-from .items import ExportItem, to_html
+from ..inline import to_html
+from .items import ExportItem
 from .package import Package
 
 QTI12 = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"

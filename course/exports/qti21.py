@@ -9,7 +9,8 @@ from string import ascii_uppercase
 
 from lxml import etree
 
-from .items import MATHML_NS, ExportItem, append_runs
+from ..inline import MATHML_NS, append_runs
+from .items import ExportItem
 from .package import Package
 
 QTI = "http://www.imsglobal.org/xsd/imsqti_v2p1"

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import re
 
-from ..exports.items import runs_from_html
-from ..models import Check, InlineRun, Option, RichText
+from ..inline import runs_from_html, runs_from_text
+from ..models import Check, Option, RichText
 from . import CheckImportError, ImportedBank, identifier_or_none
 
 # GIFT escapes only its own special characters (and writes a line break as \\n); any other
 # backslash is the author's, as in LaTeX's \\( \\), and stays as written.
 ESCAPED = re.compile(r"\\([~=#{}:\\n])")
-MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
 
 
 def read(data: bytes, source: str) -> ImportedBank:
@@ -127,20 +126,7 @@ def _question(block: str, number: int) -> tuple[Check | None, str | None]:
 
 def _rich(text: str, is_html: bool) -> RichText:
     plain = _unescape(text)
-    return runs_from_html(plain) if is_html else _text_with_math(plain)
-
-
-def _text_with_math(text: str) -> RichText:
-    """Plain GIFT text (no [html]): its \\( \\) and \\[ \\] math become math, the rest stays text."""
-    runs, last = [], 0
-    for match in MATH.finditer(text):
-        if match.start() > last:
-            runs.append(InlineRun(text=text[last : match.start()]))
-        runs.append(InlineRun(text=match.group(1) or match.group(2), math=True))
-        last = match.end()
-    if last < len(text):
-        runs.append(InlineRun(text=text[last:]))
-    return RichText([run for run in runs if run.text])
+    return runs_from_html(plain) if is_html else runs_from_text(plain)
 
 
 def _unescape(text: str) -> str:

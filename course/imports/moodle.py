@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from ..exports.items import runs_from_html
+from ..inline import runs_from_html
 from ..models import Check, Option
 from . import CheckImportError, ImportedBank, identifier_or_none
 

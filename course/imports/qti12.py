@@ -8,7 +8,7 @@ import re
 
 from lxml import etree
 
-from ..exports.items import runs_from_html
+from ..inline import runs_from_html
 from ..models import Check, Option
 from . import CheckImportError, ImportedBank, identifier_or_none, zip_members
 

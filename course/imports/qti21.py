@@ -8,7 +8,7 @@ import re
 
 from lxml import etree
 
-from ..exports.items import runs_from_element
+from ..inline import runs_from_element
 from ..models import Check, Option, RichText
 from . import CheckImportError, ImportedBank, identifier_or_none, zip_members
 

@@ -9,7 +9,7 @@ from latex2mathml.converter import convert
 
 from untrusted.text import for_markdown
 
-from ..exports.items import to_html
+from ..inline import to_html
 from ..loaders.markdown import parse_inline
 from ..models import RichText
 from .variants import ExamKey, Variant
