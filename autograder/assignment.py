@@ -58,7 +58,9 @@ class Assignment(BaseModel):
     title: str
     notebook: str
     hidden_tests: str = "hidden"
-    references: str = "../references"
+    # The references the hidden tests compare against, by name: {name = "path/to/module.py"}, any
+    # names. (A folder, the older form, means its numpy_reference.py and torch_reference.py.)
+    references: dict[str, str] | str = "../references"
     questions: list[Question] = Field(min_length=1)
     # Whether a question that fails because a function it uses fails is charged as measured (true),
     # or marked not graded until that function passes (false).
@@ -101,8 +103,12 @@ class Assignment(BaseModel):
         return self.folder / self.hidden_tests
 
     @property
-    def references_path(self) -> Path:
-        return (self.folder / self.references).resolve()
+    def reference_paths(self) -> dict[str, Path]:
+        """Each reference's module, by name, in the manifest's order."""
+        if isinstance(self.references, dict):
+            return {name: (self.folder / path).resolve() for name, path in self.references.items()}
+        folder = (self.folder / self.references).resolve()
+        return {name: folder / f"{name}_reference.py" for name in ("numpy", "torch")}
 
     @property
     def max_score(self) -> float:

@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from types import ModuleType
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -38,7 +37,7 @@ from .sandbox.runners import Runner, make_runner
 from .secret import grader_secret
 from .submissions import Submission
 
-ReferenceChoice = Literal["auto", "numpy", "torch"]
+ReferenceChoice = str  # "auto", or the name of one of the assignment's references
 JOB_ATTEMPTS = 2
 STOP_GRACE_SECONDS = 3.0  # for a grading process to kill its sandbox before it is killed itself
 
@@ -287,17 +286,20 @@ def _grade_job(submission: dict, assignment: dict, options: dict, reference_kind
 
 
 def resolve_reference(choice: ReferenceChoice, assignment: Assignment) -> str:
-    """``auto`` is torch where torch sees a GPU, numpy elsewhere."""
+    """The reference to grade against. ``auto`` is the one named ``torch`` where torch sees a GPU,
+    else the manifest's first (numpy's, for the shipped course)."""
+    names = list(assignment.reference_paths)
     if choice != "auto":
         load_reference(assignment, choice)  # fail now, with a clear message, if it cannot load
         return choice
     # torch takes about 2 s to import: where there is no NVIDIA GPU (no driver's device files) or no
-    # torch, the answer is numpy without importing it; only a machine with a GPU pays to ask torch.
-    if importlib.util.find_spec("torch") is None or not nvidia_gpu_present():
-        return "numpy"
+    # torch, the answer is decided without importing it; only a machine with a GPU pays to ask torch.
+    first = "numpy" if "numpy" in names else names[0]
+    if "torch" not in names or importlib.util.find_spec("torch") is None or not nvidia_gpu_present():
+        return first
     import torch
 
-    return "torch" if torch.cuda.is_available() else "numpy"
+    return "torch" if torch.cuda.is_available() else first
 
 
 def nvidia_gpu_present() -> bool:
@@ -307,23 +309,28 @@ def nvidia_gpu_present() -> bool:
 
 
 @cache
-def _reference_from(folder: str, kind: str) -> ModuleType:
-    path = Path(folder) / f"{kind}_reference.py"
-    spec = importlib.util.spec_from_file_location(f"module10_{kind}_reference", path)
+def _reference_from(path_text: str, name: str) -> ModuleType:
+    path = Path(path_text)
+    spec = importlib.util.spec_from_file_location(f"reference_{name}_{abs(hash(path_text))}", path)
     if spec is None or spec.loader is None or not path.is_file():
-        raise AssignmentError(f"{path}: no {kind} reference for this assignment")
+        raise AssignmentError(f"{path}: the {name} reference of this assignment does not exist")
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
     except ImportError as exc:
         raise AssignmentError(
-            f"the {kind} reference needs {exc.name}: install it (pip install '.[gpu]' for torch)"
+            f"the {name} reference needs {exc.name}: install it (pip install '.[gpu]' for torch)"
         ) from None
     return module
 
 
-def load_reference(assignment: Assignment, kind: str) -> ModuleType:
-    return _reference_from(str(assignment.references_path), kind)
+def load_reference(assignment: Assignment, name: str) -> ModuleType:
+    paths = assignment.reference_paths
+    if name not in paths:
+        raise AssignmentError(
+            f"--reference {name}: {assignment.name} has no such reference; its references: {', '.join(paths)}"
+        )
+    return _reference_from(str(paths[name]), name)
 
 
 @cache

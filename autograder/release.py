@@ -101,14 +101,17 @@ def check_source(assignment: Assignment, notebook: nbformat.NotebookNode) -> Non
 
 def secret_lines(assignment: Assignment, notebook: nbformat.NotebookNode) -> set[str]:
     """Lines that must never reach a student: solution and hidden-test regions of the source, and
-    every line of the hidden suite."""
+    every line of the hidden suite, less the lines the notebook shows students anyway (a solution's
+    ``return out, weights`` that the stub around it also holds, say)."""
     lines: set[str] = set()
+    shown: set[str] = set()
     for cell in notebook.cells:
         lines |= _regions(cell.source, BEGIN_SOLUTION, END_SOLUTION)
         lines |= _regions(cell.source, BEGIN_HIDDEN, END_HIDDEN)
+        shown |= _outside_regions(cell.source)
     for test_file in assignment.hidden_path.rglob("*.py"):
         lines |= {line.strip() for line in test_file.read_text(encoding="utf-8").splitlines()}
-    return {line for line in lines if _distinctive(line)}
+    return {line for line in lines - shown if _distinctive(line)}
 
 
 def _regions(source: str, begin: str, end: str) -> set[str]:
@@ -123,9 +126,21 @@ def _regions(source: str, begin: str, end: str) -> set[str]:
     return found
 
 
+def _outside_regions(source: str) -> set[str]:
+    shown, inside = set(), False
+    for line in source.splitlines():
+        if BEGIN_SOLUTION in line or BEGIN_HIDDEN in line:
+            inside = True
+        elif END_SOLUTION in line or END_HIDDEN in line:
+            inside = False
+        elif not inside:
+            shown.add(line.strip())
+    return shown
+
+
 def _distinctive(line: str) -> bool:
-    """Long enough, and not a line any notebook could hold (an import, a bare keyword)."""
-    return len(line) >= 12 and not line.startswith(("import ", "from ", "#")) and line not in {"return out, weights"}
+    """Long enough, and not a line any notebook could hold (an import, a comment)."""
+    return len(line) >= 12 and not line.startswith(("import ", "from ", "#"))
 
 
 def _question_of(grade_id: str, assignment: Assignment) -> str:

@@ -243,3 +243,25 @@ def _commands():
 def test_every_command_has_help_and_is_in_the_readme(name):
     assert _commands()[name].description
     assert f"autograder {name}" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_references_are_named_by_the_manifest(tmp_path):
+    folder = tmp_path / "renamed"
+    shutil.copytree(ASSIGNMENTS / "sequences-and-attention", folder, ignore=shutil.ignore_patterns("known"))
+    manifest = folder / "assignment.toml"
+    references = ASSIGNMENTS / "references"
+    manifest.write_text(
+        manifest.read_text().replace(
+            manifest.read_text().split("\n")[4], f'references = {{ float64 = "{references / "numpy_reference.py"}" }}'
+        )
+    )
+    completed = run("grade", folder, KNOWN / "correct_vectorised.py", "--out", tmp_path / "out", "--reference",
+                    "float64", "--unsafe-no-sandbox", "--jobs", "1")  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads((tmp_path / "out" / "correct_vectorised.json").read_text())["reference"] == "numpy"
+    wrong = run("grade", folder, KNOWN / "correct_vectorised.py", "--out", tmp_path / "o2", "--reference", "torch")
+    assert wrong.returncode == 2
+    assert (
+        wrong.stderr
+        == "autograder: --reference torch: sequences-and-attention has no such reference; its references: float64\n"
+    )

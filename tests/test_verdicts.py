@@ -94,3 +94,28 @@ def test_uses_must_name_a_graded_function(tmp_path):
     )  # fmt: skip
     with pytest.raises(AssignmentError, match="uses sofmax, which no question grades"):
         load_assignment(folder)
+
+
+def test_dicts_of_plain_data_come_back_through_the_protocol():
+    from autograder.sandbox.session import decode_returned
+    from autograder.sandbox.worker import decode_value, encode_value
+
+    blobs: list[bytes] = []
+    value = {"weights": np.eye(2), "pairs": [("a", "b", 0.5)], "$npy": 3, "nested": {"k": 1.5}}
+    encoded = encode_value(value, blobs)
+    decoded = decode_returned("f", encoded, blobs)
+    assert set(decoded) == {"weights", "pairs", "$npy", "nested"}  # a key that looks like a tag is just a key
+    assert np.array_equal(decoded["weights"], np.eye(2)) and decoded["pairs"] == [("a", "b", 0.5)]
+    assert decoded["$npy"] == 3 and decoded["nested"] == {"k": 1.5}
+    refused = encode_value({1: "not a string key"}, [])
+    assert refused == {"$rejected": "object", "type": "dict"}
+    assert decode_value([1, 2], []) == [1, 2]
+
+
+def test_the_grader_can_send_dicts_too():
+    from autograder.sandbox.worker import decode_value, encode_value
+
+    blobs: list[bytes] = []
+    sent = {"x": np.arange(3.0), "n": 2}
+    received = decode_value(encode_value(sent, blobs), blobs)
+    assert np.array_equal(received["x"], np.arange(3.0)) and received["n"] == 2

@@ -24,7 +24,7 @@ from .runners import Runner
 from .worker import encode_value
 
 MAX_DEPTH = 32
-MAX_ITEMS = 1_000_000  # values in one answer (lists, tuples, numbers, strings, arrays)
+MAX_ITEMS = 1_000_000  # values in one answer (lists, tuples, dicts, numbers, strings, arrays)
 PLAIN_KINDS = "biufc"
 MAX_CELL_MESSAGE = 500
 # The only exception names feedback ever shows: Python's own and numpy's, chosen here from what the
@@ -267,7 +267,7 @@ class _Decoder:
             if "$rejected" in value:
                 raise BadReturn(
                     f"{self.name} returned {describe_rejected(value)}; "
-                    "return numbers, strings, lists, tuples or plain numpy arrays"
+                    "return numbers, strings, lists, tuples, dicts with string keys or plain numpy arrays"
                 )
             if len(value) == 1:
                 ((tag, content),) = value.items()
@@ -278,6 +278,8 @@ class _Decoder:
                         pass
                 elif tag == "$tuple" and type(content) is list:
                     return tuple(self.decode(item, depth + 1) for item in content)
+                elif tag == "$dict" and type(content) is dict:
+                    return {storable(key): self.decode(item, depth + 1) for key, item in content.items()}
                 elif tag == "$npy" and type(content) is int and 0 <= content < len(self.blobs):
                     if content in self.used:  # the worker sends each array once: a repeat is forged
                         raise self.fail("something the grader cannot read (an array used twice)")

@@ -117,6 +117,8 @@ def encode_value(value, blobs: list[bytes]):
     if type(value) in (list, tuple):
         items = [encode_value(item, blobs) for item in value]
         return {"$tuple": items} if type(value) is tuple else items
+    if type(value) is dict and all(type(key) is str for key in value):
+        return {"$dict": {key: encode_value(item, blobs) for key, item in value.items()}}
     if isinstance(value, np.ndarray):
         return {"$rejected": "subclass"}
     # Only a codeword and a type's name go back; the grader names the type only if Python itself defines it.
@@ -153,6 +155,8 @@ def decode_value(value, blobs: list[bytes]):
             return tuple(decode_value(item, blobs) for item in value["$tuple"])
         if "$float" in value:
             return float(value["$float"])
+        if "$dict" in value:
+            return {key: decode_value(item, blobs) for key, item in value["$dict"].items()}
         raise ValueError(f"unknown value tag {sorted(value)}")
     return value
 
