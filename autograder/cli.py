@@ -105,8 +105,15 @@ def _number(kind: Callable[[str], float], least: float, what: str) -> Callable[[
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog=PROG, description="Release and grade the Module 10 assignments.")
+    parser = OneLineParser(
+        prog=PROG,
+        description="Release and grade a course's assignments. The course is the course.toml in the working "
+        "directory or above it, or --course DIR; an assignment is named as course.toml lists it, or given by path.",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {grader_version()}")
+    parser.add_argument(
+        "--course", type=Path, metavar="DIR", help="the course's folder (default: the course.toml here or above)"
+    )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
     grade = commands.add_parser(
@@ -116,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         "DIR/grades.csv and the gradebook. Exit 0 when every submission was graded, 1 when some could not be "
         "read or run, 2 for a usage error.",
     )  # fmt: skip
-    grade.add_argument("assignment", metavar="ASSIGNMENT", help="a folder name under assignments/, or a path to one")
+    grade.add_argument("assignment", metavar="ASSIGNMENT", help="an assignment of the course, by name, or its folder")
     grade.add_argument(
         "submissions",
         nargs="+",
@@ -185,12 +192,11 @@ def _grade(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .assignment import load_assignment
     from .batch import GradeOptions, grade_batch
     from .distributed import dask_executor, scheduler_address
     from .submissions import find_submissions
 
-    assignment = load_assignment(args.assignment)
+    assignment = _assignment(args)
     discovery = find_submissions(args.submissions, preferred=assignment.released_notebook)
     submissions = discovery.submissions
     options = GradeOptions(
@@ -234,12 +240,32 @@ def _shown(text: str) -> str:
 
 
 def _release(args: argparse.Namespace) -> int:
-    from .assignment import load_assignment
     from .release import release
 
-    path = release(load_assignment(args.assignment), args.out)
+    path = release(_assignment(args), args.out)
     print(one_line(str(path)))
     return 0
+
+
+def _assignment(args: argparse.Namespace):
+    """The assignment a command names: a folder holding assignment.toml, else an assignment of the
+    course (course.toml here or above, or --course) by name."""
+    from .assignment import MANIFEST, load_assignment
+
+    given = Path(args.assignment)
+    if (given / MANIFEST).is_file() and not args.course:
+        return load_assignment(given)
+    from course.errors import CourseError
+    from course.folder import find_course
+
+    try:
+        folders = find_course(args.course).assignment_folders
+    except CourseError as exc:
+        raise AutograderError(f"{args.assignment}: {exc}") from None
+    if args.assignment not in folders:
+        known = ", ".join(sorted(folders)) or "none"
+        raise AutograderError(f"{args.assignment}: no such assignment in the course; its assignments: {known}")
+    return load_assignment(folders[args.assignment])
 
 
 def _check(args: argparse.Namespace) -> int:

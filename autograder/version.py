@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-DISTRIBUTION = "module10-autograder"
+DISTRIBUTION = "gradewright"
 
 
 def grader_version() -> str:

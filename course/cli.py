@@ -16,7 +16,6 @@ from rich.console import Console
 from untrusted.text import one_line
 
 from .errors import CourseError, Problem
-from .formats import DEFAULT_LESSONS as DEFAULT_FOLDER
 from .formats import EXPORT_FORMATS as EXPORTERS
 
 # Each command imports what it needs when it runs (jsonschema, lxml, matplotlib, the exporters):
@@ -43,10 +42,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Lessons of Module 10, Sequences and attention: check, list and show them."
+        prog=PROG,
+        description="A course's lessons, check questions and exams: check, list, show, export, import, build "
+        "and grade them. The course is the course.toml in the working directory or above it, or --course DIR.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--course", type=Path, metavar="DIR", help="the course's folder (default: the course.toml here or above)"
+    )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    init = commands.add_parser(
+        "init", help="write a new course folder",
+        description="Write a new course skeleton into DIR: course.toml, one module with an example lesson, and an "
+        "example assignment (source notebook, hidden test, reference, known submission) that validates, releases "
+        "and grades out of the box.",
+    )  # fmt: skip
+    init.add_argument("folder", type=Path, metavar="DIR")
+    init.add_argument("--title", default="A new course", help="the course's title")
+    init.set_defaults(handler=_init)
 
     validate = commands.add_parser(
         "validate",
@@ -54,19 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check lesson files and folders. Prints FILE: WHERE: WHAT for each problem "
         "(a JSON pointer for JSON, a line number for Markdown and text); exit 0 when all are valid, 2 otherwise.",
     )
-    validate.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="a lesson file or a folder of them")
+    validate.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="lesson files or folders (default: the course's lessons)"
+    )
     validate.set_defaults(handler=_validate)
 
     lessons = commands.add_parser(
         "lessons", help="list the lessons in a folder", description="List the lessons found in a folder as a table."
     )
     lessons.add_argument(
-        "folder",
-        nargs="?",
-        type=Path,
-        default=DEFAULT_FOLDER,
-        metavar="FOLDER",
-        help=f"the folder to list (default: {DEFAULT_FOLDER}/)",
+        "folder", nargs="?", type=Path, metavar="FOLDER", help="the folder to list (default: the course's lessons)"
     )
     lessons.set_defaults(handler=_lessons)
 
@@ -78,11 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("slug", metavar="SLUG", help="the lesson's slug, as `course lessons` lists it")
     show.add_argument("--json", action="store_true", help="print the lesson's model as JSON")
     show.add_argument(
-        "--lessons",
-        type=Path,
-        default=DEFAULT_FOLDER,
-        metavar="FOLDER",
-        help=f"where to look for lessons (default: {DEFAULT_FOLDER}/)",
+        "--lessons", type=Path, metavar="FOLDER", help="where to look for lessons (default: the course's lessons)"
     )
     show.set_defaults(handler=_show)
 
@@ -101,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     export_checks_command.add_argument(
         "--out", required=True, type=Path, metavar="PATH", help="the file to write (a folder, or a .tar.gz, for olx)"
     )
+    export_checks_command.add_argument("--title", help="the export's title (default: from course.toml)")
     export_checks_command.add_argument(
         "--olx-unit", choices=["course", "library"], default="course",
         help="for olx: a whole course (default), or a content library that Studio imports beside an existing "
@@ -110,9 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
         "lessons",
         nargs="*",
         type=Path,
-        default=[DEFAULT_FOLDER],
         metavar="LESSON_PATH",
-        help=f"lesson files or folders (default: {DEFAULT_FOLDER}/)",
+        help="lesson files or folders (default: the course's lessons)",
     )
     export_checks_command.set_defaults(handler=_export_checks)
 
@@ -153,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         action="append",
         metavar="PATH",
-        help=f"lessons to draw from (default: {DEFAULT_FOLDER}/)",
+        help="lessons to draw from (default: the course's lessons)",
     )
     build.add_argument("--no-shuffle", action="store_true", help="every variant in the lessons' order")
     build.add_argument(
@@ -162,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     build.add_argument("--include-open", action="store_true", help="add all the self-check questions (--open all)")
     build.add_argument("--force", action="store_true", help="replace an exam already built in DIR")
+    build.add_argument("--title", help="the exam's title (default: from course.toml)")
     build.set_defaults(handler=_exam_build)
     grade = exam_what.add_parser(
         "grade", help="grade the answer sheets of an exam",
@@ -179,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate(args: argparse.Namespace) -> int:
     from .catalog import load_catalog
 
-    catalog = load_catalog(args.paths, item_writing=True)
+    catalog = load_catalog(_lesson_paths(args, args.paths), item_writing=True)
     _print_problems(catalog.problems, sys.stdout)
     counts = [
         (catalog.files, "file"),
@@ -192,34 +200,72 @@ def _validate(args: argparse.Namespace) -> int:
     return 2 if catalog.errors else 0
 
 
+def _init(args: argparse.Namespace) -> int:
+    from .folder import init_course
+
+    course = init_course(args.folder, args.title)
+    print(f"{args.folder}: course {course.title!r} with {len(course.modules)} module and an example assignment")
+    print(f"next: cd {args.folder} && course validate lessons && autograder grade example assignments/example/known")
+    return 0
+
+
+def _course(args: argparse.Namespace):
+    from .folder import find_course
+
+    return find_course(args.course)
+
+
+def _course_or_none(args: argparse.Namespace):
+    from .folder import find_course
+
+    try:
+        return find_course(args.course)
+    except CourseError:
+        if args.course:
+            raise
+        return None
+
+
+def _lesson_paths(args: argparse.Namespace, given: list[Path] | Path | None) -> list[Path]:
+    """The lesson files or folders a command was given, else its course's lesson folders."""
+    if given:
+        return list(given) if isinstance(given, list) else [given]
+    return _course(args).lesson_folders
+
+
 def _lessons(args: argparse.Namespace) -> int:
-    from .catalog import load_folder
+    from .catalog import load_catalog, load_folder
     from .lesson_text import lessons_table
 
-    catalog = load_folder(args.folder)
+    folders = _lesson_paths(args, args.folder)
+    catalog = load_folder(folders[0]) if len(folders) == 1 else load_catalog(folders)
     if catalog.lessons:
         _console().print(lessons_table(catalog))
     else:
-        print(f"no lessons in {args.folder}", file=sys.stderr)
+        print(f"no lessons in {', '.join(map(str, folders))}", file=sys.stderr)
     _print_problems(catalog.problems, sys.stderr)
     return 2 if catalog.errors else 0
 
 
 def _show(args: argparse.Namespace) -> int:
-    from .catalog import load_folder
+    from .catalog import load_catalog, load_folder
     from .lesson_text import lesson_text
 
-    catalog = load_folder(args.lessons)
+    folders = _lesson_paths(args, args.lessons)
+    catalog = load_folder(folders[0]) if len(folders) == 1 else load_catalog(folders)
     lesson = catalog.lesson(args.slug)
     sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson))
     return 0
 
 
 def _export_checks(args: argparse.Namespace) -> int:
-    from .exports import export_checks
+    from .exports import DEFAULT_TITLE, export_checks
 
     fmt = "olx-library" if args.format == "olx" and args.olx_unit == "library" else args.format
-    result = export_checks(args.lessons, fmt, args.out)
+    paths = _lesson_paths(args, args.lessons)
+    course = _course_or_none(args)
+    title = args.title or (course.checks_title() if course else DEFAULT_TITLE)
+    result = export_checks(paths, fmt, args.out, title=title)
     print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({fmt})")
     return 0
 
@@ -234,11 +280,14 @@ def _import_checks(args: argparse.Namespace) -> int:
 
 def _exam_build(args: argparse.Namespace) -> int:
     from .exams import build_exam
+    from .exams.build import DEFAULT_TITLE as DEFAULT_EXAM_TITLE
 
+    lessons = _lesson_paths(args, args.lessons)
+    course = _course_or_none(args)
     result = build_exam(
-        args.roster, args.out, seed=args.seed, questions=args.questions, lessons=args.lessons,
+        args.roster, args.out, seed=args.seed, questions=args.questions, lessons=lessons,
         shuffle=not args.no_shuffle, include_open=args.include_open, open_questions=args.open_questions,
-        force=args.force,
+        force=args.force, title=args.title or (course.exam_title() if course else DEFAULT_EXAM_TITLE),
     )  # fmt: skip
     _print_problems(result.problems, sys.stderr)
     print(f"{args.out}: {result.students} variants of {result.questions} questions")
@@ -270,6 +319,6 @@ def _console() -> Console:
 
 def _version() -> str:
     try:
-        return version("module10-autograder")
+        return version("gradewright")
     except PackageNotFoundError:
         return "unknown"

@@ -37,6 +37,10 @@ class CourseError(Exception):
     """Base of the package's errors; the message is a single user-facing line."""
 
 
+class CourseFolderError(CourseError):
+    """No course.toml where one was looked for, or one that cannot be used."""
+
+
 class LessonFileError(CourseError):
     def __init__(self, problems: list[Problem]):
         if not problems:

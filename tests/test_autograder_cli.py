@@ -126,7 +126,7 @@ def test_unreadable_submission_gets_a_zero_report_and_exit_1(tmp_path, name, con
     [
         (
             ["grade", "no-such-assignment", "x.py", "--out", "o"],
-            "no-such-assignment: no assignment here (no assignment.toml); known assignments: attention-not-explanation, sequences-and-attention",
+            "no-such-assignment: no such assignment in the course; its assignments: attention-not-explanation, sequences-and-attention",
         ),
         (["grade", "sequences-and-attention", "missing.py", "--out", "o"], "missing.py: no such file or folder"),
         (["check", "missing.ipynb"], "missing.ipynb: not a readable notebook (FileNotFoundError)"),

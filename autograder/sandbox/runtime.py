@@ -30,8 +30,8 @@ RUNTIME_MOUNT = "/runtime"
 
 def cache_root() -> Path:
     if os.geteuid() == 0:
-        return Path("/var/cache/module10-autograder")
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "module10-autograder"
+        return Path("/var/cache/gradewright")
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gradewright"
 
 
 def package_dirs() -> list[Path]:

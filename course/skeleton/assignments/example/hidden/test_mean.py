@@ -1,0 +1,16 @@
+"""mean_of(values): the mean of a 1-D array. Hidden tests receive `student` (the submission's
+functions, called in the sandbox), `reference` and `rng` (inputs drawn per submission)."""
+
+import pytest
+
+from autograder.testing import expect_close, expect_number
+
+pytestmark = pytest.mark.question("mean")
+
+
+@pytest.mark.parametrize("size", [1, 7, 1000])
+def test_matches_the_reference(student, reference, rng, size):
+    """the mean of random values"""
+    values = rng.normal(size=size) * 10 + 3
+    got = expect_number(student.mean_of(values), f"mean_of of {size} values")
+    expect_close(got, reference.mean_of(values), f"mean_of of {size} values")

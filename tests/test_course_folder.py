@@ -1,0 +1,85 @@
+"""Any course: course.toml found upward from the working directory or named with --course, and a new
+course from `course init` that validates, releases and grades out of the box, through the real commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from course.folder import NOT_FOUND, find_course
+
+from .conftest import ROOT, needs_sandbox
+
+
+def run(command: str, *args, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", command, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+def test_the_shipped_course_is_a_course_folder():
+    course = find_course(start=ROOT / "assignments" / "references")
+    assert course.root == ROOT and course.title == "Machine Learning, Foundations"
+    assert course.lesson_folders == [ROOT / "lesson_data"]
+    assert set(course.assignment_folders) == {"sequences-and-attention", "attention-not-explanation"}
+    assert course.checks_title() == "Module 10: Sequences and attention, check questions"
+
+
+def test_without_a_course_commands_say_how_to_get_one(tmp_path):
+    for command, args in (("course", ["lessons"]), ("autograder", ["release", "example", "--out", "x"])):
+        completed = run(command, *args, cwd=tmp_path)
+        assert completed.returncode == 2
+        assert NOT_FOUND in completed.stderr and completed.stderr.count("\n") == 1
+
+
+def test_a_bad_course_toml_is_one_line_naming_the_place(tmp_path):
+    (tmp_path / "course.toml").write_text('title = "x"\n[[modules]]\nnumber = "ten"\ntitle = "M"\n')
+    completed = run("course", "lessons", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert completed.stderr.startswith(f"course: {tmp_path / 'course.toml'}: modules.0.number: ")
+
+
+@needs_sandbox
+def test_course_init_gives_a_course_that_validates_releases_and_grades(tmp_path):
+    created = run("course", "init", "demo-course", "--title", "Statistics 101", cwd=tmp_path)
+    assert created.returncode == 0, created.stderr
+    course = tmp_path / "demo-course"
+    assert find_course(course).title == "Statistics 101"
+    validated = run("course", "validate", cwd=course)
+    assert validated.returncode == 0 and "1 file: 1 lesson, 0 errors, 0 warnings" in validated.stderr
+    exported = run("course", "export", "checks", "--format", "json", "--out", "checks.json", cwd=course)
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads((course / "checks.json").read_text())["title"] == "Module 1: Getting started, check questions"
+    released = run("autograder", "release", "example", "--out", "release", cwd=course)
+    assert released.returncode == 0, released.stderr
+    assert "BEGIN SOLUTION" not in (course / "release" / "example.ipynb").read_text()
+    inside = course / "assignments" / "example"  # found from below the course's root too
+    graded = run("autograder", "grade", "example", "known", "--out", course / "graded", "--reference", "numpy",
+                 cwd=inside)  # fmt: skip
+    assert graded.returncode == 0, graded.stderr
+    report = json.loads((course / "graded" / "correct.json").read_text())
+    assert report["score"] == report["max_score"] == 1
+    broken = inside / "known" / "wrong.py"
+    broken.write_text("def mean_of(values):\n    return 0.0\n")
+    graded = run("autograder", "grade", "example", broken, "--out", course / "graded2", "--reference", "numpy",
+                 cwd=course)  # fmt: skip
+    assert json.loads((course / "graded2" / "wrong.json").read_text())["score"] == 0
+
+
+def test_course_init_refuses_a_folder_that_holds_something(tmp_path):
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    completed = run("course", "init", "taken", cwd=tmp_path)
+    assert completed.returncode == 2 and "exists and is not an empty folder" in completed.stderr
+    assert [p.name for p in (tmp_path / "taken").iterdir()] == ["notes.txt"]
+
+
+@pytest.mark.parametrize("command", ["course", "autograder"])
+def test_course_option_names_the_course_from_anywhere(tmp_path, command):
+    args = ["--course", ROOT, "lessons"] if command == "course" else ["--course", ROOT, "release",
+                                                                       "sequences-and-attention", "--out", tmp_path / "r"]  # fmt: skip
+    completed = run(command, *args, cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
