@@ -84,7 +84,6 @@ def grade_batch(
     given (a Dask cluster's, say), else to a local process pool of ``options.jobs`` (inline for one
     job). ``job`` replaces ``grade_job``, for tests that inject faults."""
     out.mkdir(parents=True, exist_ok=True)
-    job = job or grade_job
     if executor is None:
         # Refuse early, saying what is missing or which limit is too low, if the sandbox cannot start.
         check_limits(_runner(options.unsafe_no_sandbox), options.limits(assignment))
@@ -92,47 +91,17 @@ def grade_batch(
     gradebook = Gradebook(gradebook_path or out / "gradebook.db")
     result = BatchResult()
     try:
-        todo = []
-        for submission in submissions:
-            if not options.force and gradebook.graded_hash(submission.student, assignment.name) == submission.sha256:
-                result.skipped.append(submission.student)
-                if on_result:
-                    on_result(submission, None)
-            else:
-                todo.append(submission)
-        secret = grader_secret(assignment)
-        job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind, secret)
+        todo = _not_yet_graded(assignment, submissions, options, gradebook, result, on_result)
+        job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind,
+                    grader_secret(assignment))  # fmt: skip
         pool = (
             executor
             if executor is not None
             else (_LocalPool(options.jobs) if options.jobs > 1 and len(todo) > 1 else None)
         )
-        outcomes: Iterator[tuple[Submission, Future]]
         try:
-            if pool is None:
-                outcomes = ((s, _run_inline(job, s.model_dump(mode="json"), *job_args)) for s in todo)
-            else:
-                submit: Callable[..., Future] = pool.submit
-                resubmit: Callable[..., Future] = pool.submit_alone if isinstance(pool, _LocalPool) else pool.submit
-                # A failure in the shared local pool may be another job's doing (a dead process fails
-                # every pending job), so the local pool allows one more try, and every retry runs alone.
-                outcomes = _with_retries(
-                    todo,
-                    lambda s: submit(job, s.model_dump(mode="json"), *job_args),
-                    lambda s: resubmit(job, s.model_dump(mode="json"), *job_args),
-                    JOB_ATTEMPTS + 1 if isinstance(pool, _LocalPool) else JOB_ATTEMPTS,
-                )
-            for submission, future in outcomes:
-                try:
-                    report = Report.model_validate(future.result())
-                except Exception as exc:  # the grader failed, not the student: say so, record nothing
-                    result.failed.append(submission.student)
-                    report = failure_report(assignment, submission, exc)
-                    _write_reports(report, out)
-                else:
-                    _write_reports(report, out)
-                    gradebook.record(report)
-                    result.reports.append(report)
+            for submission, future in _finished_jobs(todo, pool, job or grade_job, job_args):
+                report = _record(assignment, submission, future, out, gradebook, result)
                 if on_result:
                     on_result(submission, report)
         except BaseException:
@@ -147,6 +116,62 @@ def grade_batch(
     finally:
         gradebook.close()
     return result
+
+
+def _not_yet_graded(
+    assignment: Assignment,
+    submissions: list[Submission],
+    options: GradeOptions,
+    gradebook: Gradebook,
+    result: BatchResult,
+    on_result: Callable[[Submission, Report | None], None] | None,
+) -> list[Submission]:
+    """The submissions to grade: all with ``force``, else those whose hash the gradebook lacks."""
+    todo = []
+    for submission in submissions:
+        if not options.force and gradebook.graded_hash(submission.student, assignment.name) == submission.sha256:
+            result.skipped.append(submission.student)
+            if on_result:
+                on_result(submission, None)
+        else:
+            todo.append(submission)
+    return todo
+
+
+def _finished_jobs(
+    todo: list[Submission], pool: Executor | _LocalPool | None, job: Callable[..., dict], job_args: tuple
+) -> Iterator[tuple[Submission, Future]]:
+    """Each submission's job as it finishes: inline without a pool, else on the pool with retries."""
+    if pool is None:
+        return ((s, _run_inline(job, s.model_dump(mode="json"), *job_args)) for s in todo)
+    submit: Callable[..., Future] = pool.submit
+    resubmit: Callable[..., Future] = pool.submit_alone if isinstance(pool, _LocalPool) else pool.submit
+    # A failure in the shared local pool may be another job's doing (a dead process fails every
+    # pending job), so the local pool allows one more try, and every retry runs alone.
+    return _with_retries(
+        todo,
+        lambda s: submit(job, s.model_dump(mode="json"), *job_args),
+        lambda s: resubmit(job, s.model_dump(mode="json"), *job_args),
+        JOB_ATTEMPTS + 1 if isinstance(pool, _LocalPool) else JOB_ATTEMPTS,
+    )
+
+
+def _record(
+    assignment: Assignment, submission: Submission, future: Future, out: Path, gradebook: Gradebook, result: BatchResult
+) -> Report:
+    """Write a finished job's reports, and record it in the gradebook unless the grader itself failed
+    (then it says so, records nothing, and the next run grades it again)."""
+    try:
+        report = Report.model_validate(future.result())
+    except Exception as exc:  # the grader failed, not the student
+        result.failed.append(submission.student)
+        report = failure_report(assignment, submission, exc)
+        _write_reports(report, out)
+        return report
+    _write_reports(report, out)
+    gradebook.record(report)
+    result.reports.append(report)
+    return report
 
 
 def _with_retries(

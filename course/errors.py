@@ -1,9 +1,16 @@
 """Every error the ``course`` package raises for a user to read.
 
     CourseError                  base: its str() is one line, ready for stderr
+     ├── CourseFolderError       no course.toml where one was looked for, or one that cannot be used
      ├── LessonFileError         a lesson file that cannot be loaded; carries its Problems
      ├── LessonFolderError       a folder of lessons that is missing or not a folder
-     └── LessonNotFound          no lesson with the asked slug
+     ├── LessonNotFound          no lesson with the asked slug
+     ├── ExportError             check questions that cannot be exported (a bad check, no folder)
+     ├── CheckImportError        a platform's file whose checks cannot be imported
+     └── ExamError               a roster, an answer-sheet file or an exam folder that cannot be used
+
+A dependency's errors (lxml, zipfile, bytes that are not UTF-8) are said in the package's words in
+one place, ``dependency_error``.
 
 A student's or author's mistake inside a lesson file is data (a ``Problem``), reported one per
 line as ``FILE: WHERE: WHAT``; exceptions are only raised where a caller cannot go on.
@@ -39,6 +46,18 @@ class CourseError(Exception):
 
 class CourseFolderError(CourseError):
     """No course.toml where one was looked for, or one that cannot be used."""
+
+
+class ExportError(CourseError):
+    pass
+
+
+class CheckImportError(CourseError):
+    pass
+
+
+class ExamError(CourseError):
+    pass
 
 
 class LessonFileError(CourseError):

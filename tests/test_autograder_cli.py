@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import shutil
@@ -13,7 +14,6 @@ import sys
 import pytest
 
 from autograder.cli import build_parser
-from autograder.cli import main as autograder_main
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 
@@ -78,24 +78,25 @@ def report_attention(report) -> str:
 
 @needs_sandbox
 def test_rerun_skips_graded_hashes_and_force_regrades(tmp_path):
+    """A rerun skips the same file; --force regrades that very file; a changed file is graded again
+    without --force (it has a new hash)."""
     submission = tmp_path / "carol.py"
     shutil.copy(KNOWN / "correct_loops.py", submission)
     out = tmp_path / "out"
-    assert autograder_main(["grade", "sequences-and-attention", str(submission), "--out", str(out), "--jobs", "1"]) == 0
-    first = json.loads((out / "carol.json").read_text())["graded_at"]
-    completed = run("grade", "sequences-and-attention", submission, "--out", out, "--jobs", "1")
-    assert completed.returncode == 0
-    assert "skipped 1 already graded" in completed.stderr
-    submission.write_text(submission.read_text().replace("import math", "import math  # changed"))
-    assert (
-        autograder_main(
-            ["grade", "sequences-and-attention", str(submission), "--out", str(out), "--jobs", "1", "--force"]
-        )
-        == 0
-    )
+    grade = ["grade", "sequences-and-attention", submission, "--out", out, "--jobs", "1", "--reference", "numpy"]
+    first = run(*grade)
+    assert first.returncode == 0 and "1 graded, 0 skipped" in first.stdout
+    again = run(*grade)
+    assert again.returncode == 0 and "0 graded, 1 skipped" in again.stdout
+    assert "skipped 1 already graded" in again.stderr
+    forced = run(*grade, "--force")
+    assert forced.returncode == 0 and "1 graded, 0 skipped" in forced.stdout  # the same file, graded again
+    submission.write_text(submission.read_text() + "\n# changed\n")
+    changed = run(*grade)
+    assert changed.returncode == 0 and "1 graded, 0 skipped" in changed.stdout
     with sqlite3.connect(out / "gradebook.db") as db:
-        hashes = db.execute("SELECT DISTINCT sha256 FROM grades WHERE student = 'carol'").fetchall()
-    assert len(hashes) == 1 and json.loads((out / "carol.json").read_text())["graded_at"] >= first
+        (recorded,) = db.execute("SELECT sha256 FROM submissions WHERE student = 'carol'").fetchone()
+    assert recorded == hashlib.sha256(submission.read_bytes()).hexdigest()
 
 
 @needs_sandbox

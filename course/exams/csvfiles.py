@@ -8,13 +8,9 @@ import io
 import re
 from pathlib import Path
 
-from ..errors import CourseError, Problem
+from ..errors import ExamError, Problem
 
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class ExamError(CourseError):
-    pass
 
 
 def read_rows(path: Path, required: list[str]) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:

@@ -15,14 +15,10 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ..errors import CourseError
+from ..errors import ExportError
 
 FIXED_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 TAR_SUFFIXES = (".tar.gz", ".tgz")
-
-
-class ExportError(CourseError):
-    pass
 
 
 class Package(BaseModel):

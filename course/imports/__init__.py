@@ -15,14 +15,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from ..errors import CourseError, LessonFileError, dependency_error
+from ..errors import CheckImportError, LessonFileError, dependency_error
 from ..loaders import load_lesson
 from ..models import Check, slugify
-
-
-class CheckImportError(CourseError):
-    pass
-
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9._-]{0,199}$")
 
