@@ -66,6 +66,8 @@ class Assignment(BaseModel):
     # or marked not graded until that function passes (false).
     charge_dependents: bool = True
     limits: Limits = Limits()
+    # What a submission may import in the sandbox (numpy always): set from the course's course.toml.
+    sandbox_packages: list[str] = ["numpy", "matplotlib"]
     folder: Path = Path(".")
 
     @field_validator("questions")

@@ -86,7 +86,11 @@ def grade_batch(
     out.mkdir(parents=True, exist_ok=True)
     if executor is None:
         # Refuse early, saying what is missing or which limit is too low, if the sandbox cannot start.
-        check_limits(_runner(options.unsafe_no_sandbox), options.limits(assignment))
+        check_limits(
+            _runner(options.unsafe_no_sandbox, tuple(assignment.sandbox_packages)),
+            options.limits(assignment),
+            tuple(assignment.sandbox_packages),
+        )
     reference_kind = resolve_reference(options.reference, assignment)
     gradebook = Gradebook(gradebook_path or out / "gradebook.db")
     result = BatchResult()
@@ -302,7 +306,7 @@ def _grade_job(submission: dict, assignment: dict, options: dict, reference_kind
     report = grade_submission(
         assignment_model,
         Submission.model_validate(submission),
-        _runner(grade_options.unsafe_no_sandbox),
+        _runner(grade_options.unsafe_no_sandbox, tuple(assignment_model.sandbox_packages)),
         load_reference(assignment_model, reference_kind),
         grade_options.limits(assignment_model),
         secret,
@@ -359,8 +363,8 @@ def load_reference(assignment: Assignment, name: str) -> ModuleType:
 
 
 @cache
-def _runner(unsafe: bool) -> Runner:
-    return make_runner(unsafe)
+def _runner(unsafe: bool, packages: tuple[str, ...]) -> Runner:
+    return make_runner(unsafe, packages)
 
 
 def failure_report(assignment: Assignment, submission: Submission, exc: BaseException) -> Report:

@@ -177,6 +177,15 @@ def build_parser() -> argparse.ArgumentParser:
     release_command.add_argument("--out", type=Path, required=True, metavar="DIR")
     release_command.set_defaults(handler=_release)
 
+    doctor = commands.add_parser(
+        "doctor", help="say whether this machine can grade the course, and with what",
+        description="Check what the sandbox needs (bubblewrap, user namespaces, seccomp, the course's packages, "
+        "control groups), then start it with the course's packages and report what it sees inside. Exit 0 when "
+        "the course can be graded here, 1 otherwise.",
+    )  # fmt: skip
+    doctor.add_argument("--unsafe-no-sandbox", action="store_true", help="check the unsafe runner instead")
+    doctor.set_defaults(handler=_doctor)
+
     check = commands.add_parser(
         "check", help="run a notebook's public tests (for students)",
         description="Run a notebook and its public tests, quickly and without the sandbox, and say which "
@@ -247,25 +256,48 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
-def _assignment(args: argparse.Namespace):
-    """The assignment a command names: a folder holding assignment.toml, else an assignment of the
-    course (course.toml here or above, or --course) by name."""
-    from .assignment import MANIFEST, load_assignment
-
-    given = Path(args.assignment)
-    if (given / MANIFEST).is_file() and not args.course:
-        return load_assignment(given)
+def _doctor(args: argparse.Namespace) -> int:
     from course.errors import CourseError
     from course.folder import find_course
 
+    from .sandbox.doctor import diagnose
+
     try:
-        folders = find_course(args.course).assignment_folders
+        packages = tuple(find_course(args.course).sandbox.packages)
+    except CourseError:
+        if args.course:
+            raise
+        packages = ("numpy", "matplotlib")
+    findings = diagnose(packages, args.unsafe_no_sandbox)
+    for finding in findings:
+        print(f"{'ok  ' if finding.ok else 'FAIL'} {finding.what}: {one_line(finding.detail)}")
+    return 0 if all(finding.ok for finding in findings) else 1
+
+
+def _assignment(args: argparse.Namespace):
+    """The assignment a command names: a folder holding assignment.toml, else an assignment of the
+    course (course.toml here or above, or --course) by name; with the course's sandbox packages."""
+    from course.errors import CourseError
+    from course.folder import find_course
+
+    from .assignment import MANIFEST, load_assignment
+
+    given = Path(args.assignment)
+    try:
+        course = find_course(args.course)
     except CourseError as exc:
+        if (given / MANIFEST).is_file() and not args.course:
+            return load_assignment(given)  # an assignment outside any course: the default packages
         raise AutograderError(f"{args.assignment}: {exc}") from None
-    if args.assignment not in folders:
+    folders = course.assignment_folders
+    if (given / MANIFEST).is_file():
+        assignment = load_assignment(given)
+    elif args.assignment in folders:
+        assignment = load_assignment(folders[args.assignment])
+    else:
         known = ", ".join(sorted(folders)) or "none"
         raise AutograderError(f"{args.assignment}: no such assignment in the course; its assignments: {known}")
-    return load_assignment(folders[args.assignment])
+    return assignment.model_copy(update={"sandbox_packages": course.sandbox.packages})
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -10,6 +10,9 @@
     lessons = "lesson_data"                       # a folder of lesson files
     assignments = ["assignments/sequences-and-attention"]
 
+    [sandbox]
+    packages = ["numpy", "matplotlib"]            # what submissions may import (numpy always)
+
 Every command finds its course by looking upward from the working directory for ``course.toml`` (as
 git finds its repository), or takes ``--course DIR``. ``course init DIR`` writes a new one.
 """
@@ -36,11 +39,18 @@ class CourseModule(BaseModel):
     assignments: list[str] = []
 
 
+class SandboxSettings(BaseModel):
+    # What submissions may import in the sandbox, besides the standard library (numpy always: the
+    # grader's protocol carries arrays).
+    packages: list[str] = ["numpy", "matplotlib"]
+
+
 class CourseFolder(BaseModel):
     title: str = Field(min_length=1)
     code: str = ""
     term: str = ""
     modules: list[CourseModule] = Field(min_length=1)
+    sandbox: SandboxSettings = SandboxSettings()
     root: Path
 
     @property

@@ -83,3 +83,31 @@ def test_course_option_names_the_course_from_anywhere(tmp_path, command):
                                                                        "sequences-and-attention", "--out", tmp_path / "r"]  # fmt: skip
     completed = run(command, *args, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
+
+
+RICH_SUBMISSION = "import rich\n\n\ndef mean_of(values):\n    return float(sum(values) / len(values))\n"
+
+
+@needs_sandbox
+def test_the_sandboxs_packages_come_from_the_course(tmp_path):
+    assert run("course", "init", "c", cwd=tmp_path).returncode == 0
+    course = tmp_path / "c"
+    submission = tmp_path / "uses_rich.py"
+    submission.write_text(RICH_SUBMISSION)
+    grade = ["grade", "example", submission, "--reference", "numpy"]
+    default = run("autograder", *grade, "--out", "default", cwd=course)
+    report = json.loads((course / "default" / "uses_rich.json").read_text())
+    assert default.returncode == 0 and "ModuleNotFoundError" in report["errors"][0]  # not in the sandbox
+    manifest = course / "course.toml"
+    manifest.write_text(manifest.read_text() + '\n[sandbox]\npackages = ["numpy", "rich"]\n')
+    widened = run("autograder", *grade, "--out", "widened", cwd=course)
+    report = json.loads((course / "widened" / "uses_rich.json").read_text())
+    assert widened.returncode == 0 and report["errors"] == [] and report["score"] == 1
+    doctor = run("autograder", "doctor", cwd=course)
+    assert doctor.returncode == 0, doctor.stdout
+    assert "ok   inside the sandbox: Python" in doctor.stdout and "rich" in doctor.stdout
+    manifest.write_text(manifest.read_text().replace('"rich"', '"no_such_package_here"'))
+    refused = run("autograder", *grade, "--out", "refused", cwd=course)
+    assert refused.returncode == 2
+    assert "the course's sandbox packages are not installed here: no_such_package_here" in refused.stderr
+    assert run("autograder", "doctor", cwd=course).returncode == 1

@@ -71,6 +71,11 @@ def groups_of(pid: int) -> list[CpuGroup]:
     return [] if parent is None else [CpuGroup(path) for path in parent.glob(f"{pid}-*")]
 
 
+def parent_folder() -> Path | None:
+    """Where sandboxes' control groups are made, or None where none can be."""
+    return _parent()
+
+
 @cache
 def _parent() -> Path | None:
     """``autograder/`` in the cgroup v2 hierarchy with the cpu controller, or in cgroup v1's cpu

@@ -17,25 +17,30 @@ from .runners import Runner
 from .runtime import cache_root
 from .session import Cell, StudentSession
 
-# What every submission may count on importing: the sandbox's packages.
-PROBE = "import numpy\nimport matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot\n"
+
+def probe(packages: tuple[str, ...]) -> str:
+    """What every submission may count on importing: the course's sandbox packages (pyplot too)."""
+    lines = [f"import {name}" for name in packages]
+    if "matplotlib" in packages:
+        lines += ["matplotlib.use('Agg')", "import matplotlib.pyplot"]
+    return "\n".join(lines) + "\n"
 
 
-def check_limits(runner: Runner, limits: Limits) -> None:
+def check_limits(runner: Runner, limits: Limits, packages: tuple[str, ...] = ("numpy", "matplotlib")) -> None:
     """Raise LimitsTooLow, saying which limit to raise, when the runtime cannot start within ``limits``."""
     key = hashlib.sha256(f"{runner.name}:{limits.memory_mib}:{limits.processes}:{limits.open_files}:"
-                         f"{limits.file_mib}:{limits.tmp_mib}".encode()).hexdigest()[:16]  # fmt: skip
+                         f"{limits.file_mib}:{limits.tmp_mib}:{','.join(packages)}".encode()).hexdigest()[:16]  # fmt: skip
     marker = cache_root() / "limits-ok" / key
     if marker.exists():
         return
     probe_limits = limits.model_copy(update={"submission_timeout": 60.0, "call_timeout": 60.0})
-    with StudentSession(runner, [Cell(index=1, source=PROBE)], probe_limits) as session:
+    with StudentSession(runner, [Cell(index=1, source=probe(packages))], probe_limits) as session:
         loaded = session.load()
     problem = loaded.failure or "; ".join(f"{error.type}: {error.message}" for error in loaded.cell_errors)
     if problem:
         raise LimitsTooLow(
             f"the sandbox's Python cannot start within these limits (memory {limits.memory_mib} MiB, "
-            f"{limits.processes} processes, {limits.open_files} open files): importing numpy and matplotlib "
+            f"{limits.processes} processes, {limits.open_files} open files): importing {', '.join(packages)} "
             f"failed ({problem[:200]}); raise --memory (or [limits] in assignment.toml)"
         )
     _remember(marker)

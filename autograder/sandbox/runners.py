@@ -17,7 +17,7 @@ from ..errors import SandboxUnavailable
 from . import worker
 from .cgroups import new_group
 from .process import Limits, WorkerProcess, become_subreaper, memory_file, spawn
-from .runtime import RUNTIME_MOUNT, ensure_runtime
+from .runtime import RUNTIME_MOUNT, SANDBOX_PACKAGES, ensure_runtime, missing_packages
 
 # Unprivileged uids for workers when the grader runs as root: one per grading process, so that
 # each worker's process limit is its own.
@@ -86,9 +86,9 @@ class BubblewrapRunner:
 
     name = "bubblewrap"
 
-    def __init__(self) -> None:
+    def __init__(self, packages: tuple[str, ...] = SANDBOX_PACKAGES) -> None:
         self.bwrap = shutil.which("bwrap") or "bwrap"
-        self.runtime = ensure_runtime()
+        self.runtime = ensure_runtime(packages)
         self.seccomp = seccomp_program()
         self.reaping_pid = 0
 
@@ -157,7 +157,14 @@ def missing_for_sandbox() -> list[str]:
     return missing
 
 
-def make_runner(unsafe: bool = False) -> Runner:
+def make_runner(unsafe: bool = False, packages: tuple[str, ...] = SANDBOX_PACKAGES) -> Runner:
+    """The runner for a course whose submissions may import ``packages`` (numpy always)."""
+    absent = missing_packages(packages)
+    if absent:
+        raise SandboxUnavailable(
+            f"the course's sandbox packages are not installed here: {', '.join(absent)} "
+            f"(pip install {' '.join(absent)}, or change [sandbox] packages in course.toml)"
+        )
     if unsafe:
         return UnsafeRunner()
     missing = missing_for_sandbox()
@@ -166,7 +173,7 @@ def make_runner(unsafe: bool = False) -> Runner:
             "cannot start the sandbox: missing " + "; ".join(missing) + ". Install it, or pass "
             "--unsafe-no-sandbox to run student code without isolation"
         )
-    return BubblewrapRunner()
+    return BubblewrapRunner(packages)
 
 
 @cache

@@ -24,7 +24,8 @@ from pathlib import Path
 from . import worker
 
 STDLIB_SKIP = {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3"}
-SANDBOX_PACKAGES = ("numpy", "matplotlib")
+SANDBOX_PACKAGES = ("numpy", "matplotlib")  # the default; a course names its own in course.toml
+REQUIRED_PACKAGES = ("numpy",)  # the worker's protocol sends arrays as .npy
 RUNTIME_MOUNT = "/runtime"
 
 
@@ -34,10 +35,10 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gradewright"
 
 
-def package_dirs() -> list[Path]:
+def package_dirs(wanted: tuple[str, ...] = SANDBOX_PACKAGES) -> list[Path]:
     """Folders to place on the sandbox's path: numpy, and matplotlib with what it imports."""
     found: list[Path] = []
-    names = list(SANDBOX_PACKAGES)
+    names = list(dict.fromkeys((*REQUIRED_PACKAGES, *wanted)))
     seen: set[str] = set()
     while names:
         name = names.pop(0)
@@ -61,16 +62,21 @@ def package_dirs() -> list[Path]:
     return found
 
 
-def ensure_runtime() -> Path:
-    """The runtime folder, built on first use."""
+def missing_packages(wanted: tuple[str, ...]) -> list[str]:
+    """The packages a course wants in the sandbox that this machine's Python does not have."""
+    return [name for name in wanted if importlib.util.find_spec(name) is None]
+
+
+def ensure_runtime(wanted: tuple[str, ...] = SANDBOX_PACKAGES) -> Path:
+    """The runtime folder for these packages (and what they need), built on first use."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     executable = Path(os.path.realpath(sys.executable))
     libdir = Path(sysconfig.get_config_var("LIBDIR") or "")
     libpython = sysconfig.get_config_var("INSTSONAME") or ""
-    packages = package_dirs()
+    packages = package_dirs(wanted)
     worker_source = Path(worker.__file__).read_bytes()
     key = hashlib.sha256(
-        "\n".join([sys.version, str(executable), str(stdlib), *map(str, packages), *_versions(packages)]).encode()
+        "\n".join([sys.version, str(executable), str(stdlib), *map(str, packages), *_versions(wanted)]).encode()
         + worker_source
     ).hexdigest()[:16]
     target = cache_root() / f"runtime-{key}"
@@ -150,9 +156,9 @@ def _place(source, destination) -> None:
     os.chmod(destination, os.stat(destination).st_mode | 0o444)
 
 
-def _versions(packages: list[Path]) -> list[str]:
+def _versions(wanted: tuple[str, ...]) -> list[str]:
     versions = []
-    for name in SANDBOX_PACKAGES:
+    for name in wanted:
         if importlib.util.find_spec(name) is not None:
             try:
                 versions.append(f"{name}=={importlib.metadata.version(name)}")
