@@ -13,6 +13,9 @@
     [sandbox]
     packages = ["numpy", "matplotlib"]            # what submissions may import (numpy always)
 
+    [defaults.limits]                             # for every assignment; its own [limits] win
+    call_timeout = 10
+
 Every command finds its course by looking upward from the working directory for ``course.toml`` (as
 git finds its repository), or takes ``--course DIR``. ``course init DIR`` writes a new one.
 """
@@ -45,12 +48,19 @@ class SandboxSettings(BaseModel):
     packages: list[str] = ["numpy", "matplotlib"]
 
 
+class CourseDefaults(BaseModel):
+    # Limits for every assignment of the course (autograder's Limits: call_timeout, memory_mib, ...);
+    # an assignment's own [limits] win.
+    limits: dict[str, float] = {}
+
+
 class CourseFolder(BaseModel):
     title: str = Field(min_length=1)
     code: str = ""
     term: str = ""
     modules: list[CourseModule] = Field(min_length=1)
     sandbox: SandboxSettings = SandboxSettings()
+    defaults: CourseDefaults = CourseDefaults()
     root: Path
 
     @property

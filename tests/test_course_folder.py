@@ -111,3 +111,31 @@ def test_the_sandboxs_packages_come_from_the_course(tmp_path):
     assert refused.returncode == 2
     assert "the course's sandbox packages are not installed here: no_such_package_here" in refused.stderr
     assert run("autograder", "doctor", cwd=course).returncode == 1
+
+
+@needs_sandbox
+def test_the_courses_default_limits_apply_under_an_assignments_own(tmp_path):
+    assert run("course", "init", "c", cwd=tmp_path).returncode == 0
+    course = tmp_path / "c"
+    slow = tmp_path / "slow.py"
+    slow.write_text(
+        "import time\n\n\ndef mean_of(values):\n    time.sleep(1.5)\n    return float(sum(values) / len(values))\n"
+    )
+    grade = ["grade", "example", slow, "--reference", "numpy"]
+    assert json.loads(_graded(course, grade, "a"))["score"] == 1  # the default 10 s per call
+    manifest = course / "course.toml"
+    manifest.write_text(manifest.read_text() + "\n[defaults.limits]\ncall_timeout = 0.5\n")
+    report = json.loads(_graded(course, grade, "b"))
+    assert report["score"] == 0 and report["questions"][0]["status"] == "timeout"
+    assignment = course / "assignments" / "example" / "assignment.toml"
+    assignment.write_text(assignment.read_text() + "\n[limits]\ncall_timeout = 5\n")
+    assert json.loads(_graded(course, grade, "c"))["score"] == 1  # the assignment's own limit wins
+    manifest.write_text(manifest.read_text().replace("call_timeout = 0.5", "call_timout = 0.5"))
+    misspelt = run("autograder", *grade, "--out", "d", cwd=course)
+    assert misspelt.returncode == 2 and "defaults.limits.call_timout: Extra inputs are not permitted" in misspelt.stderr
+
+
+def _graded(course, grade, out) -> str:
+    completed = run("autograder", *grade, "--out", out, cwd=course)
+    assert completed.returncode in {0, 1}, completed.stderr
+    return (course / out / "slow.json").read_text()

@@ -18,7 +18,7 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import WorkerCrashed
 from .cgroups import CpuGroup, groups_of
@@ -39,6 +39,8 @@ PR_SET_CHILD_SUBREAPER = 36
 
 class Limits(BaseModel):
     """What one submission's worker may use. Defaults are documented in the README."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt limit is an error, never silently the default
 
     memory_mib: int = Field(default=2048, ge=64)
     call_timeout: float = Field(default=10.0, gt=0)
