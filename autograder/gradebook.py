@@ -12,6 +12,7 @@ from pathlib import Path
 
 from untrusted import spreadsheet
 
+from .errors import dependency_error
 from .reports.model import Report
 
 SCHEMA = """
@@ -43,10 +44,13 @@ class Gradebook:
     def __init__(self, path: Path):
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.connection = sqlite3.connect(path, isolation_level=None, timeout=30)
-        self.connection.execute("PRAGMA journal_mode=WAL")
-        self.connection.execute("PRAGMA synchronous=FULL")
-        self.connection.executescript(SCHEMA)
+        try:
+            self.connection = sqlite3.connect(path, isolation_level=None, timeout=30)
+            self.connection.execute("PRAGMA journal_mode=WAL")
+            self.connection.execute("PRAGMA synchronous=FULL")
+            self.connection.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            raise (dependency_error(exc, path) or exc) from None
 
     def close(self) -> None:
         self.connection.close()

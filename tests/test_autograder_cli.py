@@ -266,3 +266,14 @@ def test_references_are_named_by_the_manifest(tmp_path):
         wrong.stderr
         == "autograder: --reference torch: sequences-and-attention has no such reference; its references: float64\n"
     )
+
+
+def test_a_file_that_is_not_a_gradebook_is_one_line_and_nothing_is_graded(tmp_path):
+    bogus = tmp_path / "gradebook.db"
+    bogus.write_bytes(b"this is not an SQLite database, only text" * 100)
+    completed = run("grade", "sequences-and-attention", KNOWN / "correct_loops.py", "--out", tmp_path / "out",
+                    "--gradebook", bogus, "--unsafe-no-sandbox", "--jobs", "1")  # fmt: skip
+    assert completed.returncode == 2
+    (error,) = [line for line in completed.stderr.splitlines() if not line.startswith("warning:")]
+    assert error.startswith(f"autograder: {bogus}: not a gradebook, or a damaged one (")
+    assert not (tmp_path / "out" / "correct_loops.json").exists()
