@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import WorkerCrashed
 from .cgroups import CpuGroup, groups_of
-from .worker import ChannelClosed, FrameError, encode_frame, read_frame
+from .worker import ChannelClosed, FrameError, encode_frame, read_exact, read_frame
 
 OUTPUT_KEPT_BYTES = 64 * 1024
 # An answer's budget: the grader holds at most this much of a frame, and decodes it into at most
@@ -130,7 +130,7 @@ class WorkerProcess:
                 self.response_fd,
                 limit=MAX_ANSWER_BYTES,
                 json_limit=MAX_ANSWER_HEADER_BYTES,
-                read=lambda fd, size: self._read_exact(fd, size, clock),
+                read=lambda fd, size: read_exact(fd, size, wait=lambda ready: _wait_readable(ready, clock)),
             )
         except ChannelClosed as exc:
             raise WorkerCrashed(self._death("while answering")) from exc
@@ -153,21 +153,6 @@ class WorkerProcess:
             except BlockingIOError:
                 continue
             view = view[written:]
-
-    def _read_exact(self, fd: int, size: int, clock: CallClock) -> bytes:
-        chunks, remaining = [], size
-        while remaining:
-            left = clock.remaining()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                if clock.remaining() <= 0:
-                    raise TimeoutError
-                continue
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                raise ChannelClosed("the worker closed the channel")
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
 
     def output(self, limit: int = OUTPUT_KEPT_BYTES) -> tuple[str, int]:
         """The first ``limit`` bytes the submission printed while loading, and how many it printed."""
@@ -260,6 +245,16 @@ class WorkerProcess:
             reason = " (out of memory or CPU time)" if name in {"SIGKILL", "SIGXCPU", "SIGSEGV"} else ""
             return f"the worker was killed by {name}{reason} {when}"
         return f"the worker exited with status {code} {when}"
+
+
+def _wait_readable(fd: int, clock: CallClock) -> None:
+    """Until ``fd`` has bytes to read (or is closed); TimeoutError once the call's time is spent."""
+    while True:
+        left = clock.remaining()
+        if left > 0 and select.select([fd], [], [], left)[0]:
+            return
+        if clock.remaining() <= 0:
+            raise TimeoutError
 
 
 def _child_of(parent: int | None) -> int | None:

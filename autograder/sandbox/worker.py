@@ -56,9 +56,13 @@ def write_frame(fd: int, header: dict, blobs: Sequence[bytes] = ()) -> None:
         view = view[written:]
 
 
-def read_exact(fd: int, size: int) -> bytes:
+def read_exact(fd: int, size: int, wait=None) -> bytes:
+    """Exactly ``size`` bytes; ``wait(fd)``, when given, is called before each read and may raise
+    (the grader's wait has a deadline; the worker's own reads simply block)."""
     chunks, remaining = [], size
     while remaining:
+        if wait is not None:
+            wait(fd)
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
             raise ChannelClosed("the other end closed the channel")
