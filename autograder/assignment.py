@@ -91,6 +91,18 @@ class Assignment(BaseModel):
                 )
         return self
 
+    def in_course(self, packages: list[str], default_limits: dict[str, float], course_file: Path) -> Assignment:
+        """The assignment with its course's sandbox packages, and the course's default limits under the
+        ones its own manifest sets."""
+        own = self.limits.model_dump(include=self.limits.model_fields_set)
+        try:
+            limits = Limits(**{**default_limits, **own})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise AssignmentError(f"{course_file}: defaults.limits.{where}: {first['msg']}") from None
+        return self.model_copy(update={"sandbox_packages": packages, "limits": limits})
+
     @property
     def notebook_path(self) -> Path:
         return self.folder / self.notebook

@@ -297,24 +297,7 @@ def _assignment(args: argparse.Namespace):
     else:
         known = ", ".join(sorted(folders)) or "none"
         raise AutograderError(f"{args.assignment}: no such assignment in the course; its assignments: {known}")
-    return with_course_settings(assignment, course.sandbox.packages, course.defaults.limits, course.root)
-
-
-def with_course_settings(assignment, packages: list[str], default_limits: dict[str, float], root: Path):
-    """The assignment with its course's sandbox packages, and the course's default limits under the
-    ones its own manifest sets."""
-    from pydantic import ValidationError
-
-    from .sandbox.process import Limits
-
-    own = assignment.limits.model_dump(include=assignment.limits.model_fields_set)
-    try:
-        limits = Limits(**{**default_limits, **own})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise AutograderError(f"{root / 'course.toml'}: defaults.limits.{where}: {first['msg']}") from None
-    return assignment.model_copy(update={"sandbox_packages": packages, "limits": limits})
+    return assignment.in_course(course.sandbox.packages, course.defaults.limits, course.root / "course.toml")
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -163,12 +163,10 @@ def grade_submission(
     if len(errors) > MAX_REPORT_ERRORS:
         errors = errors[:MAX_REPORT_ERRORS] + [f"... and {len(errors) - MAX_REPORT_ERRORS} more problems"]
     errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]
+    question_ids = [question.id for question in assignment.questions]
     questions = with_dependencies(
         assignment,
-        [
-            _question_result(question, outcomes, load, answers, [q.id for q in assignment.questions])
-            for question in assignment.questions
-        ],
+        [_question_result(question, outcomes, load, answers, question_ids) for question in assignment.questions],
     )
     return Report(
         student=submission.student,

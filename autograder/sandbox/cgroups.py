@@ -104,12 +104,11 @@ def _parent() -> Path | None:
 
 
 def _tidied(parent: Path) -> Path:
-    """``parent``, without the empty groups that graders killed before they could remove them left."""
-    for group in parent.iterdir():
-        pid = group.name.split("-")[0]
-        if group.is_dir() and pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            try:
-                group.rmdir()
-            except OSError:
-                pass
+    """``parent``, without what graders killed outright (SIGKILL) left: their groups, and any sandbox
+    process still in them (a sandbox caught starting up can outlive the grader that started it)."""
+    for path in parent.iterdir():
+        pid = path.name.split("-")[0]
+        if path.is_dir() and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            CpuGroup(path).kill()
+            CpuGroup(path).remove()
     return parent

@@ -277,6 +277,24 @@ def _seed_matplotlib_cache() -> None:
             dst.write(src.read())
 
 
+def answer(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    """The response to one request, run in ``namespace`` (the submission's)."""
+    op = header.get("op")
+    if op == "load":
+        errors = _run_cells(namespace, header["cells"])
+        defined = sorted(name for name, value in namespace.items() if callable(value) and not name.startswith("__"))
+        return {"ok": True, "cell_errors": errors, "defined": defined[:1000]}, []
+    if op == "call":
+        return _call(namespace, header, blobs)
+    if op == "ping":
+        return {"ok": True}, []
+    if op == "usage":  # for the benchmarks: this process's peak resident memory
+        import resource
+
+        return {"ok": True, "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}, []
+    return {"ok": False, "error": {"type": "ProtocolError", "line": None}}, []
+
+
 def main(argv: list[str]) -> int:
     request_fd, response_fd = int(argv[1]), int(argv[2])
     site = os.environ.get("WORKER_SITE")
@@ -285,30 +303,16 @@ def main(argv: list[str]) -> int:
     _stub_autograder()
     _seed_matplotlib_cache()
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
-    out: list[bytes]
     while True:
         try:
             header, blobs = read_frame(request_fd)
         except FrameError:
             return 0
-        op = header.get("op")
-        if op == "load":
-            errors = _run_cells(namespace, header["cells"])
+        response, out = answer(namespace, header, blobs)
+        if header.get("op") == "load":
             # Output written while the submission loads is the student's to see; output written
             # during graded calls could carry hidden inputs, so from here on it goes nowhere.
             _silence_output()
-            defined = sorted(name for name, value in namespace.items() if callable(value) and not name.startswith("__"))
-            response, out = {"ok": True, "cell_errors": errors, "defined": defined[:1000]}, []
-        elif op == "call":
-            response, out = _call(namespace, header, blobs)
-        elif op == "ping":
-            response, out = {"ok": True}, []
-        elif op == "usage":  # for the benchmarks: this process's peak resident memory
-            import resource
-
-            response, out = {"ok": True, "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}, []
-        else:
-            response, out = {"ok": False, "error": {"type": "ProtocolError", "line": None}}, []
         response["id"] = header.get("id")
         try:
             write_frame(response_fd, response, out)
