@@ -13,20 +13,27 @@ functions = ["softmax"]          # what the question grades (manual questions gr
 manual = false
 uses = []                        # graded functions of other questions that these functions call
 charge_dependents = true         # (top level) charge a question that fails because of a function it uses
+due = 2026-12-01T23:59:00+01:00  # optional, with late_penalty and late_until: see autograder.lateness
 """
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Iterable
+from datetime import datetime
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from .errors import AssignmentError
+from .lateness import LatePolicy, aware, parse_penalty
 from .sandbox.process import Limits
 
 MANIFEST = "assignment.toml"
+# What the release leaves in a written answer's cell (nbgrader's ClearSolutions text stub): not an answer.
+ANSWER_STUB = "YOUR ANSWER HERE"
 
 
 def question_of_cell(grade_id: str, question_ids: Iterable[str]) -> str | None:
@@ -69,6 +76,28 @@ class Assignment(BaseModel):
     # What a submission may import in the sandbox (numpy always): set from the course's course.toml.
     sandbox_packages: list[str] = ["numpy", "matplotlib"]
     folder: Path = Path(".")
+    # Late work (see autograder.lateness): no due time, no penalty.
+    due: datetime | None = None
+    late_penalty: str | None = None
+    late_until: datetime | None = None
+
+    @field_validator("due", "late_until")
+    @classmethod
+    def _with_time_zone(cls, value: datetime | None, info) -> datetime | None:
+        return aware(value, info.field_name)
+
+    @field_validator("late_penalty")
+    @classmethod
+    def _penalty_form(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_penalty(value)
+        return value
+
+    @property
+    def late_policy(self) -> LatePolicy | None:
+        if self.due is None:
+            return None
+        return LatePolicy(due=self.due, late_penalty=self.late_penalty or "100% per day", late_until=self.late_until)
 
     @field_validator("questions")
     @classmethod
@@ -91,9 +120,16 @@ class Assignment(BaseModel):
                 )
         return self
 
-    def in_course(self, packages: list[str], default_limits: dict[str, float], course_file: Path) -> Assignment:
-        """The assignment with its course's sandbox packages, and the course's default limits under the
-        ones its own manifest sets."""
+    def in_course(
+        self, packages: list[str], default_limits: dict[str, float], course_file: Path, late_penalty: str | None = None
+    ) -> Assignment:
+        """The assignment with its course's sandbox packages, and the course's defaults (limits, late
+        policy) under the ones its own manifest sets."""
+        if late_penalty is not None and self.late_penalty is None:
+            try:
+                parse_penalty(late_penalty)
+            except ValueError as exc:
+                raise AssignmentError(f"{course_file}: defaults.late_penalty: {exc}") from None
         own = self.limits.model_dump(include=self.limits.model_fields_set)
         try:
             limits = Limits(**{**default_limits, **own})
@@ -101,7 +137,10 @@ class Assignment(BaseModel):
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
             raise AssignmentError(f"{course_file}: defaults.limits.{where}: {first['msg']}") from None
-        return self.model_copy(update={"sandbox_packages": packages, "limits": limits})
+        update = {"sandbox_packages": packages, "limits": limits}
+        if late_penalty is not None and self.late_penalty is None:
+            update["late_penalty"] = late_penalty
+        return self.model_copy(update=update)
 
     @property
     def notebook_path(self) -> Path:
@@ -133,6 +172,13 @@ class Assignment(BaseModel):
         found = question_of_cell(grade_id, (question.id for question in self.questions))
         return None if found is None else self.question(found)
 
+    @property
+    def answer_headings(self) -> dict[str, str]:
+        """Each hand-graded question's heading in the source notebook (the first heading of a Markdown
+        cell of that question that is not a solution), by question id, as ``heading_of`` compares it."""
+        return _answer_headings(str(self.notebook_path), tuple(q.id for q in self.questions if q.manual),
+                                tuple(q.id for q in self.questions))  # fmt: skip
+
     def question(self, question_id: str) -> Question:
         for question in self.questions:
             if question.id == question_id:
@@ -140,6 +186,28 @@ class Assignment(BaseModel):
         raise AssignmentError(
             f"{self.name}: no question {question_id!r}; questions: {', '.join(q.id for q in self.questions)}"
         )
+
+
+@cache
+def _answer_headings(notebook: str, manual: tuple[str, ...], question_ids: tuple[str, ...]) -> dict[str, str]:
+    from .submissions import heading_of
+
+    try:
+        cells = json.loads(Path(notebook).read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError, AttributeError):
+        return {}
+    headings: dict[str, str] = {}
+    for cell in cells:
+        nbgrader = (cell.get("metadata") or {}).get("nbgrader") or {}
+        grade_id = nbgrader.get("grade_id")
+        if cell.get("cell_type") != "markdown" or not isinstance(grade_id, str) or nbgrader.get("solution"):
+            continue
+        question = question_of_cell(grade_id, question_ids)
+        source = cell.get("source", "")
+        heading = heading_of("".join(source) if isinstance(source, list) else str(source))
+        if question in manual and heading and question not in headings:
+            headings[question] = heading
+    return headings
 
 
 def load_assignment(reference: str | Path, root: Path = DEFAULT_ROOT) -> Assignment:

@@ -1,9 +1,10 @@
-"""Grading a batch of submissions into an output folder and the gradebook.
+"""Grading a batch of submissions into an output folder and a store of grades.
 
 Jobs run on any ``concurrent.futures.Executor`` (a local process pool by default); each job grades
-one submission and returns its report as plain data. Only this process writes reports and the
-gradebook, one submission at a time as results arrive, so a batch killed midway keeps everything
-graded so far and a rerun skips it.
+one submission and returns its report as plain data. Only this process writes reports and records
+them in the store (the gradebook, for the commands), one submission at a time as results arrive, so
+a batch killed midway keeps everything graded so far and a rerun skips it. The engine knows no
+database: a store is anything with ``GradeStore``'s two methods.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -27,7 +29,6 @@ from untrusted.text import bounded, storable
 
 from .assignment import Assignment
 from .errors import AssignmentError
-from .gradebook import Gradebook
 from .grading import grade_submission, grader_version
 from .reports import PER_STUDENT
 from .reports.model import QuestionResult, Report
@@ -60,6 +61,29 @@ class GradeOptions(BaseModel):
         return assignment.limits.model_copy(update=updates)
 
 
+class GradeStore(Protocol):
+    """Where a batch records what it grades."""
+
+    def is_graded(self, submission: Submission) -> bool:
+        """Whether this very submission (same student, same hash) is recorded already."""
+        ...
+
+    def record(self, report: Report) -> Report:
+        """Record a graded submission, and give back its report as it is to be shown (with what the
+        store adds: marks given by hand, a late penalty)."""
+        ...
+
+
+class Unrecorded:
+    """A store that keeps nothing: every submission is graded, every report shown as graded."""
+
+    def is_graded(self, submission: Submission) -> bool:
+        return False
+
+    def record(self, report: Report) -> Report:
+        return report
+
+
 class BatchResult(BaseModel):
     reports: list[Report] = []
     skipped: list[str] = []
@@ -75,12 +99,12 @@ def grade_batch(
     submissions: list[Submission],
     out: Path,
     options: GradeOptions,
-    gradebook_path: Path | None = None,
+    store: GradeStore | None = None,
     executor: Executor | None = None,
     on_result: Callable[[Submission, Report | None], None] | None = None,
     job: Callable[..., dict] | None = None,
 ) -> BatchResult:
-    """Grade ``submissions`` into ``out`` and the gradebook. Jobs go to ``executor`` when one is
+    """Grade ``submissions`` into ``out`` and ``store``. Jobs go to ``executor`` when one is
     given (a Dask cluster's, say), else to a local process pool of ``options.jobs`` (inline for one
     job). ``job`` replaces ``grade_job``, for tests that inject faults."""
     out.mkdir(parents=True, exist_ok=True)
@@ -92,48 +116,41 @@ def grade_batch(
             tuple(assignment.sandbox_packages),
         )
     reference_kind = resolve_reference(options.reference, assignment)
-    gradebook = Gradebook(gradebook_path or out / "gradebook.db")
+    store = store if store is not None else Unrecorded()
     result = BatchResult()
+    todo = _not_yet_graded(submissions, options, store, result, on_result)
+    job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind,
+                grader_secret(assignment))  # fmt: skip
+    pool = (
+        executor if executor is not None else (_LocalPool(options.jobs) if options.jobs > 1 and len(todo) > 1 else None)
+    )
     try:
-        todo = _not_yet_graded(assignment, submissions, options, gradebook, result, on_result)
-        job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind,
-                    grader_secret(assignment))  # fmt: skip
-        pool = (
-            executor
-            if executor is not None
-            else (_LocalPool(options.jobs) if options.jobs > 1 and len(todo) > 1 else None)
-        )
-        try:
-            for submission, future in _finished_jobs(todo, pool, job or grade_job, job_args):
-                report = _record(assignment, submission, future, out, gradebook, result)
-                if on_result:
-                    on_result(submission, report)
-        except BaseException:
-            # Interrupted (Ctrl-C, SIGTERM): end every grading process now, and with them their sandboxes.
-            if isinstance(pool, _LocalPool):
-                pool.kill()
-            raise
-        finally:
-            if isinstance(pool, _LocalPool):
-                pool.shutdown()
-            gradebook.write_csv(assignment.name, [q.id for q in assignment.questions], out / "grades.csv")
+        for submission, future in _finished_jobs(todo, pool, job or grade_job, job_args):
+            report = _record(assignment, submission, future, out, store, result)
+            if on_result:
+                on_result(submission, report)
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM): end every grading process now, and with them their sandboxes.
+        if isinstance(pool, _LocalPool):
+            pool.kill()
+        raise
     finally:
-        gradebook.close()
+        if isinstance(pool, _LocalPool):
+            pool.shutdown()
     return result
 
 
 def _not_yet_graded(
-    assignment: Assignment,
     submissions: list[Submission],
     options: GradeOptions,
-    gradebook: Gradebook,
+    store: GradeStore,
     result: BatchResult,
     on_result: Callable[[Submission, Report | None], None] | None,
 ) -> list[Submission]:
-    """The submissions to grade: all with ``force``, else those whose hash the gradebook lacks."""
+    """The submissions to grade: all with ``force``, else those the store has not recorded."""
     todo = []
     for submission in submissions:
-        if not options.force and gradebook.graded_hash(submission.student, assignment.name) == submission.sha256:
+        if not options.force and store.is_graded(submission):
             result.skipped.append(submission.student)
             if on_result:
                 on_result(submission, None)
@@ -161,19 +178,19 @@ def _finished_jobs(
 
 
 def _record(
-    assignment: Assignment, submission: Submission, future: Future, out: Path, gradebook: Gradebook, result: BatchResult
+    assignment: Assignment, submission: Submission, future: Future, out: Path, store: GradeStore, result: BatchResult
 ) -> Report:
-    """Write a finished job's reports, and record it in the gradebook unless the grader itself failed
+    """Record a finished job in the store and write its reports, unless the grader itself failed
     (then it says so, records nothing, and the next run grades it again)."""
     try:
         report = Report.model_validate(future.result())
     except Exception as exc:  # the grader failed, not the student
         result.failed.append(submission.student)
         report = failure_report(assignment, submission, exc)
-        _write_reports(report, out)
+        write_reports(report, out)
         return report
-    _write_reports(report, out)
-    gradebook.record(report)
+    report = store.record(report)
+    write_reports(report, out)
     result.reports.append(report)
     return report
 
@@ -389,10 +406,12 @@ def failure_report(assignment: Assignment, submission: Submission, exc: BaseExce
         graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         grader_version=grader_version(),
         ran=False,
+        submitted_at=submission.submitted_at.isoformat(timespec="seconds") if submission.submitted_at else None,
     )
 
 
-def _write_reports(report: Report, out: Path) -> None:
+def write_reports(report: Report, out: Path) -> None:
+    """Every per-student file of a report (reports.PER_STUDENT) into ``out``."""
     for write in PER_STUDENT.values():
         write(report, out)
 

@@ -7,8 +7,7 @@ Two families, kept apart on purpose:
      ├── SubmissionError         a submission path that does not exist or holds nothing gradable
      ├── SandboxUnavailable      the sandbox cannot start here (names what is missing)
      ├── LimitsTooLow            limits too low for the sandbox's runtime to start (names the option)
-     ├── ReleaseError            a source notebook that cannot be released
-     └── GradebookError          a gradebook file that is not one, or is locked by another grader
+     └── ReleaseError            a source notebook that cannot be released
 
     StudentFault                 something a student's code did; becomes data in the report
      ├── MissingFunction         the function the test calls is not defined
@@ -16,9 +15,6 @@ Two families, kept apart on purpose:
      ├── BadReturn               it returned something that is not plain data
      ├── StudentTimeout          it ran past the time limit
      └── WorkerCrashed           the worker died (exit, signal, memory)
-
-A dependency's errors (sqlite's, for the gradebook) are said in the package's words in one place,
-``dependency_error``.
 
 A StudentFault is raised inside a hidden test when a call into the sandbox fails, and the pytest
 plugin turns it into the question's status; it never reaches a user as an exception.
@@ -51,21 +47,6 @@ class LimitsTooLow(AutograderError):
 
 class ReleaseError(AutograderError):
     pass
-
-
-class GradebookError(AutograderError):
-    pass
-
-
-def dependency_error(exc: BaseException, path: object) -> AutograderError | None:
-    """A dependency's error about the file at ``path``, as one of ours (one line), or None."""
-    import sqlite3
-
-    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        return GradebookError(f"{path}: the gradebook is locked by another grader; try again when it is done")
-    if isinstance(exc, sqlite3.DatabaseError):
-        return GradebookError(f"{path}: not a gradebook, or a damaged one ({exc}); nothing was changed")
-    return None
 
 
 class StudentFault(Exception):

@@ -21,20 +21,21 @@ import pytest
 
 from untrusted.text import bounded, storable
 
-from .assignment import Assignment, Question, question_of_cell
+from .assignment import ANSWER_STUB, Assignment, Question, question_of_cell
 from .errors import StudentFault
 from .reports.model import QuestionResult, Report, Status, TestOutcome
 from .sandbox.process import Limits
 from .sandbox.runners import Runner
 from .sandbox.session import LoadResult, StudentSession
 from .secret import input_seed
-from .submissions import Submission, Unreadable, extract
+from .submissions import Submission, Unreadable, answers_after_heading, extract
 from .testing import Mismatch
 from .version import grader_version
 
 # A report's size is bounded whatever the submission does: at most this many problems, each this long.
 MAX_REPORT_ERRORS = 50
 MAX_ERROR_CHARS = 500
+MAX_ANSWER_CHARS = 20_000  # per written answer, kept for hand grading
 
 GENERIC_FAILURE = "the result was not what the question asks for"
 # pytest plugins a hidden suite never needs; leaving them out saves about a third of a grading.
@@ -145,6 +146,7 @@ def grade_submission(
     outcomes: list[TestOutcome] = []
     answers: dict[str, str] = {}
     load: LoadResult | None = None
+    question_ids = [question.id for question in assignment.questions]
     try:
         if submission.problem:
             raise Unreadable(submission.problem)
@@ -152,7 +154,11 @@ def grade_submission(
     except Unreadable as unreadable:
         errors.append(str(unreadable))
     else:
-        answers = extracted.answers
+        answers = dict(extracted.answers)
+        for question_id, heading in assignment.answer_headings.items():
+            if not any(question_of_cell(grade_id, question_ids) == question_id for grade_id in answers):
+                found = answers_after_heading(extracted.layout, heading)
+                answers |= {f"{question_id}_{cell}": text for cell, text in found.items()}
         with StudentSession(runner, extracted.cells, limits) as session:
             load = session.load()
             if load.failure:
@@ -163,7 +169,6 @@ def grade_submission(
     if len(errors) > MAX_REPORT_ERRORS:
         errors = errors[:MAX_REPORT_ERRORS] + [f"... and {len(errors) - MAX_REPORT_ERRORS} more problems"]
     errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]
-    question_ids = [question.id for question in assignment.questions]
     questions = with_dependencies(
         assignment,
         [_question_result(question, outcomes, load, answers, question_ids) for question in assignment.questions],
@@ -183,6 +188,7 @@ def grade_submission(
         graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         grader_version=grader_version(),
         ran=load is not None and not load.failure,
+        submitted_at=submission.submitted_at.isoformat(timespec="seconds") if submission.submitted_at else None,
     )
 
 
@@ -195,15 +201,15 @@ def _question_result(
 ) -> QuestionResult:
     base: dict[str, Any] = {"id": question.id, "max_score": question.points}
     if question.manual:
-        written = [
-            text.strip()
+        written = {
+            grade_id: bounded(text.strip(), MAX_ANSWER_CHARS)
             for grade_id, text in answers.items()
-            if question_of_cell(grade_id, question_ids) == question.id and text.strip()
-        ]
+            if question_of_cell(grade_id, question_ids) == question.id and text.replace(ANSWER_STUB, "").strip()
+        }
         feedback = "graded by hand" + (
             f"; {len(written)} written answer(s) to read" if written else "; no written answer found"
         )
-        return QuestionResult(score=0.0, status="manual", feedback=feedback, **base)
+        return QuestionResult(score=0.0, status="manual", feedback=feedback, answers=written, **base)
     if load is None or load.failure:
         reason = "your submission could not be read" if load is None else f"your code could not be run: {load.failure}"
         return QuestionResult(score=0.0, status="error", feedback=reason, **base)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from .assignment import Assignment
+from .assignment import ANSWER_STUB, Assignment
 from .errors import ReleaseError
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -30,7 +30,7 @@ def release(assignment: Assignment, out: Path) -> Path:
 
     notebook = nbformat.from_dict(source)
     resources: dict = {}
-    for preprocessor in (ClearSolutions(enforce_metadata=True), ClearHiddenTests(enforce_metadata=True),
+    for preprocessor in (ClearSolutions(enforce_metadata=True, text_stub=ANSWER_STUB), ClearHiddenTests(enforce_metadata=True),
                          ClearOutput(), LockCells()):  # fmt: skip
         notebook, resources = preprocessor.preprocess(notebook, resources)
     nbformat.validate(notebook)

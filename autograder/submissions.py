@@ -2,6 +2,17 @@
 
 A submission is graded by the functions it defines, whatever its cell layout or metadata: code
 cells run top to bottom, IPython magics and shell lines are skipped, a ``.py`` file is one cell.
+
+Whose a file is, by the layout it comes in (``owner_of``):
+
+- nbgrader's ``submitted/<student>/<assignment>/x.ipynb``: the folder under ``submitted/``;
+- Moodle's assignment download, ``Full Name_12345_assignsubmission_file_/x.ipynb``: the participant
+  ``12345`` (``lms = "moodle"``), named ``Full Name_12345`` until a roster says who that is;
+- Canvas's submissions zip, ``lastname_firstname_12345_67890_x.ipynb`` (``LATE_`` before the user id
+  when Canvas marks it late): the Canvas user ``12345``, named ``lastname_firstname_12345`` likewise;
+- otherwise the file's stem.
+
+A submission's time is its file's modification time: the time the platform's download gives it.
 """
 
 from __future__ import annotations
@@ -12,7 +23,9 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -25,6 +38,8 @@ SUFFIXES = {".ipynb", ".py"}
 MAX_SUBMISSION_BYTES = 20 * 1024 * 1024
 MAGIC_LINE = re.compile(r"^(?P<indent>\s*)(?:[%!]|\w+\s*=\s*[%!])")
 LINK_PROBLEM = "symbolic links are not accepted; hand in the file itself"
+CANVAS_FILE = re.compile(r"^(?P<name>.+?)_(?:LATE_)?(?P<user>\d+)_(?P<submission>\d+)_(?P<file>.+)$")
+MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<participant>\d+)_assignsubmission_[a-z]+_?$")
 
 
 class Submission(BaseModel):
@@ -35,6 +50,17 @@ class Submission(BaseModel):
     path: Path
     sha256: str
     problem: str | None = None
+    submitted_at: datetime | None = None
+    # The course platform the file came from and its id for the student there, for the roster to map.
+    lms: Literal["canvas", "moodle"] | None = None
+    lms_id: str | None = None
+
+
+class Owner(BaseModel):
+    student: str
+    handed_in_as: str  # the file's name as the student gave it
+    lms: Literal["canvas", "moodle"] | None = None
+    lms_id: str | None = None
 
 
 class Skipped(BaseModel):
@@ -56,6 +82,9 @@ class Unreadable(Exception):
 class Extracted(BaseModel):
     cells: list[Cell]
     answers: dict[str, str] = {}  # nbgrader grade_id -> the student's text, for questions graded by hand
+    # Every cell's kind and text, in order: written answers found by their question's heading when a
+    # notebook lost its nbgrader metadata (see answers_after_heading).
+    layout: list[tuple[str, str]] = []
 
 
 def find_submissions(paths: Iterable[Path | str], preferred: str | None = None) -> Discovery:
@@ -65,18 +94,21 @@ def find_submissions(paths: Iterable[Path | str], preferred: str | None = None) 
     on the one named ``preferred`` (the released notebook's name) or gets a report saying why not; a
     symbolic link, a file that is not a regular file or cannot be read gets a report with the reason;
     hidden files and folders are skipped and listed. Links are never followed."""
-    found: dict[str, list[tuple[Path, str | None]]] = {}
+    found: dict[tuple[str, str, str], list[tuple[Path, str | None, Owner]]] = {}
     discovery = Discovery()
     for root in map(Path, paths):
         if not os.path.lexists(root):
             raise SubmissionError(f"{root}: no such file or folder")
         before = sum(len(files) for files in found.values()), len(discovery.skipped)
         for file, problem in _walk(root, discovery.skipped):
-            found.setdefault(_student(file, root), []).append((file, problem))
+            owner = owner_of(file, root)
+            found.setdefault((owner.student, owner.lms or "", owner.lms_id or ""), []).append((file, problem, owner))
         if root.is_dir() and (sum(len(files) for files in found.values()), len(discovery.skipped)) == before:
             raise SubmissionError(f"{root}: holds no .ipynb or .py files")
-    for student, files in sorted(found.items()):
-        discovery.submissions.append(_one_per_student(student, files, preferred, discovery.skipped))
+    for (student, _, _), files in sorted(found.items()):
+        submission = _one_per_student(student, files, preferred, discovery.skipped)
+        owner = files[0][2]
+        discovery.submissions.append(submission.model_copy(update={"lms": owner.lms, "lms_id": owner.lms_id}))
     return discovery
 
 
@@ -119,27 +151,28 @@ def _file_problem(path: Path) -> str | None:
 
 
 def _one_per_student(
-    student: str, files: list[tuple[Path, str | None]], preferred: str | None, skipped: list[Skipped]
+    student: str, files: list[tuple[Path, str | None, Owner]], preferred: str | None, skipped: list[Skipped]
 ) -> Submission:
     if len(files) > 1:
-        chosen = [entry for entry in files if preferred and entry[0].name == preferred]
+        chosen = [entry for entry in files if preferred and entry[2].handed_in_as == preferred]
         if len(chosen) != 1:
-            names = ", ".join(sorted(path.name for path, _ in files))
+            names = ", ".join(sorted(owner.handed_in_as for _, _, owner in files))
             wanted = f", named {preferred}" if preferred else ""
             return Submission(
                 student=student,
                 path=files[0][0],
-                sha256=_fingerprint([path for path, _ in files]),
+                sha256=_fingerprint([path for path, _, _ in files]),
                 problem=f"{len(files)} files were handed in ({names}); hand in exactly one{wanted}",
             )
-        for path, _ in files:
+        for path, _, _ in files:
             if path != chosen[0][0]:
                 skipped.append(Skipped(path=path, reason=f"a second file of {student}; {preferred} was graded"))
         files = chosen
-    ((path, problem),) = files
+    ((path, problem, _),) = files
     if problem is None:
         try:
-            return Submission(student=student, path=path, sha256=_sha256(path))
+            modified = datetime.fromtimestamp(os.lstat(path).st_mtime, UTC)
+            return Submission(student=student, path=path, sha256=_sha256(path), submitted_at=modified)
         except OSError as exc:
             problem = f"the file cannot be read ({exc.strerror or exc})"
     return Submission(student=student, path=path, sha256=_fingerprint([path]), problem=problem)
@@ -192,7 +225,7 @@ def _notebook_cells(text: str) -> Extracted:
     raw_cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(raw_cells, list):
         raise Unreadable("the notebook has no list of cells")
-    cells, answers = [], {}
+    cells, answers, layout = [], {}, []
     for index, cell in enumerate(raw_cells, start=1):
         if not isinstance(cell, dict):
             continue
@@ -204,28 +237,67 @@ def _notebook_cells(text: str) -> Extracted:
         nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
         nbgrader = nbgrader if isinstance(nbgrader, dict) else {}
         grade_id = nbgrader.get("grade_id")
-        if cell.get("cell_type") == "code":
+        kind = "code" if cell.get("cell_type") == "code" else "markdown"
+        layout.append((kind, source))
+        if kind == "code":
             cells.append(Cell(index=index, source=strip_magics(source)))
         elif isinstance(grade_id, str) and nbgrader.get("solution"):
             answers[grade_id] = source
-    return Extracted(cells=cells, answers=answers)
+    return Extracted(cells=cells, answers=answers, layout=layout)
 
 
-def _student(file: Path, root: Path) -> str:
-    """The student a file belongs to. In nbgrader's layout it is the folder right under the first
-    ``submitted/`` (a student's own folders can hold another ``submitted/`` to no effect)."""
+def heading_of(markdown: str) -> str | None:
+    """A Markdown cell's first heading, compared loosely (no #, case or spacing), or None."""
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("#"):
+            return " ".join(line.strip().lstrip("#").split()).casefold() or None
+        if line.strip():
+            return None
+    return None
+
+
+def answers_after_heading(layout: list[tuple[str, str]], heading: str) -> dict[str, str]:
+    """The Markdown cells after the cell headed ``heading``, up to the next heading or code cell,
+    keyed by their cell number: a written answer found without nbgrader's metadata."""
+    answers: dict[str, str] = {}
+    inside = False
+    for number, (kind, source) in enumerate(layout, start=1):
+        if inside and (kind == "code" or heading_of(source) is not None):
+            break
+        if inside and source.strip():
+            answers[f"cell {number}"] = source
+        if kind == "markdown" and heading_of(source) == heading:
+            inside = True
+    return answers
+
+
+def owner_of(file: Path, root: Path) -> Owner:
+    """Whose ``file`` (found under ``root``) is, by the layouts in this module's docstring. In
+    nbgrader's layout it is the folder right under the first ``submitted/`` (a student's own folders
+    can hold another ``submitted/`` to no effect)."""
     above = root.absolute().parts
     below = file.relative_to(root).parts if file != root else ()
     parts = above + below
+    position = None
     if "submitted" in above:
         position = len(above) - 1 - above[::-1].index("submitted")
     elif "submitted" in below:
         position = len(above) + below.index("submitted")
-    else:
-        return from_filesystem(file.stem)
-    if position + 2 < len(parts):
-        return from_filesystem(parts[position + 1])
-    return from_filesystem(file.stem)
+    if position is not None and position + 2 < len(parts):
+        return Owner(student=from_filesystem(parts[position + 1]), handed_in_as=from_filesystem(file.name))
+    moodle = MOODLE_FOLDER.match(from_filesystem(file.parent.name)) if file != root else None
+    if moodle:
+        return Owner(
+            student=f"{moodle['name']}_{moodle['participant']}", handed_in_as=from_filesystem(file.name),
+            lms="moodle", lms_id=moodle["participant"],
+        )  # fmt: skip
+    canvas = CANVAS_FILE.match(from_filesystem(file.name))
+    if canvas:
+        return Owner(
+            student=f"{canvas['name']}_{canvas['user']}", handed_in_as=canvas["file"], lms="canvas",
+            lms_id=canvas["user"],
+        )  # fmt: skip
+    return Owner(student=from_filesystem(file.stem), handed_in_as=from_filesystem(file.name))
 
 
 def _fingerprint(paths: list[Path]) -> str:

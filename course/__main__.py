@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from commands.course import main
 
 sys.exit(main())

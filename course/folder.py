@@ -13,6 +13,9 @@
     [sandbox]
     packages = ["numpy", "matplotlib"]            # what submissions may import (numpy always)
 
+    [defaults]
+    late_penalty = "10% per day"                  # for every assignment with a due time; its own wins
+
     [defaults.limits]                             # for every assignment; its own [limits] win
     call_timeout = 10
 
@@ -52,6 +55,8 @@ class CourseDefaults(BaseModel):
     # Limits for every assignment of the course (autograder's Limits: call_timeout, memory_mib, ...);
     # an assignment's own [limits] win.
     limits: dict[str, float] = {}
+    # The late policy of every assignment that sets a due time and no policy of its own.
+    late_penalty: str | None = None
 
 
 class CourseFolder(BaseModel):

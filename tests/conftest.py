@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from course.cli import main as course_main
+from commands.course import main as course_main
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON_DATA = ROOT / "lesson_data"

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from course.cli import build_parser
+from commands.course import build_parser
 
 from .conftest import JSON_LESSON, LESSON_DATA, ROOT
 

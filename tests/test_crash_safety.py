@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from importlib.metadata import version
 from autograder.grading import grader_version
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+from .gradebook_view import recorded
 
 KNOWN = ASSIGNMENTS / "sequences-and-attention" / "known"
 
@@ -34,18 +34,14 @@ def test_killed_batch_keeps_whole_submissions_and_a_rerun_finishes(tmp_path):
     grader.send_signal(signal.SIGKILL)
     grader.wait()
 
-    with sqlite3.connect(out / "gradebook.db") as db:
-        recorded = [row[0] for row in db.execute("SELECT student FROM submissions ORDER BY student")]
-        per_student = dict(db.execute("SELECT student, COUNT(*) FROM grades GROUP BY student").fetchall())
-    assert 1 <= len(recorded) < 8
-    assert all(per_student[student] == 6 for student in recorded)  # never half a submission
+    before = recorded(out / "gradebook.db")
+    assert 1 <= len(before) < 8
+    assert all(rows == [(10, 6)] for rows in before.values())  # never half a submission
 
     rerun = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
-    assert f"skipped {len(recorded)} already graded" in rerun.stderr
-    with sqlite3.connect(out / "gradebook.db") as db:
-        assert db.execute("SELECT COUNT(*) FROM submissions WHERE score = 10").fetchone()[0] == 8
-        assert db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 48
+    assert f"skipped {len(before)} already graded" in rerun.stderr
+    assert recorded(out / "gradebook.db") == {f"student{n}": [(10, 6)] for n in range(8)}
     # Every report says which grader made it: the installed distribution's version, never "unknown".
     versions = {
         json.loads(path.read_text())["grader_version"] for path in out.glob("*.json") if ".gradescope" not in path.name
@@ -67,8 +63,9 @@ def test_student_facing_package_holds_no_reference_or_hidden_test():
 @needs_sandbox
 def test_a_local_worker_process_killed_mid_job_is_retried(tmp_path):
     from autograder.assignment import load_assignment
-    from autograder.batch import GradeOptions, grade_batch
+    from autograder.batch import GradeOptions
     from autograder.submissions import find_submissions
+    from gradebook.grading import grade_into_gradebook
 
     from . import dask_jobs
 
@@ -77,10 +74,9 @@ def test_a_local_worker_process_killed_mid_job_is_retried(tmp_path):
     for student in ("ada", "alan", "grace"):
         shutil.copy(KNOWN / "correct_loops.py", folder / f"{student}.py")
     out = tmp_path / "out"
-    result = grade_batch(
+    result = grade_into_gradebook(
         load_assignment(ASSIGNMENTS / "sequences-and-attention"), find_submissions([folder]).submissions, out,
         GradeOptions(reference="numpy", jobs=2), job=dask_jobs.dies_once,
-    )  # fmt: skip
+    ).batch  # fmt: skip
     assert result.failed == [] and sorted(r.score for r in result.reports) == [10, 10, 10]
-    with sqlite3.connect(out / "gradebook.db") as db:
-        assert db.execute("SELECT COUNT(*) FROM grades").fetchone()[0] == 18
+    assert recorded(out / "gradebook.db") == {student: [(10, 6)] for student in ("ada", "alan", "grace")}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -15,13 +14,15 @@ import pytest
 from distributed import Client, LocalCluster
 
 from autograder.assignment import load_assignment
-from autograder.batch import GradeOptions, grade_batch
+from autograder.batch import GradeOptions
 from autograder.distributed import dask_executor
 from autograder.errors import AutograderError
 from autograder.submissions import find_submissions
+from gradebook.grading import grade_into_gradebook
 
 from . import dask_jobs
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+from .gradebook_view import recorded
 
 pytestmark = needs_sandbox
 KNOWN = ASSIGNMENTS / "sequences-and-attention" / "known"
@@ -46,20 +47,18 @@ def _submissions(tmp_path, students, file="correct_vectorised.py"):
 
 
 def _recorded(out):
-    with sqlite3.connect(out / "gradebook.db") as db:
-        submissions = db.execute("SELECT student, COUNT(*) FROM submissions GROUP BY student").fetchall()
-        grades = dict(db.execute("SELECT student, COUNT(*) FROM grades GROUP BY student").fetchall())
-    return dict(submissions), grades
+    table = recorded(out / "gradebook.db")
+    return {s: len(rows) for s, rows in table.items()}, {s: sum(n for _, n in rows) for s, rows in table.items()}
 
 
 def test_a_worker_killed_mid_job_is_rescheduled_and_recorded_once(cluster, tmp_path):
     assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
     submissions = _submissions(tmp_path, ["ada", "alan", "grace"])
     out = tmp_path / "out"
-    result = grade_batch(
+    result = grade_into_gradebook(
         assignment, submissions, out, GradeOptions(reference="numpy"), executor=cluster.get_executor(pure=False),
         job=dask_jobs.dies_once,
-    )  # fmt: skip
+    ).batch  # fmt: skip
     assert result.failed == []
     assert all((tmp_path / "submissions" / f"{s}.died").exists() for s in ("ada", "alan", "grace"))  # each died once
     assert sorted((r.student, r.score) for r in result.reports) == [("ada", 10), ("alan", 10), ("grace", 10)]
@@ -70,10 +69,10 @@ def test_a_job_that_kills_every_worker_ends_as_an_error_and_the_batch_goes_on(cl
     assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
     submissions = _submissions(tmp_path, ["honest", "poison", "steady"])
     out = tmp_path / "out"
-    result = grade_batch(
+    result = grade_into_gradebook(
         assignment, submissions, out, GradeOptions(reference="numpy"), executor=cluster.get_executor(pure=False),
         job=dask_jobs.poison_for("poison"),
-    )  # fmt: skip
+    ).batch  # fmt: skip
     assert result.failed == ["poison"]
     assert sorted(r.student for r in result.reports) == ["honest", "steady"]
     report = (out / "poison.json").read_text()

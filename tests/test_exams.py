@@ -166,7 +166,7 @@ def test_open_questions_are_on_the_variant_and_graded_by_hand(tmp_path, roster):
     grade_exam(exam, _responses(tmp_path, rows, len(key["variants"][0]["questions"])), results)
     scores = list(csv.DictReader((results / "scores.csv").open()))
     assert {(r["questions"], r["graded_by_hand"], r["percent"]) for r in scores} == {("15", "7", "100.0")}
-    assert "Graded by hand." in (results / "feedback" / "s001.md").read_text()
+    assert "Graded by hand; not marked yet." in (results / "feedback" / "s001.md").read_text()
 
 
 def test_html_variant_is_standalone_with_mathml(tmp_path, roster):
@@ -354,3 +354,59 @@ def test_each_student_gets_a_printable_answer_sheet_with_their_own_letters(cours
     page = (exam / "s001.html").read_text()
     assert page.count('<section class="question">') == 5  # each kept whole on a printed page
     assert "@media print" in page and "answer sheet" in page
+
+
+def test_open_questions_marked_by_hand_count_in_the_scores(course, tmp_path, roster):
+    exam, results, book = tmp_path / "exam", tmp_path / "results", tmp_path / "gradebook.db"
+    assert course("exam", "build", "--roster", roster, "--out", exam, "--questions", "3", "--open", "2").code == 0
+    key = _key(exam)
+    sheet = tmp_path / "marks.csv"
+    result = course("exam", "marks", "export", exam, "--out", sheet, "--gradebook", book)
+    assert result.code == 0 and result.out == f"{sheet}: 12 open answers to mark\n"
+    rows = list(csv.DictReader(sheet.open(encoding="utf-8")))
+    assert {(row["points"], row["score"], row["exam"]) for row in rows} == {("1", "", key["title"])}
+    s001 = [row for row in rows if row["student_id"] == "s001"]
+    assert [row["position"] for row in s001] == ["q4", "q5"] and s001[0]["text"]
+    s001[0]["score"], s001[0]["comment"] = "1", "right: an attention map is not a cause"
+    s001[1]["score"], s001[1]["comment"] = "0.5", "half of it"
+    other = next(row for row in rows if row["student_id"] == "s002")
+    bad = [dict(other, score="2"), dict(other, student_id="s999", score="1"), dict(other, question="nope", score="1")]
+    filled = tmp_path / "filled.csv"
+    with filled.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(s001 + bad)
+    result = course("exam", "marks", "import", exam, filled, "--gradebook", book)
+    assert result.code == 1 and result.out.startswith("2 marks recorded")
+    assert f"{filled}: row 4: score 2 is outside 0..1" in result.err
+    assert f"{filled}: row 5: student_id 's999' has no variant in this exam" in result.err
+    assert f"{filled}: row 6: 'nope' is not an open question of 's002'" in result.err
+
+    answers = [
+        [
+            v["student"]["student_id"],
+            *(_correct_letter(key, q) if q["kind"] == "choice" else "" for q in v["questions"]),
+        ]
+        for v in key["variants"]
+    ]
+    responses = _responses(tmp_path, answers, 5)
+    assert course("exam", "grade", exam, responses, "--out", results, "--gradebook", book).code == 0
+    scores = {row["student_id"]: row for row in csv.DictReader((results / "scores.csv").open())}
+    assert (scores["s001"]["correct"], scores["s001"]["marked"], scores["s001"]["score"], scores["s001"]["max_score"]) == (
+        "3", "1.5", "4.5", "5"
+    )  # fmt: skip
+    assert (scores["s002"]["marked"], scores["s002"]["score"]) == ("0", "3")
+    feedback = (results / "feedback" / "s001.md").read_text()
+    assert "Marked by hand: 0.5 of 1." in feedback and "half of it" in feedback and "Total: 4.5 of 5" in feedback
+    from gradebook.book import Gradebook
+
+    with Gradebook.open(book) as opened:
+        from gradebook.models import ExamResult
+
+        recorded = {r.student.student_id: r.score for r in opened.objects(ExamResult).select_related("student")}
+    assert len(recorded) == 6 and recorded["s001"] == 4.5
+
+    # Another exam's sheet changes nothing.
+    filled.write_text(filled.read_text().replace(key["title"], "Another exam"))
+    result = course("exam", "marks", "import", exam, filled, "--gradebook", book)
+    assert result.code == 2 and "marks of the exam 'Another exam'" in result.err

@@ -11,10 +11,10 @@ import nbformat
 import pytest
 
 from autograder.assignment import load_assignment
-from autograder.cli import main as autograder_main
 from autograder.errors import ReleaseError
 from autograder.public_tests import check_notebook
 from autograder.release import release, secret_lines
+from commands.autograder import main as autograder_main
 
 from .conftest import ASSIGNMENTS
 

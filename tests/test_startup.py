@@ -27,12 +27,12 @@ print(json.dumps(sorted({{name.split(".")[0] for name in sys.modules}})), file=s
 @pytest.mark.parametrize(
     "module, argv",
     [
-        ("course.cli", ["--version"]),
-        ("course.cli", ["--help"]),
-        ("course.cli", ["export", "checks", "--help"]),
-        ("autograder.cli", ["--version"]),
-        ("autograder.cli", ["--help"]),
-        ("autograder.cli", ["grade", "--help"]),
+        ("commands.course", ["--version"]),
+        ("commands.course", ["--help"]),
+        ("commands.course", ["export", "checks", "--help"]),
+        ("commands.autograder", ["--version"]),
+        ("commands.autograder", ["--help"]),
+        ("commands.autograder", ["grade", "--help"]),
     ],
 )
 def test_help_and_version_import_nothing_heavy(module, argv):
@@ -47,7 +47,7 @@ def test_help_and_version_import_nothing_heavy(module, argv):
 
 def test_validating_lessons_does_not_build_the_iri_grammar():
     probe = (
-        "import sys\nfrom course.cli import main\nmain(['validate', 'lesson_data'])\n"
+        "import sys\nfrom commands.course import main\nmain(['validate', 'lesson_data'])\n"
         "print('rfc3987_syntax' in sys.modules, file=sys.stderr)\nimport jsonschema\n"
     )
     completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)

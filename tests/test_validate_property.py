@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course.cli import main
+from commands.course import main
 
 from .conftest import JSON_LESSON
 

@@ -6,22 +6,28 @@ from pathlib import Path
 
 from untrusted.text import printable
 
-from .model import Report
+from .model import HandMark, Report
 from .names import report_stem
 
 MARKS = {"passed": "+", "partial": "~", "failed": "x", "error": "!", "timeout": "!", "manual": "?", "not_graded": "-"}
 
 
 def text(report: Report) -> str:
-    lines = [
-        f"{report.assignment}: feedback for {report.student}",
-        f"Score: {report.score:g} / {report.max_score:g}",
-        "",
-    ]
+    lines = [f"{report.assignment}: feedback for {report.student}", f"Score: {report.score:g} / {report.max_score:g}"]
+    if report.late and report.late.percent:
+        lines += late_lines(report)
+    lines.append("")
     for question in report.questions:
         mark = MARKS[question.status]
-        lines.append(f"[{mark}] {question.id}: {question.score:g} / {question.max_score:g} ({question.status})")
-        lines += [f"    {line}" for line in question.feedback.splitlines()]
+        status: str = question.status
+        if question.mark:
+            status = "marked by hand"
+            mark = "+" if question.score >= question.max_score else "x" if question.score == 0 else "~"
+        lines.append(f"[{mark}] {question.id}: {question.score:g} / {question.max_score:g} ({status})")
+        if question.mark:
+            lines += mark_lines(question.mark)
+        else:
+            lines += [f"    {line}" for line in question.feedback.splitlines()]
         lines.append("")
     if report.errors:
         lines.append("Problems running your submission:")
@@ -31,6 +37,25 @@ def text(report: Report) -> str:
         lines += ["What your notebook printed while it ran (first 64 KiB):", report.output.rstrip(), ""]
     lines.append(f"Graded {report.graded_at} by grader {report.grader_version} (reference: {report.reference}).")
     return "\n".join(lines) + "\n"
+
+
+def late_lines(report: Report) -> list[str]:
+    """The late penalty, apart from the earned score."""
+    late = report.late
+    assert late is not None
+    units = f"{late.units_late} {late.unit}{'s' if late.units_late != 1 else ''}"
+    why = "after the last day late work is accepted" if late.after_late_until else f"{units} late"
+    return [
+        f"Late penalty: -{late.points:g} ({late.percent:g}%: submitted {late.submitted_at}, due {late.due}, {why})",
+        f"Final score: {report.final_score:g} / {report.max_score:g}",
+    ]
+
+
+def mark_lines(mark: HandMark) -> list[str]:
+    lines = [f"    {line}" for line in mark.comment.splitlines()]
+    if mark.answer_changed:
+        lines.append("    (answer changed since marked: this mark was given for an earlier submission)")
+    return lines
 
 
 def write(report: Report, folder: Path) -> Path:

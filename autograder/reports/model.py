@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 # not_graded: the question depends on a function that fails its own question, and the assignment
 # does not charge dependents (``charge_dependents = false``); it scores nothing until that passes.
@@ -21,6 +21,30 @@ class TestOutcome(BaseModel):
     message: str = ""
 
 
+class HandMark(BaseModel):
+    """A score given by hand (a manual question's, or an override), with the grader's comment."""
+
+    score: float
+    comment: str = ""
+    marked_at: str
+    marked_by: str = ""
+    # The student handed in a new submission whose answer differs from the one this mark was given for.
+    answer_changed: bool = False
+
+
+class LatePenalty(BaseModel):
+    """What lateness cost, shown apart from the earned score (see autograder.lateness)."""
+
+    due: str
+    submitted_at: str
+    late: bool
+    units_late: int
+    unit: str
+    percent: float
+    points: float
+    after_late_until: bool = False
+
+
 class QuestionResult(BaseModel):
     id: str
     score: float
@@ -29,6 +53,7 @@ class QuestionResult(BaseModel):
     feedback: str
     tests: list[TestOutcome] = []
     answers: dict[str, str] = {}  # written answers of a question graded by hand, by cell grade_id
+    mark: HandMark | None = None  # the hand-given score, which is then this question's score
 
 
 class Report(BaseModel):
@@ -47,3 +72,11 @@ class Report(BaseModel):
     grader_version: str
     # False when the submission could not be read, or its code could not be run at all.
     ran: bool = True
+    submitted_at: str | None = None
+    late: LatePenalty | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def final_score(self) -> float:
+        """The earned score less the late penalty: what goes to the course platform."""
+        return max(0.0, self.score - (self.late.points if self.late else 0.0))

@@ -15,6 +15,16 @@ from .stats import difficulty, point_biserial
 from .variants import ExamKey, Variant
 
 
+class OpenMark(BaseModel):
+    """An open question's mark, given by hand: 0 to 1 point, like each check question."""
+
+    score: float
+    comment: str = ""
+
+
+OPEN_POINTS = 1.0  # what an open question is worth, as much as a check question
+
+
 class StudentResult(BaseModel):
     student_id: str
     name: str
@@ -23,15 +33,34 @@ class StudentResult(BaseModel):
     answered: int
     automatic: int
     by_hand: int
+    marks: dict[int, OpenMark] = {}  # position -> the open question's mark, when given
+
+    @property
+    def marked(self) -> float:
+        return sum(mark.score for mark in self.marks.values())
+
+    @property
+    def score(self) -> float:
+        return self.correct + self.marked
+
+    @property
+    def max_score(self) -> float:
+        return self.automatic + OPEN_POINTS * self.by_hand
 
 
 class ExamGradeResult(BaseModel):
     graded: int
     problems: list[Problem] = []
+    results: list[StudentResult] = []
 
 
-def grade_exam(exam: Path, responses: Path, out: Path) -> ExamGradeResult:
+def grade_exam(
+    exam: Path, responses: Path, out: Path, marks: dict[tuple[str, str], OpenMark] | None = None
+) -> ExamGradeResult:
+    """Grade the answer sheets; ``marks`` are the open questions' marks given by hand, by (student id,
+    question id), and count in the score."""
     key = load_key(exam)
+    marks = marks or {}
     positions = len(key.variants[0].questions)
     columns = [f"q{n}" for n in range(1, positions + 1)]
     _, rows = read_rows(responses, ["student_id", *columns])
@@ -56,7 +85,13 @@ def grade_exam(exam: Path, responses: Path, out: Path) -> ExamGradeResult:
             )
             continue
         seen[student_id] = row_number
-        results.append(_grade_row(key, variants[student_id], row, responses, row_number, problems))
+        result = _grade_row(key, variants[student_id], row, responses, row_number, problems)
+        result.marks = {
+            question.position: marks[(student_id, question.question)]
+            for question in variants[student_id].questions
+            if question.kind == "open" and (student_id, question.question) in marks
+        }
+        results.append(result)
     for student_id in variants:
         if student_id not in seen:
             problems.append(
@@ -74,7 +109,7 @@ def grade_exam(exam: Path, responses: Path, out: Path) -> ExamGradeResult:
     items = item_analysis(key, results)
     _write_items(out / "items.csv", items)
     _chart(out / "items.png", items)
-    return ExamGradeResult(graded=len(results), problems=problems)
+    return ExamGradeResult(graded=len(results), problems=problems, results=results)
 
 
 def load_key(exam: Path) -> ExamKey:
@@ -180,10 +215,12 @@ def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatis
 def _write_scores(path: Path, results: list[StudentResult]) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = spreadsheet.writer(handle, lineterminator="\n")
-        writer.writerow(["student_id", "name", "correct", "answered", "questions", "percent", "graded_by_hand"])
+        writer.writerow(["student_id", "name", "correct", "answered", "questions", "percent", "graded_by_hand",
+                         "marked", "score", "max_score"])  # fmt: skip
         for r in sorted(results, key=lambda r: r.student_id):
             percent = f"{100 * r.correct / r.automatic:.1f}" if r.automatic else ""
-            writer.writerow([r.student_id, r.name, r.correct, r.answered, r.automatic, percent, r.by_hand])
+            writer.writerow([r.student_id, r.name, r.correct, r.answered, r.automatic, percent, r.by_hand,
+                             f"{r.marked:g}", f"{r.score:g}", f"{r.max_score:g}"])  # fmt: skip
 
 
 def _write_items(path: Path, items: list[ItemStatistics]) -> None:
@@ -236,12 +273,20 @@ def _feedback(key: ExamKey, variant: Variant, result: StudentResult) -> str:
     summary = f"Score: {result.correct} of {result.automatic}"
     if result.by_hand:
         summary += f"; {result.by_hand} open question{'s' if result.by_hand > 1 else ''} graded by hand"
+        if result.marks:
+            summary += f" ({len(result.marks)} marked: {result.marked:g} of {OPEN_POINTS * len(result.marks):g})"
+        summary += f". Total: {result.score:g} of {result.max_score:g}"
     lines += [summary + ".", ""]
     for question in variant.questions:
         bank = key.questions[question.question]
         lines += [f"## {question.position}. {bank.stem}", ""]
         if question.kind == "open":
-            lines += ["Graded by hand.", ""]
+            mark = result.marks.get(question.position)
+            if mark is None:
+                lines += ["Graded by hand; not marked yet.", ""]
+            else:
+                lines += [f"Marked by hand: {mark.score:g} of {OPEN_POINTS:g}.", ""]
+                lines += [for_markdown(mark.comment), ""] if mark.comment else []
             continue
         texts = {choice.option: choice for choice in bank.options}
         right = key.correct_letter(question)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from rich.console import Console
 
+from course.errors import CourseError, Problem
+from course.formats import EXPORT_FORMATS as EXPORTERS
+from gradebook.errors import GradebookError
 from untrusted.text import one_line
-
-from .errors import CourseError, Problem
-from .formats import EXPORT_FORMATS as EXPORTERS
 
 # Each command imports what it needs when it runs (jsonschema, lxml, matplotlib, the exporters):
 # `course --help` and `course --version` load none of them and start at once.
@@ -29,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.handler(args)
-    except CourseError as exc:
+    except (CourseError, GradebookError) as exc:
         print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -180,12 +180,74 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("exam", type=Path, metavar="DIR")
     grade.add_argument("responses", type=Path, metavar="RESPONSES.csv")
     grade.add_argument("--out", required=True, type=Path, metavar="RESULTS")
+    _gradebook_options(grade, "count the open questions' marks from this gradebook and record the results there")
     grade.set_defaults(handler=_exam_grade)
+    marks = exam_what.add_parser(
+        "marks", help="the open questions, marked by hand through a spreadsheet",
+        description="Marks for an exam's open questions (answered on the paper sheet), kept in the gradebook: "
+        "each is worth 1 point, like a check question, and counts in scores.csv when the exam is graded with "
+        "--gradebook.",
+    )  # fmt: skip
+    marks_what = marks.add_subparsers(title="what", metavar="WHAT", required=True)
+    marks_export = marks_what.add_parser(
+        "export", help="write the marks sheet",
+        description="One row per student and open question, with the question, the mark given so far, and empty "
+        "score and comment columns.",
+    )  # fmt: skip
+    marks_export.add_argument("exam", type=Path, metavar="DIR")
+    marks_export.add_argument("--out", required=True, type=Path, metavar="FILE")
+    _gradebook_options(marks_export)
+    marks_export.set_defaults(handler=_exam_marks_export)
+    marks_import = marks_what.add_parser(
+        "import", help="record a filled-in marks sheet",
+        description="Record every row with a score (0..1). Bad rows are listed by row number and the others "
+        "recorded (exit 1); a sheet of another exam changes nothing (exit 2).",
+    )  # fmt: skip
+    marks_import.add_argument("exam", type=Path, metavar="DIR")
+    marks_import.add_argument("sheet", type=Path, metavar="FILE")
+    _gradebook_options(marks_import)
+    marks_import.set_defaults(handler=_exam_marks_import)
     return parser
 
 
+def _gradebook_options(command: argparse.ArgumentParser, what: str = "the gradebook (default ./gradebook.db)") -> None:
+    command.add_argument("--gradebook", type=Path, metavar="PATH", help=what)
+    command.add_argument(
+        "--database-url", metavar="URL", help="the gradebook's database instead (default: $AUTOGRADER_DATABASE_URL)"
+    )
+
+
+def _book(args: argparse.Namespace):
+    """The gradebook a command names (made when there is none yet: exam marks may come first)."""
+    from gradebook.book import Gradebook
+
+    path = args.gradebook or Path("gradebook.db")
+    return Gradebook.open(path, args.database_url)
+
+
+def _exam_marks_export(args: argparse.Namespace) -> int:
+    from gradebook.exams import export_exam_marks
+
+    with _book(args) as book:
+        rows = export_exam_marks(book, args.exam, args.out)
+    print(f"{args.out}: {rows} open answers to mark")
+    return 0
+
+
+def _exam_marks_import(args: argparse.Namespace) -> int:
+    from gradebook.exams import import_exam_marks
+
+    with _book(args) as book:
+        result = import_exam_marks(book, args.exam, args.sheet)
+    for problem in result.problems:
+        print(f"{PROG}: {problem}", file=sys.stderr)
+    print(f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
+          f"{len(result.problems)} rows refused")  # fmt: skip
+    return 1 if result.problems else 0
+
+
 def _validate(args: argparse.Namespace) -> int:
-    from .catalog import load_catalog
+    from course.catalog import load_catalog
 
     catalog = load_catalog(_lesson_paths(args, args.paths), item_writing=True)
     _print_problems(catalog.problems, sys.stdout)
@@ -201,7 +263,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from .folder import init_course
+    from course.folder import init_course
 
     course = init_course(args.folder, args.title)
     print(f"{args.folder}: course {course.title!r} with {len(course.modules)} module and an example assignment")
@@ -210,13 +272,13 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _course(args: argparse.Namespace):
-    from .folder import find_course
+    from course.folder import find_course
 
     return find_course(args.course)
 
 
 def _course_or_none(args: argparse.Namespace):
-    from .folder import find_course
+    from course.folder import find_course
 
     try:
         return find_course(args.course)
@@ -234,8 +296,8 @@ def _lesson_paths(args: argparse.Namespace, given: list[Path] | Path | None) -> 
 
 
 def _lessons(args: argparse.Namespace) -> int:
-    from .catalog import load_catalog, load_folder
-    from .lesson_text import lessons_table
+    from course.catalog import load_catalog, load_folder
+    from course.lesson_text import lessons_table
 
     folders = _lesson_paths(args, args.folder)
     catalog = load_folder(folders[0]) if len(folders) == 1 else load_catalog(folders)
@@ -248,8 +310,8 @@ def _lessons(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from .catalog import load_catalog, load_folder
-    from .lesson_text import lesson_text
+    from course.catalog import load_catalog, load_folder
+    from course.lesson_text import lesson_text
 
     folders = _lesson_paths(args, args.lessons)
     catalog = load_folder(folders[0]) if len(folders) == 1 else load_catalog(folders)
@@ -259,7 +321,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export_checks(args: argparse.Namespace) -> int:
-    from .exports import DEFAULT_TITLE, export_checks
+    from course.exports import DEFAULT_TITLE, export_checks
 
     fmt = "olx-library" if args.format == "olx" and args.olx_unit == "library" else args.format
     paths = _lesson_paths(args, args.lessons)
@@ -271,7 +333,7 @@ def _export_checks(args: argparse.Namespace) -> int:
 
 
 def _import_checks(args: argparse.Namespace) -> int:
-    from .imports import import_checks
+    from course.imports import import_checks
 
     path, count = import_checks(args.file, args.out)
     print(f"{path}: {count} checks imported")
@@ -279,8 +341,8 @@ def _import_checks(args: argparse.Namespace) -> int:
 
 
 def _exam_build(args: argparse.Namespace) -> int:
-    from .exams import build_exam
-    from .exams.build import DEFAULT_TITLE as DEFAULT_EXAM_TITLE
+    from course.exams import build_exam
+    from course.exams.build import DEFAULT_TITLE as DEFAULT_EXAM_TITLE
 
     lessons = _lesson_paths(args, args.lessons)
     course = _course_or_none(args)
@@ -295,9 +357,15 @@ def _exam_build(args: argparse.Namespace) -> int:
 
 
 def _exam_grade(args: argparse.Namespace) -> int:
-    from .exams import grade_exam
+    from course.exams import grade_exam
+    from gradebook.database import database_url
+    from gradebook.exams import grade_exam_into_gradebook
 
-    result = grade_exam(args.exam, args.responses, args.out)
+    if args.gradebook or database_url(args.database_url):
+        with _book(args) as book:
+            result = grade_exam_into_gradebook(book, args.exam, args.responses, args.out)
+    else:
+        result = grade_exam(args.exam, args.responses, args.out)
     _print_problems(result.problems, sys.stderr)
     print(f"{args.out}: {result.graded} students graded")
     return 2 if any(p.severity == "error" for p in result.problems) else 0

@@ -1,0 +1,631 @@
+"""The ``autograder`` command: parses arguments, calls one library function, formats the result.
+
+Exit codes: ``grade`` 0 when every submission was graded, 1 when some could not be read or run;
+``check`` 0 when the public tests pass, 1 when some fail; 2 for a usage error or bad input (one
+line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder.errors import AutograderError
+from autograder.version import grader_version
+from gradebook.errors import GradebookError
+from untrusted.text import one_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from autograder.batch import BatchResult
+
+# Each command imports what it needs when it runs (numpy, pytest, pydantic, nbgrader, rich's tables):
+# `autograder --help` and `--version` load none of them and start at once.
+
+PROG = "autograder"
+STATUS_STYLE = {
+    "passed": "green",
+    "partial": "yellow",
+    "failed": "red",
+    "error": "red",
+    "timeout": "red",
+    "manual": "blue",
+    "not_graded": "magenta",
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    received: list[int] = []
+    previous = _on_termination(received)
+    try:
+        return args.handler(args)
+    except (AutograderError, GradebookError) as exc:
+        print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        # Every grading process and sandbox has been ended by now (the batch kills them on its way out).
+        print(f"{PROG}: interrupted; everything graded so far is in the gradebook", file=sys.stderr)
+        return 128 + (received[0] if received else signal.SIGINT)
+    except Exception as exc:  # a bug of ours: still one line, never a traceback
+        print(f"{PROG}: internal error ({type(exc).__name__}: {one_line(str(exc))}); please report it", file=sys.stderr)
+        return 2
+    finally:
+        _restore(previous)
+
+
+def _on_termination(received: list[int]) -> dict[int, object]:
+    """SIGTERM (what ``kill`` and ``timeout`` send) and SIGINT stop the command the way Ctrl-C does:
+    as a KeyboardInterrupt, which ends the batch's processes before the command exits."""
+
+    def interrupt(signum: int, _frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous: dict[int, object] = {}
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        try:
+            previous[signum] = signal.signal(signum, interrupt)
+        except ValueError:  # not the main thread (the command called from a library): leave them be
+            break
+    return previous
+
+
+def _restore(previous: dict[int, object]) -> None:
+    for signum, handler in previous.items():
+        signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line naming the option, with a pointer to --help."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _number(kind: Callable[[str], float], least: float, what: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not value >= least or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog=PROG,
+        description="Release and grade a course's assignments. The course is the course.toml in the working "
+        "directory or above it, or --course DIR; an assignment is named as course.toml lists it, or given by path.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {grader_version()}")
+    parser.add_argument(
+        "--course", type=Path, metavar="DIR", help="the course's folder (default: the course.toml here or above)"
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    grade = commands.add_parser(
+        "grade", help="grade submissions in the sandbox",
+        description="Grade notebooks and .py files against the assignment's hidden tests, each in a sandboxed "
+        "worker. Writes DIR/<student>.json, DIR/<student>.feedback.txt, DIR/<student>.gradescope.json, "
+        "DIR/grades.csv and the gradebook. Exit 0 when every submission was graded, 1 when some could not be "
+        "read or run, 2 for a usage error.",
+    )  # fmt: skip
+    grade.add_argument("assignment", metavar="ASSIGNMENT", help="an assignment of the course, by name, or its folder")
+    grade.add_argument(
+        "submissions",
+        nargs="+",
+        type=Path,
+        metavar="SUBMISSION",
+        help=".ipynb or .py files, or folders of them (nbgrader's submitted/<student>/ layout too)",
+    )
+    grade.add_argument("--out", type=Path, required=True, metavar="DIR", help="where the reports go")
+    grade.add_argument(
+        "--jobs",
+        type=_number(int, 1, "a whole number of at least 1"),
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="submissions graded at once (default: the number of cores)",
+    )
+    grade.add_argument(
+        "--reference",
+        default="auto",
+        metavar="NAME",
+        help="a reference the assignment names (references in assignment.toml); auto (the default) is torch "
+        "on a GPU, the first named elsewhere (numpy for the shipped course)",
+    )
+    grade.add_argument(
+        "--timeout", type=_number(float, 0.001, "a positive number of seconds"), metavar="SECONDS",
+        help="time limit per call (default: the assignment's, 10 s)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--memory", type=_number(int, 64, "a whole number of MiB, at least 64"), metavar="MIB",
+        help="memory limit per worker (default 2048 MiB)",
+    )  # fmt: skip
+    _gradebook_options(grade, default="DIR/gradebook.db")
+    grade.add_argument("--force", action="store_true", help="regrade submissions already graded with the same hash")
+    grade.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="grade on a Dask cluster, e.g. tcp://host:8786 (default: $DASK_SCHEDULER_ADDRESS, else a local pool)",
+    )
+    grade.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="run student code without the sandbox (only where the sandbox cannot start)",
+    )
+    grade.set_defaults(handler=_grade)
+
+    release_command = commands.add_parser(
+        "release", help="write the student version of an assignment",
+        description="Write the student notebook: solutions replaced by stubs, hidden tests removed, outputs "
+        "cleared, test cells locked (nbgrader's preprocessors).",
+    )  # fmt: skip
+    release_command.add_argument("assignment", metavar="ASSIGNMENT")
+    release_command.add_argument("--out", type=Path, required=True, metavar="DIR")
+    release_command.set_defaults(handler=_release)
+
+    doctor = commands.add_parser(
+        "doctor", help="say whether this machine can grade the course, and with what",
+        description="Check what the sandbox needs (bubblewrap, user namespaces, seccomp, the course's packages, "
+        "control groups), then start it with the course's packages and report what it sees inside. Exit 0 when "
+        "the course can be graded here, 1 otherwise.",
+    )  # fmt: skip
+    doctor.add_argument("--unsafe-no-sandbox", action="store_true", help="check the unsafe runner instead")
+    doctor.set_defaults(handler=_doctor)
+
+    check = commands.add_parser(
+        "check", help="run a notebook's public tests (for students)",
+        description="Run a notebook and its public tests, quickly and without the sandbox, and say which "
+        "questions pass. Exit 0 when all pass, 1 otherwise.",
+    )  # fmt: skip
+    check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
+    check.add_argument("--question", metavar="ID", help="only this question's public tests")
+    check.set_defaults(handler=_check)
+    _gradebook_commands(commands)
+    return parser
+
+
+def _gradebook_commands(commands) -> None:
+    """Commands on the gradebook. Each reads --gradebook PATH (default ./gradebook.db: the one
+    ``grade --out DIR`` wrote is DIR/gradebook.db) or the database $AUTOGRADER_DATABASE_URL names."""
+    marks = commands.add_parser(
+        "marks", help="hand-graded questions: a sheet to fill in, and its marks recorded",
+        description="Marks for the questions graded by hand (manual = true), through a spreadsheet.",
+    )  # fmt: skip
+    marks_what = marks.add_subparsers(title="what", metavar="WHAT", required=True)
+    export = marks_what.add_parser(
+        "export", help="write the marks sheet",
+        description="Write one row per student and hand-graded question of their latest submission, with the "
+        "answer to read, the mark given so far and its status (unmarked, marked, answer changed since marked), "
+        "and empty score and comment columns to fill in.",
+    )  # fmt: skip
+    export.add_argument("assignment", metavar="ASSIGNMENT")
+    export.add_argument("--out", type=Path, required=True, metavar="FILE", help="the CSV file to write")
+    _gradebook_options(export)
+    export.set_defaults(handler=_marks_export)
+    load = marks_what.add_parser(
+        "import", help="record a filled-in marks sheet",
+        description="Record the score and comment of every row that has a score. Rows with an unknown student "
+        "or question, or a score outside 0..points, are listed by row number and the others recorded (exit 1). "
+        "A sheet of another assignment changes nothing (exit 2).",
+    )  # fmt: skip
+    load.add_argument("assignment", metavar="ASSIGNMENT")
+    load.add_argument("sheet", type=Path, metavar="FILE")
+    load.add_argument("--reports", type=Path, metavar="DIR", help="then rewrite every student's reports in DIR")
+    _gradebook_options(load)
+    load.set_defaults(handler=_marks_import)
+
+    reports = commands.add_parser(
+        "reports", help="rewrite every student's reports from the gradebook",
+        description="Write each student's current reports (json, feedback.txt, gradescope.json) and grades.csv "
+        "into DIR: their latest submission, the marks given by hand, the late penalty.",
+    )  # fmt: skip
+    reports.add_argument("assignment", metavar="ASSIGNMENT")
+    reports.add_argument("--out", type=Path, required=True, metavar="DIR")
+    _gradebook_options(reports)
+    reports.set_defaults(handler=_reports)
+
+    history = commands.add_parser(
+        "history", help="every submission of a student",
+        description="Every submission of a student (to one assignment, or to all of the course's), with its "
+        "time, hash and scores; * marks the one their grade comes from.",
+    )  # fmt: skip
+    history.add_argument("student", metavar="STUDENT")
+    history.add_argument("assignment", nargs="?", metavar="ASSIGNMENT")
+    _gradebook_options(history)
+    history.set_defaults(handler=_history)
+
+    stats = commands.add_parser(
+        "stats", help="per question statistics of an assignment",
+        description="Per question: mean score, share of full marks, share of zero, the checks failed most "
+        "often (by test name). Writes DIR/questions.csv and DIR/questions.png.",
+    )  # fmt: skip
+    stats.add_argument("assignment", metavar="ASSIGNMENT")
+    stats.add_argument("--out", type=Path, required=True, metavar="DIR")
+    _gradebook_options(stats)
+    stats.set_defaults(handler=_stats)
+
+    roster = commands.add_parser("roster", help="the course's students", description="The course's students.")
+    roster_what = roster.add_subparsers(title="what", metavar="WHAT", required=True)
+    roster_import = roster_what.add_parser(
+        "import", help="add or update students from a CSV file",
+        description="Columns student_id,name,email and optionally canvas_id, moodle_id, sis_id. student_id is the "
+        "name a student's submissions are filed under; canvas_id and moodle_id map a Canvas or Moodle download to "
+        "them. Repeated ids change nothing (exit 2).",
+    )  # fmt: skip
+    roster_import.add_argument("roster", type=Path, metavar="ROSTER.csv")
+    _gradebook_options(roster_import)
+    roster_import.set_defaults(handler=_roster_import)
+
+    grades = commands.add_parser("grades", help="grades out to course platforms", description="Grade files.")
+    grades_what = grades.add_subparsers(title="what", metavar="WHAT", required=True)
+    grades_export = grades_what.add_parser(
+        "export", help="write the file a course platform imports",
+        description="One row per student (on the roster or with a submission) and one column per assignment: the "
+        "final score (marks included, late penalty taken off). canvas: Canvas's gradebook import CSV; moodle: "
+        "Moodle's grade import CSV (ID number, Email address); csv: plain.",
+    )  # fmt: skip
+    grades_export.add_argument("assignments", nargs="+", metavar="ASSIGNMENT")
+    grades_export.add_argument("--format", choices=["canvas", "moodle", "csv"], required=True)
+    grades_export.add_argument("--out", type=Path, required=True, metavar="FILE")
+    grades_export.add_argument(
+        "--missing", choices=["empty", "zero"], default="empty",
+        help="a student with no submission: an empty cell (default) or zero",
+    )  # fmt: skip
+    _gradebook_options(grades_export)
+    grades_export.set_defaults(handler=_grades_export)
+
+    extend = commands.add_parser(
+        "extend", help="give a student more time",
+        description="Record an extension: the student's submissions are late only after --until.",
+    )  # fmt: skip
+    extend.add_argument("student", metavar="STUDENT")
+    extend.add_argument("assignment", metavar="ASSIGNMENT")
+    extend.add_argument("--until", required=True, type=_moment, metavar="TIME",
+                        help="ISO 8601 with a time zone, e.g. 2026-12-08T23:59:00+01:00")  # fmt: skip
+    _gradebook_options(extend)
+    extend.set_defaults(handler=_extend)
+
+    gradebook = commands.add_parser("gradebook", help="the gradebook itself", description="The gradebook itself.")
+    gradebook_what = gradebook.add_subparsers(title="what", metavar="WHAT", required=True)
+    upgrade = gradebook_what.add_parser(
+        "upgrade", help="convert a gradebook of the older format",
+        description="Convert a gradebook.db of the older format (tables submissions and grades) in place, every "
+        "row kept; the old file stays beside it as gradebook.db.old.",
+    )  # fmt: skip
+    upgrade.add_argument("--gradebook", type=Path, default=Path("gradebook.db"), metavar="PATH")
+    upgrade.set_defaults(handler=_gradebook_upgrade)
+
+
+def _moment(text: str):
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no time zone; add one, as in 2026-12-08T23:59:00+01:00")
+    return moment
+
+
+def _book(args: argparse.Namespace, create: bool = False):
+    """The gradebook a command names; one that does not exist is created only by a command that writes."""
+    from gradebook.book import Gradebook
+    from gradebook.database import database_url
+
+    path = args.gradebook or Path("gradebook.db")
+    if not database_url(args.database_url) and not create and not path.is_file():
+        raise GradebookError(
+            f"{path}: no gradebook here; pass --gradebook PATH (grade --out DIR writes DIR/gradebook.db)"
+        )
+    return Gradebook.open(path, args.database_url)
+
+
+def _problems(problems) -> None:
+    for problem in problems:
+        print(f"{PROG}: {one_line(str(problem))}", file=sys.stderr)
+
+
+def _marks_export(args: argparse.Namespace) -> int:
+    from gradebook.marks import export_marks
+
+    assignment = _assignment(args)
+    with _book(args) as book:
+        rows = export_marks(book, assignment, args.out)
+    print(f"{one_line(str(args.out))}: {rows} answers to mark")
+    return 0
+
+
+def _marks_import(args: argparse.Namespace) -> int:
+    from gradebook.marks import import_marks
+    from gradebook.reports import write_current_reports
+
+    assignment = _assignment(args)
+    with _book(args) as book:
+        result = import_marks(book, assignment, args.sheet)
+        if args.reports:
+            write_current_reports(book, assignment, args.reports)
+    _problems(result.problems)
+    print(f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
+          f"{len(result.problems)} rows refused")  # fmt: skip
+    return 1 if result.problems else 0
+
+
+def _reports(args: argparse.Namespace) -> int:
+    from gradebook.reports import write_current_reports
+
+    assignment = _assignment(args)
+    with _book(args) as book:
+        count = write_current_reports(book, assignment, args.out)
+    print(f"{count} students' reports written to {one_line(str(args.out))}")
+    return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from gradebook.history import history
+
+    specs = [_assignment(args)] if args.assignment else _course_assignments(args)
+    with _book(args) as book:
+        entries = history(book, args.student, specs)
+    table = Table(title=f"{_shown(args.student)}: {len(entries)} submissions")
+    for column in ("", "assignment", "submitted", "sha256", "score", "late", "final"):
+        table.add_column(column)
+    for entry in entries:
+        table.add_row(
+            "*" if entry.current else "", entry.assignment, entry.submitted_at, entry.sha256[:12],
+            f"{entry.score:g} / {entry.max_score:g}", f"-{entry.late_penalty:g}" if entry.late_penalty else "",
+            f"{entry.final_score:g}",
+        )  # fmt: skip
+    _console().print(table)
+    return 0
+
+
+def _course_assignments(args: argparse.Namespace) -> list:
+    from course.folder import find_course
+
+    course = find_course(args.course)
+    specs = []
+    for name in course.assignment_folders:
+        args.assignment = name
+        specs.append(_assignment(args))
+    args.assignment = None
+    return specs
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from gradebook.stats import write_statistics
+
+    assignment = _assignment(args)
+    with _book(args) as book:
+        stats = write_statistics(book, assignment, args.out)
+    mean = "none" if stats.mean_score is None else f"{stats.mean_score:.2f}"
+    table = Table(title=f"{assignment.name}: {stats.students} students, mean {mean} / {stats.max_score:g}")
+    for column in ("question", "mean", "full", "zero", "most failed checks"):
+        table.add_column(column)
+    for q in stats.questions:
+        table.add_row(
+            q.question, "" if q.mean is None else f"{q.mean:.2f} / {q.points:g}", _percent(q.share_full),
+            _percent(q.share_zero), _shown("; ".join(f"{name} ({count})" for name, count in q.most_failed)),
+        )  # fmt: skip
+    _console().print(table)
+    print(f"{one_line(str(args.out / 'questions.csv'))}, {one_line(str(args.out / 'questions.png'))}")
+    return 0
+
+
+def _percent(share: float | None) -> str:
+    return "" if share is None else f"{share:.0%}"
+
+
+def _roster_import(args: argparse.Namespace) -> int:
+    from gradebook.roster import import_roster
+
+    with _book(args, create=True) as book:
+        result = import_roster(book, args.roster)
+    _problems(result.problems)
+    print(f"{result.added} students added, {result.updated} updated, {len(result.problems)} rows refused")
+    return 1 if result.problems else 0
+
+
+def _grades_export(args: argparse.Namespace) -> int:
+    from gradebook.exports import export_grades
+
+    specs = []
+    for name in args.assignments:
+        args.assignment = name
+        specs.append(_assignment(args))
+    with _book(args) as book:
+        path, table = export_grades(book, specs, args.format, args.out, args.missing)
+    print(f"{one_line(str(path))}: {len(table.students)} students, {len(specs)} assignments")
+    if args.format == "canvas":
+        unmatched = [row.student_id for row in table.students if not (row.canvas_id or row.sis_id)]
+        if unmatched:
+            print(f"warning: {len(unmatched)} students have no canvas_id or sis_id, so Canvas cannot match them "
+                  "(autograder roster import)", file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def _extend(args: argparse.Namespace) -> int:
+    from gradebook.extensions import extend
+
+    assignment = _assignment(args)
+    with _book(args) as book:
+        extend(book, args.student, assignment, args.until)
+    print(f"{_shown(args.student)}: {assignment.name} due {args.until.isoformat()}")
+    return 0
+
+
+def _gradebook_upgrade(args: argparse.Namespace) -> int:
+    from gradebook.legacy import upgrade
+
+    result = upgrade(args.gradebook)
+    print(f"{one_line(str(args.gradebook))}: {result.submissions} submissions converted; "
+          f"the old file is {one_line(str(result.kept_as))}")  # fmt: skip
+    return 0
+
+
+def _gradebook_options(command: argparse.ArgumentParser, default: str = "./gradebook.db") -> None:
+    command.add_argument(
+        "--gradebook", type=Path, metavar="PATH", help=f"the SQLite gradebook file (default {default})"
+    )
+    command.add_argument(
+        "--database-url", metavar="URL",
+        help="the gradebook's database instead, e.g. postgresql://user@host/db (default: $AUTOGRADER_DATABASE_URL)",
+    )  # fmt: skip
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from autograder.batch import GradeOptions
+    from autograder.distributed import dask_executor, scheduler_address
+    from autograder.submissions import find_submissions
+    from gradebook.grading import grade_into_gradebook
+
+    assignment = _assignment(args)
+    discovery = find_submissions(args.submissions, preferred=assignment.released_notebook)
+    submissions = discovery.submissions
+    options = GradeOptions(
+        reference=args.reference, timeout=args.timeout, memory_mib=args.memory,
+        unsafe_no_sandbox=args.unsafe_no_sandbox, force=args.force, jobs=args.jobs,
+    )  # fmt: skip
+    err = Console(stderr=True, highlight=False, soft_wrap=True)  # one message, one line
+    if args.unsafe_no_sandbox:
+        err.print("[bold red]warning:[/] --unsafe-no-sandbox: student code runs without isolation")
+    with Progress(
+        TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
+        console=err, transient=True, disable=not err.is_terminal,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("", total=len(submissions))
+        address = scheduler_address(args.scheduler)
+        with dask_executor(address) if address else nullcontext() as executor:
+            run = grade_into_gradebook(
+                assignment, submissions, args.out, options, gradebook=args.gradebook,
+                database_url=args.database_url, executor=executor,
+                on_result=lambda submission, report: progress.update(
+                    task, advance=1, description=_shown(submission.student)
+                ),
+            )  # fmt: skip
+    result = run.batch
+    _console().print(_summary(assignment.questions, result))
+    for student in run.not_on_roster:
+        err.print(f"warning: {_shown(student)} is not on the roster (autograder roster import)")
+    for skipped in discovery.skipped:
+        err.print(f"skipped: {_shown(str(skipped.path))}: {skipped.reason}")
+    if result.skipped:
+        err.print(f"skipped {len(result.skipped)} already graded (same hash); --force regrades them")
+    for report in result.reports:
+        if not report.ran:
+            err.print(f"{_shown(report.student)}: could not be read or run: {_shown('; '.join(report.errors))}")
+    for student in result.failed:
+        err.print(f"{_shown(student)}: the grader failed on this submission; it will be regraded on the next run")
+    return 0 if result.all_ran else 1
+
+
+def _shown(text: str) -> str:
+    """Student-controlled text for the terminal: control characters and rich markup escaped."""
+    from rich.markup import escape
+
+    return escape(one_line(text))
+
+
+def _release(args: argparse.Namespace) -> int:
+    from autograder.release import release
+
+    path = release(_assignment(args), args.out)
+    print(one_line(str(path)))
+    return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from autograder.sandbox.doctor import diagnose
+    from course.errors import CourseError
+    from course.folder import find_course
+
+    try:
+        packages = tuple(find_course(args.course).sandbox.packages)
+    except CourseError:
+        if args.course:
+            raise
+        packages = ("numpy", "matplotlib")
+    findings = diagnose(packages, args.unsafe_no_sandbox)
+    for finding in findings:
+        print(f"{'ok  ' if finding.ok else 'FAIL'} {finding.what}: {one_line(finding.detail)}")
+    return 0 if all(finding.ok for finding in findings) else 1
+
+
+def _assignment(args: argparse.Namespace):
+    """The assignment a command names: a folder holding assignment.toml, else an assignment of the
+    course (course.toml here or above, or --course) by name; with the course's sandbox packages."""
+    from autograder.assignment import MANIFEST, load_assignment
+    from course.errors import CourseError
+    from course.folder import find_course
+
+    given = Path(args.assignment)
+    try:
+        course = find_course(args.course)
+    except CourseError as exc:
+        if (given / MANIFEST).is_file() and not args.course:
+            return load_assignment(given)  # an assignment outside any course: the default packages
+        raise AutograderError(f"{args.assignment}: {exc}") from None
+    folders = course.assignment_folders
+    if (given / MANIFEST).is_file():
+        assignment = load_assignment(given)
+    elif args.assignment in folders:
+        assignment = load_assignment(folders[args.assignment])
+    else:
+        known = ", ".join(sorted(folders)) or "none"
+        raise AutograderError(f"{args.assignment}: no such assignment in the course; its assignments: {known}")
+    return assignment.in_course(
+        course.sandbox.packages, course.defaults.limits, course.root / "course.toml", course.defaults.late_penalty
+    )
+
+
+def _check(args: argparse.Namespace) -> int:
+    from autograder.public_tests import check_notebook
+
+    results = check_notebook(args.notebook, args.question)
+    for result in results:
+        mark = "\u2713" if result.passed else "\u2717"
+        print(f"{mark} {result.question}" + ("" if result.passed else f": {one_line(result.message)}"))
+    passed = sum(result.passed for result in results)
+    print(f"{passed} of {len(results)} questions pass their public tests")
+    return 0 if passed == len(results) else 1
+
+
+def _summary(questions, result: BatchResult) -> Table:
+    from rich.table import Table
+
+    table = Table(title=f"{len(result.reports)} graded, {len(result.skipped)} skipped, {len(result.failed)} failed")
+    table.add_column("student")
+    for question in questions:
+        table.add_column(question.id, justify="center")
+    table.add_column("score", justify="right")
+    for report in sorted(result.reports, key=lambda r: r.student):
+        cells = [f"[{STATUS_STYLE[q.status]}]{q.status}[/]" for q in report.questions]
+        table.add_row(_shown(report.student), *cells, f"{report.score:g} / {report.max_score:g}")
+    return table
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 200, highlight=False)

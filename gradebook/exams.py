@@ -1,0 +1,115 @@
+"""An exam's open questions marked by hand, and its results, in the gradebook: ``course exam marks
+export|import`` and ``course exam grade --gradebook``. An exam is known by its title (key.json's)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from course.exams.grade import OPEN_POINTS, ExamGradeResult, OpenMark, grade_exam, load_key
+from course.exams.variants import ExamKey
+from untrusted import spreadsheet
+
+from .book import Gradebook
+from .files import MarksImport, marks_sheet, scored_rows
+
+COLUMNS = ["exam", "student_id", "name", "position", "question", "points", "text", "marked_score", "marked_comment",
+           "score", "comment"]  # fmt: skip
+REQUIRED = ["exam", "student_id", "question", "score", "comment"]
+
+
+def export_exam_marks(book: Gradebook, exam: Path, out: Path) -> int:
+    """One row per student and open question of the exam in ``exam`` (answered on the paper sheet)."""
+    from .models import ExamMark
+
+    key = load_key(exam)
+    given = {
+        (mark.student.student_id, mark.question): mark
+        for mark in book.run(lambda: list(book.objects(ExamMark).filter(exam=key.title).select_related("student")))
+    }
+    rows = 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = spreadsheet.writer(handle)
+        writer.writerow(COLUMNS)
+        for variant in key.variants:
+            for question in variant.questions:
+                if question.kind != "open":
+                    continue
+                mark = given.get((variant.student.student_id, question.question))
+                writer.writerow(
+                    [key.title, variant.student.student_id, variant.student.name, f"q{question.position}",
+                     question.question, f"{OPEN_POINTS:g}", key.questions[question.question].stem,
+                     "" if mark is None else f"{mark.score:g}", "" if mark is None else mark.comment, "", ""]
+                )  # fmt: skip
+                rows += 1
+    return rows
+
+
+def import_exam_marks(book: Gradebook, exam: Path, path: Path) -> MarksImport:
+    """Record a filled-in sheet; a sheet of another exam changes nothing, a bad row is reported."""
+    from .models import ExamMark
+
+    key = load_key(exam)
+    rows = marks_sheet(path, REQUIRED, "exam", key.title, "exam")
+    open_questions = _open_questions(key)
+    result = MarksImport()
+
+    def points_of(row: dict[str, str]) -> float | str:
+        questions = open_questions.get(row["student_id"])
+        if questions is None:
+            return f"student_id {row['student_id']!r} has no variant in this exam"
+        if row["question"] not in questions:
+            return f"{row['question']!r} is not an open question of {row['student_id']!r}'s variant"
+        return OPEN_POINTS
+
+    def record() -> None:
+        now = datetime.now(UTC)
+        for row, score in scored_rows(path, rows, result, points_of):
+            book.objects(ExamMark).update_or_create(
+                exam=key.title, student=_student(book, key, row["student_id"]), question=row["question"],
+                defaults={"score": score, "max_score": OPEN_POINTS, "comment": row["comment"], "marked_at": now},
+            )  # fmt: skip
+
+    book.run(record)
+    return result
+
+
+def grade_exam_into_gradebook(book: Gradebook, exam: Path, responses: Path, out: Path) -> ExamGradeResult:
+    """``course exam grade`` with the open questions' marks counted, and each result recorded."""
+    from .models import ExamMark, ExamResult
+
+    key = load_key(exam)
+    marks = {
+        (mark.student.student_id, mark.question): OpenMark(score=mark.score, comment=mark.comment)
+        for mark in book.run(lambda: list(book.objects(ExamMark).filter(exam=key.title).select_related("student")))
+    }
+    graded = grade_exam(exam, responses, out, marks)
+
+    def record() -> None:
+        now = datetime.now(UTC)
+        for result in graded.results:
+            book.objects(ExamResult).update_or_create(
+                exam=key.title, student=_student(book, key, result.student_id),
+                defaults={"score": result.score, "max_score": result.max_score, "graded_at": now},
+            )  # fmt: skip
+
+    book.run(record)
+    return graded
+
+
+def _open_questions(key: ExamKey) -> dict[str, set[str]]:
+    return {
+        variant.student.student_id: {q.question for q in variant.questions if q.kind == "open"}
+        for variant in key.variants
+    }
+
+
+def _student(book: Gradebook, key: ExamKey, student_id: str):
+    from .models import Student
+
+    variant = next(v for v in key.variants if v.student.student_id == student_id)
+    student, created = book.objects(Student).get_or_create(
+        student_id=student_id, defaults={"name": variant.student.name, "email": variant.student.email}
+    )
+    return student

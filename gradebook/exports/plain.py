@@ -1,0 +1,24 @@
+"""A plain grades CSV: ``student_id,name,email``, then each assignment's final score by its name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from untrusted import spreadsheet
+
+from ..reports import number
+
+if TYPE_CHECKING:
+    from . import GradesTable
+
+
+def write(table: GradesTable, out: Path) -> Path:
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        writer = spreadsheet.writer(handle)
+        writer.writerow(["student_id", "name", "email", *(name for name, _, _ in table.assignments)])
+        for row in table.students:
+            writer.writerow(
+                [row.student_id, row.name, row.email, *(number(row.scores[name]) for name, _, _ in table.assignments)]
+            )
+    return out

@@ -1,0 +1,58 @@
+"""Grading into the gradebook: what ``autograder grade`` does. The engine grades (autograder.batch);
+the gradebook says who each submission's student is, what is already graded, and records each
+report as it arrives; then every current report and ``grades.csv`` are written from it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Executor
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from autograder.assignment import Assignment as AssignmentSpec
+from autograder.batch import BatchResult, GradeOptions, grade_batch
+from autograder.reports.model import Report
+from autograder.submissions import Submission
+
+from .book import Gradebook
+from .reports import write_grades_csv
+
+
+class GradeRun(BaseModel):
+    batch: BatchResult
+    not_on_roster: list[str] = []  # students graded whom the roster does not list (when there is one)
+
+
+def grade_into_gradebook(
+    spec: AssignmentSpec,
+    submissions: list[Submission],
+    out: Path,
+    options: GradeOptions,
+    gradebook: Path | None = None,
+    database_url: str | None = None,
+    executor: Executor | None = None,
+    on_result: Callable[[Submission, Report | None], None] | None = None,
+    job: Callable[..., dict] | None = None,
+) -> GradeRun:
+    """Grade ``submissions`` into ``out`` and the gradebook (``gradebook``, default
+    ``out/gradebook.db``, or the database ``database_url`` names)."""
+    out.mkdir(parents=True, exist_ok=True)
+    with Gradebook.open(gradebook or out / "gradebook.db", database_url) as book:
+        store = book.store_for(spec)
+        resolved = book.run(lambda: [_as_student(book, submission) for submission in submissions])
+        roster = book.has_roster()
+        not_on_roster = sorted({s.student for s, on_roster in resolved if roster and not on_roster})
+        try:
+            batch = grade_batch(
+                spec, [s for s, _ in resolved], out, options, store=store, executor=executor, on_result=on_result,
+                job=job,
+            )  # fmt: skip
+        finally:  # interrupted too: grades.csv then holds everything graded so far
+            write_grades_csv(book, spec, out / "grades.csv")
+    return GradeRun(batch=batch, not_on_roster=not_on_roster)
+
+
+def _as_student(book: Gradebook, submission: Submission) -> tuple[Submission, bool]:
+    student = book.student_for(submission)
+    return submission.model_copy(update={"student": student.student_id}), student.on_roster

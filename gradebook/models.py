@@ -1,0 +1,137 @@
+"""The gradebook's tables. Every submission is kept; a student's current grade is derived (their
+latest graded submission, plus the marks given by hand, less the late penalty: ``grades.py``),
+never stored."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Student(models.Model):
+    # The id the course knows the student by: the roster's student_id, else the name their
+    # submission folder or file gave (any text).
+    student_id = models.CharField(max_length=400, unique=True)
+    name = models.CharField(max_length=400, blank=True)
+    email = models.CharField(max_length=400, blank=True)
+    canvas_id = models.CharField(max_length=100, blank=True, db_index=True)
+    moodle_id = models.CharField(max_length=100, blank=True, db_index=True)
+    sis_id = models.CharField(max_length=100, blank=True)
+    on_roster = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return self.student_id
+
+
+class Assignment(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    title = models.CharField(max_length=400, blank=True)
+    max_score = models.FloatField(default=0)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Question(models.Model):
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="questions")
+    question_id = models.CharField(max_length=200)
+    title = models.CharField(max_length=400, blank=True)
+    points = models.FloatField()
+    manual = models.BooleanField(default=False)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "question_id"], name="one_question_per_id")]
+        ordering = ["position"]
+
+
+class Submission(models.Model):
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="submissions")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="submissions")
+    sha256 = models.CharField(max_length=64)
+    file = models.TextField(blank=True)  # the path it was graded from
+    submitted_at = models.DateTimeField(null=True)  # the file's time in the platform's download, or the upload's
+    graded_at = models.DateTimeField()
+    graded_by = models.CharField(max_length=200, blank=True)  # the account that ran the grader
+    grader_version = models.CharField(max_length=100, blank=True)
+    reference = models.CharField(max_length=100, blank=True)
+    sandbox = models.CharField(max_length=100, blank=True)
+    ran = models.BooleanField(default=True)
+    errors = models.JSONField(default=list)
+    output = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["student", "assignment", "sha256"], name="one_row_per_submitted_file")
+        ]
+        indexes = [models.Index(fields=["assignment", "student"])]
+
+
+class Result(models.Model):
+    """A question's automatic result for one submission (a manual question's holds its answers)."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="results")
+    question_id = models.CharField(max_length=200)
+    score = models.FloatField()
+    max_score = models.FloatField()
+    status = models.CharField(max_length=20)
+    feedback = models.TextField(blank=True)
+    tests = models.JSONField(default=list)  # the hidden tests' outcomes, as the report has them
+    answers = models.JSONField(default=dict)  # written answers by cell grade_id, for hand grading
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["submission", "question_id"], name="one_result_per_question")]
+
+
+class Mark(models.Model):
+    """A score given by hand to a student's question, for the submission it was given for."""
+
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="marks")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="marks")
+    question_id = models.CharField(max_length=200)
+    submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, related_name="marks")
+    score = models.FloatField()
+    comment = models.TextField(blank=True)
+    marked_at = models.DateTimeField()
+    marked_by = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["student", "assignment", "question_id"], name="one_mark_per_question")
+        ]
+
+
+class Extension(models.Model):
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="extensions")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="extensions")
+    until = models.DateTimeField()
+    granted_at = models.DateTimeField()
+    granted_by = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["student", "assignment"], name="one_extension_per_assignment")]
+
+
+class ExamResult(models.Model):
+    """One student's result on an exam: the graded sheet's score, and the open questions marked by hand."""
+
+    exam = models.CharField(max_length=400)
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="exam_results")
+    score = models.FloatField()
+    max_score = models.FloatField()
+    graded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["exam", "student"], name="one_result_per_exam")]
+
+
+class ExamMark(models.Model):
+    exam = models.CharField(max_length=400)
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="exam_marks")
+    question = models.CharField(max_length=200)
+    score = models.FloatField()
+    max_score = models.FloatField()
+    comment = models.TextField(blank=True)
+    marked_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["exam", "student", "question"], name="one_exam_mark")]

@@ -1,0 +1,48 @@
+"""Files written from the gradebook: ``grades.csv`` and every student's current reports (after
+marks are imported, an extension granted, or a regrade), through the engine's report writers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.assignment import Assignment as AssignmentSpec
+from autograder.batch import write_reports
+from untrusted import spreadsheet
+
+from .book import Gradebook
+from .grades import current_grades
+
+
+def write_grades_csv(book: Gradebook, spec: AssignmentSpec, path: Path) -> Path:
+    """One row per student who handed something in: per question score (marks included), the earned
+    score, the late penalty, the final score."""
+    questions = [q.id for q in spec.questions]
+    grades = book.run(lambda: current_grades(book, spec))
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = spreadsheet.writer(handle)
+        writer.writerow(["student", *questions, "score", "late_penalty", "final_score", "max_score"])
+        for grade in grades:
+            report = grade.report
+            assert report is not None  # only students with a submission are listed
+            by_id = {q.id: q.score for q in report.questions}
+            writer.writerow(
+                [grade.student_id, *(number(by_id.get(q)) for q in questions), number(report.score),
+                 number(report.late.points if report.late else 0.0), number(report.final_score),
+                 number(report.max_score)]
+            )  # fmt: skip
+    return path
+
+
+def write_current_reports(book: Gradebook, spec: AssignmentSpec, out: Path) -> int:
+    """Every student's current report files and grades.csv into ``out``; the number of students."""
+    out.mkdir(parents=True, exist_ok=True)
+    grades = book.run(lambda: current_grades(book, spec))
+    for grade in grades:
+        assert grade.report is not None
+        write_reports(grade.report, out)
+    write_grades_csv(book, spec, out / "grades.csv")
+    return len(grades)
+
+
+def number(value: float | None) -> str:
+    return "" if value is None else f"{round(value, 6):g}"

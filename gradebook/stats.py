@@ -1,0 +1,110 @@
+"""An assignment's statistics over each student's current grade: per question mean, share of full
+marks, share of zero, the checks failed most often (by test name: never a hidden input), and a
+chart, ``questions.png``, in the style of the exam's ``items.png``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from autograder.assignment import Assignment as AssignmentSpec
+from untrusted import spreadsheet
+
+from .book import Gradebook
+from .grades import current_grades
+from .reports import number
+
+MOST_FAILED = 3  # checks listed per question
+
+
+class QuestionStatistics(BaseModel):
+    question: str
+    points: float
+    students: int
+    mean: float | None
+    share_full: float | None
+    share_zero: float | None
+    most_failed: list[tuple[str, int]]  # (test name, students failing it)
+
+
+class AssignmentStatistics(BaseModel):
+    assignment: str
+    students: int
+    mean_score: float | None
+    max_score: float
+    questions: list[QuestionStatistics]
+
+
+def statistics(book: Gradebook, spec: AssignmentSpec) -> AssignmentStatistics:
+    reports = [grade.report for grade in book.run(lambda: current_grades(book, spec)) if grade.report is not None]
+    questions = []
+    for question in spec.questions:
+        results = [next(q for q in report.questions if q.id == question.id) for report in reports]
+        scores = [result.score for result in results]
+        failing: Counter[str] = Counter()
+        for result in results:
+            failing.update({test.name for test in result.tests if test.status != "passed"})
+        questions.append(
+            QuestionStatistics(
+                question=question.id,
+                points=question.points,
+                students=len(scores),
+                mean=sum(scores) / len(scores) if scores else None,
+                share_full=_share(scores, lambda s, full=question.points: s >= full),
+                share_zero=_share(scores, lambda s: s == 0),
+                most_failed=sorted(failing.items(), key=lambda item: (-item[1], item[0]))[:MOST_FAILED],
+            )  # fmt: skip
+        )
+    finals = [report.final_score for report in reports]
+    return AssignmentStatistics(
+        assignment=spec.name, students=len(reports), mean_score=sum(finals) / len(finals) if finals else None,
+        max_score=spec.max_score, questions=questions,
+    )  # fmt: skip
+
+
+def write_statistics(book: Gradebook, spec: AssignmentSpec, out: Path) -> AssignmentStatistics:
+    """``out/questions.csv`` and ``out/questions.png``."""
+    stats = statistics(book, spec)
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "questions.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = spreadsheet.writer(handle)
+        writer.writerow(["question", "points", "students", "mean", "share_full", "share_zero", "most_failed_checks"])
+        for q in stats.questions:
+            failed = "; ".join(f"{name} ({count})" for name, count in q.most_failed)
+            writer.writerow([q.question, number(q.points), q.students, number(q.mean), number(q.share_full),
+                             number(q.share_zero), failed])  # fmt: skip
+    _chart(out / "questions.png", stats)
+    return stats
+
+
+def _share(scores: list[float], condition) -> float | None:
+    return sum(map(condition, scores)) / len(scores) if scores else None
+
+
+def _chart(path: Path, stats: AssignmentStatistics) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    questions = stats.questions
+    labels = [f"{n}. {q.question}" for n, q in enumerate(questions, start=1)]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, max(3, 0.35 * len(questions) + 1)), sharey=True)
+    positions = range(len(questions))
+    left.barh(positions, [(q.mean or 0) / q.points for q in questions], color="#4c72b0")
+    left.set_xlim(0, 1)
+    left.set_xlabel("mean score (share of the points)")
+    left.set_yticks(list(positions), labels)
+    left.invert_yaxis()
+    right.barh(positions, [q.share_full or 0 for q in questions], color="#55a868", label="full marks")
+    right.barh(positions, [-(q.share_zero or 0) for q in questions], color="#c44e52", label="zero")
+    right.set_xlim(-1, 1)
+    right.axvline(0, color="black", linewidth=0.8)
+    right.set_xlabel("share of students: zero (left), full marks (right)")
+    right.legend(loc="lower right", fontsize="small")
+    figure.suptitle(f"{stats.assignment}: {stats.students} students")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
