@@ -4,6 +4,7 @@ course from `course init` that validates, releases and grades out of the box, th
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -135,7 +136,33 @@ def test_the_courses_default_limits_apply_under_an_assignments_own(tmp_path):
     assert misspelt.returncode == 2 and "defaults.limits.call_timout: Extra inputs are not permitted" in misspelt.stderr
 
 
-def _graded(course, grade, out) -> str:
+def _graded(course, grade, out, student="slow") -> str:
     completed = run("autograder", *grade, "--out", out, cwd=course)
     assert completed.returncode in {0, 1}, completed.stderr
-    return (course / out / "slow.json").read_text()
+    return (course / out / f"{student}.json").read_text()
+
+
+@needs_sandbox
+def test_the_courses_late_policy_applies_to_an_assignment_with_a_due_time(tmp_path):
+    assert run("course", "init", "c", cwd=tmp_path).returncode == 0
+    course = tmp_path / "c"
+    late = tmp_path / "late.py"
+    late.write_text((course / "assignments" / "example" / "known" / "correct.py").read_text())
+    os.utime(late, (1_800_000_000, 1_800_000_000))  # 2027-01-15T08:00:00Z
+    assignment = course / "assignments" / "example" / "assignment.toml"
+    assignment.write_text("due = 2027-01-14T12:00:00+00:00\n" + assignment.read_text())
+    manifest = course / "course.toml"
+    manifest.write_text(manifest.read_text() + '\n[defaults]\nlate_penalty = "25% per day"\n')
+    grade = ["grade", "example", late, "--reference", "numpy"]
+    report = json.loads(_graded(course, grade, "a", "late"))
+    assert (report["score"], report["late"]["percent"], report["final_score"]) == (1, 25, 0.75)
+    assignment.write_text('late_penalty = "50% per day"\n' + assignment.read_text())
+    assert json.loads(_graded(course, grade, "b", "late"))["final_score"] == 0.5  # the assignment's own wins
+    manifest.write_text(manifest.read_text().replace('"25% per day"', '"25 percent"'))
+    assignment.write_text(assignment.read_text().replace('late_penalty = "50% per day"\n', ""))
+    refused = run("autograder", *grade, "--out", "c", cwd=course)
+    assert refused.returncode == 2
+    assert "course.toml: defaults.late_penalty: '25 percent' is not a late penalty" in refused.stderr
+    assignment.write_text(assignment.read_text().replace("+00:00", ""))
+    refused = run("autograder", *grade, "--out", "d", cwd=course)
+    assert refused.returncode == 2 and "due: Value error, due needs a time zone" in refused.stderr

@@ -12,7 +12,7 @@ import pytest
 from .conftest import ROOT
 
 HEAVY = ("jsonschema", "rfc3987_syntax", "nbgrader", "nbformat", "matplotlib", "numpy", "pytest", "torch", "lxml",
-         "dask", "latex2mathml")  # fmt: skip
+         "dask", "latex2mathml", "django", "psycopg")  # fmt: skip
 PROBE = """
 import json, sys
 from {module} import main
