@@ -383,7 +383,7 @@ def _history(args: argparse.Namespace) -> int:
     specs = [_assignment(args)] if args.assignment else _course_assignments(args)
     with _book(args) as book:
         entries = history(book, args.student, specs)
-    table = Table(title=f"{_shown(args.student)}: {len(entries)} submissions")
+    table = Table(title=f"{_shown(args.student)}: {len(entries)} submission{'' if len(entries) == 1 else 's'}")
     for column in ("", "assignment", "submitted", "sha256", "score", "late", "final"):
         table.add_column(column)
     for entry in entries:
