@@ -7,9 +7,11 @@ from pathlib import Path
 from gradebook.book import Gradebook
 
 
-def recorded(path: Path) -> dict[str, list[tuple[float, int]]]:
-    """{student: [(score, number of question results) per submission, earliest first]}."""
-    with Gradebook.open(path) as book:
+def recorded(where: Path | str) -> dict[str, list[tuple[float, int]]]:
+    """{student: [(score, number of question results) per submission, earliest first]} in the
+    gradebook at a path, or at a database URL."""
+    url = where if isinstance(where, str) and "://" in where else None
+    with Gradebook.open(None if url else Path(where), url) as book:
         from gradebook.models import Submission
 
         table: dict[str, list[tuple[float, int]]] = {}

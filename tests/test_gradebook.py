@@ -176,20 +176,20 @@ def test_hand_grading_from_a_sheet_on_every_database(tmp_path, capsys, database)
 
 
 @needs_sandbox
-def test_a_mark_follows_its_submission_and_is_flagged_when_the_answer_changes(tmp_path, capsys):
+def test_a_mark_follows_its_submission_and_is_flagged_when_the_answer_changes(tmp_path, capsys, database):
     folder = tmp_path / "submissions"
     folder.mkdir()
     notebook = folder / "carol.ipynb"
     shutil.copy(KNOWN / "correct_source_notebook.ipynb", notebook)
-    out, book = tmp_path / "out", ["--gradebook", str(tmp_path / "out" / "gradebook.db")]
-    assert grade(folder, out).returncode == 0
+    out, book = tmp_path / "out", database
+    assert grade(folder, out, *book).returncode == 0
     sheet, filled = tmp_path / "marks.csv", tmp_path / "filled.csv"
     cli(capsys, "marks", "export", ASSIGNMENT, "--out", sheet, *book)
     fill(sheet, filled, {("carol", "written"): ("3", "clear")})
     assert cli(capsys, "marks", "import", ASSIGNMENT, filled, *book)[0] == 0
 
     # A regrade of the same file keeps the mark.
-    assert grade(folder, out, "--force").returncode == 0
+    assert grade(folder, out, "--force", *book).returncode == 0
     assert read_csv(out / "grades.csv")[0]["written"] == "3"
 
     # A new submission with the same written answer (the code changed) keeps it, unflagged.
@@ -197,13 +197,13 @@ def test_a_mark_follows_its_submission_and_is_flagged_when_the_answer_changes(tm
     source["cells"].append({"cell_type": "code", "metadata": {}, "source": "# tidied", "outputs": [],
                             "execution_count": None})  # fmt: skip
     notebook.write_text(json.dumps(source))
-    assert grade(folder, out).returncode == 0
+    assert grade(folder, out, *book).returncode == 0
     cli(capsys, "marks", "export", ASSIGNMENT, "--out", sheet, *book)
     assert read_csv(sheet)[0]["status"] == "marked"
 
     # A new answer: the old mark stays visible, flagged, until marked again.
     notebook.write_text(rewritten_answer(notebook, "A different answer altogether."))
-    assert grade(folder, out).returncode == 0
+    assert grade(folder, out, *book).returncode == 0
     cli(capsys, "marks", "export", ASSIGNMENT, "--out", sheet, *book)
     row = read_csv(sheet)[0]
     assert (row["status"], row["marked_score"], "A different answer altogether." in row["answer"]) == (
@@ -216,7 +216,7 @@ def test_a_mark_follows_its_submission_and_is_flagged_when_the_answer_changes(tm
     assert read_csv(out / "grades.csv")[0]["written"] == "1"
 
     # Every submission is kept, the latest is the current one; history shows them all.
-    assert [score for score, _ in recorded(out / "gradebook.db")["carol"]] == [7, 7, 7]
+    assert [score for score, _ in recorded(*book[1:])["carol"]] == [7, 7, 7]
     code, said, _ = cli(capsys, "history", "carol", ASSIGNMENT, *book)
     assert code == 0 and "carol: 3 submissions" in said
     assert said.count("8 / 10") == 3  # each submission shows the marks as they stand
@@ -365,8 +365,7 @@ def test_late_work_costs_its_penalty_until_an_extension(tmp_path, capsys):
 
 
 @needs_sandbox
-def test_two_grade_runs_on_one_gradebook_lose_no_row(tmp_path):
-    book = tmp_path / "gradebook.db"
+def test_two_grade_runs_on_one_gradebook_lose_no_row(tmp_path, database):
     runs = []
     for batch in ("first", "second"):
         folder = tmp_path / batch
@@ -375,13 +374,13 @@ def test_two_grade_runs_on_one_gradebook_lose_no_row(tmp_path):
             shutil.copy(KNOWN / "correct_projection.py", folder / f"{batch}{number}.py")
         runs.append(subprocess.Popen(
             [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, str(folder), "--out", str(tmp_path / batch),
-             "--gradebook", str(book), "--reference", "numpy", "--jobs", "1"],
+             *database, "--reference", "numpy", "--jobs", "1"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         ))  # fmt: skip
     for run in runs:
         _, err = run.communicate(timeout=300)
         assert run.returncode == 0, err
-    assert recorded(book) == {f"{b}{n}": [(7, 4)] for b in ("first", "second") for n in range(3)}
+    assert recorded(*database[1:]) == {f"{b}{n}": [(7, 4)] for b in ("first", "second") for n in range(3)}
 
 
 def test_bad_gradebooks_are_one_line_and_left_as_they_were(tmp_path, capsys):
