@@ -14,6 +14,9 @@ manual = false
 uses = []                        # graded functions of other questions that these functions call
 charge_dependents = true         # (top level) charge a question that fails because of a function it uses
 due = 2026-12-01T23:59:00+01:00  # optional, with late_penalty and late_until: see autograder.lateness
+feedback = "immediate"           # hidden tests' results in the service: "immediate", "after_due", "hidden"
+max_submissions = 10             # optional limits on submissions through the service: in all,
+submissions_per_hour = 3         # and per rolling hour
 """
 
 from __future__ import annotations
@@ -24,12 +27,16 @@ from collections.abc import Iterable
 from datetime import datetime
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from .errors import AssignmentError
 from .lateness import LatePolicy, aware, parse_penalty
 from .sandbox.process import Limits
+
+if TYPE_CHECKING:  # the course folder's model; the engine needs only its fields
+    from course.folder import CourseFolder
 
 MANIFEST = "assignment.toml"
 # What the release leaves in a written answer's cell (nbgrader's ClearSolutions text stub): not an answer.
@@ -76,6 +83,12 @@ class Assignment(BaseModel):
     # What a submission may import in the sandbox (numpy always): set from the course's course.toml.
     sandbox_packages: list[str] = ["numpy", "matplotlib"]
     folder: Path = Path(".")
+    # What a student sees of the hidden tests' results (scores and texts) in the grading service:
+    # at once, only after the due time (and their extension), or never.
+    feedback: Literal["immediate", "after_due", "hidden"] = "immediate"
+    # Submissions a student may make through the service: in all, and per rolling hour.
+    max_submissions: int | None = Field(default=None, ge=1)
+    submissions_per_hour: int | None = Field(default=None, ge=1)
     # Late work (see autograder.lateness): no due time, no penalty.
     due: datetime | None = None
     late_penalty: str | None = None
@@ -208,6 +221,28 @@ def _answer_headings(notebook: str, manual: tuple[str, ...], question_ids: tuple
         if question in manual and heading and question not in headings:
             headings[question] = heading
     return headings
+
+
+def course_assignment(course: CourseFolder, reference: str | Path) -> Assignment:
+    """An assignment of a course, by name (as course.toml lists it) or by its folder, with the
+    course's sandbox packages and defaults (limits, late policy)."""
+    given = Path(reference)
+    folders = course.assignment_folders
+    if (given / MANIFEST).is_file():
+        assignment = load_assignment(given)
+    elif str(reference) in folders:
+        assignment = load_assignment(folders[str(reference)])
+    else:
+        known = ", ".join(sorted(folders)) or "none"
+        raise AssignmentError(f"{reference}: no such assignment in the course; its assignments: {known}")
+    return assignment.in_course(
+        course.sandbox.packages, course.defaults.limits, course.root / "course.toml", course.defaults.late_penalty
+    )
+
+
+def course_assignments(course: CourseFolder) -> list[Assignment]:
+    """Every assignment of a course, in course.toml's order."""
+    return [course_assignment(course, name) for name in course.assignment_folders]
 
 
 def load_assignment(reference: str | Path, root: Path = DEFAULT_ROOT) -> Assignment:

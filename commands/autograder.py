@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 
 from autograder.errors import AutograderError
 from autograder.version import grader_version
+from course.errors import CourseError
 from gradebook.errors import GradebookError
+from service.errors import ServiceError
 from untrusted.text import one_line
 
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = _on_termination(received)
     try:
         return args.handler(args)
-    except (AutograderError, GradebookError) as exc:
+    except (AutograderError, GradebookError, ServiceError, CourseError) as exc:
         print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -195,7 +197,139 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--question", metavar="ID", help="only this question's public tests")
     check.set_defaults(handler=_check)
     _gradebook_commands(commands)
+    _service_commands(commands)
     return parser
+
+
+def _service_commands(commands) -> None:
+    """The grading service, and its clients."""
+    serve = commands.add_parser(
+        "serve", help="run the grading service for the course",
+        description="Serve the course's site (students hand in notebooks and read their feedback) with N grading "
+        "workers. Its state is in <course>/.gradewright/, its database the gradebook there (or "
+        "$AUTOGRADER_DATABASE_URL). The first start makes a demo instructor and prints the password once.",
+    )  # fmt: skip
+    serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=_number(int, 1, "a port number"), default=8000, help="default 8000")
+    serve.add_argument("--workers", type=_number(int, 0, "a whole number"), default=1, metavar="N",
+                       help="grading workers to start with the site (default 1)")  # fmt: skip
+    serve.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
+    serve.set_defaults(handler=_serve)
+
+    worker = commands.add_parser(
+        "worker", help="grade the service's queued submissions",
+        description="Grade queued submissions one at a time, in the sandbox, until stopped (or, with --once, until "
+        "the queue is empty). Start any number, on any machine sharing the database and the course folder.",
+    )  # fmt: skip
+    worker.add_argument("--once", action="store_true", help="stop when the queue is empty")
+    worker.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
+    worker.add_argument("--unsafe-no-sandbox", action="store_true", help=argparse.SUPPRESS)
+    worker.set_defaults(handler=_worker)
+
+    links = commands.add_parser(
+        "links", help="one-time sign-in links for the roster's students",
+        description="Make an account for every student on the service's roster (autograder roster import "
+        "--gradebook <course>/.gradewright/gradebook.db) and write a CSV of one-time links (student_id, name, "
+        "email, link) to mail them; a student sets a password there. Links last 14 days; running it again "
+        "makes new ones.",
+    )  # fmt: skip
+    links.add_argument("--server", required=True, metavar="URL", help="the service's address as students reach it")
+    links.add_argument("--out", type=Path, required=True, metavar="FILE")
+    links.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
+    links.set_defaults(handler=_links)
+
+    login = commands.add_parser(
+        "login", help="sign in to a grading service from this machine",
+        description="Ask the service for a token (your username and password) and keep it in "
+        "~/.config/gradewright/servers.json for autograder submit.",
+    )  # fmt: skip
+    login.add_argument("--server", required=True, metavar="URL")
+    login.add_argument("--username", metavar="NAME", help="(asked when not given)")
+    login.add_argument("--password-stdin", action="store_true", help="read the password from standard input (scripts)")
+    login.set_defaults(handler=_login)
+
+    submit = commands.add_parser(
+        "submit", help="hand in a notebook to a grading service and print its feedback",
+        description="Upload a notebook (or .py file) to the service and, unless --no-wait, print its feedback when "
+        "it is graded. Exit 0 when graded, 1 when the grader failed on it, 2 when it was refused.",
+    )  # fmt: skip
+    submit.add_argument("notebook", type=Path, metavar="NOTEBOOK")
+    submit.add_argument("--assignment", required=True, metavar="NAME")
+    submit.add_argument("--server", required=True, metavar="URL")
+    submit.add_argument("--no-wait", action="store_true", help="only hand it in")
+    submit.set_defaults(handler=_submit)
+
+
+def _course_root(args: argparse.Namespace) -> Path:
+    from course.folder import find_course
+
+    return find_course(args.course).root
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from service.server import serve
+
+    serve(_course_root(args), args.host, args.port, args.workers, args.database_url)
+    return 0
+
+
+def _worker(args: argparse.Namespace) -> int:
+    from autograder.batch import GradeOptions
+    from course.folder import find_course
+    from service.server import prepare
+
+    course = find_course(args.course)
+    prepare(course.root, args.database_url)
+    from service.settings import state_folder
+    from service.worker import run_worker
+
+    graded = run_worker(course, state_folder(course.root),
+                        GradeOptions(jobs=1, unsafe_no_sandbox=args.unsafe_no_sandbox), once=args.once)  # fmt: skip
+    if args.once:
+        print(f"{graded} submissions graded")
+    return 0
+
+
+def _links(args: argparse.Namespace) -> int:
+    from service.server import prepare
+
+    prepare(_course_root(args), args.database_url)
+    from service.accounts import sign_in_links
+
+    count = sign_in_links(args.server, args.out)
+    print(f"{one_line(str(args.out))}: {count} sign-in links")
+    return 0
+
+
+def _login(args: argparse.Namespace) -> int:
+    import getpass
+
+    from service.client import login
+
+    username = args.username or input("username: ")
+    password = sys.stdin.readline().rstrip("\n") if args.password_stdin else getpass.getpass("password: ")
+    path = login(args.server, username, password)
+    print(f"logged in to {one_line(args.server)}; the token is kept in {path}")
+    return 0
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from service.client import submit
+
+    job = submit(args.server, args.notebook, args.assignment, wait=not args.no_wait)
+    print(f"submission {job['id']}: {job['state']} ({one_line(args.server.rstrip('/') + job['page'])})")
+    report = job.get("report")
+    if report:
+        if report.get("score") is not None:
+            print(f"score: {report['score']:g} / {report['max_score']:g}")
+        else:
+            print(f"the hidden tests' results are {report['hidden_results']}")
+        for question in report["questions"]:
+            score = "" if question["score"] is None else f"{question['score']:g} / {question['max_score']:g} "
+            print(f"  {question['id']}: {score}{question['status']}")
+            for line in (question.get("feedback") or "").splitlines():
+                print(f"      {one_line(line)}")
+    return {"graded": 0, "failed": 1}.get(job["state"], 0)
 
 
 def _gradebook_commands(commands) -> None:
@@ -397,15 +531,10 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _course_assignments(args: argparse.Namespace) -> list:
+    from autograder.assignment import course_assignments
     from course.folder import find_course
 
-    course = find_course(args.course)
-    specs = []
-    for name in course.assignment_folders:
-        args.assignment = name
-        specs.append(_assignment(args))
-    args.assignment = None
-    return specs
+    return course_assignments(find_course(args.course))
 
 
 def _stats(args: argparse.Namespace) -> int:
@@ -575,28 +704,17 @@ def _doctor(args: argparse.Namespace) -> int:
 def _assignment(args: argparse.Namespace):
     """The assignment a command names: a folder holding assignment.toml, else an assignment of the
     course (course.toml here or above, or --course) by name; with the course's sandbox packages."""
-    from autograder.assignment import MANIFEST, load_assignment
+    from autograder.assignment import MANIFEST, course_assignment, load_assignment
     from course.errors import CourseError
     from course.folder import find_course
 
-    given = Path(args.assignment)
     try:
         course = find_course(args.course)
     except CourseError as exc:
-        if (given / MANIFEST).is_file() and not args.course:
-            return load_assignment(given)  # an assignment outside any course: the default packages
+        if (Path(args.assignment) / MANIFEST).is_file() and not args.course:
+            return load_assignment(args.assignment)  # an assignment outside any course: the default packages
         raise AutograderError(f"{args.assignment}: {exc}") from None
-    folders = course.assignment_folders
-    if (given / MANIFEST).is_file():
-        assignment = load_assignment(given)
-    elif args.assignment in folders:
-        assignment = load_assignment(folders[args.assignment])
-    else:
-        known = ", ".join(sorted(folders)) or "none"
-        raise AutograderError(f"{args.assignment}: no such assignment in the course; its assignments: {known}")
-    return assignment.in_course(
-        course.sandbox.packages, course.defaults.limits, course.root / "course.toml", course.defaults.late_penalty
-    )
+    return course_assignment(course, args.assignment)
 
 
 def _check(args: argparse.Namespace) -> int:

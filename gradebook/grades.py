@@ -119,9 +119,13 @@ def current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool = False
     in, and with ``everyone`` also the roster's students who did not."""
     from django.db.models import Count
 
-    from .models import Student, Submission
+    from .models import STAFF_PREFIX, Student, Submission
 
-    latest = latest_submissions(book, spec.name)
+    latest = {
+        student: submission
+        for student, submission in latest_submissions(book, spec.name).items()
+        if not student.startswith(STAFF_PREFIX)
+    }
     counts = dict(
         book.objects(Submission)
         .filter(assignment__name=spec.name)

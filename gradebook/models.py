@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from django.db import models
 
+# The student ids under which the course's staff try the grading service: their submissions are kept
+# like any other, and never counted in grades, statistics or grade files.
+STAFF_PREFIX = "staff:"
+
 
 class Student(models.Model):
     # The id the course knows the student by: the roster's student_id, else the name their

@@ -11,6 +11,22 @@ import pytest
 from commands.course import main as course_main
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _configure_django() -> None:
+    """One Django for the whole run: the grading service's, for the shipped course, its state in a
+    temporary folder. The gradebook's own tests open their gradebooks as further databases of it."""
+    import tempfile
+
+    from service.settings import configure
+
+    configure(ROOT, state=Path(tempfile.mkdtemp(prefix="gradewright-service-test-")))
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+_configure_django()
 LESSON_DATA = ROOT / "lesson_data"
 JSON_LESSON = LESSON_DATA / "from-sequences-to-attention.lesson.json"
 MODULE_PAGE = LESSON_DATA / "module-10-sequences-and-attention.md"

@@ -1,0 +1,111 @@
+"""Who may see what, and what a student is shown: one place for the rules the pages and the API share."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404
+from django.utils import timezone
+
+from autograder.assignment import Assignment as AssignmentSpec
+from autograder.assignment import course_assignments
+from autograder.reports.model import Report
+from course.folder import CourseFolder, find_course
+from gradebook.book import Gradebook
+from gradebook.grades import report_of
+from gradebook.models import STAFF_PREFIX, Extension, Student
+
+from .models import Job, Member
+
+
+@cache
+def course() -> CourseFolder:
+    return find_course(Path(settings.GRADEWRIGHT_COURSE))
+
+
+@cache
+def assignments() -> dict[str, AssignmentSpec]:
+    return {spec.name: spec for spec in course_assignments(course())}
+
+
+def state() -> Path:
+    return Path(settings.GRADEWRIGHT_STATE)
+
+
+def book() -> Gradebook:
+    return Gradebook("default", "the service's database")
+
+
+def assignment_or_404(name: str) -> AssignmentSpec:
+    spec = assignments().get(name)
+    if spec is None:
+        raise Http404("no such assignment")
+    return spec
+
+
+def member_of(user) -> Member:
+    member = Member.objects.filter(user=user).select_related("student").first()
+    if member is None:
+        raise Http404("this account is not a member of the course")
+    return member
+
+
+def student_of(user) -> Student:
+    """The gradebook student an account hands in as (an instructor trying the site gets one of their own)."""
+    member = member_of(user)
+    if member.student is None:
+        member.student, _ = Student.objects.get_or_create(student_id=f"{STAFF_PREFIX}{user.username}")
+        member.save(update_fields=["student"])
+    return member.student
+
+
+def job_for(user, job_id: int) -> Job:
+    """A job the account may see: its own, or any for the course's staff. Anything else is a 404,
+    the same as a job that does not exist, so ids reveal nothing."""
+    job = Job.objects.filter(id=job_id).select_related("student", "submission").first()
+    if job is None:
+        raise Http404("no such submission")
+    member = member_of(user)
+    if not member.is_staff_member and job.student_id != student_of(user).id:
+        raise Http404("no such submission")
+    return job
+
+
+def due_for(spec: AssignmentSpec, student: Student) -> datetime | None:
+    """The student's due time: the assignment's, or their extension's."""
+    if spec.due is None:
+        return None
+    extension = Extension.objects.filter(student=student, assignment__name=spec.name).first()
+    return max(spec.due, extension.until) if extension else spec.due
+
+
+def hidden_results_visible(spec: AssignmentSpec, student: Student) -> bool:
+    if spec.feedback == "immediate":
+        return True
+    if spec.feedback == "hidden":
+        return False
+    due = due_for(spec, student)
+    return due is None or timezone.now() >= due
+
+
+def shown_report(job: Job, spec: AssignmentSpec, for_staff: bool) -> dict[str, Any] | None:
+    """A graded job's report as its reader may see it: the grader's paths and tools never; the
+    hidden tests' scores and texts only as the assignment's ``feedback`` allows (staff see all)."""
+    if job.submission is None:
+        return None
+    report: Report = report_of(book(), spec, job.submission)
+    data = report.model_dump(mode="json", exclude={"submission", "reference", "sandbox"})
+    if for_staff or hidden_results_visible(spec, job.student):
+        data["hidden_results"] = "shown"
+        return data
+    manual = {q.id for q in spec.questions if q.manual}
+    data["hidden_results"] = "after the due time" if spec.feedback == "after_due" else "not shown"
+    for question in data["questions"]:
+        if question["id"] not in manual:
+            question.update(score=None, status="hidden", feedback="", tests=[])
+    data.update(score=None, final_score=None, late=None)
+    return data

@@ -1,0 +1,136 @@
+"""The JSON API under ``/api/v1/``: what ``autograder submit`` and the pages' own scripts call.
+
+Authentication: ``Authorization: Token <token>`` (from ``POST /api/v1/token`` or ``autograder
+login``), or the pages' session, for which an unsafe method needs Django's CSRF token as a form would.
+Errors are ``{"error": "..."}`` with 400, 401, 403, 404 or 405.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth import authenticate
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+
+from .access import (
+    assignment_or_404,
+    assignments,
+    due_for,
+    job_for,
+    member_of,
+    shown_report,
+    state,
+    student_of,
+)  # fmt: skip
+from .errors import UploadRefused
+from .models import ApiToken, Job, digest
+from .uploads import allowance, read_upload, store
+
+View = Callable[..., HttpResponse]
+
+
+def error(status: int, message: str) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def api_view(methods: set[str]) -> Callable[[View], View]:
+    """A view that answers JSON, authenticates by token or session (with CSRF for a session's
+    unsafe methods), and turns a 404 into JSON too."""
+
+    def decorate(view: View) -> View:
+        @csrf_exempt  # checked below, for sessions only: a token is not sent by a browser on its own
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            from django.http import Http404
+
+            if request.method not in methods:
+                return error(405, f"{request.method} is not allowed here")
+            header = request.headers.get("Authorization", "")
+            if header.startswith("Token "):
+                token = ApiToken.objects.filter(digest=digest(header[6:].strip())).select_related("user").first()
+                if token is None or not token.user.is_active:
+                    return error(401, "the token is not valid; sign in again with autograder login")
+                ApiToken.objects.filter(id=token.id).update(last_used_at=timezone.now())
+                request.user = token.user
+            elif request.user.is_authenticated:
+                if request.method not in {"GET", "HEAD", "OPTIONS"}:
+                    refused = CsrfViewMiddleware(lambda _: HttpResponse()).process_view(request, None, (), {})
+                    if refused is not None:
+                        return error(403, "CSRF check failed")
+            else:
+                return error(401, "sign in: send Authorization: Token <token>")
+            try:
+                return view(request, *args, **kwargs)
+            except Http404 as missing:
+                return error(404, str(missing) or "not found")
+
+        return wrapped
+
+    return decorate
+
+
+@csrf_exempt
+def token(request: HttpRequest) -> HttpResponse:
+    """``POST username, password`` -> ``{"token": ...}``, shown once."""
+    if request.method != "POST":
+        return error(405, "POST username and password")
+    user = authenticate(request, username=request.POST.get("username", ""), password=request.POST.get("password", ""))
+    if user is None or not user.is_active:
+        return error(401, "wrong username or password")
+    return JsonResponse({"token": ApiToken.issue(user), "username": user.username}, status=201)
+
+
+@api_view({"GET"})
+def assignment_list(request: HttpRequest) -> HttpResponse:
+    student = student_of(request.user)
+    listed = []
+    for spec in assignments().values():
+        due, refused = due_for(spec, student), allowance(student, spec)
+        listed.append({"name": spec.name, "title": spec.title, "max_score": spec.max_score,
+                       "due": due.isoformat() if due else None, "feedback": spec.feedback,
+                       "can_submit": refused is None, "why_not": refused})  # fmt: skip
+    return JsonResponse({"assignments": listed})
+
+
+@api_view({"GET", "POST"})
+def submissions(request: HttpRequest) -> HttpResponse:
+    student = student_of(request.user)
+    if request.method == "GET":
+        jobs = Job.objects.filter(student=student).order_by("-id")
+        if request.GET.get("assignment"):
+            jobs = jobs.filter(assignment=request.GET["assignment"])
+        return JsonResponse({"submissions": [_job(job) for job in jobs]})
+    spec = assignment_or_404(request.POST.get("assignment", ""))
+    upload = request.FILES.get("file")
+    if upload is None:
+        return error(400, "send the notebook as the multipart field 'file'")
+    try:
+        job = store(state(), student, spec, upload.name or "", read_upload(upload))
+    except UploadRefused as refused:
+        return error(400, str(refused))
+    return JsonResponse(_job(job), status=201)
+
+
+@api_view({"GET"})
+def submission(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = job_for(request.user, job_id)
+    data = _job(job)
+    if job.state == Job.GRADED:
+        data["report"] = shown_report(job, assignment_or_404(job.assignment), member_of(request.user).is_staff_member)
+    return JsonResponse(data)
+
+
+def _job(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id, "assignment": job.assignment, "state": job.state, "file": job.original_name,
+        "sha256": job.sha256, "submitted_at": job.created_at.isoformat(timespec="seconds"),
+        "graded_at": job.finished_at.isoformat(timespec="seconds") if job.finished_at else None,
+        "page": reverse("submission", args=[job.id]),
+        "error": "the grader could not grade this submission; your instructor has been told" if job.state == Job.FAILED else "",
+    }  # fmt: skip

@@ -1,0 +1,80 @@
+"""``autograder login`` and ``autograder submit``: the service's API from the command line. The
+token is kept in ``~/.config/gradewright/servers.json`` (readable by its owner only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .errors import ClientError
+
+WAIT_SECONDS = 600  # how long submit waits for its feedback
+
+
+def config_path() -> Path:
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "gradewright" / "servers.json"
+
+
+def _saved() -> dict[str, Any]:
+    path = config_path()
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ClientError(f"{path}: cannot be read ({exc}); delete it and log in again") from None
+
+
+def _call(method: str, url: str, **options: Any) -> dict[str, Any]:
+    try:
+        response = httpx.request(method, url, timeout=30, **options)
+    except httpx.HTTPError as exc:
+        raise ClientError(f"{url}: cannot reach the server ({type(exc).__name__})") from None
+    try:
+        data = response.json()
+    except ValueError:
+        raise ClientError(f"{url}: the server answered {response.status_code}, not JSON") from None
+    if response.status_code >= 400:
+        raise ClientError(f"{url}: {data.get('error', response.status_code)}")
+    return data
+
+
+def login(server: str, username: str, password: str) -> Path:
+    """Ask the server for a token and keep it for this server."""
+    data = _call("POST", f"{server.rstrip('/')}/api/v1/token", data={"username": username, "password": password})
+    saved = _saved()
+    saved[server.rstrip("/")] = {"username": data["username"], "token": data["token"]}
+    path = config_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(saved, handle, indent=2)
+    return path
+
+
+def submit(server: str, notebook: Path, assignment: str, wait: bool = True) -> dict[str, Any]:
+    """Upload a notebook; with ``wait``, the submission once graded (its report as shown to the student)."""
+    server = server.rstrip("/")
+    token = _saved().get(server, {}).get("token")
+    if not token:
+        raise ClientError(f"not logged in to {server}: run autograder login --server {server}")
+    headers = {"Authorization": f"Token {token}"}
+    try:
+        content = notebook.read_bytes()
+    except OSError as exc:
+        raise ClientError(f"{notebook}: cannot be read ({exc.strerror})") from None
+    job = _call("POST", f"{server}/api/v1/submissions", headers=headers, data={"assignment": assignment},
+                files={"file": (notebook.name, content)})  # fmt: skip
+    deadline = time.monotonic() + WAIT_SECONDS
+    while wait and job["state"] in {"queued", "grading"}:
+        if time.monotonic() > deadline:
+            raise ClientError(f"submission {job['id']} is still {job['state']}; see {server}{job['page']}")
+        time.sleep(1)
+        job = _call("GET", f"{server}/api/v1/submissions/{job['id']}", headers=headers)
+    return job

@@ -1,0 +1,26 @@
+"""Errors of the ``service`` package; each message is one line.
+
+ServiceError          base
+ ├── ServiceSetupError  the service cannot start here (no course, a state folder it cannot write)
+ ├── UploadRefused      a hand-in refused before anything runs (too large, not a notebook, over
+ │                      the submission limit); shown to the student
+ └── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused
+"""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    pass
+
+
+class ServiceSetupError(ServiceError):
+    pass
+
+
+class UploadRefused(ServiceError):
+    pass
+
+
+class ClientError(ServiceError):
+    pass

@@ -1,0 +1,79 @@
+"""The service's own tables: who an account is in the course, API tokens, one-time sign-in links,
+and the queue of hand-ins to grade. Grades themselves live in the gradebook's tables."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+from gradebook.models import Student, Submission
+
+
+def digest(secret: str) -> str:
+    """What is stored of a token or link: its SHA-256, never the secret itself."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class Member(models.Model):
+    INSTRUCTOR, TA, STUDENT = "instructor", "ta", "student"
+    ROLES = [(INSTRUCTOR, "Instructor"), (TA, "Teaching assistant"), (STUDENT, "Student")]
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="member")
+    role = models.CharField(max_length=20, choices=ROLES, default=STUDENT)
+    # A student's row in the gradebook: what they hand in is filed under it.
+    student = models.OneToOneField(Student, on_delete=models.SET_NULL, null=True, blank=True, related_name="member")
+
+    @property
+    def is_staff_member(self) -> bool:
+        return self.role in {self.INSTRUCTOR, self.TA}
+
+
+class ApiToken(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True)
+
+    @classmethod
+    def issue(cls, user) -> str:
+        """A new token for ``user``: returned once, stored only as its digest."""
+        secret = secrets.token_urlsafe(32)
+        cls.objects.create(user=user, digest=digest(secret))
+        return secret
+
+
+class SignInLink(models.Model):
+    """A one-time link with which a student sets their password."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sign_in_links")
+    digest = models.CharField(max_length=64, unique=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True)
+
+
+class Job(models.Model):
+    """A hand-in waiting for, in, or past grading."""
+
+    QUEUED, GRADING, GRADED, FAILED = "queued", "grading", "graded", "failed"
+    STATES = [(QUEUED, "queued"), (GRADING, "grading"), (GRADED, "graded"), (FAILED, "failed")]
+
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="jobs")
+    assignment = models.CharField(max_length=200)
+    file = models.CharField(max_length=500)  # where the upload is stored, under the state folder
+    original_name = models.CharField(max_length=300)
+    size = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    state = models.CharField(max_length=20, choices=STATES, default=QUEUED, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True)
+    finished_at = models.DateTimeField(null=True)
+    worker = models.CharField(max_length=200, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)  # the grader's own failure, for the instructor
+    submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, related_name="jobs")
+
+    class Meta:
+        ordering = ["id"]

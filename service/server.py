@@ -1,0 +1,69 @@
+"""``autograder serve``: the site, its database brought up to date, a demo instructor on first
+start, and N grading workers (``autograder worker``), until stopped."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from .settings import MAX_UPLOAD_BYTES
+
+DEMO_INSTRUCTOR = "instructor"
+
+
+def prepare(course_root: Path, database_url: str | None) -> str | None:
+    """Configure Django for the course, migrate, and make the demo instructor on a first start:
+    the demo instructor's password (shown once), or None when accounts exist already."""
+    from .settings import configure
+
+    configure(course_root, database_url)
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+    from .models import Member
+
+    if User.objects.exists():
+        return None
+    password = secrets.token_urlsafe(12)
+    user = User.objects.create_user(DEMO_INSTRUCTOR, password=password)
+    Member.objects.create(user=user, role=Member.INSTRUCTOR)
+    return password
+
+
+def serve(course_root: Path, host: str, port: int, workers: int, database_url: str | None,
+          say: Callable[[str], None] = print) -> None:  # fmt: skip
+    """Serve until interrupted; the workers are stopped with the site."""
+    password = prepare(course_root, database_url)
+    if password:
+        say(f"demo instructor: {DEMO_INSTRUCTOR} / {password} (shown once; change it after signing in)")
+    started = [_start_worker(course_root, database_url) for _ in range(workers)]
+    say(f"serving {course_root} on http://{host}:{port}/ with {workers} grading worker(s); Ctrl-C stops")
+    from django.core.wsgi import get_wsgi_application
+    from waitress import serve as waitress_serve
+
+    try:
+        # waitress refuses a request body over the upload limit before the site reads any of it.
+        waitress_serve(get_wsgi_application(), host=host, port=port, threads=8, ident="gradewright",
+                       max_request_body_size=MAX_UPLOAD_BYTES + 1024 * 1024)  # fmt: skip
+    finally:
+        for process in started:
+            process.send_signal(signal.SIGTERM)
+        for process in started:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _start_worker(course_root: Path, database_url: str | None) -> subprocess.Popen:
+    command = [sys.executable, "-m", "autograder", "--course", str(course_root), "worker"]
+    if database_url:
+        command += ["--database-url", database_url]
+    return subprocess.Popen(command, env=dict(os.environ))

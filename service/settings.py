@@ -1,0 +1,124 @@
+"""The site's settings, built for one course folder. The service keeps its state beside the course,
+in ``<course>/.gradewright/`` (the secret key, uploads, reports, released notebooks), and its
+database is the gradebook's: ``<course>/.gradewright/gradebook.db`` by default, or the database
+``$AUTOGRADER_DATABASE_URL`` names."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from .errors import ServiceSetupError
+
+STATE_FOLDER = ".gradewright"
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # a notebook larger than this is refused before it is stored
+
+
+def state_folder(course_root: Path) -> Path:
+    folder = course_root / STATE_FOLDER
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise ServiceSetupError(f"{folder}: cannot create the service's state folder ({exc.strerror})") from None
+    return folder
+
+
+def secret_key(folder: Path) -> str:
+    """The site's secret key: made on first start, readable by its owner only."""
+    path = folder / "secret_key"
+    if not path.exists():
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+def build(
+    course_root: Path, database_url: str | None = None, debug: bool = False, state: Path | None = None
+) -> dict[str, Any]:
+    """Django settings for the service of the course at ``course_root`` (its state in ``state``,
+    by default the course's ``.gradewright/``)."""
+    from gradebook.database import SQLITE_OPTIONS
+    from gradebook.database import database_url as url_of
+
+    folder = state_folder(course_root) if state is None else state
+    url = url_of(database_url)
+    if url:
+        import dj_database_url
+
+        database = dj_database_url.parse(url)
+    else:
+        database = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(folder / "gradebook.db"),
+                    "OPTIONS": dict(SQLITE_OPTIONS)}  # fmt: skip
+    return {
+        "DEBUG": debug,
+        "SECRET_KEY": secret_key(folder),
+        "ALLOWED_HOSTS": [host.strip() for host in os.environ.get("GRADEWRIGHT_ALLOWED_HOSTS", "*").split(",")],
+        "INSTALLED_APPS": [
+            "django.contrib.auth",
+            "django.contrib.contenttypes",
+            "django.contrib.sessions",
+            "django.contrib.messages",
+            "gradebook",
+            "service",
+        ],
+        "MIDDLEWARE": [
+            "django.middleware.security.SecurityMiddleware",
+            "django.contrib.sessions.middleware.SessionMiddleware",
+            "django.middleware.common.CommonMiddleware",
+            "django.middleware.csrf.CsrfViewMiddleware",
+            "django.contrib.auth.middleware.AuthenticationMiddleware",
+            "django.contrib.messages.middleware.MessageMiddleware",
+            "django.middleware.clickjacking.XFrameOptionsMiddleware",
+        ],
+        "ROOT_URLCONF": "service.urls",
+        "TEMPLATES": [
+            {
+                "BACKEND": "django.template.backends.django.DjangoTemplates",
+                "APP_DIRS": True,
+                "OPTIONS": {
+                    "context_processors": [
+                        "django.template.context_processors.request",
+                        "django.contrib.auth.context_processors.auth",
+                        "django.contrib.messages.context_processors.messages",
+                    ]
+                },
+            }
+        ],
+        "DATABASES": {"default": database},
+        "USE_TZ": True,
+        "TIME_ZONE": "UTC",
+        "DEFAULT_AUTO_FIELD": "django.db.models.BigAutoField",
+        "LOGIN_URL": "login",
+        "LOGIN_REDIRECT_URL": "assignments",
+        "LOGOUT_REDIRECT_URL": "login",
+        # Uploads: Django keeps what it reads within these bounds; uploads.py checks the rest.
+        "DATA_UPLOAD_MAX_MEMORY_SIZE": MAX_UPLOAD_BYTES + 64 * 1024,
+        "FILE_UPLOAD_MAX_MEMORY_SIZE": MAX_UPLOAD_BYTES + 64 * 1024,
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "CSRF_COOKIE_SAMESITE": "Lax",
+        "X_FRAME_OPTIONS": "DENY",
+        "SECURE_CONTENT_TYPE_NOSNIFF": True,
+        "GRADEWRIGHT_COURSE": str(course_root),
+        "GRADEWRIGHT_STATE": str(folder),
+    }
+
+
+def configure(
+    course_root: Path, database_url: str | None = None, debug: bool = False, state: Path | None = None
+) -> None:
+    """Configure Django for the service (once per process)."""
+    import django
+    from django.conf import settings
+
+    if settings.configured:
+        if getattr(settings, "GRADEWRIGHT_COURSE", None) == str(course_root):
+            return  # this course's service, configured already (a test, or a second command in one process)
+        raise ServiceSetupError(
+            "Django is configured already in this process; start the service in a process of its own"
+        )
+    settings.configure(**build(course_root, database_url, debug, state))
+    django.setup()

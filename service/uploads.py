@@ -1,0 +1,84 @@
+"""What a student hands in, checked before it is stored or anything runs: its size, its type (a
+notebook that parses as one, or UTF-8 Python source), and the assignment's submission limits."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+from django.utils import timezone
+
+from autograder.assignment import Assignment as AssignmentSpec
+from gradebook.models import Student
+
+from .errors import UploadRefused
+from .models import Job
+from .settings import MAX_UPLOAD_BYTES
+
+SUFFIXES = (".ipynb", ".py")
+
+
+def check_content(name: str, data: bytes) -> None:
+    """Refuse anything that is not a notebook or Python source, saying why in the student's words."""
+    suffix = Path(name).suffix.lower()
+    if suffix not in SUFFIXES:
+        raise UploadRefused("hand in a notebook (.ipynb) or a Python file (.py)")
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise UploadRefused(f"the file is {len(data) / 1e6:.1f} MB; the limit is {MAX_UPLOAD_BYTES // 1_000_000} MB")
+    if not data.strip():
+        raise UploadRefused("the file is empty")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UploadRefused("the file is not UTF-8 text") from None
+    if "\x00" in text:
+        raise UploadRefused("the file is binary, not a notebook or Python source")
+    if suffix == ".ipynb":
+        try:
+            notebook = json.loads(text)
+        except (ValueError, RecursionError):
+            raise UploadRefused("the notebook is not valid JSON: save it again from Jupyter") from None
+        if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+            raise UploadRefused("the file is JSON but not a notebook (it has no list of cells)")
+
+
+def read_upload(upload) -> bytes:
+    """An uploaded file's bytes, refused by its size before any of it is read into memory."""
+    if upload.size > MAX_UPLOAD_BYTES:
+        raise UploadRefused(f"the file is {upload.size / 1e6:.1f} MB; the limit is {MAX_UPLOAD_BYTES // 1_000_000} MB")
+    return upload.read(MAX_UPLOAD_BYTES + 1)
+
+
+def allowance(student: Student, spec: AssignmentSpec) -> str | None:
+    """Why the student may not hand in another submission now, or None."""
+    jobs = Job.objects.filter(student=student, assignment=spec.name).exclude(state=Job.FAILED)
+    if spec.max_submissions is not None and jobs.count() >= spec.max_submissions:
+        return f"you have used all {spec.max_submissions} submissions of this assignment"
+    if spec.submissions_per_hour is not None:
+        recent = jobs.filter(created_at__gte=timezone.now() - timedelta(hours=1)).order_by("created_at")
+        if recent.count() >= spec.submissions_per_hour:
+            again = recent[0].created_at + timedelta(hours=1)
+            return (f"{spec.submissions_per_hour} submissions per hour: the next one is possible at "
+                    f"{again:%H:%M} UTC")  # fmt: skip
+    return None
+
+
+def store(state: Path, student: Student, spec: AssignmentSpec, name: str, data: bytes) -> Job:
+    """Check and keep a hand-in, and queue it. The file is stored under a name of ours (the
+    released notebook's name, or submission.py), never the student's."""
+    check_content(name, data)
+    refused = allowance(student, spec)
+    if refused:
+        raise UploadRefused(refused)
+    suffix = Path(name).suffix.lower()
+    folder = state / "uploads" / spec.name / uuid.uuid4().hex
+    folder.mkdir(parents=True, mode=0o700)
+    path = folder / (spec.released_notebook if suffix == ".ipynb" else "submission.py")
+    path.write_bytes(data)
+    return Job.objects.create(
+        student=student, assignment=spec.name, file=str(path), original_name=name[:300], size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+    )  # fmt: skip

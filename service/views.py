@@ -1,0 +1,93 @@
+"""The pages: sign in, the course's assignments, one assignment (download, hand in, your
+submissions), one submission (its state, then its feedback), and the one-time sign-in link."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import SetPasswordForm
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods
+
+from .access import (
+    assignment_or_404,
+    assignments,
+    due_for,
+    job_for,
+    member_of,
+    shown_report,
+    state,
+    student_of,
+)  # fmt: skip
+from .errors import UploadRefused
+from .models import Job, SignInLink, digest
+from .releases import released_notebook
+from .uploads import allowance, read_upload, store
+
+
+@login_required
+def assignment_list(request: HttpRequest) -> HttpResponse:
+    student = student_of(request.user)
+    rows = [
+        {"spec": spec, "due": due_for(spec, student),
+         "submissions": Job.objects.filter(student=student, assignment=spec.name).count()}
+        for spec in assignments().values()
+    ]  # fmt: skip
+    return render(request, "service/assignments.html", {"rows": rows})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
+    spec = assignment_or_404(name)
+    student = student_of(request.user)
+    if request.method == "POST":
+        upload = request.FILES.get("notebook")
+        if upload is None:
+            messages.error(request, "choose a notebook to hand in")
+        else:
+            try:
+                job = store(state(), student, spec, upload.name or "", read_upload(upload))
+            except UploadRefused as refused:
+                messages.error(request, str(refused))
+            else:
+                return redirect("submission", job_id=job.id)
+        return redirect("assignment", name=name)
+    jobs = Job.objects.filter(student=student, assignment=spec.name).order_by("-id")
+    context = {"spec": spec, "due": due_for(spec, student), "jobs": jobs, "refused": allowance(student, spec),
+               "late": spec.due is not None and timezone.now() > (due_for(spec, student) or spec.due)}  # fmt: skip
+    return render(request, "service/assignment.html", context)
+
+
+@login_required
+def download_notebook(request: HttpRequest, name: str) -> FileResponse:
+    spec = assignment_or_404(name)
+    return FileResponse(released_notebook(spec, state()).open("rb"), as_attachment=True,
+                        filename=spec.released_notebook)  # fmt: skip
+
+
+@login_required
+def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = job_for(request.user, job_id)
+    spec = assignment_or_404(job.assignment)
+    report = shown_report(job, spec, member_of(request.user).is_staff_member) if job.state == Job.GRADED else None
+    return render(request, "service/submission.html", {"job": job, "spec": spec, "report": report})
+
+
+@require_http_methods(["GET", "POST"])
+def welcome(request: HttpRequest, secret: str) -> HttpResponse:
+    """A one-time sign-in link: the student sets a password, and is signed in."""
+    link = SignInLink.objects.filter(digest=digest(secret), used_at=None, expires_at__gt=timezone.now()).first()
+    if link is None:
+        raise Http404("this sign-in link is not valid any more; ask your instructor for a new one")
+    form = SetPasswordForm(link.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        link.used_at = timezone.now()
+        link.save(update_fields=["used_at"])
+        login(request, link.user, backend="django.contrib.auth.backends.ModelBackend")
+        return redirect("assignments")
+    return render(request, "service/welcome.html", {"form": form, "username": link.user.username})
