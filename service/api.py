@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import authenticate
+from django.contrib.auth.signals import user_login_failed
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.urls import reverse
@@ -30,6 +32,7 @@ from .access import (
 )  # fmt: skip
 from .errors import UploadRefused
 from .models import ApiToken, Job, digest
+from .throttle import REFUSED, address_of, blocked
 from .uploads import allowance, read_upload, store
 
 View = Callable[..., HttpResponse]
@@ -75,12 +78,24 @@ def api_view(methods: set[str]) -> Callable[[View], View]:
     return decorate
 
 
+OPENAPI = Path(__file__).with_name("openapi.json")
+
+
+def openapi(request: HttpRequest) -> HttpResponse:
+    """The API's OpenAPI 3.1 description (service/openapi.json)."""
+    return HttpResponse(OPENAPI.read_bytes(), content_type="application/json")
+
+
 @csrf_exempt
 def token(request: HttpRequest) -> HttpResponse:
     """``POST username, password`` -> ``{"token": ...}``, shown once."""
     if request.method != "POST":
         return error(405, "POST username and password")
-    user = authenticate(request, username=request.POST.get("username", ""), password=request.POST.get("password", ""))
+    username = request.POST.get("username", "")
+    if blocked(username, address_of(request)):
+        user_login_failed.send(sender=__name__, credentials={"username": username}, request=request)
+        return error(429, REFUSED)
+    user = authenticate(request, username=username, password=request.POST.get("password", ""))
     if user is None or not user.is_active:
         return error(401, "wrong username or password")
     return JsonResponse({"token": ApiToken.issue(user), "username": user.username}, status=201)

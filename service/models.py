@@ -70,10 +70,19 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True)
     finished_at = models.DateTimeField(null=True)
-    worker = models.CharField(max_length=200, blank=True)
+    worker = models.CharField(max_length=200, blank=True)  # the lease's owner
+    lease_expires_at = models.DateTimeField(null=True)  # renewed while grading; past it, the job is free again
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)  # the grader's own failure, for the instructor
     submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, related_name="jobs")
 
     class Meta:
         ordering = ["id"]
+
+
+class SignInFailure(models.Model):
+    """A failed sign-in, counted by service.throttle."""
+
+    username = models.CharField(max_length=150, db_index=True)
+    address = models.CharField(max_length=100, blank=True, db_index=True)
+    at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -1,10 +1,12 @@
-"""The queue of hand-ins, in the database: a worker claims the oldest queued job in a transaction
-(PostgreSQL skips rows another worker holds; SQLite lets one writer at a time), grades it, and
-finishes it. A job whose worker died is queued again after ``STALE_AFTER``; after
-``MAX_ATTEMPTS`` it fails, and the instructor sees why."""
+"""The queue of hand-ins, in the database. A worker claims the oldest queued job in a transaction
+(PostgreSQL skips rows another worker holds; SQLite lets one writer at a time) with a lease, renews
+the lease while it grades (``Lease``), and records the grade and ends the job in one transaction
+(``service.worker``). A job whose worker died is claimed again once its lease expires; after
+``MAX_ATTEMPTS`` it ends as failed, which its student sees."""
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 from django.db import connection, transaction
@@ -12,37 +14,76 @@ from django.utils import timezone
 
 from .models import Job
 
-STALE_AFTER = timedelta(minutes=15)  # longer than any submission may run (its limits say 120 s)
+LEASE = timedelta(seconds=60)
+RENEW_EVERY = 15.0  # seconds: a lease is renewed well before it expires
 MAX_ATTEMPTS = 3
+GAVE_UP = "the grader stopped during every attempt"
 
 
 def claim(worker: str) -> Job | None:
-    """The oldest queued job, now marked as this worker's, or None."""
+    """The oldest queued job, now leased to this worker, or None."""
     with transaction.atomic():
-        _requeue_stale()
+        _free_expired()
         jobs = Job.objects.filter(state=Job.QUEUED).order_by("id")
         if connection.features.has_select_for_update_skip_locked:
             jobs = jobs.select_for_update(skip_locked=True)
         job = jobs.first()
         if job is None:
             return None
-        job.state, job.worker, job.started_at = Job.GRADING, worker, timezone.now()
+        now = timezone.now()
+        job.state, job.worker, job.started_at, job.lease_expires_at = Job.GRADING, worker, now, now + LEASE
         job.attempts += 1
-        job.save(update_fields=["state", "worker", "started_at", "attempts"])
+        job.save(update_fields=["state", "worker", "started_at", "lease_expires_at", "attempts"])
         return job
 
 
-def _requeue_stale() -> None:
-    stale = Job.objects.filter(state=Job.GRADING, started_at__lt=timezone.now() - STALE_AFTER)
-    stale.filter(attempts__gte=MAX_ATTEMPTS).update(
-        state=Job.FAILED, finished_at=timezone.now(), error="the grader stopped during every attempt"
+def _free_expired() -> None:
+    expired = Job.objects.filter(state=Job.GRADING, lease_expires_at__lt=timezone.now())
+    expired.filter(attempts__gte=MAX_ATTEMPTS).update(state=Job.FAILED, finished_at=timezone.now(), error=GAVE_UP)
+    expired.filter(attempts__lt=MAX_ATTEMPTS).update(state=Job.QUEUED, worker="", lease_expires_at=None)
+
+
+def renew(job: Job) -> bool:
+    """Extend the lease; False when the job is no longer this worker's."""
+    return bool(
+        Job.objects.filter(id=job.id, worker=job.worker, state=Job.GRADING).update(
+            lease_expires_at=timezone.now() + LEASE
+        )
     )
-    stale.filter(attempts__lt=MAX_ATTEMPTS).update(state=Job.QUEUED, worker="")
 
 
 def finish(job: Job, submission_id: int | None, error: str = "") -> None:
-    job.state = Job.FAILED if error else Job.GRADED
-    job.submission_id = submission_id
-    job.error = error
-    job.finished_at = timezone.now()
-    job.save(update_fields=["state", "submission", "error", "finished_at"])
+    """End the job (inside the transaction that records its grade, when there is one)."""
+    Job.objects.filter(id=job.id).update(
+        state=Job.FAILED if error else Job.GRADED, submission_id=submission_id, error=error,
+        finished_at=timezone.now(), lease_expires_at=None,
+    )  # fmt: skip
+
+
+def release(job: Job) -> None:
+    """Give a job back to the queue at once (its worker is stopping)."""
+    Job.objects.filter(id=job.id, worker=job.worker).update(state=Job.QUEUED, worker="", lease_expires_at=None)
+
+
+class Lease:
+    """Renews a job's lease from a thread of its own while the job is graded."""
+
+    def __init__(self, job: Job):
+        self.job = job
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"lease-{job.id}", daemon=True)
+
+    def __enter__(self) -> Lease:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+    def _run(self) -> None:
+        try:
+            while not self.stopped.wait(RENEW_EVERY):
+                renew(self.job)
+        finally:
+            connection.close()  # this thread's own connection

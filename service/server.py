@@ -14,11 +14,12 @@ from pathlib import Path
 from .settings import MAX_UPLOAD_BYTES
 
 DEMO_INSTRUCTOR = "instructor"
+DEMO_STUDENT = "student"
 
 
-def prepare(course_root: Path, database_url: str | None) -> str | None:
-    """Configure Django for the course, migrate, and make the demo instructor on a first start:
-    the demo instructor's password (shown once), or None when accounts exist already."""
+def prepare(course_root: Path, database_url: str | None) -> dict[str, str]:
+    """Configure Django for the course, migrate, and on a first start (no account yet) make the
+    demo accounts: {username: password}, shown once; empty when accounts exist already."""
     from .settings import configure
 
     configure(course_root, database_url)
@@ -26,22 +27,28 @@ def prepare(course_root: Path, database_url: str | None) -> str | None:
     from django.core.management import call_command
 
     call_command("migrate", interactive=False, verbosity=0)
+    from gradebook.models import STAFF_PREFIX, Student
+
     from .models import Member
 
     if User.objects.exists():
-        return None
-    password = secrets.token_urlsafe(12)
-    user = User.objects.create_user(DEMO_INSTRUCTOR, password=password)
-    Member.objects.create(user=user, role=Member.INSTRUCTOR)
-    return password
+        return {}
+    made = {}
+    for username, role in ((DEMO_INSTRUCTOR, Member.INSTRUCTOR), (DEMO_STUDENT, Member.STUDENT)):
+        made[username] = secrets.token_urlsafe(12)
+        user = User.objects.create_user(username, password=made[username])
+        # The demo student's work is filed as the staff's own tries: never counted in grades.
+        student = Student.objects.create(student_id=f"{STAFF_PREFIX}{username}") if role == Member.STUDENT else None
+        Member.objects.create(user=user, role=role, student=student)
+    return made
 
 
 def serve(course_root: Path, host: str, port: int, workers: int, database_url: str | None,
           say: Callable[[str], None] = print) -> None:  # fmt: skip
     """Serve until interrupted; the workers are stopped with the site."""
-    password = prepare(course_root, database_url)
-    if password:
-        say(f"demo instructor: {DEMO_INSTRUCTOR} / {password} (shown once; change it after signing in)")
+    for username, password in prepare(course_root, database_url).items():
+        say(f"demo {'instructor' if username == DEMO_INSTRUCTOR else 'student'}: {username} / {password} "
+            "(shown once)")  # fmt: skip
     started = [_start_worker(course_root, database_url) for _ in range(workers)]
     say(f"serving {course_root} on http://{host}:{port}/ with {workers} grading worker(s); Ctrl-C stops")
     from django.core.wsgi import get_wsgi_application

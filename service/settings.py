@@ -54,7 +54,7 @@ def build(
                     "OPTIONS": dict(SQLITE_OPTIONS)}  # fmt: skip
     return {
         "DEBUG": debug,
-        "SECRET_KEY": secret_key(folder),
+        "SECRET_KEY": os.environ.get("GRADEWRIGHT_SECRET_KEY") or secret_key(folder),
         "ALLOWED_HOSTS": [host.strip() for host in os.environ.get("GRADEWRIGHT_ALLOWED_HOSTS", "*").split(",")],
         "INSTALLED_APPS": [
             "django.contrib.auth",
@@ -74,6 +74,7 @@ def build(
             "django.middleware.clickjacking.XFrameOptionsMiddleware",
         ],
         "ROOT_URLCONF": "service.urls",
+        "AUTHENTICATION_BACKENDS": ["service.throttle.ThrottledBackend"],
         "TEMPLATES": [
             {
                 "BACKEND": "django.template.backends.django.DjangoTemplates",
@@ -104,6 +105,22 @@ def build(
         "SECURE_CONTENT_TYPE_NOSNIFF": True,
         "GRADEWRIGHT_COURSE": str(course_root),
         "GRADEWRIGHT_STATE": str(folder),
+        **(_behind_https() if os.environ.get("GRADEWRIGHT_HTTPS") == "1" else {}),
+    }
+
+
+def _behind_https() -> dict[str, Any]:
+    """Production: the site is reached over HTTPS, through a proxy that terminates TLS and says so
+    in X-Forwarded-Proto. With these, ``django-admin check --deploy`` passes."""
+    return {
+        "SECURE_PROXY_SSL_HEADER": ("HTTP_X_FORWARDED_PROTO", "https"),
+        "SECURE_SSL_REDIRECT": True,
+        "SESSION_COOKIE_SECURE": True,
+        "CSRF_COOKIE_SECURE": True,
+        "SECURE_HSTS_SECONDS": 31_536_000,
+        # HSTS for the whole domain, or its preloading, is the domain's owners' decision, not a
+        # course tool's: a university's other sites may not all be on HTTPS.
+        "SILENCED_SYSTEM_CHECKS": ["security.W005", "security.W021"],
     }
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import uuid
 from datetime import timedelta
 from pathlib import Path
 
+from django.db import transaction
 from django.utils import timezone
 
 from autograder.assignment import Assignment as AssignmentSpec
@@ -19,6 +21,7 @@ from .models import Job
 from .settings import MAX_UPLOAD_BYTES
 
 SUFFIXES = (".ipynb", ".py")
+UPLOADS_PER_HOUR = 30  # per student, over all assignments, whatever the manifests say: no one floods the queue
 
 
 def check_content(name: str, data: bytes) -> None:
@@ -54,11 +57,14 @@ def read_upload(upload) -> bytes:
 
 def allowance(student: Student, spec: AssignmentSpec) -> str | None:
     """Why the student may not hand in another submission now, or None."""
+    hour_ago = timezone.now() - timedelta(hours=1)
+    if Job.objects.filter(student=student, created_at__gte=hour_ago).count() >= UPLOADS_PER_HOUR:
+        return f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later"
     jobs = Job.objects.filter(student=student, assignment=spec.name).exclude(state=Job.FAILED)
     if spec.max_submissions is not None and jobs.count() >= spec.max_submissions:
         return f"you have used all {spec.max_submissions} submissions of this assignment"
     if spec.submissions_per_hour is not None:
-        recent = jobs.filter(created_at__gte=timezone.now() - timedelta(hours=1)).order_by("created_at")
+        recent = jobs.filter(created_at__gte=hour_ago).order_by("created_at")
         if recent.count() >= spec.submissions_per_hour:
             again = recent[0].created_at + timedelta(hours=1)
             return (f"{spec.submissions_per_hour} submissions per hour: the next one is possible at "
@@ -78,7 +84,13 @@ def store(state: Path, student: Student, spec: AssignmentSpec, name: str, data: 
     folder.mkdir(parents=True, mode=0o700)
     path = folder / (spec.released_notebook if suffix == ".ipynb" else "submission.py")
     path.write_bytes(data)
-    return Job.objects.create(
-        student=student, assignment=spec.name, file=str(path), original_name=name[:300], size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(),
-    )  # fmt: skip
+    try:
+        # The job exists once its file does: the student is told "handed in" only after both are kept.
+        with transaction.atomic():
+            return Job.objects.create(
+                student=student, assignment=spec.name, file=str(path), original_name=name[:300], size=len(data),
+                sha256=hashlib.sha256(data).hexdigest(),
+            )  # fmt: skip
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise

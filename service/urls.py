@@ -3,16 +3,24 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from . import api, views
+from .throttle import ThrottledAuthenticationForm
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="assignments"), name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(template_name="service/login.html"), name="login"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(
+            template_name="service/login.html", authentication_form=ThrottledAuthenticationForm
+        ),
+        name="login",
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("welcome/<str:secret>/", views.welcome, name="welcome"),
     path("assignments/", views.assignment_list, name="assignments"),
     path("assignments/<str:name>/", views.assignment_page, name="assignment"),
     path("assignments/<str:name>/notebook", views.download_notebook, name="notebook"),
     path("submissions/<int:job_id>/", views.submission_page, name="submission"),
+    path("api/v1/openapi.json", api.openapi, name="api-openapi"),
     path("api/v1/token", api.token, name="api-token"),
     path("api/v1/assignments", api.assignment_list, name="api-assignments"),
     path("api/v1/submissions", api.submissions, name="api-submissions"),

@@ -9,16 +9,18 @@ import socket
 import time
 from pathlib import Path
 
+from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import course_assignment
 from autograder.batch import GradeOptions, grade_batch
 from autograder.errors import AutograderError
+from autograder.reports.model import Report
 from autograder.submissions import Submission
 from course.folder import CourseFolder
 from gradebook.book import Gradebook
 from gradebook.errors import GradebookError
 
 from .models import Job
-from .queue import claim, finish
+from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
 
 IDLE_WAIT = 0.5  # seconds between looks at an empty queue
 
@@ -27,8 +29,31 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def grade_one(job: Job, course: CourseFolder, state: Path, options: GradeOptions) -> int:
-    """Grade a claimed job into the gradebook; the gradebook submission's id."""
+class JobStore:
+    """The gradebook as a store for one job: its grade is recorded and the job ended in one
+    transaction, so a graded job never lacks its grade and a grade never lacks its job's end."""
+
+    def __init__(self, book: Gradebook, spec: AssignmentSpec, job: Job):
+        self.inner = book.store_for(spec)
+        self.book, self.spec, self.job = book, spec, job
+
+    def is_graded(self, submission: Submission) -> bool:
+        return self.inner.is_graded(submission)
+
+    def record(self, report: Report) -> Report:
+        from gradebook.book import record_report
+        from gradebook.grades import report_of
+
+        def write() -> Report:
+            recorded = record_report(self.book, self.spec, report)
+            finish(self.job, recorded.id)
+            return report_of(self.book, self.spec, recorded)
+
+        return self.book.run(write)
+
+
+def grade_one(job: Job, course: CourseFolder, state: Path, options: GradeOptions) -> None:
+    """Grade a claimed job into the gradebook, and end it."""
     from gradebook.models import Submission as Recorded
 
     spec = course_assignment(course, job.assignment)
@@ -36,11 +61,14 @@ def grade_one(job: Job, course: CourseFolder, state: Path, options: GradeOptions
     submission = Submission(
         student=job.student.student_id, path=Path(job.file), sha256=job.sha256, submitted_at=job.created_at
     )
-    result = grade_batch(spec, [submission], state / "reports" / spec.name, options, store=book.store_for(spec))
+    with Lease(job):
+        result = grade_batch(spec, [submission], state / "reports" / spec.name, options,
+                             store=JobStore(book, spec, job))  # fmt: skip
     if result.failed:
-        raise AutograderError("the grader failed on this submission; it will be tried again")
-    recorded = Recorded.objects.get(student=job.student, assignment__name=spec.name, sha256=job.sha256)
-    return recorded.id
+        raise AutograderError("the grader failed on this submission")
+    if result.skipped:  # the same file, graded before: this job shows that grade
+        recorded = Recorded.objects.get(student=job.student, assignment__name=spec.name, sha256=job.sha256)
+        finish(job, recorded.id)
 
 
 def run_worker(course: CourseFolder, state: Path, options: GradeOptions, once: bool = False) -> int:
@@ -54,13 +82,17 @@ def run_worker(course: CourseFolder, state: Path, options: GradeOptions, once: b
             time.sleep(IDLE_WAIT)
             continue
         try:
-            submission_id = grade_one(job, course, state, options)
+            grade_one(job, course, state, options)
         except (AutograderError, GradebookError) as exc:
-            finish(job, None, error=str(exc))
+            # The grader's own failure (the student's failures are in their report): tried again
+            # by the next claim until the attempts run out, then the job ends as failed.
+            if job.attempts >= MAX_ATTEMPTS:
+                finish(job, None, error=str(exc))
+            else:
+                release(job)
             continue
         except BaseException:
             # Stopped mid-job (SIGTERM, Ctrl-C): the job goes back to the queue for the next worker.
-            Job.objects.filter(id=job.id).update(state=Job.QUEUED, worker="")
+            release(job)
             raise
-        finish(job, submission_id)
         graded += 1

@@ -26,7 +26,7 @@ from autograder.batch import GradeOptions
 from gradebook.models import Extension, Student
 from service.access import assignments, course, state
 from service.models import Job, Member
-from service.queue import MAX_ATTEMPTS, STALE_AFTER, claim
+from service.queue import MAX_ATTEMPTS, claim
 from service.settings import MAX_UPLOAD_BYTES
 from service.uploads import allowance
 from service.worker import run_worker
@@ -35,6 +35,7 @@ from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 
 CORRECT = ASSIGNMENTS / "sequences-and-attention" / "known" / "correct_loops.py"
 PARTIAL = ASSIGNMENTS / "sequences-and-attention" / "known" / "missing_sqrt.py"
+KNOWN_NOTEBOOK = ASSIGNMENTS / "attention-not-explanation" / "known" / "correct_source_notebook.ipynb"
 
 
 def student(role: str = Member.STUDENT) -> tuple[User, Client]:
@@ -203,7 +204,9 @@ def test_submission_limits_and_hidden_results_follow_the_manifest():
     assert not hidden_results_visible(after_due.model_copy(update={"due": now - timedelta(minutes=1)}), row)
 
 
-def test_a_job_whose_worker_died_is_queued_again_then_failed():
+def test_a_job_whose_worker_died_is_claimed_again_when_its_lease_expires_then_failed(monkeypatch):
+    from service import queue
+
     user, _ = student()
     row = Student.objects.get(student_id=user.username)
     Job.objects.filter(state=Job.QUEUED).update(state=Job.FAILED)  # an empty queue for this test
@@ -212,11 +215,52 @@ def test_a_job_whose_worker_died_is_queued_again_then_failed():
     for attempt in range(1, MAX_ATTEMPTS + 1):
         claimed = claim(f"worker-{attempt}")
         assert claimed is not None and claimed.id == job.id and claimed.attempts == attempt
-        assert claim("another") is None  # held by the first
-        Job.objects.filter(id=job.id).update(started_at=timezone.now() - STALE_AFTER - timedelta(seconds=1))
+        assert claim("another") is None  # leased to the first
+        if attempt == 1:  # a live worker renews its lease while it grades
+            monkeypatch.setattr(queue, "RENEW_EVERY", 0.05)
+            Job.objects.filter(id=job.id).update(lease_expires_at=timezone.now() + timedelta(seconds=1))
+            with queue.Lease(claimed):
+                time.sleep(0.5)
+            claimed.refresh_from_db()
+            assert claimed.lease_expires_at > timezone.now() + queue.LEASE - timedelta(seconds=5)
+        Job.objects.filter(id=job.id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))  # it died
     assert claim("last") is None
     job.refresh_from_db()
-    assert job.state == Job.FAILED and job.error == "the grader stopped during every attempt"
+    assert job.state == Job.FAILED and job.error == queue.GAVE_UP
+    page = Client()
+    page.force_login(user)
+    assert "could not grade this submission" in page.get(f"/submissions/{job.id}/").content.decode()
+
+
+def test_a_grade_and_its_jobs_end_are_written_together_or_not_at_all(monkeypatch):
+    from autograder.reports.model import QuestionResult, Report
+    from gradebook.models import Submission as Recorded
+    from service import worker
+    from service.access import book
+
+    user, _ = student()
+    row = Student.objects.get(student_id=user.username)
+    job = Job.objects.create(student=row, assignment="sequences-and-attention", file="x", original_name="x.py",
+                             size=1, sha256="3" * 64, state=Job.GRADING)  # fmt: skip
+    spec = assignments()["sequences-and-attention"]
+    report = Report(
+        student=user.username, assignment=spec.name, score=2, max_score=spec.max_score, submission="x",
+        sha256="3" * 64, reference="numpy", sandbox="bubblewrap", graded_at=timezone.now().isoformat(),
+        grader_version="test", questions=[QuestionResult(id=q.id, score=0, max_score=q.points, status="failed",
+                                                         feedback="") for q in spec.questions],
+    )  # fmt: skip
+
+    def broken_finish(*_args, **_kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(worker, "finish", broken_finish)
+    with pytest.raises(RuntimeError):
+        worker.JobStore(book(), spec, job).record(report)
+    assert not Recorded.objects.filter(sha256="3" * 64).exists()  # no grade without its job's end
+    monkeypatch.undo()
+    worker.JobStore(book(), spec, job).record(report)
+    job.refresh_from_db()
+    assert job.state == Job.GRADED and job.submission.sha256 == "3" * 64
 
 
 def test_one_time_sign_in_links_for_the_roster(tmp_path):
@@ -253,13 +297,16 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """``autograder serve`` on a copy of the shipped course, with one worker: (its address, the demo
-    instructor's password, the course copy, the environment for commands)."""
+    accounts' passwords by username, the course copy, the environment for commands)."""
     home = tmp_path_factory.mktemp("served")
     course_copy = home / "course"
     course_copy.mkdir()
     shutil.copy(ROOT / "course.toml", course_copy)
     shutil.copytree(ROOT / "lesson_data", course_copy / "lesson_data")
     shutil.copytree(ASSIGNMENTS, course_copy / "assignments", ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    late = course_copy / "assignments" / "attention-not-explanation" / "assignment.toml"  # due 30 hours ago
+    due = (timezone.now() - timedelta(hours=30)).isoformat(timespec="seconds")
+    late.write_text(f'due = {due}\nlate_penalty = "10% per day"\n' + late.read_text())
     port = _free_port()
     env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config")}
     env.pop("AUTOGRADER_DATABASE_URL", None)
@@ -268,9 +315,10 @@ def served(tmp_path_factory):
          "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )  # fmt: skip
     try:
-        first = server.stdout.readline()
+        first, second = server.stdout.readline(), server.stdout.readline()
         assert first.startswith("demo instructor: instructor / "), first
-        password = first.split(" / ")[1].split()[0]
+        assert second.startswith("demo student: student / "), second
+        passwords = {line.split(": ")[1].split(" / ")[0]: line.split(" / ")[1].split()[0] for line in (first, second)}
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -278,7 +326,7 @@ def served(tmp_path_factory):
                 break
             except OSError:
                 time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}", password, course_copy, env
+        yield f"http://127.0.0.1:{port}", passwords, course_copy, env
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -291,9 +339,9 @@ def autograder(*args, env, **options) -> subprocess.CompletedProcess:
 
 @needs_sandbox
 def test_serve_login_and_submit_through_the_commands(served):
-    url, password, course_copy, env = served
-    login = autograder("login", "--server", url, "--username", "instructor", "--password-stdin",
-                       input=password + "\n", env=env)  # fmt: skip
+    url, passwords, course_copy, env = served
+    login = autograder("login", "--server", url, "--username", "student", "--password-stdin",
+                       input=passwords["student"] + "\n", env=env)  # fmt: skip
     assert login.returncode == 0, login.stderr
     saved = Path(env["XDG_CONFIG_HOME"]) / "gradewright" / "servers.json"
     assert oct(saved.stat().st_mode & 0o777) == "0o600" and json.loads(saved.read_text())[url]["token"]
@@ -307,6 +355,9 @@ def test_serve_login_and_submit_through_the_commands(served):
     assert refused.stderr.strip().endswith("hand in a notebook (.ipynb) or a Python file (.py)")
     wrong = autograder("login", "--server", url, "--username", "instructor", "--password-stdin", input="nope\n",
                        env=env)  # fmt: skip
+    instructor = autograder("login", "--server", url, "--username", "instructor", "--password-stdin",
+                            input=passwords["instructor"] + "\n", env=env)  # fmt: skip
+    assert instructor.returncode == 0, instructor.stderr
     assert wrong.returncode == 2 and wrong.stderr.strip().endswith("wrong username or password")
     assert (course_copy / ".gradewright" / "gradebook.db").is_file()
 
@@ -321,9 +372,12 @@ needs_browser = pytest.mark.skipif(
 @needs_sandbox
 @needs_browser
 def test_a_student_in_the_browser_signs_in_hands_in_and_watches_it_graded(served, tmp_path):
+    """Set GRADEWRIGHT_SCREENSHOTS=docs/screenshots to refresh the README's screenshots."""
     from playwright.sync_api import expect, sync_playwright
 
     url, _, course_copy, env = served
+    shots = Path(os.environ.get("GRADEWRIGHT_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
     gradebook = course_copy / ".gradewright" / "gradebook.db"
     assert autograder("roster", "import", ROOT / "docs" / "walkthrough" / "roster.csv", "--gradebook", gradebook,
                       env=env).returncode == 0  # fmt: skip
@@ -332,7 +386,7 @@ def test_a_student_in_the_browser_signs_in_hands_in_and_watches_it_graded(served
     assert made.returncode == 0, made.stderr
     import csv
 
-    link = next(row["link"] for row in csv.DictReader(links.open()) if row["student_id"] == "correct_source_notebook")
+    link_of = {row["student_id"]: row["link"] for row in csv.DictReader(links.open())}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
@@ -340,20 +394,141 @@ def test_a_student_in_the_browser_signs_in_hands_in_and_watches_it_graded(served
                   "--disable-sync", "--no-first-run"],
         )  # fmt: skip
         try:
-            page = browser.new_page()
-            page.goto(link)
-            page.fill("#id_new_password1", "correct horse battery")
-            page.fill("#id_new_password2", "correct horse battery")
-            page.click("text=Set my password")
-            expect(page.locator("h1")).to_have_text("Assignments")
-            page.click("text=Module 10 notebook: attention built by hand")
-            page.set_input_files("input[name=notebook]", str(PARTIAL))
-            page.get_by_role("button", name="Hand in").click()
-            state = page.locator("#state")
-            expect(state).to_have_text(re.compile("^(queued|grading|graded)$"), timeout=10_000)
-            expect(page.locator("text=Score: 7.375 / 10")).to_be_visible(timeout=120_000)
-            expect(page.locator("td.partial")).to_contain_text("0.375 / 3")
-            # The page shows the feedback of the question that lost points.
-            expect(page.locator("pre").first).to_contain_text("checks passed")
+            # Two students, each in a browser of their own (contexts share no cookies).
+            ada = browser.new_context(accept_downloads=True).new_page()
+            alan = browser.new_context().new_page()
+            for page, student_id in ((ada, "correct_source_notebook"), (alan, "released_unchanged")):
+                page.goto(link_of[student_id])
+                page.fill("#id_new_password1", "correct horse battery")
+                page.fill("#id_new_password2", "correct horse battery")
+                page.click("text=Set my password")
+                expect(page.locator("h1")).to_have_text("Assignments")
+            ada.screenshot(path=shots / "assignments.png")
+
+            # Alan hands in; Ada will not see it.
+            alan.click("text=Module 10 notebook: attention built by hand")
+            alan.set_input_files("input[name=notebook]", str(CORRECT))
+            alan.get_by_role("button", name="Hand in").click()
+            expect(alan.locator("#state")).to_be_visible()
+            alans_page = alan.url
+
+            ada.click("text=Module 10 assignment: attention is not an explanation")
+            expect(ada.locator("text=The due time has passed: a submission now is late.")).to_be_visible()
+            with ada.expect_download() as download:
+                ada.click("text=Download the notebook")
+            released = json.loads(Path(download.value.path()).read_text())
+            assert download.value.suggested_filename == "attention-not-explanation.ipynb"
+            assert "YOUR ANSWER HERE" in json.dumps(released) and "BEGIN SOLUTION" not in json.dumps(released)
+
+            ada.set_input_files("input[name=notebook]", str(ROOT / "README.md"))  # the wrong file first
+            ada.get_by_role("button", name="Hand in").click()
+            expect(ada.locator("[role=alert]")).to_have_text("hand in a notebook (.ipynb) or a Python file (.py)")
+            ada.set_input_files("input[name=notebook]", str(KNOWN_NOTEBOOK))
+            ada.get_by_role("button", name="Hand in").click()
+            expect(ada.locator("#state")).to_have_text(re.compile("^(queued|grading|graded)$"), timeout=10_000)
+            expect(ada.locator("text=Score: 7 / 10")).to_be_visible(timeout=120_000)
+            expect(ada.locator("p.late")).to_contain_text("Late by 2 days: penalty 1.4 (20%); final score 5.6 / 10")
+            expect(ada.locator("td.passed").first).to_contain_text("2 / 2")
+            ada.screenshot(path=shots / "feedback.png", full_page=True)
+
+            response = ada.goto(alans_page)
+            assert response is not None and response.status == 404
         finally:
             browser.close()
+
+
+def test_guessing_passwords_is_throttled_on_the_api_and_the_page():
+    from service.throttle import LIMIT
+
+    user, _ = student()
+    for _ in range(LIMIT):
+        assert Client().post("/api/v1/token", {"username": user.username, "password": "guess"}).status_code == 401
+    right = {"username": user.username, "password": "a long password 123"}
+    refused = Client().post("/api/v1/token", right)
+    assert refused.status_code == 429 and "too many failed sign-ins" in refused.json()["error"]
+    page = Client().post("/accounts/login/", right)
+    assert page.status_code == 200 and "too many failed sign-ins; try again in 15 minutes" in page.content.decode()
+    from service.models import SignInFailure
+
+    SignInFailure.objects.filter(username=user.username).delete()  # the window passes
+    assert Client().post("/api/v1/token", right).status_code == 201
+    assert Client().post("/accounts/login/", right).status_code == 302
+
+
+def test_a_file_name_that_is_html_reaches_the_pages_inert(tmp_path):
+    user, client = student()
+    path = tmp_path / "x.py"
+    path.write_text("def softmax(x):\n    return x\n")
+    answer = hand_in(client, path, name="<img src=x onerror=alert(1)>.py")
+    page = client.get(answer["Location"]).content.decode()
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;.py" in page
+    job = Job.objects.get(student__student_id=user.username)
+    assert Path(job.file).name == "submission.py"  # stored under the server's name, in the state folder
+    assert Path(job.file).is_relative_to(state() / "uploads")
+    Job.objects.filter(id=job.id).delete()
+
+
+def test_the_documented_production_settings_pass_djangos_deploy_check(tmp_path):
+    probe = (
+        "import sys\nfrom pathlib import Path\nfrom service.settings import configure\n"
+        f"configure(Path({str(ROOT)!r}), state=Path({str(tmp_path)!r}))\n"
+        "from django.core.management import call_command\n"
+        "call_command('check', deploy=True, fail_level='WARNING')\n"
+    )
+    env = {**os.environ, "GRADEWRIGHT_HTTPS": "1", "GRADEWRIGHT_ALLOWED_HOSTS": "grading.example.edu"}
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert completed.returncode == 0, completed.stderr
+    assert "System check identified no issues" in completed.stdout
+    assert oct((tmp_path / "secret_key").stat().st_mode & 0o777) == "0o600"
+
+
+def _openapi_validator(schema_name: str):
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    document = json.loads(Client().get("/api/v1/openapi.json").content)
+    resource = Resource.from_contents(document, default_specification=DRAFT202012)
+    registry = Registry().with_resource("urn:gradewright-api", resource)
+    return Draft202012Validator({"$ref": f"urn:gradewright-api#/components/schemas/{schema_name}"}, registry=registry)
+
+
+def test_the_openapi_description_covers_every_route_and_matches_the_answers():
+    from django.urls import get_resolver
+
+    document = json.loads(Client().get("/api/v1/openapi.json").content)
+    assert document["openapi"] == "3.1.0"
+    routes = {
+        "/" + str(pattern.pattern).removeprefix("api/v1/").replace("<int:job_id>", "{id}")
+        for pattern in get_resolver().url_patterns
+        if str(pattern.pattern).startswith("api/v1/") and "openapi" not in str(pattern.pattern)
+    }
+    assert routes == set(document["paths"])
+
+    user, _ = student()
+    token = Client().post("/api/v1/token", {"username": user.username, "password": "a long password 123"}).json()
+    api = Client(HTTP_AUTHORIZATION=f"Token {token['token']}")
+    for assignment in api.get("/api/v1/assignments").json()["assignments"]:
+        _openapi_validator("Assignment").validate(assignment)
+    created = api.post("/api/v1/submissions", {"assignment": "sequences-and-attention", "file": CORRECT.open("rb")})
+    _openapi_validator("Submission").validate(created.json())
+    _openapi_validator("Submission").validate(api.get(f"/api/v1/submissions/{created.json()['id']}").json())
+    for answer in (api.get("/api/v1/submissions/999999"), Client().get("/api/v1/assignments")):
+        _openapi_validator("Error").validate(answer.json())
+    Job.objects.filter(id=created.json()["id"]).delete()
+
+
+@needs_sandbox
+def test_a_graded_report_matches_the_openapi_description():
+    user, client = student()
+    hand_in(client, PARTIAL)
+    grade_queue()
+    job = Job.objects.get(student__student_id=user.username)
+    answer = client.get(f"/api/v1/submissions/{job.id}").json()
+    _openapi_validator("Submission").validate(answer)
+    assert answer["report"]["hidden_results"] == "shown"
+    # A report that carried the grader's own fields would not match.
+    from jsonschema import ValidationError
+
+    with pytest.raises(ValidationError):
+        _openapi_validator("Report").validate({**answer["report"], "sandbox": "bubblewrap"})
