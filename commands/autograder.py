@@ -222,6 +222,10 @@ def _service_commands(commands) -> None:
         "the queue is empty). Start any number, on any machine sharing the database and the course folder.",
     )  # fmt: skip
     worker.add_argument("--once", action="store_true", help="stop when the queue is empty")
+    worker.add_argument(
+        "--scheduler", metavar="ADDRESS",
+        help="grade on a Dask cluster, as grade does (default: $DASK_SCHEDULER_ADDRESS, else here)",
+    )  # fmt: skip
     worker.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
     worker.add_argument("--unsafe-no-sandbox", action="store_true", help=argparse.SUPPRESS)
     worker.set_defaults(handler=_worker)
@@ -280,11 +284,14 @@ def _worker(args: argparse.Namespace) -> int:
 
     course = find_course(args.course)
     prepare(course.root, args.database_url)
+    from autograder.distributed import dask_executor, scheduler_address
     from service.settings import state_folder
     from service.worker import run_worker
 
-    graded = run_worker(course, state_folder(course.root),
-                        GradeOptions(jobs=1, unsafe_no_sandbox=args.unsafe_no_sandbox), once=args.once)  # fmt: skip
+    address = scheduler_address(args.scheduler)
+    options = GradeOptions(jobs=1, unsafe_no_sandbox=args.unsafe_no_sandbox)
+    with dask_executor(address) if address else nullcontext() as executor:
+        graded = run_worker(course, state_folder(course.root), options, once=args.once, executor=executor)
     if args.once:
         print(f"{graded} submissions graded")
     return 0

@@ -28,6 +28,9 @@ def sign_in_links(base_url: str, out: Path) -> int:
         for student in Student.objects.filter(on_roster=True).order_by("student_id"):
             user, _ = User.objects.get_or_create(username=student.student_id[:150],
                                                  defaults={"email": student.email})  # fmt: skip
+            member = Member.objects.filter(user=user).first()
+            if member is not None and member.is_staff_member:
+                continue  # a staff account of that name is never made a student's, nor given a link
             Member.objects.update_or_create(user=user, defaults={"student": student, "role": Member.STUDENT})
             secret = secrets.token_urlsafe(32)
             SignInLink.objects.create(user=user, digest=digest(secret), expires_at=timezone.now() + LINK_LIFETIME)

@@ -23,6 +23,7 @@ from django.views.decorators.csrf import csrf_exempt
 from .access import (
     assignment_or_404,
     assignments,
+    book,
     due_for,
     job_for,
     member_of,
@@ -111,6 +112,30 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
                        "due": due.isoformat() if due else None, "feedback": spec.feedback,
                        "can_submit": refused is None, "why_not": refused})  # fmt: skip
     return JsonResponse({"assignments": listed})
+
+
+@api_view({"GET"})
+def grades(request: HttpRequest, name: str) -> HttpResponse:
+    """An assignment's current grades, for the course's staff: every student on the roster or with a
+    submission (marks included, late penalty taken off, as the grade files have them)."""
+    from gradebook.grades import current_grades
+
+    if not member_of(request.user).is_staff_member:
+        return error(403, "only the course's staff see everyone's grades")
+    spec = assignment_or_404(name)
+    listed = []
+    for grade in current_grades(book(), spec, everyone=True):
+        report = grade.report
+        listed.append({
+            "student_id": grade.student_id, "name": grade.name, "email": grade.email,
+            "submissions": grade.submissions,
+            "questions": {q.id: q.score for q in report.questions} if report else {},
+            "score": report.score if report else None,
+            "late_penalty": (report.late.points if report.late else 0.0) if report else None,
+            "final_score": report.final_score if report else None,
+            "max_score": spec.max_score,
+        })  # fmt: skip
+    return JsonResponse({"assignment": spec.name, "grades": listed})
 
 
 @api_view({"GET", "POST"})

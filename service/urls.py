@@ -20,9 +20,11 @@ urlpatterns = [
     path("assignments/<str:name>/", views.assignment_page, name="assignment"),
     path("assignments/<str:name>/notebook", views.download_notebook, name="notebook"),
     path("submissions/<int:job_id>/", views.submission_page, name="submission"),
+    path("staff/roster/", views.roster_page, name="roster"),
     path("api/v1/openapi.json", api.openapi, name="api-openapi"),
     path("api/v1/token", api.token, name="api-token"),
     path("api/v1/assignments", api.assignment_list, name="api-assignments"),
+    path("api/v1/assignments/<str:name>/grades", api.grades, name="api-grades"),
     path("api/v1/submissions", api.submissions, name="api-submissions"),
     path("api/v1/submissions/<int:job_id>", api.submission, name="api-submission"),
 ]

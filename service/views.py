@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods
 from .access import (
     assignment_or_404,
     assignments,
+    book,
     due_for,
     job_for,
     member_of,
@@ -64,6 +65,7 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 def download_notebook(request: HttpRequest, name: str) -> FileResponse:
+    member_of(request.user)  # members of the course only
     spec = assignment_or_404(name)
     return FileResponse(released_notebook(spec, state()).open("rb"), as_attachment=True,
                         filename=spec.released_notebook)  # fmt: skip
@@ -91,3 +93,49 @@ def welcome(request: HttpRequest, secret: str) -> HttpResponse:
         login(request, link.user, backend="service.throttle.ThrottledBackend")
         return redirect("assignments")
     return render(request, "service/welcome.html", {"form": form, "username": link.user.username})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def roster_page(request: HttpRequest) -> HttpResponse:
+    """The instructor's roster: import a roster CSV (as `autograder roster import`), and download the
+    students' one-time sign-in links (as `autograder links`)."""
+    import tempfile
+    from pathlib import Path
+
+    from gradebook.errors import BadFile
+    from gradebook.models import Student
+    from gradebook.roster import import_roster
+
+    from .accounts import sign_in_links
+    from .models import Member
+
+    if member_of(request.user).role != Member.INSTRUCTOR:
+        raise Http404("no such page")
+    if request.method == "POST" and request.POST.get("action") == "links":
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "links.csv"
+            sign_in_links(request.build_absolute_uri("/"), out)
+            response = HttpResponse(out.read_bytes(), content_type="text/csv")
+        response["Content-Disposition"] = 'attachment; filename="sign-in-links.csv"'
+        return response
+    if request.method == "POST":
+        upload = request.FILES.get("roster")
+        if upload is None or upload.size > 2 * 1024 * 1024:
+            messages.error(request, "choose a roster CSV file of at most 2 MB")
+            return redirect("roster")
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "roster.csv"
+            path.write_bytes(upload.read())
+            try:
+                result = import_roster(book(), path)
+            except BadFile as refused:
+                messages.error(request, str(refused).replace(str(path), "the roster"))
+                return redirect("roster")
+        messages.info(request, f"{result.added} students added, {result.updated} updated")
+        for problem in result.problems:
+            messages.error(request, f"row {problem.row}: {problem.what}")
+        return redirect("roster")
+    students = Student.objects.filter(on_roster=True).order_by("student_id")
+    accounts = set(Member.objects.filter(student__in=students).values_list("student_id", flat=True))
+    return render(request, "service/roster.html", {"students": students, "accounts": accounts})

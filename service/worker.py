@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from concurrent.futures import Executor
 from pathlib import Path
 
 from autograder.assignment import Assignment as AssignmentSpec
@@ -52,7 +53,9 @@ class JobStore:
         return self.book.run(write)
 
 
-def grade_one(job: Job, course: CourseFolder, state: Path, options: GradeOptions) -> None:
+def grade_one(
+    job: Job, course: CourseFolder, state: Path, options: GradeOptions, executor: Executor | None = None
+) -> None:
     """Grade a claimed job into the gradebook, and end it."""
     from gradebook.models import Submission as Recorded
 
@@ -63,7 +66,7 @@ def grade_one(job: Job, course: CourseFolder, state: Path, options: GradeOptions
     )
     with Lease(job):
         result = grade_batch(spec, [submission], state / "reports" / spec.name, options,
-                             store=JobStore(book, spec, job))  # fmt: skip
+                             store=JobStore(book, spec, job), executor=executor)  # fmt: skip
     if result.failed:
         raise AutograderError("the grader failed on this submission")
     if result.skipped:  # the same file, graded before: this job shows that grade
@@ -71,8 +74,11 @@ def grade_one(job: Job, course: CourseFolder, state: Path, options: GradeOptions
         finish(job, recorded.id)
 
 
-def run_worker(course: CourseFolder, state: Path, options: GradeOptions, once: bool = False) -> int:
-    """Grade jobs as they come; with ``once``, until the queue is empty. The number graded."""
+def run_worker(
+    course: CourseFolder, state: Path, options: GradeOptions, once: bool = False, executor: Executor | None = None
+) -> int:
+    """Grade jobs as they come; with ``once``, until the queue is empty. The number graded. With an
+    ``executor`` (a Dask cluster's), the sandbox runs there and this process keeps the queue."""
     name, graded = worker_name(), 0
     while True:
         job = claim(name)
@@ -82,7 +88,7 @@ def run_worker(course: CourseFolder, state: Path, options: GradeOptions, once: b
             time.sleep(IDLE_WAIT)
             continue
         try:
-            grade_one(job, course, state, options)
+            grade_one(job, course, state, options, executor)
         except (AutograderError, GradebookError) as exc:
             # The grader's own failure (the student's failures are in their report): tried again
             # by the next claim until the attempts run out, then the job ends as failed.

@@ -114,3 +114,28 @@ def test_a_scheduler_without_workers_is_a_one_line_error_not_a_wait_forever():
         f"no workers joined the Dask scheduler at {empty.scheduler_address} in 1 s; "
         f"start some with: dask worker {empty.scheduler_address}"
     )
+
+
+def test_the_services_worker_grades_its_queue_on_the_cluster(cluster):
+    """`autograder worker --scheduler`: the queue stays in the database, the sandbox runs on Dask."""
+    import uuid
+
+    from django.contrib.auth.models import User
+
+    from autograder.batch import GradeOptions
+    from gradebook.models import Student
+    from service.access import course, state
+    from service.models import Job
+    from service.uploads import store
+    from service.worker import run_worker
+
+    name = f"dask{uuid.uuid4().hex[:8]}"
+    User.objects.create_user(name)
+    row = Student.objects.create(student_id=name, on_roster=True)
+    spec = load_assignment(ASSIGNMENTS / "sequences-and-attention")
+    job = store(state(), row, spec, "mine.py", (KNOWN / "correct_vectorised.py").read_bytes())
+    run_worker(course(), state(), GradeOptions(jobs=1, reference="numpy"), once=True,
+               executor=cluster.get_executor(pure=False))  # fmt: skip
+    job.refresh_from_db()
+    assert job.state == Job.GRADED and job.submission is not None
+    assert sum(result.score for result in job.submission.results.all()) == 10

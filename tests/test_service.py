@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.urls import get_resolver
 from django.utils import timezone
 
 from autograder.batch import GradeOptions
@@ -43,8 +44,8 @@ def student(role: str = Member.STUDENT) -> tuple[User, Client]:
     enforces CSRF as a browser does."""
     name = f"s{uuid.uuid4().hex[:10]}"
     user = User.objects.create_user(name, password="a long password 123")
-    row = Student.objects.create(student_id=name, name=name.title(), on_roster=True)
-    Member.objects.create(user=user, role=role, student=row if role == Member.STUDENT else None)
+    row = Student.objects.create(student_id=name, name=name.title(), on_roster=True) if role == Member.STUDENT else None
+    Member.objects.create(user=user, role=role, student=row)
     client = Client(enforce_csrf_checks=True)
     client.force_login(user)
     return user, client
@@ -61,6 +62,20 @@ def hand_in(client: Client, path: Path, assignment: str = "sequences-and-attenti
             f"/assignments/{assignment}/",
             {"notebook": upload, "csrfmiddlewaretoken": client.cookies["csrftoken"].value},
         )
+
+
+def zombie_children() -> list[int]:
+    """This process's children that have ended and not been reaped."""
+    zombies = []
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state == "Z":
+                zombies.append(int(child))
+    return zombies
 
 
 def grade_queue() -> int:
@@ -80,6 +95,7 @@ def test_a_student_hands_in_and_reads_only_their_own_feedback():
     assert job.state == Job.QUEUED
     assert as_alice.get(f"/submissions/{job.id}/").content.decode().count('data-state="queued"') == 1
     assert grade_queue() >= 1
+    assert zombie_children() == []  # a long-running worker reaps every process its grading left
 
     page = as_alice.get(f"/submissions/{job.id}/").content.decode()
     assert "Score: 7.375 / 10" in page and "missing_sqrt.py" in page
@@ -97,6 +113,12 @@ def test_a_student_hands_in_and_reads_only_their_own_feedback():
     # Staff see every submission.
     _, as_ta = student(Member.TA)
     assert as_ta.get(f"/api/v1/submissions/{job.id}").json()["report"]["score"] == 7.375
+    # The staff read everyone's grades through the API; a student may not.
+    grades = as_ta.get("/api/v1/assignments/sequences-and-attention/grades").json()
+    _openapi_validator("Grade").validate(grades["grades"][0])
+    alices = next(g for g in grades["grades"] if g["student_id"] == alice.username)
+    assert (alices["score"], alices["final_score"], alices["questions"]["attention"]) == (7.375, 7.375, 0.375)
+    assert as_bob.get("/api/v1/assignments/sequences-and-attention/grades").status_code == 403
     # The staff's own tries are kept, and never counted in grades.
     from gradebook.grades import current_grades
     from service.access import book
@@ -437,7 +459,17 @@ def test_a_student_in_the_browser_signs_in_hands_in_and_watches_it_graded(served
             browser.close()
 
 
-def test_guessing_passwords_is_throttled_on_the_api_and_the_page():
+@pytest.fixture
+def no_failed_sign_ins():
+    """Every test client signs in from 127.0.0.1: the throttle's count by address starts and ends at zero."""
+    from service.models import SignInFailure
+
+    SignInFailure.objects.all().delete()
+    yield
+    SignInFailure.objects.all().delete()
+
+
+def test_guessing_passwords_is_throttled_on_the_api_and_the_page(no_failed_sign_ins):
     from service.throttle import LIMIT
 
     user, _ = student()
@@ -450,7 +482,7 @@ def test_guessing_passwords_is_throttled_on_the_api_and_the_page():
     assert page.status_code == 200 and "too many failed sign-ins; try again in 15 minutes" in page.content.decode()
     from service.models import SignInFailure
 
-    SignInFailure.objects.filter(username=user.username).delete()  # the window passes
+    SignInFailure.objects.all().delete()  # the window passes
     assert Client().post("/api/v1/token", right).status_code == 201
     assert Client().post("/accounts/login/", right).status_code == 302
 
@@ -499,7 +531,8 @@ def test_the_openapi_description_covers_every_route_and_matches_the_answers():
     document = json.loads(Client().get("/api/v1/openapi.json").content)
     assert document["openapi"] == "3.1.0"
     routes = {
-        "/" + str(pattern.pattern).removeprefix("api/v1/").replace("<int:job_id>", "{id}")
+        "/"
+        + str(pattern.pattern).removeprefix("api/v1/").replace("<int:job_id>", "{id}").replace("<str:name>", "{name}")
         for pattern in get_resolver().url_patterns
         if str(pattern.pattern).startswith("api/v1/") and "openapi" not in str(pattern.pattern)
     }
@@ -532,3 +565,72 @@ def test_a_graded_report_matches_the_openapi_description():
 
     with pytest.raises(ValidationError):
         _openapi_validator("Report").validate({**answer["report"], "sandbox": "bubblewrap"})
+
+
+def test_the_instructor_imports_the_roster_and_downloads_links_on_the_web(tmp_path):
+    import csv
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    _, instructor = student(Member.INSTRUCTOR)
+    tag = uuid.uuid4().hex[:6]
+    lines = [["student_id", "name", "email"], [f"w{tag}a", '=HYPERLINK("x")', f"a{tag}@example.edu"],
+             [f"w{tag}b", "Bea", f"b{tag}@example.edu"], ["", "Nobody", f"n{tag}@example.edu"]]  # fmt: skip
+    roster = "".join(",".join(f'"{cell}"'.replace('("x")', '(""x"")') for cell in line) + "\n" for line in lines)
+
+    def post(data):
+        instructor.get("/staff/roster/")
+        return instructor.post("/staff/roster/", {**data, "csrfmiddlewaretoken": instructor.cookies["csrftoken"].value})
+
+    done = post({"roster": SimpleUploadedFile("roster.csv", roster.encode())})
+    assert done.status_code == 302
+    page = instructor.get("/staff/roster/").content.decode()
+    assert "2 students added, 0 updated" in page and "row 4: no student_id" in page
+    assert f"w{tag}a" in page and "=HYPERLINK(&quot;x&quot;)" in page
+    links = post({"action": "links"})
+    assert links["Content-Type"] == "text/csv"
+    rows = {row["student_id"]: row for row in csv.DictReader(links.content.decode().splitlines())}
+    assert rows[f"w{tag}a"]["name"] == '\'=HYPERLINK("x")'  # neutralised for the spreadsheet it is mailed from
+    assert rows[f"w{tag}b"]["link"].startswith("http://testserver/welcome/")
+    repeated = post(
+        {"roster": SimpleUploadedFile("r.csv", f"student_id,name,email\nx{tag},A,a\nx{tag},B,b\n".encode())}
+    )
+    assert "repeated; nothing was imported" in instructor.get(repeated["Location"]).content.decode()
+    # A roster student named like a staff account does not make it a student's.
+    staff_name = Member.objects.filter(role=Member.INSTRUCTOR).first().user.username
+    Student.objects.create(student_id=staff_name, on_roster=True)
+    post({"action": "links"})
+    assert Member.objects.get(user__username=staff_name).role == Member.INSTRUCTOR
+    # Teaching assistants and students do not reach it.
+    for role in (Member.TA, Member.STUDENT):
+        _, other = student(role)
+        assert other.get("/staff/roster/").status_code == 404
+
+
+OPEN_TO_ALL = {"login", "welcome", "api-token", "api-openapi", "home"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        pattern.name
+        for pattern in get_resolver().url_patterns
+        if pattern.name not in OPEN_TO_ALL and pattern.name != "logout"
+    ),
+)
+def test_every_page_and_endpoint_needs_a_signed_in_member(name):
+    """Anonymous: a page sends to the sign-in page, an API call is 401; an account that is not a member
+    of the course reaches nothing."""
+    from django.urls import reverse
+
+    arguments = {"assignment": ["sequences-and-attention"], "notebook": ["sequences-and-attention"],
+                 "submission": [1], "api-submission": [1], "api-grades": ["sequences-and-attention"]}  # fmt: skip
+    url = reverse(name, args=arguments.get(name, []))
+    anonymous = Client().get(url)
+    if name.startswith("api-"):
+        assert anonymous.status_code == 401
+    else:
+        assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
+    outsider = Client()
+    outsider.force_login(User.objects.create_user(f"o{uuid.uuid4().hex[:8]}"))  # an account, not a member
+    assert outsider.get(url).status_code == 404
