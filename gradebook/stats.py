@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import IO
 
 from pydantic import BaseModel
 
@@ -76,7 +77,7 @@ def write_statistics(book: Gradebook, spec: AssignmentSpec, out: Path) -> Assign
             failed = "; ".join(f"{name} ({count})" for name, count in q.most_failed)
             writer.writerow([q.question, number(q.points), q.students, number(q.mean), number(q.share_full),
                              number(q.share_zero), failed])  # fmt: skip
-    _chart(out / "questions.png", stats)
+    chart(out / "questions.png", stats)
     return stats
 
 
@@ -84,7 +85,8 @@ def _share(scores: list[float], condition) -> float | None:
     return sum(map(condition, scores)) / len(scores) if scores else None
 
 
-def _chart(path: Path, stats: AssignmentStatistics) -> None:
+def chart(path: Path | IO[bytes], stats: AssignmentStatistics) -> None:
+    """questions.png, to a file or a stream."""
     import matplotlib
 
     matplotlib.use("Agg")

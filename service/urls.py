@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from . import api, views
+from . import api, staff, views
 from .throttle import ThrottledAuthenticationForm
 
 urlpatterns = [
@@ -21,6 +21,11 @@ urlpatterns = [
     path("assignments/<str:name>/notebook", views.download_notebook, name="notebook"),
     path("submissions/<int:job_id>/", views.submission_page, name="submission"),
     path("staff/roster/", views.roster_page, name="roster"),
+    path("staff/gradebook/", staff.gradebook_index, name="gradebook-index"),
+    path("staff/gradebook/<str:name>/", staff.gradebook_page, name="gradebook"),
+    path("staff/statistics/<str:name>/", staff.statistics_page, name="statistics"),
+    path("staff/statistics/<str:name>/questions.png", staff.statistics_chart, name="statistics-chart"),
+    path("staff/students/<str:student_id>/", staff.student_page, name="student"),
     path("api/v1/openapi.json", api.openapi, name="api-openapi"),
     path("api/v1/token", api.token, name="api-token"),
     path("api/v1/assignments", api.assignment_list, name="api-assignments"),

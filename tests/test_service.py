@@ -623,8 +623,10 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
     of the course reaches nothing."""
     from django.urls import reverse
 
-    arguments = {"assignment": ["sequences-and-attention"], "notebook": ["sequences-and-attention"],
-                 "submission": [1], "api-submission": [1], "api-grades": ["sequences-and-attention"]}  # fmt: skip
+    name_of = ["sequences-and-attention"]
+    arguments = {"assignment": name_of, "notebook": name_of, "submission": [1], "api-submission": [1],
+                 "api-grades": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of,
+                 "student": ["someone"]}  # fmt: skip
     url = reverse(name, args=arguments.get(name, []))
     anonymous = Client().get(url)
     if name.startswith("api-"):
@@ -634,3 +636,28 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
     outsider = Client()
     outsider.force_login(User.objects.create_user(f"o{uuid.uuid4().hex[:8]}"))  # an account, not a member
     assert outsider.get(url).status_code == 404
+
+
+@needs_sandbox
+def test_the_staff_read_the_gradebook_a_students_history_and_the_statistics():
+    alice, as_alice = student()
+    hand_in(as_alice, PARTIAL)
+    grade_queue()
+    _, as_ta = student(Member.TA)
+    index = as_ta.get("/staff/gradebook/")
+    assert index.status_code == 302 and index["Location"] == "/staff/gradebook/sequences-and-attention/"
+    page = as_ta.get(index["Location"]).content.decode()
+    assert alice.username in page and "7.375" in page and "0.375" in page
+    late_only = as_ta.get(index["Location"] + "?show=late").content.decode()
+    assert alice.username not in late_only
+    below = as_ta.get(index["Location"] + "?below=8&sort=score").content.decode()
+    assert alice.username in below and alice.username not in as_ta.get(index["Location"] + "?below=5").content.decode()
+    history = as_ta.get(f"/staff/students/{alice.username}/").content.decode()
+    assert "current" in history and "7.375 / 10" in history and "submission " in history
+    stats = as_ta.get("/staff/statistics/sequences-and-attention/").content.decode()
+    assert "test_" in stats and "Mean" in stats
+    chart = as_ta.get("/staff/statistics/sequences-and-attention/questions.png")
+    assert chart["Content-Type"] == "image/png" and chart.content[:4] == b"\x89PNG"
+    for url in ("/staff/gradebook/sequences-and-attention/", f"/staff/students/{alice.username}/",
+                "/staff/statistics/sequences-and-attention/"):  # fmt: skip
+        assert as_alice.get(url).status_code == 404  # students never see the staff's pages

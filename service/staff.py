@@ -1,0 +1,96 @@
+"""The staff's pages (instructors and teaching assistants): an assignment's gradebook, filtered and
+sorted, a student's history, and the assignment's statistics with its chart. What they show comes
+from the gradebook's own functions, as the commands' files do."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from gradebook.grades import CurrentGrade, current_grades
+from gradebook.history import history
+from gradebook.stats import statistics
+
+from .access import assignment_or_404, assignments, book, member_of
+from .models import Job
+
+FILTERS: dict[str, tuple[str, Callable[[CurrentGrade], bool]]] = {
+    "missing": ("nothing handed in", lambda g: g.report is None),
+    "late": ("late", lambda g: bool(g.report and g.report.late and g.report.late.percent)),
+    "hand": ("awaiting hand grading", lambda g: bool(g.report and any(
+        q.status == "manual" and (q.mark is None or q.mark.answer_changed) for q in g.report.questions))),
+}  # fmt: skip
+SORTS = {"student": lambda g: g.student_id, "score": lambda g: (g.final_score is None, -(g.final_score or 0))}
+
+
+def staff_only(request: HttpRequest) -> None:
+    if not member_of(request.user).is_staff_member:
+        raise Http404("no such page")
+
+
+@login_required
+def gradebook_index(request: HttpRequest) -> HttpResponse:
+    """The gradebook of the course's first assignment (the page links to the others)."""
+    staff_only(request)
+    first = next(iter(assignments()), None)
+    if first is None:
+        raise Http404("the course has no assignment")
+    return redirect("gradebook", name=first)
+
+
+@login_required
+def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
+    staff_only(request)
+    spec = assignment_or_404(name)
+    grades = current_grades(book(), spec, everyone=True)
+    shown = request.GET.get("show", "")
+    if shown in FILTERS:
+        grades = [g for g in grades if FILTERS[shown][1](g)]
+    below = request.GET.get("below", "")
+    try:
+        threshold = float(below) if below else None
+    except ValueError:
+        threshold = None
+    if threshold is not None:
+        grades = [g for g in grades if g.final_score is not None and g.final_score < threshold]
+    order = request.GET.get("sort", "student")
+    grades.sort(key=SORTS.get(order, SORTS["student"]))
+    rows = [
+        {"grade": g, "scores": [next((q for q in g.report.questions if q.id == question.id), None) if g.report else None
+                                for question in spec.questions]}
+        for g in grades
+    ]  # fmt: skip
+    context = {"spec": spec, "rows": rows, "filters": {key: label for key, (label, _) in FILTERS.items()},
+               "shown": shown, "below": below, "order": order, "assignments": assignments().values()}  # fmt: skip
+    return render(request, "service/gradebook.html", context)
+
+
+@login_required
+def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
+    staff_only(request)
+    entries = history(book(), student_id, list(assignments().values()))
+    jobs = {job.sha256: job.id for job in Job.objects.filter(student__student_id=student_id)}
+    return render(request, "service/student.html", {"student_id": student_id, "entries": entries, "jobs": jobs})
+
+
+@login_required
+def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
+    staff_only(request)
+    spec = assignment_or_404(name)
+    return render(request, "service/statistics.html", {"spec": spec, "stats": statistics(book(), spec)})
+
+
+@login_required
+def statistics_chart(request: HttpRequest, name: str) -> HttpResponse:
+    """questions.png, drawn on the server (as `autograder stats` draws it)."""
+    staff_only(request)
+    from gradebook.stats import chart
+
+    spec = assignment_or_404(name)
+    image = io.BytesIO()
+    chart(image, statistics(book(), spec))
+    return HttpResponse(image.getvalue(), content_type="image/png")
