@@ -395,7 +395,7 @@ def failure_report(assignment: Assignment, submission: Submission, exc: BaseExce
         score=0.0,
         max_score=assignment.max_score,
         questions=[
-            QuestionResult(id=q.id, score=0.0, max_score=q.points, status="error", feedback=reason)
+            QuestionResult(id=q.id, title=q.title, score=0.0, max_score=q.points, status="error", feedback=reason)
             for q in assignment.questions
         ],
         errors=[reason],
@@ -407,6 +407,7 @@ def failure_report(assignment: Assignment, submission: Submission, exc: BaseExce
         grader_version=grader_version(),
         ran=False,
         submitted_at=submission.submitted_at.isoformat(timespec="seconds") if submission.submitted_at else None,
+        feedback=assignment.feedback,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import time
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
@@ -142,6 +143,7 @@ def grade_submission(
 ) -> Report:
     """Grade one submission; never raises for anything the student's code did."""
     limits = limits or assignment.limits
+    started = time.monotonic()
     errors: list[str] = []
     outcomes: list[TestOutcome] = []
     answers: dict[str, str] = {}
@@ -189,6 +191,8 @@ def grade_submission(
         grader_version=grader_version(),
         ran=load is not None and not load.failure,
         submitted_at=submission.submitted_at.isoformat(timespec="seconds") if submission.submitted_at else None,
+        feedback=assignment.feedback,
+        seconds=round(time.monotonic() - started, 3),
     )
 
 
@@ -199,7 +203,7 @@ def _question_result(
     answers: dict[str, str],
     question_ids: list[str],
 ) -> QuestionResult:
-    base: dict[str, Any] = {"id": question.id, "max_score": question.points}
+    base: dict[str, Any] = {"id": question.id, "title": question.title, "max_score": question.points}
     if question.manual:
         written = {
             grade_id: bounded(text.strip(), MAX_ANSWER_CHARS)

@@ -198,7 +198,56 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_check)
     _gradebook_commands(commands)
     _service_commands(commands)
+    _gradescope_commands(commands)
     return parser
+
+
+def _gradescope_commands(commands) -> None:
+    export = commands.add_parser("export", help="an assignment for another grading platform",
+                                 description="An assignment for another grading platform.")  # fmt: skip
+    export_what = export.add_subparsers(title="platform", metavar="PLATFORM", required=True)
+    gradescope = export_what.add_parser(
+        "gradescope", help="Gradescope's autograder zip",
+        description="Write the zip Gradescope's autograder takes (setup.sh, run_autograder, this project, the "
+        "assignment's hidden suite, references and the grader's secret): Gradescope then grades with these "
+        "suites and gets the same verdicts. Choose Gradescope's Ubuntu 24.04 base image.",
+    )  # fmt: skip
+    gradescope.add_argument("assignment", metavar="ASSIGNMENT")
+    gradescope.add_argument("--out", type=Path, required=True, metavar="FILE", help="e.g. autograder.zip")
+    gradescope.set_defaults(handler=_export_gradescope)
+    run = commands.add_parser(
+        "gradescope-run", help="grade one submission as Gradescope's run_autograder does",
+        description="Grade the submission in ROOT/submission into ROOT/results/results.json, in Gradescope's "
+        "format (what the exported bundle's run_autograder calls).",
+    )  # fmt: skip
+    run.add_argument("assignment", metavar="ASSIGNMENT")
+    run.add_argument("--root", type=Path, default=Path("/autograder"), metavar="ROOT", help="default /autograder")
+    run.set_defaults(handler=_gradescope_run)
+
+
+def _export_gradescope(args: argparse.Namespace) -> int:
+    import autograder
+    from autograder.gradescope import export_bundle
+    from course.folder import find_course
+
+    project = Path(autograder.__file__).resolve().parent.parent
+    if not (project / "pyproject.toml").is_file():
+        raise AutograderError(f"{project}: export gradescope needs the project's source (pip install -e .)")
+    assignment = _assignment(args)
+    try:
+        title = find_course(args.course).title
+    except CourseError:
+        title = assignment.title
+    path = export_bundle(assignment, project, title, args.out)
+    print(f"{one_line(str(path))}: Gradescope autograder for {assignment.name}")
+    return 0
+
+
+def _gradescope_run(args: argparse.Namespace) -> int:
+    from autograder.gradescope import run_in_gradescope
+
+    print(one_line(str(run_in_gradescope(_assignment(args), args.root))))
+    return 0
 
 
 def _service_commands(commands) -> None:

@@ -177,7 +177,7 @@ def record_report(book: Gradebook, spec: AssignmentSpec, report: Report) -> mode
         defaults={
             "file": report.submission, "graded_at": datetime.fromisoformat(report.graded_at), "graded_by": who(),
             "grader_version": report.grader_version, "reference": report.reference, "sandbox": report.sandbox,
-            "ran": report.ran, "errors": report.errors, "output": report.output,
+            "ran": report.ran, "errors": report.errors, "output": report.output, "seconds": report.seconds,
         },
     )  # fmt: skip
     if created or row.submitted_at is None:

@@ -60,11 +60,11 @@ def report_of(book: Gradebook, spec: AssignmentSpec, submission: models.Submissi
     for question in spec.questions:
         row = results.get(question.id)
         if row is None:  # a question added to the manifest after this submission was graded
-            result = QuestionResult(id=question.id, score=0.0, max_score=question.points, status="not_graded",
+            result = QuestionResult(id=question.id, title=question.title, score=0.0, max_score=question.points, status="not_graded",
                                     feedback="not graded yet: regrade this submission")  # fmt: skip
         else:
             result = QuestionResult(
-                id=row.question_id, score=row.score, max_score=question.points, status=row.status,
+                id=row.question_id, title=question.title, score=row.score, max_score=question.points, status=row.status,
                 feedback=row.feedback, tests=[TestOutcome.model_validate(t) for t in row.tests], answers=row.answers,
             )  # fmt: skip
         mark = marks.get(question.id)
@@ -85,7 +85,7 @@ def report_of(book: Gradebook, spec: AssignmentSpec, submission: models.Submissi
         questions=questions, errors=list(submission.errors), output=submission.output, submission=submission.file,
         sha256=submission.sha256, reference=submission.reference, sandbox=submission.sandbox,
         graded_at=_iso(submission.graded_at), grader_version=submission.grader_version, ran=submission.ran,
-        submitted_at=_iso(submitted_at), late=late,
+        submitted_at=_iso(submitted_at), late=late, feedback=spec.feedback, seconds=submission.seconds,
     )  # fmt: skip
 
 

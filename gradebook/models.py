@@ -60,6 +60,7 @@ class Submission(models.Model):
     reference = models.CharField(max_length=100, blank=True)
     sandbox = models.CharField(max_length=100, blank=True)
     ran = models.BooleanField(default=True)
+    seconds = models.FloatField(null=True)  # how long its grading took
     errors = models.JSONField(default=list)
     output = models.TextField(blank=True)
 

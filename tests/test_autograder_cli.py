@@ -50,15 +50,20 @@ def test_grade_writes_every_report_and_the_gradebook(tmp_path):
 
     gradescope = json.loads((out / "alice.gradescope.json").read_text())
     assert gradescope["score"] == 10
-    assert [t["name"] for t in gradescope["tests"]] == [
-        "softmax",
-        "attention",
-        "saturation",
-        "self_attention",
-        "multi_head",
-        "positional_encoding",
+    assert [(t["number"], t["name"]) for t in gradescope["tests"]] == [
+        ("1", "A numerically stable softmax"),
+        ("2", "Scaled dot-product attention with masks and batches"),
+        ("3", "Why divide by sqrt(d): softmax saturation, measured"),
+        ("4", "Self-attention of a sequence"),
+        ("5", "Multi-head attention"),
+        ("6", "Sinusoidal positional encoding"),
     ]
     assert all(t["score"] == t["max_score"] and t["status"] == "passed" for t in gradescope["tests"])
+    assert all(t["visibility"] == "visible" for t in gradescope["tests"])  # feedback = "immediate"
+    assert gradescope["extra_data"]["sha256"] == report_of_alice_sha(out)
+    assert 0 < gradescope["execution_time"] < 300
+    bobs = json.loads((out / "bob.gradescope.json").read_text())
+    assert bobs["score"] == report["score"] and bobs["tests"][1]["score"] == attention["score"]  # never rounded
 
     assert "Score: 10 / 10" in (out / "alice.feedback.txt").read_text()
     rows = list(csv.DictReader((out / "grades.csv").open()))
@@ -68,6 +73,10 @@ def test_grade_writes_every_report_and_the_gradebook(tmp_path):
     ]
 
     assert recorded(out / "gradebook.db") == {"alice": [(10, 6)], "bob": [(report["score"], 6)]}
+
+
+def report_of_alice_sha(out) -> str:
+    return json.loads((out / "alice.json").read_text())["sha256"]
 
 
 def report_attention(report) -> str:

@@ -162,7 +162,15 @@ def test_hand_grading_from_a_sheet_on_every_database(tmp_path, capsys, database)
     assert "written: 2.5 / 3 (marked by hand)" in feedback and "=good, but no baseline" in feedback
     gradescope = json.loads((out / "alice.gradescope.json").read_text())
     assert gradescope["score"] == 9.5
-    assert next(t for t in gradescope["tests"] if t["name"] == "written")["output"] == "=good, but no baseline"
+    written_test = next(t for t in gradescope["tests"] if t["number"] == "4")
+    assert written_test["name"] == "Meaningful link or artefact, and how to check (graded by hand)"
+    assert (written_test["output"], written_test["score"], written_test["max_score"]) == (
+        "=good, but no baseline",
+        2.5,
+        3,
+    )
+    bobs = json.loads((out / "bob.gradescope.json").read_text())["tests"][3]
+    assert (bobs["score"], bobs["max_score"], "status" in bobs) == (0, 0, False)  # not marked yet: informational
     alice = json.loads((out / "alice.json").read_text())
     mark = next(q for q in alice["questions"] if q["id"] == "written")["mark"]
     assert (mark["score"], mark["comment"], mark["answer_changed"]) == (2.5, "=good, but no baseline", False)

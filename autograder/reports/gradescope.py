@@ -1,4 +1,12 @@
-"""``<student>.gradescope.json``: Gradescope's autograder results format (results.json)."""
+"""``<student>.gradescope.json``: Gradescope's autograder results format (results.json).
+
+Per Gradescope's specification: a test per question, named by the question's title with its
+``number``; a question graded by hand is informational (``max_score`` 0, no status) until it is
+marked, then scored; ``visibility`` follows the assignment's ``feedback`` (immediate: visible;
+after_due: after_due_date; hidden: hidden), the questions graded by hand always visible;
+``execution_time`` and ``extra_data`` (the submission's hash, the grader's version) filled; scores
+as graded, never rounded.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,7 @@ import json
 from pathlib import Path
 
 from .feedback import late_lines, mark_lines
-from .model import Report
+from .model import QuestionResult, Report
 from .names import report_stem
 
 GRADESCOPE_STATUS = {
@@ -15,33 +23,40 @@ GRADESCOPE_STATUS = {
     "failed": "failed",
     "error": "failed",
     "timeout": "failed",
+    "not_graded": "failed",
 }
+VISIBILITY = {"immediate": "visible", "after_due": "after_due_date", "hidden": "hidden"}
+
+
+def _test(number: int, question: QuestionResult, visibility: str) -> dict:
+    test: dict = {"number": str(number), "name": question.title or question.id, "output": question.feedback}
+    if question.status == "manual" and question.mark is None:
+        # Not marked yet: informational, so it neither counts as a failed 0 nor adds to the maximum.
+        test.update(score=0.0, max_score=0.0, visibility="visible")
+        return test
+    test.update(score=question.score, max_score=question.max_score, visibility=visibility)
+    if question.mark:
+        test["output"] = "\n".join(line.strip() for line in mark_lines(question.mark)) or "marked by hand"
+        test["visibility"] = "visible"
+    elif question.status in GRADESCOPE_STATUS:
+        test["status"] = GRADESCOPE_STATUS[question.status]
+    return test
 
 
 def results(report: Report) -> dict:
-    tests = []
-    for question in report.questions:
-        output = question.feedback
-        if question.mark:
-            output = "\n".join(line.strip() for line in mark_lines(question.mark)) or "marked by hand"
-        test = {
-            "name": question.id,
-            "score": question.score,
-            "max_score": question.max_score,
-            "output": output,
-            "visibility": "visible",
-        }
-        if question.status in GRADESCOPE_STATUS:
-            test["status"] = GRADESCOPE_STATUS[question.status]
-        tests.append(test)
+    visibility = VISIBILITY[report.feedback]
     output = "\n".join(report.errors + (late_lines(report) if report.late and report.late.percent else []))
-    return {
+    document = {
         "score": report.final_score,
         "output": output or f"Graded by {report.grader_version}.",
-        "visibility": "visible",
+        "visibility": visibility,
         "stdout_visibility": "hidden",
-        "tests": tests,
+        "tests": [_test(number, q, visibility) for number, q in enumerate(report.questions, start=1)],
+        "extra_data": {"sha256": report.sha256, "grader_version": report.grader_version},
     }
+    if report.seconds is not None:
+        document["execution_time"] = report.seconds
+    return document
 
 
 def write(report: Report, folder: Path) -> Path:

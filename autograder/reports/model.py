@@ -47,6 +47,7 @@ class LatePenalty(BaseModel):
 
 class QuestionResult(BaseModel):
     id: str
+    title: str = ""  # the question's title in the manifest
     score: float
     max_score: float
     status: Status
@@ -74,6 +75,9 @@ class Report(BaseModel):
     ran: bool = True
     submitted_at: str | None = None
     late: LatePenalty | None = None
+    # When the student may see the hidden tests' results (the assignment's ``feedback``).
+    feedback: Literal["immediate", "after_due", "hidden"] = "immediate"
+    seconds: float | None = None  # how long grading took
 
     @computed_field  # type: ignore[prop-decorator]
     @property

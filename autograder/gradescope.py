@@ -1,0 +1,131 @@
+"""A course that stays on Gradescope grades with the same suites: ``autograder export gradescope``
+writes the bundle Gradescope's autograder takes, and ``autograder gradescope-run`` is what its
+``run_autograder`` calls for each submission.
+
+The bundle (the zip's root is Gradescope's ``/autograder/source``):
+
+    setup.sh          installs the project into /autograder/venv (Gradescope's Ubuntu 24.04 image)
+    run_autograder    grades /autograder/submission into /autograder/results/results.json
+    project/          this project's source (pyproject.toml and its packages)
+    course/           a course.toml naming only this assignment, the assignment's folder (its hidden
+                      suite and source notebook), its references, and the grader's secret, so that a
+                      submission draws the same hidden inputs, and gets the same verdicts, as here
+
+Inside Gradescope's container, each submission runs in a container of its own: that container is the
+sandbox (bubblewrap is used where it can start; where it cannot, as in Gradescope's containers, the
+worker runs with the same limits and protocol but without the namespaces).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+from pathlib import Path
+
+from untrusted.text import storable
+
+from .assignment import Assignment
+from .batch import load_reference, resolve_reference
+from .errors import AutograderError
+from .grading import grade_submission
+from .reports.gradescope import results
+from .sandbox.runners import make_runner, missing_for_sandbox
+from .secret import SECRET_FILE, grader_secret
+from .submissions import find_submissions
+
+PROJECT_PACKAGES = ("autograder", "course", "untrusted", "gradebook", "commands", "service")
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once, when the autograder is built (base image: Ubuntu 24.04, Python 3.12).
+set -euo pipefail
+apt-get update -qq
+apt-get install -y -qq python3 python3-venv python3-pip bubblewrap
+python3 -m venv /autograder/venv
+/autograder/venv/bin/pip install --quiet /autograder/source/project
+"""
+RUN = """#!/usr/bin/env bash
+# Gradescope runs this for each submission: the student's files are in $ROOT/submission, the results
+# go to $ROOT/results/results.json. AUTOGRADER_ROOT and PYTHON are for trying it outside Gradescope.
+set -uo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{PYTHON:-$ROOT/venv/bin/python}}"
+exec "$PYTHON" -m autograder --course "$ROOT/source/course" gradescope-run {name} --root "$ROOT"
+"""
+COURSE = """# The course of this Gradescope autograder: one assignment, as exported by Gradewright.
+title = {title}
+[[modules]]
+number = 1
+title = {title}
+lessons = "lessons"
+assignments = ["assignments/{name}"]
+[sandbox]
+packages = {packages}
+"""
+
+
+def export_bundle(assignment: Assignment, project_root: Path, title: str, out: Path) -> Path:
+    """Write Gradescope's autograder zip for ``assignment`` to ``out``."""
+    secret = grader_secret(assignment)
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder)
+        for name, text in (("setup.sh", SETUP), ("run_autograder", RUN.format(name=assignment.name))):
+            (source / name).write_text(text, encoding="utf-8")
+        project = source / "project"
+        project.mkdir()
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(project_root / name, project / name)
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
+        for package in PROJECT_PACKAGES:
+            shutil.copytree(project_root / package, project / package, ignore=ignore)
+        course = source / "course"
+        (course / "lessons").mkdir(parents=True)
+        (course / "course.toml").write_text(
+            COURSE.format(title=json.dumps(title), name=assignment.name,
+                          packages=json.dumps(list(assignment.sandbox_packages))), encoding="utf-8",
+        )  # fmt: skip
+        folder_copy = course / "assignments" / assignment.name
+        shutil.copytree(assignment.folder, folder_copy, ignore=ignore)
+        shutil.rmtree(folder_copy / "known", ignore_errors=True)  # the project's own test material
+        for path in assignment.reference_paths.values():
+            if path.is_file():
+                target = folder_copy / os.path.relpath(path, assignment.folder)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(path, target)
+        (course / "assignments" / SECRET_FILE).write_text(secret, encoding="utf-8")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
+            for path in sorted(source.rglob("*")):
+                if path.is_file():
+                    info = zipfile.ZipInfo.from_file(path, path.relative_to(source).as_posix())
+                    executable = path.name in {"setup.sh", "run_autograder"}
+                    info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    bundle.writestr(info, path.read_bytes())
+    return out
+
+
+def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
+    """Grade the submission in ``root/submission`` into ``root/results/results.json``, as Gradescope
+    expects; a submission that cannot be graded gets a results file saying why, never a crash."""
+    out = root / "results" / "results.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    folder = root / "submission"
+    try:
+        found = find_submissions([folder], preferred=assignment.released_notebook).submissions
+    except AutograderError as exc:
+        out.write_text(json.dumps({"score": 0, "output": f"Nothing to grade: {storable(str(exc))}"}), encoding="utf-8")
+        return out
+    if len(found) != 1:
+        names = ", ".join(sorted(s.path.name for s in found))
+        message = f"Hand in one notebook, {assignment.released_notebook}; found {names}."
+        out.write_text(json.dumps({"score": 0, "output": message}), encoding="utf-8")
+        return out
+    packages = tuple(assignment.sandbox_packages)
+    runner = make_runner(unsafe=bool(missing_for_sandbox()), packages=packages)
+    reference = load_reference(assignment, resolve_reference("auto", assignment))
+    report = grade_submission(assignment, found[0], runner, reference, assignment.limits, grader_secret(assignment))
+    out.write_text(json.dumps(results(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return out

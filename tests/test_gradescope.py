@@ -1,0 +1,88 @@
+"""Gradescope: the exported autograder bundle, run as Gradescope runs it, gives the same verdicts as
+grading here; and the results file follows Gradescope's specification."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+
+from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+
+KNOWN = ASSIGNMENTS / "attention-not-explanation" / "known"
+
+
+def autograder(*args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, env=env)  # fmt: skip
+
+
+def laid_out(tmp_path):
+    """The exported zip unpacked as Gradescope lays it out: ROOT/source, ROOT/submission, ROOT/results."""
+    bundle = tmp_path / "autograder.zip"
+    made = autograder("export", "gradescope", "attention-not-explanation", "--out", bundle)
+    assert made.returncode == 0, made.stderr
+    root = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle) as archive:
+        names = set(archive.namelist())
+        modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
+        archive.extractall(root / "source")
+    for name in ("setup.sh", "run_autograder"):
+        assert modes[name] & stat.S_IXUSR  # Gradescope runs them as they are
+        (root / "source" / name).chmod(0o755)
+    assert {
+        "project/pyproject.toml",
+        "project/autograder/grading.py",
+        "course/course.toml",
+        "course/assignments/attention-not-explanation/assignment.toml",
+        "course/assignments/references/numpy_reference.py",
+        "course/assignments/.grader-secret",
+    } <= names
+    assert not any(name.startswith("course/assignments/attention-not-explanation/known/") for name in names)
+    assert not any("__pycache__" in name for name in names)
+    (root / "submission").mkdir()
+    return root
+
+
+def run_autograder(root):
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable}
+    completed = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
+                               env=env, timeout=300)  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+@needs_sandbox
+def test_the_bundle_run_as_gradescope_runs_it_gives_the_same_verdicts(tmp_path):
+    root = laid_out(tmp_path)
+    shutil.copy(KNOWN / "top_pairs_ties_reversed.py", root / "submission" / "answer.py")
+    results = run_autograder(root)
+
+    here = tmp_path / "here"
+    assert autograder("grade", "attention-not-explanation", KNOWN / "top_pairs_ties_reversed.py", "--out", here,
+                      "--reference", "numpy").returncode == 0  # fmt: skip
+    expected = json.loads((here / "top_pairs_ties_reversed.gradescope.json").read_text())
+    assert results["score"] == expected["score"] and 0 < results["score"] < 7
+    assert [(t["number"], t["name"], t["score"], t["max_score"]) for t in results["tests"]] == [
+        (t["number"], t["name"], t["score"], t["max_score"]) for t in expected["tests"]
+    ]
+    # Gradescope's specification: every test named and numbered, the hand-graded question informational.
+    assert all({"number", "name", "score", "max_score", "output", "visibility"} <= set(t) for t in results["tests"])
+    written = results["tests"][3]
+    assert (written["max_score"], "status" in written) == (0, False)
+    assert results["extra_data"]["sha256"] == expected["extra_data"]["sha256"]
+    assert results["execution_time"] > 0 and results["visibility"] == "visible"
+
+
+def test_a_submission_folder_without_one_notebook_gets_a_results_file_saying_why(tmp_path):
+    root = laid_out(tmp_path)
+    results = run_autograder(root)
+    assert results["score"] == 0 and results["output"].startswith("Nothing to grade:")
+    for name in ("a.py", "b.py"):
+        (root / "submission" / name).write_text("x = 1\n")
+    results = run_autograder(root)
+    assert results == {"score": 0, "output": "Hand in one notebook, attention-not-explanation.ipynb; found a.py, b.py."}
