@@ -56,6 +56,14 @@ def question_of_cell(grade_id: str, question_ids: Iterable[str]) -> str | None:
 DEFAULT_ROOT = Path("assignments")
 
 
+class RubricItem(BaseModel):
+    """One item of a hand-graded question's rubric: points given (or taken, when negative) when it applies."""
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    text: str = Field(min_length=1)
+    points: float
+
+
 class Question(BaseModel):
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     title: str = ""
@@ -65,6 +73,9 @@ class Question(BaseModel):
     # fails its own question, this question's feedback says so first.
     uses: list[str] = []
     manual: bool = False
+    # For a question graded by hand: the rubric's items ([[questions.rubric]]); a mark is then the sum
+    # of the items applied plus an adjustment, within 0..points, computed from the items' current points.
+    rubric: list[RubricItem] = []
 
 
 class Assignment(BaseModel):

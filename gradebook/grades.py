@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
+from autograder.assignment import Question
 from autograder.reports.model import HandMark, QuestionResult, Report, TestOutcome
 
 if TYPE_CHECKING:
@@ -69,9 +70,8 @@ def report_of(book: Gradebook, spec: AssignmentSpec, submission: models.Submissi
             )  # fmt: skip
         mark = marks.get(question.id)
         if mark is not None and question.manual:
-            result = result.model_copy(
-                update={"score": mark.score, "mark": _hand_mark(book, mark, submission, result.answers)}
-            )
+            hand = _hand_mark(book, mark, question, submission, result.answers)
+            result = result.model_copy(update={"score": hand.score, "mark": hand})
         questions.append(result)
     score = sum(q.score for q in questions)
     submitted_at = submission.submitted_at or submission.graded_at
@@ -89,7 +89,10 @@ def report_of(book: Gradebook, spec: AssignmentSpec, submission: models.Submissi
     )  # fmt: skip
 
 
-def _hand_mark(book: Gradebook, mark: models.Mark, submission: models.Submission, answers: dict) -> HandMark:
+def _hand_mark(
+    book: Gradebook, mark: models.Mark, question: Question, submission: models.Submission, answers: dict
+) -> HandMark:
+    from .marks import mark_score, rubric_lines
     from .models import Result
 
     changed = False
@@ -97,8 +100,8 @@ def _hand_mark(book: Gradebook, mark: models.Mark, submission: models.Submission
         marked = book.objects(Result).filter(submission_id=mark.submission_id, question_id=mark.question_id).first()
         changed = marked is None or _text(marked.answers) != _text(answers)
     return HandMark(
-        score=mark.score, comment=mark.comment, marked_at=_iso(mark.marked_at), marked_by=mark.marked_by,
-        answer_changed=changed,
+        score=mark_score(mark, question), comment=mark.comment, rubric=rubric_lines(mark, question),
+        marked_at=_iso(mark.marked_at), marked_by=mark.marked_by, answer_changed=changed,
     )  # fmt: skip
 
 

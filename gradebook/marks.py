@@ -8,17 +8,40 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.assignment import Assignment as AssignmentSpec
+from autograder.assignment import Question
 from untrusted import spreadsheet
 
 from .book import Gradebook, who
 from .files import MarksImport, marks_sheet, scored_rows
 from .grades import current_grades, latest_submissions
 
+if TYPE_CHECKING:
+    from . import models
+
 COLUMNS = ["assignment", "student", "name", "question", "points", "status", "marked_score", "marked_comment",
            "answer", "score", "comment"]  # fmt: skip
 REQUIRED = ["assignment", "student", "question", "score", "comment"]
+
+
+def mark_score(mark: models.Mark, question: Question) -> float:
+    """A mark's score: the points given, or with rubric items applied, their current points plus the
+    adjustment, within 0..the question's points."""
+    if not mark.rubric:
+        return mark.score
+    points = {item.id: item.points for item in question.rubric}
+    return min(max(sum(points.get(item, 0.0) for item in mark.rubric) + mark.adjustment, 0.0), question.points)
+
+
+def rubric_lines(mark: models.Mark, question: Question) -> list[str]:
+    """The applied rubric items as the student reads them: "+1 Proposes ..."."""
+    items = {item.id: item for item in question.rubric}
+    lines = [f"{items[i].points:+g} {items[i].text}" for i in mark.rubric if i in items]
+    if mark.rubric and mark.adjustment:
+        lines.append(f"{mark.adjustment:+g} adjustment")
+    return lines
 
 
 def manual_questions(spec: AssignmentSpec) -> dict[str, float]:
@@ -79,7 +102,7 @@ def import_marks(book: Gradebook, spec: AssignmentSpec, path: Path) -> MarksImpo
             book.objects(Mark).update_or_create(
                 student=submission.student, assignment=submission.assignment, question_id=row["question"],
                 defaults={"submission": submission, "score": score, "comment": row["comment"], "marked_at": now,
-                          "marked_by": who()},
+                          "marked_by": who(), "rubric": [], "adjustment": 0.0},
             )  # fmt: skip
 
     book.run(record)

@@ -94,8 +94,12 @@ class Mark(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="marks")
     question_id = models.CharField(max_length=200)
     submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, related_name="marks")
-    score = models.FloatField()
+    score = models.FloatField()  # the score given, when no rubric item was applied
     comment = models.TextField(blank=True)
+    # The rubric items applied (their ids) and an adjustment: the score is then derived from the
+    # items' current points (gradebook.marks.mark_score), so changing an item regrades every mark.
+    rubric = models.JSONField(default=list)
+    adjustment = models.FloatField(default=0)
     marked_at = models.DateTimeField()
     marked_by = models.CharField(max_length=200, blank=True)
 

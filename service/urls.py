@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from . import api, staff, views
+from . import api, marking, staff, views
 from .throttle import ThrottledAuthenticationForm
 
 urlpatterns = [
@@ -26,6 +26,9 @@ urlpatterns = [
     path("staff/statistics/<str:name>/", staff.statistics_page, name="statistics"),
     path("staff/statistics/<str:name>/questions.png", staff.statistics_chart, name="statistics-chart"),
     path("staff/students/<str:student_id>/", staff.student_page, name="student"),
+    path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
+    path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
+    path("staff/marking/<str:name>/<str:question_id>/<int:submission_id>/", marking.mark_answer, name="mark-answer"),
     path("api/v1/openapi.json", api.openapi, name="api-openapi"),
     path("api/v1/token", api.token, name="api-token"),
     path("api/v1/assignments", api.assignment_list, name="api-assignments"),

@@ -626,7 +626,9 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
     name_of = ["sequences-and-attention"]
     arguments = {"assignment": name_of, "notebook": name_of, "submission": [1], "api-submission": [1],
                  "api-grades": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of,
-                 "student": ["someone"]}  # fmt: skip
+                 "student": ["someone"], "marking": ["attention-not-explanation"],
+                 "mark-start": ["attention-not-explanation", "written"],
+                 "mark-answer": ["attention-not-explanation", "written", 1]}  # fmt: skip
     url = reverse(name, args=arguments.get(name, []))
     anonymous = Client().get(url)
     if name.startswith("api-"):
@@ -661,3 +663,63 @@ def test_the_staff_read_the_gradebook_a_students_history_and_the_statistics():
     for url in ("/staff/gradebook/sequences-and-attention/", f"/staff/students/{alice.username}/",
                 "/staff/statistics/sequences-and-attention/"):  # fmt: skip
         assert as_alice.get(url).status_code == 404  # students never see the staff's pages
+
+
+@needs_sandbox
+def test_hand_grading_on_the_page_with_the_rubric(monkeypatch):
+    assignment = "attention-not-explanation"
+    notebook = json.loads(KNOWN_NOTEBOOK.read_text())
+    for cell in notebook["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "written_link":
+            cell["source"] = "An artefact. <script>alert(1)</script> **bold**"
+    ada, as_ada = student()
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"{ada.username}.ipynb"
+    path.write_text(json.dumps(notebook))
+    hand_in(as_ada, path, assignment=assignment, name=f"{assignment}.ipynb")
+    grade_queue()
+    _, first = student(Member.TA)
+    _, second = student(Member.INSTRUCTOR)
+
+    index = first.get(f"/staff/marking/{assignment}/").content.decode()
+    assert "Meaningful link or artefact" in index
+    start = first.get(f"/staff/marking/{assignment}/written/")
+    page_url = start["Location"]
+    ada_submission = Job.objects.get(student__student_id=ada.username).submission
+    page = first.get(page_url).content.decode()
+    if f"/{ada_submission.id}/" not in page_url:  # other tests' answers come first: go to Ada's
+        page_url = f"/staff/marking/{assignment}/written/{ada_submission.id}/"
+        page = first.get(page_url).content.decode()
+    assert ada.username not in page  # anonymous unless asked
+    assert ada.username in first.get(page_url + "?names=1").content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<strong>bold</strong>" in page
+    assert "1. +1 Says the strongest pairs are artefacts" in page
+
+    def save(client, rubric, comment, seen=""):
+        return client.post(page_url, {"rubric": rubric, "adjustment": "0", "comment": comment, "seen": seen,
+                                      "then": "stay", "csrfmiddlewaretoken": client.cookies["csrftoken"].value})  # fmt: skip
+
+    assert save(first, ["artefacts", "intervention"], "no baseline").status_code == 302
+    report = as_ada.get(f"/api/v1/submissions/{Job.objects.get(student__student_id=ada.username).id}").json()
+    written = next(q for q in report["report"]["questions"] if q["id"] == "written")
+    assert written["score"] == 2 and written["mark"]["rubric"][0].startswith("+1 Says the strongest pairs")
+    assert written["mark"]["comment"] == "no baseline"
+
+    # The rubric changes: every mark that used the item follows, without marking again.
+    spec = assignments()[assignment]
+    changed = spec.model_copy(deep=True)
+    next(q for q in changed.questions if q.id == "written").rubric[1].points = 1.5
+    monkeypatch.setitem(assignments(), assignment, changed)
+    report = as_ada.get(f"/api/v1/submissions/{Job.objects.get(student__student_id=ada.username).id}").json()
+    assert next(q for q in report["report"]["questions"] if q["id"] == "written")["score"] == 2.5
+
+    # Two graders on one answer: the last save wins, and its grader is told what it replaced.
+    second.get(page_url)
+    from gradebook.models import Mark
+
+    seen = Mark.objects.get(student__student_id=ada.username, question_id="written").marked_at.isoformat()
+    save(first, ["artefacts"], "changed my mind")
+    answer = save(second, ["artefacts", "intervention", "baseline"], "all three", seen=seen)
+    notice = second.get(answer["Location"]).content.decode()
+    assert "had marked this answer at" in notice and "your mark replaced theirs" in notice
+    mark = Mark.objects.get(student__student_id=ada.username, question_id="written")
+    assert (mark.rubric, mark.comment) == (["artefacts", "intervention", "baseline"], "all three")

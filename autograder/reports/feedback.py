@@ -52,7 +52,7 @@ def late_lines(report: Report) -> list[str]:
 
 
 def mark_lines(mark: HandMark) -> list[str]:
-    lines = [f"    {line}" for line in mark.comment.splitlines()]
+    lines = [f"    {line}" for line in mark.rubric] + [f"    {line}" for line in mark.comment.splitlines()]
     if mark.answer_changed:
         lines.append("    (answer changed since marked: this mark was given for an earlier submission)")
     return lines

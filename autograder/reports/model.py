@@ -26,6 +26,7 @@ class HandMark(BaseModel):
 
     score: float
     comment: str = ""
+    rubric: list[str] = []  # the rubric items applied, as the student reads them ("+1 Proposes ...")
     marked_at: str
     marked_by: str = ""
     # The student handed in a new submission whose answer differs from the one this mark was given for.

@@ -1,0 +1,138 @@
+"""Hand grading on the page: for each hand-graded question, one answer at a time, the student's name
+hidden unless asked for, the answer rendered (Markdown, never raw HTML), the question's rubric (items
+applied with a click or a key) and a comment. A mark's score comes from the rubric items' current
+points (gradebook.marks.mark_score), so changing an item's points in the manifest regrades every
+answer that used it. Two graders never lose each other's work unseen: the last save wins, and the
+one whose save replaced another's is told."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods
+from markdown_it import MarkdownIt
+
+from autograder.assignment import Question
+from gradebook.grades import latest_submissions
+from gradebook.marks import mark_score
+from gradebook.models import STAFF_PREFIX, Mark, Result, Submission
+
+from .access import assignment_or_404
+from .staff import staff_only
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})  # an answer's HTML is shown as text, never run
+
+
+def _queue(assignment: str) -> list[Submission]:
+    """Each student's latest submission, in the order they were recorded (not by name: anonymous)."""
+    latest = latest_submissions_in_service(assignment)
+    return sorted(latest, key=lambda submission: submission.id)
+
+
+def latest_submissions_in_service(assignment: str) -> list[Submission]:
+    from .access import book
+
+    return [s for sid, s in latest_submissions(book(), assignment).items() if not sid.startswith(STAFF_PREFIX)]
+
+
+def _manual(spec, question_id: str) -> Question:
+    question = next((q for q in spec.questions if q.id == question_id and q.manual), None)
+    if question is None:
+        raise Http404("no such question graded by hand")
+    return question
+
+
+def _needs_marking(submission: Submission, question: Question) -> bool:
+    from gradebook.grades import report_of
+
+    from .access import assignments, book
+
+    report = report_of(book(), assignments()[submission.assignment.name], submission)
+    result = next(q for q in report.questions if q.id == question.id)
+    return result.mark is None or result.mark.answer_changed
+
+
+@login_required
+def marking_index(request: HttpRequest, name: str) -> HttpResponse:
+    staff_only(request)
+    spec = assignment_or_404(name)
+    queue = _queue(spec.name)
+    rows = [
+        {"question": q, "answers": len(queue), "to_mark": sum(_needs_marking(s, q) for s in queue)}
+        for q in spec.questions if q.manual
+    ]  # fmt: skip
+    return render(request, "service/marking_index.html", {"spec": spec, "rows": rows})
+
+
+@login_required
+def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
+    staff_only(request)
+    spec = assignment_or_404(name)
+    question = _manual(spec, question_id)
+    queue = _queue(spec.name)
+    if not queue:
+        messages.info(request, "no answer to mark yet")
+        return redirect("marking", name=name)
+    first = next((s for s in queue if _needs_marking(s, question)), queue[0])
+    return redirect("mark-answer", name=name, question_id=question_id, submission_id=first.id)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id: int) -> HttpResponse:
+    staff_only(request)
+    spec = assignment_or_404(name)
+    question = _manual(spec, question_id)
+    queue = _queue(spec.name)
+    position = next((i for i, s in enumerate(queue) if s.id == submission_id), None)
+    if position is None:
+        raise Http404("not an answer to mark")
+    submission = queue[position]
+    mark = Mark.objects.filter(student=submission.student, assignment=submission.assignment,
+                               question_id=question.id).first()  # fmt: skip
+    if request.method == "POST":
+        saved = _save(request, question, submission, mark)
+        if saved is None:
+            return redirect(request.path)
+        following = queue[(position + 1) % len(queue)] if request.POST.get("then") == "next" else submission
+        return redirect("mark-answer", name=name, question_id=question_id, submission_id=following.id)
+    result = Result.objects.filter(submission=submission, question_id=question.id).first()
+    answers = (result.answers if result else {}) or {}
+    context = {
+        "spec": spec, "question": question, "submission": submission, "mark": mark,
+        "score": mark_score(mark, question) if mark else None,
+        "answer_html": [_MARKDOWN.render(text) for _, text in sorted(answers.items())],
+        "position": position + 1, "count": len(queue), "show_names": request.GET.get("names") == "1",
+        "previous": queue[position - 1].id, "next": queue[(position + 1) % len(queue)].id,
+        "rubric": [(n, item) for n, item in enumerate(question.rubric, start=1)],
+    }  # fmt: skip
+    return render(request, "service/mark_answer.html", context)
+
+
+def _save(request: HttpRequest, question: Question, submission: Submission, mark: Mark | None) -> Mark | None:
+    """Record the grader's mark (the last save wins); None when the form was not valid."""
+    items = {item.id for item in question.rubric}
+    applied = [item for item in request.POST.getlist("rubric") if item in items]
+    try:
+        adjustment = float(request.POST.get("adjustment") or 0)
+        score = float(request.POST.get("score") or 0) if not question.rubric else 0.0
+    except ValueError:
+        messages.error(request, "the score and the adjustment are numbers")
+        return None
+    if not question.rubric and not 0 <= score <= question.points:
+        messages.error(request, f"the score is between 0 and {question.points:g}")
+        return None
+    seen = request.POST.get("seen", "")
+    if mark is not None and mark.marked_at.isoformat() != seen:
+        messages.warning(request, f"{mark.marked_by or 'another grader'} had marked this answer at "
+                                  f"{mark.marked_at:%H:%M:%S}; your mark replaced theirs")  # fmt: skip
+    saved, _ = Mark.objects.update_or_create(
+        student=submission.student, assignment=submission.assignment, question_id=question.id,
+        defaults={"submission": submission, "rubric": applied, "adjustment": adjustment if question.rubric else 0.0,
+                  "score": score, "comment": request.POST.get("comment", ""), "marked_at": timezone.now(),
+                  "marked_by": request.user.get_username()},
+    )  # fmt: skip
+    return saved
