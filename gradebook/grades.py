@@ -69,7 +69,9 @@ def report_of(book: Gradebook, spec: AssignmentSpec, submission: models.Submissi
                 feedback=row.feedback, tests=[TestOutcome.model_validate(t) for t in row.tests], answers=row.answers,
             )  # fmt: skip
         mark = marks.get(question.id)
-        if mark is not None and question.manual:
+        # A hand-graded question's mark; or an automatic score the staff overrode, with a reason, for
+        # that very submission (a new submission is graded afresh).
+        if mark is not None and (question.manual or mark.submission_id == submission.id):
             hand = _hand_mark(book, mark, question, submission, result.answers)
             result = result.model_copy(update={"score": hand.score, "mark": hand})
         questions.append(result)
@@ -101,7 +103,8 @@ def _hand_mark(
         changed = marked is None or _text(marked.answers) != _text(answers)
     return HandMark(
         score=mark_score(mark, question), comment=mark.comment, rubric=rubric_lines(mark, question),
-        marked_at=_iso(mark.marked_at), marked_by=mark.marked_by, answer_changed=changed,
+        marked_at=_iso(mark.marked_at), marked_by=mark.marked_by, answer_changed=changed and question.manual,
+        override=not question.manual,
     )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
 from gradebook.grades import CurrentGrade, current_grades
 from gradebook.history import history
@@ -94,3 +95,39 @@ def statistics_chart(request: HttpRequest, name: str) -> HttpResponse:
     image = io.BytesIO()
     chart(image, statistics(book(), spec))
     return HttpResponse(image.getvalue(), content_type="image/png")
+
+
+@login_required
+@require_http_methods(["POST"])
+def override(request: HttpRequest, job_id: int) -> HttpResponse:
+    """Set (or, with an empty score, remove) a question's score on a graded submission, with a reason."""
+    from django.contrib import messages
+    from django.utils import timezone
+
+    from gradebook.models import Mark
+
+    from .access import job_for
+
+    staff_only(request)
+    job = job_for(request.user, job_id)
+    spec = assignment_or_404(job.assignment)
+    question = next((q for q in spec.questions if q.id == request.POST.get("question")), None)
+    if job.submission is None or question is None:
+        raise Http404("no such graded question")
+    key = {"student": job.student, "assignment": job.submission.assignment, "question_id": question.id}
+    text = request.POST.get("score", "").strip()
+    if not text:
+        Mark.objects.filter(**key, submission=job.submission).delete()
+        return redirect("submission", job_id=job.id)
+    try:
+        score = float(text)
+    except ValueError:
+        score = -1.0
+    reason = request.POST.get("reason", "").strip()
+    if not 0 <= score <= question.points or not reason:
+        messages.error(request, f"give a score between 0 and {question.points:g}, and the reason the student will read")
+        return redirect("submission", job_id=job.id)
+    Mark.objects.update_or_create(**key, defaults={
+        "submission": job.submission, "score": score, "comment": reason, "rubric": [], "adjustment": 0.0,
+        "marked_at": timezone.now(), "marked_by": request.user.get_username()})  # fmt: skip
+    return redirect("submission", job_id=job.id)

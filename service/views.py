@@ -75,8 +75,9 @@ def download_notebook(request: HttpRequest, name: str) -> FileResponse:
 def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = job_for(request.user, job_id)
     spec = assignment_or_404(job.assignment)
-    report = shown_report(job, spec, member_of(request.user).is_staff_member) if job.state == Job.GRADED else None
-    return render(request, "service/submission.html", {"job": job, "spec": spec, "report": report})
+    staff = member_of(request.user).is_staff_member
+    report = shown_report(job, spec, staff) if job.state == Job.GRADED else None
+    return render(request, "service/submission.html", {"job": job, "spec": spec, "report": report, "staff": staff})
 
 
 @require_http_methods(["GET", "POST"])

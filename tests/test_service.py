@@ -628,16 +628,16 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
                  "api-grades": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of,
                  "student": ["someone"], "marking": ["attention-not-explanation"],
                  "mark-start": ["attention-not-explanation", "written"],
-                 "mark-answer": ["attention-not-explanation", "written", 1]}  # fmt: skip
+                 "mark-answer": ["attention-not-explanation", "written", 1], "override": [1]}  # fmt: skip
     url = reverse(name, args=arguments.get(name, []))
-    anonymous = Client().get(url)
+    anonymous = Client().post(url) if name == "override" else Client().get(url)
     if name.startswith("api-"):
         assert anonymous.status_code == 401
     else:
         assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
     outsider = Client()
     outsider.force_login(User.objects.create_user(f"o{uuid.uuid4().hex[:8]}"))  # an account, not a member
-    assert outsider.get(url).status_code == 404
+    assert (outsider.post(url) if name == "override" else outsider.get(url)).status_code == 404
 
 
 @needs_sandbox
@@ -723,3 +723,35 @@ def test_hand_grading_on_the_page_with_the_rubric(monkeypatch):
     assert "had marked this answer at" in notice and "your mark replaced theirs" in notice
     mark = Mark.objects.get(student__student_id=ada.username, question_id="written")
     assert (mark.rubric, mark.comment) == (["artefacts", "intervention", "baseline"], "all three")
+
+
+@needs_sandbox
+def test_the_staff_override_an_automatic_score_with_a_reason_the_student_reads():
+    alice, as_alice = student()
+    hand_in(as_alice, PARTIAL)
+    grade_queue()
+    job = Job.objects.get(student__student_id=alice.username)
+    _, ta = student(Member.TA)
+    page = ta.get(f"/submissions/{job.id}/").content.decode()
+    assert 'class="override"' in page
+
+    def override(client, **fields):
+        client.get(f"/submissions/{job.id}/")
+        return client.post(
+            f"/staff/override/{job.id}/", {**fields, "csrfmiddlewaretoken": client.cookies["csrftoken"].value}
+        )
+
+    assert (
+        override(ta, question="attention", score="3", reason="your masks were right; our test was wrong").status_code
+        == 302
+    )
+    shown = as_alice.get(f"/api/v1/submissions/{job.id}").json()["report"]
+    attention = next(q for q in shown["questions"] if q["id"] == "attention")
+    assert (attention["score"], attention["mark"]["override"], shown["score"]) == (3, True, 10)
+    assert "your masks were right" in as_alice.get(f"/submissions/{job.id}/").content.decode()
+    assert 'class="override"' not in as_alice.get(f"/submissions/{job.id}/").content.decode()
+    refused = override(ta, question="attention", score="4", reason="too many")
+    assert "give a score between 0 and 3" in ta.get(refused["Location"]).content.decode()
+    assert override(as_alice, question="attention", score="3", reason="mine").status_code == 404
+    override(ta, question="attention", score="", reason="")  # removed: the automatic score again
+    assert as_alice.get(f"/api/v1/submissions/{job.id}").json()["report"]["score"] == 7.375

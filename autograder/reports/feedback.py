@@ -21,7 +21,7 @@ def text(report: Report) -> str:
         mark = MARKS[question.status]
         status: str = question.status
         if question.mark:
-            status = "marked by hand"
+            status = "score set by hand" if question.mark.override else "marked by hand"
             mark = "+" if question.score >= question.max_score else "x" if question.score == 0 else "~"
         lines.append(f"[{mark}] {question.id}: {question.score:g} / {question.max_score:g} ({status})")
         if question.mark:

@@ -31,6 +31,8 @@ class HandMark(BaseModel):
     marked_by: str = ""
     # The student handed in a new submission whose answer differs from the one this mark was given for.
     answer_changed: bool = False
+    # An automatic question's score replaced by the staff, the comment saying why.
+    override: bool = False
 
 
 class LatePenalty(BaseModel):
