@@ -131,3 +131,34 @@ def override(request: HttpRequest, job_id: int) -> HttpResponse:
         "submission": job.submission, "score": score, "comment": reason, "rubric": [], "adjustment": 0.0,
         "marked_at": timezone.now(), "marked_by": request.user.get_username()})  # fmt: skip
     return redirect("submission", job_id=job.id)
+
+
+@login_required
+@require_http_methods(["POST"])
+def regrade(request: HttpRequest, name: str) -> HttpResponse:
+    """Queue a regrade: of one submission (``job``), of one student's latest (``student``), or of every
+    student's latest submission of the assignment; each is a job like any other."""
+    from django.contrib import messages
+
+    from .access import job_for
+
+    staff_only(request)
+    spec = assignment_or_404(name)
+    if request.POST.get("job"):
+        originals = [job_for(request.user, int(request.POST["job"]))]
+    else:
+        latest: dict[int, Job] = {}
+        jobs = Job.objects.filter(assignment=spec.name, state=Job.GRADED).order_by("id")
+        if request.POST.get("student"):
+            jobs = jobs.filter(student__student_id=request.POST["student"])
+        for job in jobs:
+            latest[job.student_id] = job
+        originals = list(latest.values())
+    for job in originals:
+        Job.objects.create(student=job.student, assignment=job.assignment, file=job.file,
+                           original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True)  # fmt: skip
+    messages.info(request, f"{len(originals)} submissions queued to be graded again")
+    back = request.POST.get("back", "")
+    if back.startswith("/") and not back.startswith("//"):  # a page of this site, never another's
+        return redirect(back)
+    return redirect("gradebook", name=spec.name)

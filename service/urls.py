@@ -27,6 +27,7 @@ urlpatterns = [
     path("staff/statistics/<str:name>/questions.png", staff.statistics_chart, name="statistics-chart"),
     path("staff/students/<str:student_id>/", staff.student_page, name="student"),
     path("staff/override/<int:job_id>/", staff.override, name="override"),
+    path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
     path("staff/marking/<str:name>/<str:question_id>/<int:submission_id>/", marking.mark_answer, name="mark-answer"),

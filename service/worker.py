@@ -64,6 +64,8 @@ def grade_one(
     submission = Submission(
         student=job.student.student_id, path=Path(job.file), sha256=job.sha256, submitted_at=job.created_at
     )
+    if job.regrade:
+        options = options.model_copy(update={"force": True})
     with Lease(job):
         result = grade_batch(spec, [submission], state / "reports" / spec.name, options,
                              store=JobStore(book, spec, job), executor=executor)  # fmt: skip

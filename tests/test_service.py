@@ -628,16 +628,18 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
                  "api-grades": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of,
                  "student": ["someone"], "marking": ["attention-not-explanation"],
                  "mark-start": ["attention-not-explanation", "written"],
-                 "mark-answer": ["attention-not-explanation", "written", 1], "override": [1]}  # fmt: skip
+                 "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
+                 "regrade": name_of}  # fmt: skip
     url = reverse(name, args=arguments.get(name, []))
-    anonymous = Client().post(url) if name == "override" else Client().get(url)
+    posted = name in {"override", "regrade"}
+    anonymous = Client().post(url) if posted else Client().get(url)
     if name.startswith("api-"):
         assert anonymous.status_code == 401
     else:
         assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
     outsider = Client()
     outsider.force_login(User.objects.create_user(f"o{uuid.uuid4().hex[:8]}"))  # an account, not a member
-    assert (outsider.post(url) if name == "override" else outsider.get(url)).status_code == 404
+    assert (outsider.post(url) if posted else outsider.get(url)).status_code == 404
 
 
 @needs_sandbox
@@ -755,3 +757,29 @@ def test_the_staff_override_an_automatic_score_with_a_reason_the_student_reads()
     assert override(as_alice, question="attention", score="3", reason="mine").status_code == 404
     override(ta, question="attention", score="", reason="")  # removed: the automatic score again
     assert as_alice.get(f"/api/v1/submissions/{job.id}").json()["report"]["score"] == 7.375
+
+
+@needs_sandbox
+def test_the_staff_queue_a_regrade_of_one_submission_or_the_whole_assignment():
+    alice, as_alice = student()
+    hand_in(as_alice, PARTIAL)
+    grade_queue()
+    first = Job.objects.get(student__student_id=alice.username)
+    _, ta = student(Member.TA)
+    ta.get(f"/submissions/{first.id}/")
+    token = ta.cookies["csrftoken"].value
+    answer = ta.post("/staff/regrade/sequences-and-attention/", {"job": first.id, "back": f"/submissions/{first.id}/",
+                                                                  "csrfmiddlewaretoken": token})  # fmt: skip
+    assert answer["Location"] == f"/submissions/{first.id}/"
+    again = Job.objects.filter(student__student_id=alice.username).order_by("id").last()
+    assert again.id != first.id and again.regrade and again.state == Job.QUEUED
+    assert ta.post("/staff/regrade/sequences-and-attention/", {"back": "//evil.example/", "csrfmiddlewaretoken": token}
+                   )["Location"] == "/staff/gradebook/sequences-and-attention/"  # fmt: skip
+    grade_queue()
+    again.refresh_from_db()
+    assert again.state == Job.GRADED and again.submission_id == first.submission_id  # the same file, graded again
+    assert as_alice.get(f"/api/v1/submissions/{again.id}").json()["report"]["score"] == 7.375
+    assert as_alice.post("/staff/regrade/sequences-and-attention/", {}).status_code == 403  # no CSRF token
+    as_alice.get("/assignments/")
+    with_token = {"csrfmiddlewaretoken": as_alice.cookies["csrftoken"].value}
+    assert as_alice.post("/staff/regrade/sequences-and-attention/", with_token).status_code == 404  # not staff
