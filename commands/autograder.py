@@ -478,6 +478,20 @@ def _gradebook_commands(commands) -> None:
     _gradebook_options(grades_export)
     grades_export.set_defaults(handler=_grades_export)
 
+    similar = commands.add_parser(
+        "similarity", help="pairs of students whose code is alike",
+        description="Compare each student's latest submission with every other's (copydetect's winnowing, offline; "
+        "the released notebook's starter code left out) and list the pairs sharing more than the threshold "
+        "of their code: a report for your judgement, never a penalty. --out writes it as HTML, the shared "
+        "regions highlighted side by side.",
+    )  # fmt: skip
+    similar.add_argument("assignment", metavar="ASSIGNMENT")
+    similar.add_argument("--threshold", type=_number(float, 0.0, "a share between 0 and 1"), default=0.5,
+                         metavar="SHARE", help="default 0.5")  # fmt: skip
+    similar.add_argument("--out", type=Path, metavar="FILE", help="also write the pairs side by side as HTML")
+    _gradebook_options(similar)
+    similar.set_defaults(handler=_similarity)
+
     extend = commands.add_parser(
         "extend", help="give a student more time",
         description="Record an extension: the student's submissions are late only after --until.",
@@ -644,6 +658,28 @@ def _grades_export(args: argparse.Namespace) -> int:
         if unmatched:
             print(f"warning: {len(unmatched)} students have no canvas_id or sis_id, so Canvas cannot match them "
                   "(autograder roster import)", file=sys.stderr)  # fmt: skip
+    return 0
+
+
+def _similarity(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from gradebook.similarity import similarity, write_html
+
+    assignment = _assignment(args)
+    with _book(args) as book:
+        report = similarity(book, assignment, min(args.threshold, 1.0))
+    table = Table(title=f"{assignment.name}: {report.compared} submissions compared, {len(report.pairs)} pairs "
+                        f"above {args.threshold:.0%}")  # fmt: skip
+    for column in ("student", "shares with", "of theirs", "of the other's"):
+        table.add_column(column)
+    for pair in report.pairs:
+        table.add_row(_shown(pair.first), _shown(pair.second), f"{pair.first_share:.0%}", f"{pair.second_share:.0%}")
+    _console().print(table)
+    for student in report.unreadable:
+        print(f"{PROG}: {one_line(student)}: the latest submission cannot be read; left out", file=sys.stderr)
+    if args.out:
+        print(one_line(str(write_html(report, args.out))))
     return 0
 
 

@@ -162,3 +162,18 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
     if back.startswith("/") and not back.startswith("//"):  # a page of this site, never another's
         return redirect(back)
     return redirect("gradebook", name=spec.name)
+
+
+@login_required
+def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
+    """Pairs of students whose latest code is alike, side by side (copydetect, offline)."""
+    from gradebook.similarity import DEFAULT_THRESHOLD, similarity
+
+    staff_only(request)
+    spec = assignment_or_404(name)
+    try:
+        threshold = min(max(float(request.GET.get("threshold", DEFAULT_THRESHOLD)), 0.0), 1.0)
+    except ValueError:
+        threshold = DEFAULT_THRESHOLD
+    report = similarity(book(), spec, threshold)
+    return render(request, "service/similarity.html", {"spec": spec, "report": report, "threshold": threshold})

@@ -28,6 +28,7 @@ urlpatterns = [
     path("staff/students/<str:student_id>/", staff.student_page, name="student"),
     path("staff/override/<int:job_id>/", staff.override, name="override"),
     path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
+    path("staff/similarity/<str:name>/", staff.similarity_page, name="similarity"),
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
     path("staff/marking/<str:name>/<str:question_id>/<int:submission_id>/", marking.mark_answer, name="mark-answer"),
