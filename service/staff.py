@@ -177,3 +177,27 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
         threshold = DEFAULT_THRESHOLD
     report = similarity(book(), spec, threshold)
     return render(request, "service/similarity.html", {"spec": spec, "report": report, "threshold": threshold})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exports_page(request: HttpRequest) -> HttpResponse:
+    """The grade files of `autograder grades export`, from the page: Canvas, Moodle or plain CSV."""
+    import tempfile
+    from pathlib import Path
+
+    from gradebook.exports import FORMATS, Missing, export_grades
+
+    staff_only(request)
+    if request.method == "GET":
+        return render(request, "service/exports.html", {"assignments": assignments().values(), "formats": FORMATS})
+    chosen = [spec for name, spec in assignments().items() if name in request.POST.getlist("assignment")]
+    form = request.POST.get("format", "")
+    if not chosen or form not in FORMATS:
+        raise Http404("choose a format and at least one assignment")
+    missing: Missing = "zero" if request.POST.get("missing") == "zero" else "empty"
+    with tempfile.TemporaryDirectory() as folder:
+        path, _ = export_grades(book(), chosen, form, Path(folder) / "grades.csv", missing)
+        response = HttpResponse(path.read_bytes(), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="grades-{form}.csv"'
+    return response

@@ -29,6 +29,7 @@ urlpatterns = [
     path("staff/override/<int:job_id>/", staff.override, name="override"),
     path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
     path("staff/similarity/<str:name>/", staff.similarity_page, name="similarity"),
+    path("staff/exports/", staff.exports_page, name="exports"),
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
     path("staff/marking/<str:name>/<str:question_id>/<int:submission_id>/", marking.mark_answer, name="mark-answer"),

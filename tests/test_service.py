@@ -630,6 +630,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
                  "mark-start": ["attention-not-explanation", "written"],
                  "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
                  "regrade": name_of, "similarity": name_of}  # fmt: skip
+
     url = reverse(name, args=arguments.get(name, []))
     posted = name in {"override", "regrade"}
     anonymous = Client().post(url) if posted else Client().get(url)
@@ -662,6 +663,12 @@ def test_the_staff_read_the_gradebook_a_students_history_and_the_statistics():
     assert "test_" in stats and "Mean" in stats
     chart = as_ta.get("/staff/statistics/sequences-and-attention/questions.png")
     assert chart["Content-Type"] == "image/png" and chart.content[:4] == b"\x89PNG"
+    as_ta.get("/staff/exports/")
+    canvas = as_ta.post("/staff/exports/", {"assignment": ["sequences-and-attention"], "format": "canvas",
+                                           "csrfmiddlewaretoken": as_ta.cookies["csrftoken"].value})  # fmt: skip
+    lines = canvas.content.decode().splitlines()
+    assert canvas["Content-Type"] == "text/csv" and lines[0].startswith("Student,ID,SIS User ID,SIS Login ID,Section,")
+    assert lines[1].startswith("Points Possible") and any(line.endswith(",7.375") for line in lines[2:])
     similar = as_ta.get("/staff/similarity/sequences-and-attention/?threshold=0.9").content.decode()
     assert "pairs share more than 90% of their code" in similar and "highlight-red" in similar
     for url in ("/staff/gradebook/sequences-and-attention/", f"/staff/students/{alice.username}/",
