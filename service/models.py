@@ -87,3 +87,30 @@ class SignInFailure(models.Model):
     username = models.CharField(max_length=150, db_index=True)
     address = models.CharField(max_length=100, blank=True, db_index=True)
     at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+
+class ReviewRequest(models.Model):
+    """A student's request that the staff look again at one question of a graded submission."""
+
+    OPEN, ANSWERED = "open", "answered"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="reviews")
+    question_id = models.CharField(max_length=200)
+    state = models.CharField(max_length=20, default=OPEN, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+
+class ReviewMessage(models.Model):
+    """One message of a review's thread, the student's or the staff's."""
+
+    request = models.ForeignKey(ReviewRequest, on_delete=models.CASCADE, related_name="messages")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True)
+    by_staff = models.BooleanField(default=False)
+    text = models.TextField()
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from . import api, marking, staff, views
+from . import api, marking, reviews, staff, views
 from .throttle import ThrottledAuthenticationForm
 
 urlpatterns = [
@@ -30,6 +30,9 @@ urlpatterns = [
     path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
     path("staff/similarity/<str:name>/", staff.similarity_page, name="similarity"),
     path("staff/exports/", staff.exports_page, name="exports"),
+    path("staff/reviews/", reviews.open_reviews, name="reviews"),
+    path("staff/reviews/<int:review_id>/", reviews.answer, name="review-answer"),
+    path("submissions/<int:job_id>/review/", reviews.ask, name="review-ask"),
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
     path("staff/marking/<str:name>/<str:question_id>/<int:submission_id>/", marking.mark_answer, name="mark-answer"),

@@ -75,9 +75,12 @@ def download_notebook(request: HttpRequest, name: str) -> FileResponse:
 def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = job_for(request.user, job_id)
     spec = assignment_or_404(job.assignment)
+    from .reviews import threads
+
     staff = member_of(request.user).is_staff_member
     report = shown_report(job, spec, staff) if job.state == Job.GRADED else None
-    return render(request, "service/submission.html", {"job": job, "spec": spec, "report": report, "staff": staff})
+    context = {"job": job, "spec": spec, "report": report, "staff": staff, "threads": threads(job)}
+    return render(request, "service/submission.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -629,10 +629,10 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
                  "student": ["someone"], "marking": ["attention-not-explanation"],
                  "mark-start": ["attention-not-explanation", "written"],
                  "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
-                 "regrade": name_of, "similarity": name_of}  # fmt: skip
+                 "regrade": name_of, "similarity": name_of, "review-answer": [1], "review-ask": [1]}  # fmt: skip
 
     url = reverse(name, args=arguments.get(name, []))
-    posted = name in {"override", "regrade"}
+    posted = name in {"override", "regrade", "review-answer", "review-ask"}
     anonymous = Client().post(url) if posted else Client().get(url)
     if name.startswith("api-"):
         assert anonymous.status_code == 401
@@ -792,3 +792,33 @@ def test_the_staff_queue_a_regrade_of_one_submission_or_the_whole_assignment():
     as_alice.get("/assignments/")
     with_token = {"csrfmiddlewaretoken": as_alice.cookies["csrftoken"].value}
     assert as_alice.post("/staff/regrade/sequences-and-attention/", with_token).status_code == 404  # not staff
+
+
+@needs_sandbox
+def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():
+    alice, as_alice = student()
+    hand_in(as_alice, PARTIAL)
+    grade_queue()
+    job = Job.objects.get(student__student_id=alice.username)
+    page = f"/submissions/{job.id}/"
+
+    def post(client, url, **fields):
+        client.get(page if client is not as_bob else "/assignments/")
+        return client.post(url, {**fields, "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+
+    _, as_bob = student()
+    assert post(as_bob, f"/submissions/{job.id}/review/", question="attention", message="mine").status_code == 404
+    assert post(as_alice, f"/submissions/{job.id}/review/", question="attention",
+                message="My masks follow the <b>spec</b>").status_code == 302  # fmt: skip
+    _, ta = student(Member.TA)
+    waiting = ta.get("/staff/reviews/").content.decode()
+    assert f"sequences-and-attention #{job.id}" in waiting and alice.username in waiting
+    from service.models import ReviewRequest
+
+    review = ReviewRequest.objects.get(job=job)
+    assert post(ta, f"/staff/reviews/{review.id}/", message="Right: score corrected.").status_code == 302
+    assert post(as_alice, f"/staff/reviews/{review.id}/", message="me too").status_code == 404  # staff only
+    thread = as_alice.get(page).content.decode()
+    assert "My masks follow the &lt;b&gt;spec&lt;/b&gt;" in thread and "Right: score corrected." in thread
+    assert "attention (answered)" in thread
+    assert f"#{job.id}" not in ta.get("/staff/reviews/").content.decode()  # answered: no longer waiting

@@ -1,0 +1,65 @@
+"""Review requests: a student asks the staff to look again at one question of a graded submission,
+with a message; the staff answer in the same thread (and may set the question's score on the page);
+both see the thread on the submission's page."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from .access import assignment_or_404, job_for, member_of
+from .models import Job, ReviewMessage, ReviewRequest
+from .staff import staff_only
+
+MAX_MESSAGE = 4000
+
+
+@login_required
+@require_http_methods(["POST"])
+def ask(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The student's request (or a further message in its thread)."""
+    job = job_for(request.user, job_id)
+    if member_of(request.user).is_staff_member or job.state != Job.GRADED:
+        raise Http404("no such submission to review")
+    spec = assignment_or_404(job.assignment)
+    question = request.POST.get("question", "")
+    text = request.POST.get("message", "").strip()[:MAX_MESSAGE]
+    if question not in {q.id for q in spec.questions} or not text:
+        messages.error(request, "say which question, and why it should be looked at again")
+        return redirect("submission", job_id=job.id)
+    review, _ = ReviewRequest.objects.get_or_create(job=job, question_id=question, defaults={})
+    review.state = ReviewRequest.OPEN
+    review.save(update_fields=["state"])
+    ReviewMessage.objects.create(request=review, author=request.user, text=text)
+    messages.info(request, "your request was sent to the course's staff")
+    return redirect("submission", job_id=job.id)
+
+
+@login_required
+@require_http_methods(["POST"])
+def answer(request: HttpRequest, review_id: int) -> HttpResponse:
+    staff_only(request)
+    review = ReviewRequest.objects.filter(id=review_id).select_related("job").first()
+    if review is None:
+        raise Http404("no such review request")
+    text = request.POST.get("message", "").strip()[:MAX_MESSAGE]
+    if text:
+        ReviewMessage.objects.create(request=review, author=request.user, by_staff=True, text=text)
+        review.state = ReviewRequest.ANSWERED
+        review.save(update_fields=["state"])
+    return redirect("submission", job_id=review.job_id)
+
+
+@login_required
+def open_reviews(request: HttpRequest) -> HttpResponse:
+    staff_only(request)
+    waiting = ReviewRequest.objects.filter(state=ReviewRequest.OPEN).select_related("job", "job__student")
+    return render(request, "service/reviews.html", {"reviews": waiting})
+
+
+def threads(job: Job) -> dict[str, ReviewRequest]:
+    """A submission's review threads, by question."""
+    return {review.question_id: review for review in job.reviews.prefetch_related("messages")}
