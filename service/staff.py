@@ -73,9 +73,19 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
     staff_only(request)
+    from gradebook.models import Submission
+
     entries = history(book(), student_id, list(assignments().values()))
     jobs = {job.sha256: job.id for job in Job.objects.filter(student__student_id=student_id)}
-    return render(request, "service/student.html", {"student_id": student_id, "entries": entries, "jobs": jobs})
+    ids = dict(Submission.objects.filter(student__student_id=student_id).values_list("sha256", "id"))
+    # Each submission beside the one before it, in the same assignment: the pair to compare.
+    before: dict[str, int] = {}
+    rows = []
+    for entry in entries:
+        rows.append({"entry": entry, "id": ids.get(entry.sha256), "previous": before.get(entry.assignment)})
+        before[entry.assignment] = ids.get(entry.sha256, 0)
+    context = {"student_id": student_id, "rows": rows, "jobs": jobs, "assignments": assignments().values()}
+    return render(request, "service/student.html", context)
 
 
 @login_required
@@ -201,3 +211,31 @@ def exports_page(request: HttpRequest) -> HttpResponse:
         response = HttpResponse(path.read_bytes(), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="grades-{form}.csv"'
     return response
+
+
+@login_required
+def diff_page(request: HttpRequest, student_id: str, first: int, second: int) -> HttpResponse:
+    """The code of two of a student's submissions, side by side, the changes marked (difflib, which
+    escapes what it shows)."""
+    import difflib
+    from pathlib import Path
+
+    from autograder.submissions import Unreadable, extract
+    from gradebook.models import Submission
+
+    staff_only(request)
+    rows = {s.id: s for s in Submission.objects.filter(student__student_id=student_id, id__in=[first, second])}
+    if set(rows) != {first, second}:
+        raise Http404("no such submissions of this student")
+
+    def code(submission: Submission) -> list[str]:
+        try:
+            return "\n\n".join(cell.source for cell in extract(Path(submission.file)).cells).splitlines()
+        except Unreadable as unreadable:
+            return [f"(cannot be read: {unreadable})"]
+
+    table = difflib.HtmlDiff(wrapcolumn=80).make_table(
+        code(rows[first]), code(rows[second]), f"{rows[first].sha256[:12]}", f"{rows[second].sha256[:12]}",
+        context=True, numlines=3,
+    )  # fmt: skip
+    return render(request, "service/diff.html", {"student_id": student_id, "table": table})

@@ -26,6 +26,7 @@ urlpatterns = [
     path("staff/statistics/<str:name>/", staff.statistics_page, name="statistics"),
     path("staff/statistics/<str:name>/questions.png", staff.statistics_chart, name="statistics-chart"),
     path("staff/students/<str:student_id>/", staff.student_page, name="student"),
+    path("staff/students/<str:student_id>/diff/<int:first>/<int:second>/", staff.diff_page, name="diff"),
     path("staff/override/<int:job_id>/", staff.override, name="override"),
     path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
     path("staff/similarity/<str:name>/", staff.similarity_page, name="similarity"),

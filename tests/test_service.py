@@ -629,7 +629,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
                  "student": ["someone"], "marking": ["attention-not-explanation"],
                  "mark-start": ["attention-not-explanation", "written"],
                  "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
-                 "regrade": name_of, "similarity": name_of, "review-answer": [1], "review-ask": [1]}  # fmt: skip
+                 "regrade": name_of, "similarity": name_of, "review-answer": [1], "review-ask": [1], "diff": ["someone", 1, 2]}  # fmt: skip
 
     url = reverse(name, args=arguments.get(name, []))
     posted = name in {"override", "regrade", "review-answer", "review-ask"}
@@ -822,3 +822,27 @@ def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():
     assert "My masks follow the &lt;b&gt;spec&lt;/b&gt;" in thread and "Right: score corrected." in thread
     assert "attention (answered)" in thread
     assert f"#{job.id}" not in ta.get("/staff/reviews/").content.decode()  # answered: no longer waiting
+
+
+@needs_sandbox
+def test_the_staff_compare_two_submissions_and_regrade_one_students_latest(tmp_path):
+    alice, as_alice = student()
+    hand_in(as_alice, PARTIAL)
+    changed = tmp_path / "fixed.py"
+    changed.write_text(CORRECT.read_text() + "\n# fixed the <script>scaling</script>\n")
+    hand_in(as_alice, changed)
+    grade_queue()
+    _, ta = student(Member.TA)
+    history = ta.get(f"/staff/students/{alice.username}/").content.decode()
+    link = re.search(rf'href="(/staff/students/{alice.username}/diff/\d+/\d+/)"', history)
+    assert link is not None
+    diff = ta.get(link.group(1)).content.decode()
+    assert "diff_add" in diff and "&lt;script&gt;scaling&lt;/script&gt;" in diff and "<script>scaling" not in diff
+    before = Job.objects.filter(student__student_id=alice.username).count()
+    token = ta.cookies["csrftoken"].value
+    ta.post("/staff/regrade/sequences-and-attention/", {"student": alice.username, "csrfmiddlewaretoken": token})
+    again = Job.objects.filter(student__student_id=alice.username).order_by("id")
+    assert again.count() == before + 1 and again.last().regrade and again.last().sha256 == again[1].sha256
+    grade_queue()
+    assert as_alice.get("/api/v1/submissions").json()["submissions"][0]["state"] == "graded"
+    assert as_alice.get(link.group(1)).status_code == 404
