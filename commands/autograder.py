@@ -441,7 +441,8 @@ def _gradebook_commands(commands) -> None:
     stats = commands.add_parser(
         "stats", help="per question statistics of an assignment",
         description="Per question: mean score, share of full marks, share of zero, the checks failed most "
-        "often (by test name). Writes DIR/questions.csv and DIR/questions.png.",
+        "often (by test name). Writes DIR/questions.csv, DIR/questions.png and DIR/overview.png (the distribution "
+        "of final scores, and when submissions arrived around the due time).",
     )  # fmt: skip
     stats.add_argument("assignment", metavar="ASSIGNMENT")
     stats.add_argument("--out", type=Path, required=True, metavar="DIR")
@@ -625,7 +626,7 @@ def _stats(args: argparse.Namespace) -> int:
             _percent(q.share_zero), _shown("; ".join(f"{name} ({count})" for name, count in q.most_failed)),
         )  # fmt: skip
     _console().print(table)
-    print(f"{one_line(str(args.out / 'questions.csv'))}, {one_line(str(args.out / 'questions.png'))}")
+    print(", ".join(one_line(str(args.out / name)) for name in ("questions.csv", "questions.png", "overview.png")))
     return 0
 
 

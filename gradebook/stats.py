@@ -36,6 +36,11 @@ class AssignmentStatistics(BaseModel):
     mean_score: float | None
     max_score: float
     questions: list[QuestionStatistics]
+    final_scores: list[float] = []  # each student's, for the distribution
+    # When every submission arrived, in hours from the due time (negative: early), or from the first
+    # submission when the assignment has no due time.
+    arrivals_hours: list[float] = []
+    due: str | None = None
 
 
 def statistics(book: Gradebook, spec: AssignmentSpec) -> AssignmentStatistics:
@@ -62,12 +67,28 @@ def statistics(book: Gradebook, spec: AssignmentSpec) -> AssignmentStatistics:
     finals = [report.final_score for report in reports]
     return AssignmentStatistics(
         assignment=spec.name, students=len(reports), mean_score=sum(finals) / len(finals) if finals else None,
-        max_score=spec.max_score, questions=questions,
+        max_score=spec.max_score, questions=questions, final_scores=finals,
+        arrivals_hours=_arrivals(book, spec), due=spec.due.isoformat() if spec.due else None,
     )  # fmt: skip
 
 
+def _arrivals(book: Gradebook, spec: AssignmentSpec) -> list[float]:
+    from .grades import submissions_in_order
+    from .models import STAFF_PREFIX
+
+    times = [
+        submission.submitted_at or submission.graded_at
+        for submission in book.run(lambda: list(submissions_in_order(book, spec.name)))
+        if not submission.student.student_id.startswith(STAFF_PREFIX)
+    ]
+    if not times:
+        return []
+    origin = spec.due or min(times)
+    return [(moment - origin).total_seconds() / 3600 for moment in times]
+
+
 def write_statistics(book: Gradebook, spec: AssignmentSpec, out: Path) -> AssignmentStatistics:
-    """``out/questions.csv`` and ``out/questions.png``."""
+    """``out/questions.csv``, ``out/questions.png`` and ``out/overview.png``."""
     stats = statistics(book, spec)
     out.mkdir(parents=True, exist_ok=True)
     with (out / "questions.csv").open("w", newline="", encoding="utf-8") as handle:
@@ -78,6 +99,7 @@ def write_statistics(book: Gradebook, spec: AssignmentSpec, out: Path) -> Assign
             writer.writerow([q.question, number(q.points), q.students, number(q.mean), number(q.share_full),
                              number(q.share_zero), failed])  # fmt: skip
     chart(out / "questions.png", stats)
+    overview_chart(out / "overview.png", stats)
     return stats
 
 
@@ -110,4 +132,29 @@ def chart(path: Path | IO[bytes], stats: AssignmentStatistics) -> None:
     figure.suptitle(f"{stats.assignment}: {stats.students} students")
     figure.tight_layout()
     figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+
+
+def overview_chart(path: Path | IO[bytes], stats: AssignmentStatistics) -> None:
+    """overview.png: the distribution of final scores, and when the submissions arrived."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
+    left.hist(stats.final_scores, bins=min(20, max(5, len(stats.final_scores) // 2 or 5)),
+              range=(0, stats.max_score), color="#4c72b0")  # fmt: skip
+    left.set_xlabel(f"final score (of {stats.max_score:g})")
+    left.set_ylabel("students")
+    right.hist(stats.arrivals_hours, bins=24, color="#dd8452")
+    if stats.due:
+        right.axvline(0, color="black", linewidth=1)
+        right.set_xlabel("hours from the due time (the line)")
+    else:
+        right.set_xlabel("hours from the first submission")
+    right.set_ylabel("submissions")
+    figure.suptitle(f"{stats.assignment}: {stats.students} students, {len(stats.arrivals_hours)} submissions")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100, metadata={"Software": None}, format="png")
     plt.close(figure)

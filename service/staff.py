@@ -96,14 +96,17 @@ def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-def statistics_chart(request: HttpRequest, name: str) -> HttpResponse:
-    """questions.png, drawn on the server (as `autograder stats` draws it)."""
+def statistics_chart(request: HttpRequest, name: str, chart_name: str) -> HttpResponse:
+    """questions.png or overview.png, drawn on the server (as `autograder stats` draws them)."""
     staff_only(request)
-    from gradebook.stats import chart
+    from gradebook.stats import chart, overview_chart
 
+    draw = {"questions": chart, "overview": overview_chart}.get(chart_name)
+    if draw is None:
+        raise Http404("no such chart")
     spec = assignment_or_404(name)
     image = io.BytesIO()
-    chart(image, statistics(book(), spec))
+    draw(image, statistics(book(), spec))
     return HttpResponse(image.getvalue(), content_type="image/png")
 
 

@@ -324,6 +324,7 @@ def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platform
     assert stats["top_pairs"]["share_full"] == "0.75" and stats["written"]["share_zero"] == "1"
     assert stats["top_pairs"]["most_failed_checks"].startswith("test_")
     assert (tmp_path / "stats" / "questions.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "stats" / "overview.png").read_bytes()[:4] == b"\x89PNG"
 
 
 @needs_sandbox

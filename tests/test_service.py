@@ -625,7 +625,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
 
     name_of = ["sequences-and-attention"]
     arguments = {"assignment": name_of, "notebook": name_of, "submission": [1], "api-submission": [1],
-                 "api-grades": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of,
+                 "api-grades": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of + ["overview"],
                  "student": ["someone"], "marking": ["attention-not-explanation"],
                  "mark-start": ["attention-not-explanation", "written"],
                  "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
@@ -661,8 +661,10 @@ def test_the_staff_read_the_gradebook_a_students_history_and_the_statistics():
     assert "current" in history and "7.375 / 10" in history and "submission " in history
     stats = as_ta.get("/staff/statistics/sequences-and-attention/").content.decode()
     assert "test_" in stats and "Mean" in stats
-    chart = as_ta.get("/staff/statistics/sequences-and-attention/questions.png")
-    assert chart["Content-Type"] == "image/png" and chart.content[:4] == b"\x89PNG"
+    for name in ("questions", "overview"):
+        chart = as_ta.get(f"/staff/statistics/sequences-and-attention/{name}.png")
+        assert chart["Content-Type"] == "image/png" and chart.content[:4] == b"\x89PNG"
+    assert as_ta.get("/staff/statistics/sequences-and-attention/other.png").status_code == 404
     as_ta.get("/staff/exports/")
     canvas = as_ta.post("/staff/exports/", {"assignment": ["sequences-and-attention"], "format": "canvas",
                                            "csrfmiddlewaretoken": as_ta.cookies["csrftoken"].value})  # fmt: skip
