@@ -194,13 +194,19 @@ def extract(path: Path) -> Extracted:
             data = handle.read(MAX_SUBMISSION_BYTES + 1)
     except OSError as exc:
         raise Unreadable(f"the file cannot be read ({exc.strerror or exc})") from None
+    return extract_bytes(data, path.suffix)
+
+
+def extract_bytes(data: bytes, suffix: str) -> Extracted:
+    """The code cells of a notebook's bytes (``suffix`` ".ipynb"), or Python source's as one cell; raises
+    Unreadable. The one rule for what counts as a readable submission, for the grader and the service."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Unreadable("the file is not UTF-8 text") from None
     if "\x00" in text:
         raise Unreadable("the file is binary, not a notebook or Python source")
-    if path.suffix == ".py":
+    if suffix == ".py":
         return Extracted(cells=[Cell(index=1, source=strip_magics(text))])
     return _notebook_cells(text)
 

@@ -138,7 +138,7 @@ def test_a_student_hands_in_and_reads_only_their_own_feedback():
         ("notes.txt", b"print(1)", "hand in a notebook (.ipynb) or a Python file (.py)"),
         ("big.py", b"#" * (MAX_UPLOAD_BYTES + 1), "the limit is 5 MB"),
         ("broken.ipynb", b"{not json", "the notebook is not valid JSON"),
-        ("list.ipynb", b"[1, 2]", "the file is JSON but not a notebook"),
+        ("list.ipynb", b"[1, 2]", "the notebook has no list of cells"),
         ("binary.py", b"\x00\x01\x02", "the file is binary"),
         ("latin.py", "x = 'caf\u00e9'".encode("latin-1"), "the file is not UTF-8 text"),
         ("empty.py", b"", "the file is empty"),
