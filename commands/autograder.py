@@ -53,6 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (AutograderError, GradebookError, ServiceError, CourseError) as exc:
         print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing more to say, and nothing to flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         # Every grading process and sandbox has been ended by now (the batch kills them on its way out).
         print(f"{PROG}: interrupted; everything graded so far is in the gradebook", file=sys.stderr)

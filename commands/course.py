@@ -6,6 +6,7 @@ Exit codes: 0 success, 2 bad input or a usage error (one line on stderr, never a
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -32,6 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CourseError, GradebookError) as exc:
         print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing more to say, and nothing to flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
