@@ -35,13 +35,15 @@ class CurrentGrade(BaseModel):
 
 
 def submissions_in_order(book: Gradebook, assignment: str, student: models.Student | None = None):
-    """A student's (or everyone's) submissions of an assignment, earliest first: by submission time,
-    then by the order they were recorded."""
-    from .models import Submission
+    """A student's (or every student's but the staff's own tries) submissions of an assignment,
+    earliest first: by submission time, then by the order they were recorded."""
+    from .models import STAFF_PREFIX, Submission
 
     rows = book.objects(Submission).filter(assignment__name=assignment).select_related("student", "assignment")
     if student is not None:
         rows = rows.filter(student=student)
+    else:
+        rows = rows.exclude(student__student_id__startswith=STAFF_PREFIX)
     return rows.order_by("submitted_at", "id")
 
 
@@ -113,7 +115,7 @@ def _text(answers: dict) -> str:
 
 
 def latest_submissions(book: Gradebook, assignment: str) -> dict[str, models.Submission]:
-    """Each student's latest submission of an assignment, by student id."""
+    """Each student's latest submission of an assignment, by student id (never the staff's tries)."""
     latest: dict[str, models.Submission] = {}
     for submission in submissions_in_order(book, assignment):
         latest[submission.student.student_id] = submission
@@ -125,13 +127,9 @@ def current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool = False
     in, and with ``everyone`` also the roster's students who did not."""
     from django.db.models import Count
 
-    from .models import STAFF_PREFIX, Student, Submission
+    from .models import Student, Submission
 
-    latest = {
-        student: submission
-        for student, submission in latest_submissions(book, spec.name).items()
-        if not student.startswith(STAFF_PREFIX)
-    }
+    latest = latest_submissions(book, spec.name)
     counts = dict(
         book.objects(Submission)
         .filter(assignment__name=spec.name)

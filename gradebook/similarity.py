@@ -48,10 +48,7 @@ def similarity(book: Gradebook, spec: AssignmentSpec, threshold: float = DEFAULT
 
     from autograder.release import release
 
-    from .models import STAFF_PREFIX
-
-    latest = {sid: s for sid, s in book.run(lambda: latest_submissions(book, spec.name)).items()
-              if not sid.startswith(STAFF_PREFIX)}  # fmt: skip
+    latest = book.run(lambda: latest_submissions(book, spec.name))
     report = SimilarityReport(assignment=spec.name, compared=0)
     with tempfile.TemporaryDirectory() as folder:
         submitted, starter = Path(folder) / "submitted", Path(folder) / "starter"

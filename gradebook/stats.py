@@ -74,12 +74,10 @@ def statistics(book: Gradebook, spec: AssignmentSpec) -> AssignmentStatistics:
 
 def _arrivals(book: Gradebook, spec: AssignmentSpec) -> list[float]:
     from .grades import submissions_in_order
-    from .models import STAFF_PREFIX
 
     times = [
         submission.submitted_at or submission.graded_at
         for submission in book.run(lambda: list(submissions_in_order(book, spec.name)))
-        if not submission.student.student_id.startswith(STAFF_PREFIX)
     ]
     if not times:
         return []

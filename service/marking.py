@@ -18,9 +18,9 @@ from markdown_it import MarkdownIt
 from autograder.assignment import Question
 from gradebook.grades import latest_submissions
 from gradebook.marks import mark_score
-from gradebook.models import STAFF_PREFIX, Mark, Result, Submission
+from gradebook.models import Mark, Result, Submission
 
-from .access import assignment_or_404
+from .access import assignment_or_404, book
 from .staff import staff_only
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})  # an answer's HTML is shown as text, never run
@@ -28,14 +28,7 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False})  # an answer's HTML is sho
 
 def _queue(assignment: str) -> list[Submission]:
     """Each student's latest submission, in the order they were recorded (not by name: anonymous)."""
-    latest = latest_submissions_in_service(assignment)
-    return sorted(latest, key=lambda submission: submission.id)
-
-
-def latest_submissions_in_service(assignment: str) -> list[Submission]:
-    from .access import book
-
-    return [s for sid, s in latest_submissions(book(), assignment).items() if not sid.startswith(STAFF_PREFIX)]
+    return sorted(latest_submissions(book(), assignment).values(), key=lambda submission: submission.id)
 
 
 def _manual(spec, question_id: str) -> Question:
