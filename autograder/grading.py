@@ -125,7 +125,7 @@ def run_hidden_suite(
 ) -> list[TestOutcome]:
     plugin = SuitePlugin(session, reference, assignment.questions, seed_material)
     arguments = [str(assignment.hidden_path), "-c", os.devnull, "--rootdir", str(assignment.hidden_path),
-                 "--import-mode=importlib", "-q", "-s", "--assert=plain", *UNUSED_PLUGINS]  # fmt: skip
+                 "--import-mode=importlib", "-q", "-s", "--assert=plain", "--tb=no", *UNUSED_PLUGINS]  # fmt: skip
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = pytest.main(arguments, plugins=[plugin])
     if code == pytest.ExitCode.INTERRUPTED:  # pytest swallows Ctrl-C and SIGTERM: pass them on

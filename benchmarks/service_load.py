@@ -126,7 +126,9 @@ def latencies(ids: list[int], timeout: float = 1800) -> tuple[list[float], int]:
         time.sleep(1)
     jobs = list(Job.objects.filter(id__in=ids))
     assert len(jobs) == len(ids), "a submission was lost"
-    return [(job.finished_at - job.created_at).total_seconds() for job in jobs], sum(j.state == Job.FAILED for j in jobs)
+    return [(job.finished_at - job.created_at).total_seconds() for job in jobs], sum(
+        j.state == Job.FAILED for j in jobs
+    )
 
 
 def summary(label: str, seconds: list[float], failed: int) -> str:

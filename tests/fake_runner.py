@@ -57,6 +57,9 @@ class InProcessRunner:
     def start(self, limits: Limits) -> InProcessWorker:
         return InProcessWorker(self.requests)
 
+    def mode(self) -> str:
+        return "the grading process itself"
+
     def calls(self) -> list[dict]:
         """The graded calls sent so far: each with the function's name and its decoded arguments."""
         return [

@@ -1,7 +1,8 @@
 """Every defence of the sandbox, attacked by a hostile submission graded through the real command.
 
 The hostile submissions live in tests/hostile/. They are graded in one batch beside an honest
-submission, which must come out untouched.
+submission, which must come out untouched: once with the zygote (the default), once with a sandbox
+started for each submission (where the zygote cannot start).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ class Server:
             connection.close()
 
 
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory):
+@pytest.fixture(scope="module", params=["zygote", "a sandbox per submission"])
+def batch(tmp_path_factory, request):
     root = tmp_path_factory.mktemp("attack")
     submissions, out = root / "submissions", root / "out"
     submissions.mkdir()
@@ -67,7 +68,8 @@ def batch(tmp_path_factory):
         (submissions / source.name).write_text(text)
     temporary = root / "tmp"  # the grader's TMPDIR: it must leave nothing there
     temporary.mkdir()
-    environment = {**os.environ, "MODULE10_GRADER_SECRET": GRADER_SECRET, "TMPDIR": str(temporary)}
+    environment = {**os.environ, "MODULE10_GRADER_SECRET": GRADER_SECRET, "TMPDIR": str(temporary),
+                   "AUTOGRADER_ZYGOTE": "on" if request.param == "zygote" else "off"}  # fmt: skip
     watched = root / "watched.json"
     completed = subprocess.run(
         [sys.executable, str(Path(__file__).parent / "run_and_watch.py"), str(watched),

@@ -87,6 +87,7 @@ def diagnose(packages: tuple[str, ...], unsafe: bool = False) -> list[Finding]:
     seen = json.loads(loaded.output.strip().splitlines()[-1])
     versions = ", ".join(f"{name} {version}" for name, version in seen["packages"].items())
     bad = [name for name, version in seen["packages"].items() if str(version).startswith("cannot import")]
+    findings.append(Finding(what="each submission", ok=True, detail=runner.mode()))
     findings.append(
         Finding(
             what="inside the sandbox",

@@ -17,18 +17,23 @@ from .runners import Runner
 from .runtime import cache_root
 from .session import Cell, StudentSession
 
+PROBE_ROOM_MIB = 32
+
 
 def probe(packages: tuple[str, ...]) -> str:
     """What every submission may count on importing: the course's sandbox packages (pyplot too)."""
     lines = [f"import {name}" for name in packages]
     if "matplotlib" in packages:
         lines += ["matplotlib.use('Agg')", "import matplotlib.pyplot"]
+    # And a little room to work: the zygote has imported all of it already, so importing alone
+    # would pass under a limit that leaves a submission no memory at all.
+    lines.append(f"room = bytearray({PROBE_ROOM_MIB} << 20)")
     return "\n".join(lines) + "\n"
 
 
 def check_limits(runner: Runner, limits: Limits, packages: tuple[str, ...] = ("numpy", "matplotlib")) -> None:
     """Raise LimitsTooLow, saying which limit to raise, when the runtime cannot start within ``limits``."""
-    key = hashlib.sha256(f"{runner.name}:{limits.memory_mib}:{limits.processes}:{limits.open_files}:"
+    key = hashlib.sha256(f"{runner.name}:{runner.mode()}:{limits.memory_mib}:{limits.processes}:{limits.open_files}:"
                          f"{limits.file_mib}:{limits.tmp_mib}:{','.join(packages)}".encode()).hexdigest()[:16]  # fmt: skip
     marker = cache_root() / "limits-ok" / key
     if marker.exists():

@@ -51,18 +51,22 @@ class Limits(BaseModel):
     file_mib: int = Field(default=16, ge=1)
     tmp_mib: int = Field(default=16, ge=1)
 
+    def rlimits(self, more_processes: int = 0) -> list[tuple[str, int]]:
+        """The resource limits, by name (the zygote's child sets them too): ``more_processes`` for
+        the processes of the sandbox's own that run beside the submission under the same uid."""
+        return [
+            ("RLIMIT_AS", self.memory_mib * 1024 * 1024),
+            ("RLIMIT_CPU", self.cpu_seconds),
+            ("RLIMIT_NPROC", self.processes + more_processes),
+            ("RLIMIT_NOFILE", self.open_files),
+            ("RLIMIT_FSIZE", self.file_mib * 1024 * 1024),
+            ("RLIMIT_CORE", 0),
+        ]
+
     def apply(self) -> None:
         """Set the limits on the current process (called in the child, before exec)."""
-        memory = self.memory_mib * 1024 * 1024
-        for limit, value in (
-            (resource.RLIMIT_AS, memory),
-            (resource.RLIMIT_CPU, self.cpu_seconds),
-            (resource.RLIMIT_NPROC, self.processes),
-            (resource.RLIMIT_NOFILE, self.open_files),
-            (resource.RLIMIT_FSIZE, self.file_mib * 1024 * 1024),
-            (resource.RLIMIT_CORE, 0),
-        ):
-            resource.setrlimit(limit, (value, value))
+        for name, value in self.rlimits():
+            resource.setrlimit(getattr(resource, name), (value, value))
 
 
 class CallClock:
@@ -98,16 +102,19 @@ class WorkerProcess:
         info_fd: int | None = None,
         group: CpuGroup | None = None,
     ):
+        self._open_channels(request_fd, response_fd, output_fd)
         self.process = process
         self.info_fd = info_fd
-        self.request_fd = request_fd
-        self.response_fd = response_fd
-        self.output_fd = output_fd
         self.group = group
-        self.sequence = 0
         self._inner: int | None = None
         self._info = b""
         self._worker_pid: int | None = None
+
+    def _open_channels(self, request_fd: int, response_fd: int, output_fd: int) -> None:
+        self.request_fd = request_fd
+        self.response_fd = response_fd
+        self.output_fd = output_fd
+        self.sequence = 0
         os.set_blocking(request_fd, False)
 
     def request(
@@ -172,15 +179,7 @@ class WorkerProcess:
             _signal(inner, signal.SIGKILL)
         if self.group is not None:
             self.group.kill()
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.process.kill()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_session(self.process)
         if inner is not None:
             _reap(inner)
         for fd in (self.request_fd, self.response_fd, self.info_fd, self.output_fd):
@@ -243,11 +242,29 @@ class WorkerProcess:
             return f"the worker stopped responding {when}"
         if code > 128:  # bubblewrap reports a command killed by signal N as 128 + N
             code = -(code - 128)
-        if code < 0:
-            name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
-            reason = " (out of memory or CPU time)" if name in {"SIGKILL", "SIGXCPU", "SIGSEGV"} else ""
-            return f"the worker was killed by {name}{reason} {when}"
-        return f"the worker exited with status {code} {when}"
+        return describe_end(code, when)
+
+
+def describe_end(code: int, when: str) -> str:
+    """How a worker ended, from its exit code (negative: the signal that killed it)."""
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        reason = " (out of memory or CPU time)" if name in {"SIGKILL", "SIGXCPU", "SIGSEGV"} else ""
+        return f"the worker was killed by {name}{reason} {when}"
+    return f"the worker exited with status {code} {when}"
+
+
+def kill_session(process: subprocess.Popen) -> None:
+    """Kill a process started in a session of its own, with its session's group, and collect it."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            process.kill()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def _wait_readable(fd: int, clock: CallClock) -> None:
@@ -360,21 +377,49 @@ def become_subreaper() -> None:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
-def _child_setup(limits: Limits, group: CpuGroup | None, user: int | None) -> Callable[[], None]:
+def _child_setup(limits: Limits | None, group: CpuGroup | None, user: int | None) -> Callable[[], None]:
     """What the child does between fork and exec: join its CPU group (as root, before giving root
-    up), die with the grading process that started it, take its limits, then become ``user``."""
+    up), die with the grading process that started it, take its limits (no core files at least),
+    then become ``user``."""
 
     def setup() -> None:
         if group is not None:
             group.join(os.getpid())
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        limits.apply()
+        if limits is not None:
+            limits.apply()
+        else:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if user is not None:
             os.setgroups([])
             os.setgid(user)
             os.setuid(user)
 
     return setup
+
+
+def launch(
+    argv: Sequence[str],
+    limits: Limits | None,
+    environment: dict[str, str],
+    pass_fds: Sequence[int],
+    output_fd: int,
+    user: int | None = None,
+    group: CpuGroup | None = None,
+) -> subprocess.Popen:
+    """Start ``argv`` in a session of its own, stdout and stderr into ``output_fd``, passing it
+    ``pass_fds``, with ``limits`` set between fork and exec."""
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=output_fd,
+        stderr=output_fd,
+        pass_fds=tuple(pass_fds),
+        env=environment,
+        cwd="/",
+        start_new_session=True,
+        preexec_fn=_child_setup(limits, group, user),  # noqa: PLW1509 - limits must be set between fork and exec
+    )
 
 
 def spawn(
@@ -395,17 +440,7 @@ def spawn(
     argv = [part.format(request=request_read, response=response_write) for part in argv]
 
     try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=output_fd,
-            stderr=output_fd,
-            pass_fds=(request_read, response_write, *extra_fds),
-            env=environment,
-            cwd="/",
-            start_new_session=True,
-            preexec_fn=_child_setup(limits, group, user),  # noqa: PLW1509 - limits must be set between fork and exec
-        )
+        process = launch(argv, limits, environment, (request_read, response_write, *extra_fds), output_fd, user, group)
     except BaseException:
         for fd in (request_write, response_read, output_fd):
             os.close(fd)

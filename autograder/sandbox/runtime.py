@@ -1,5 +1,5 @@
 """The Python runtime the sandbox sees: the interpreter, its standard library, numpy (and
-matplotlib with its dependencies when installed) and the worker script, nothing else.
+matplotlib with its dependencies when installed) and the worker's and the zygote's scripts, nothing else.
 
 The grader's interpreter may live where an unprivileged user cannot read it (pyenv under /root),
 so the runtime is assembled once into a cache folder that any user can read: files are hard-linked
@@ -21,7 +21,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from . import worker
+from . import worker, zygote
 
 STDLIB_SKIP = {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3"}
 SANDBOX_PACKAGES = ("numpy", "matplotlib")  # the default; a course names its own in course.toml
@@ -74,10 +74,10 @@ def ensure_runtime(wanted: tuple[str, ...] = SANDBOX_PACKAGES) -> Path:
     libdir = Path(sysconfig.get_config_var("LIBDIR") or "")
     libpython = sysconfig.get_config_var("INSTSONAME") or ""
     packages = package_dirs(wanted)
-    worker_source = Path(worker.__file__).read_bytes()
+    scripts = {"worker.py": Path(worker.__file__).read_bytes(), "zygote.py": Path(zygote.__file__).read_bytes()}
     key = hashlib.sha256(
         "\n".join([sys.version, str(executable), str(stdlib), *map(str, packages), *_versions(wanted)]).encode()
-        + worker_source
+        + b"".join(scripts.values())
     ).hexdigest()[:16]
     target = cache_root() / f"runtime-{key}"
     if (target / "ready").exists():
@@ -107,7 +107,8 @@ def ensure_runtime(wanted: tuple[str, ...] = SANDBOX_PACKAGES) -> Path:
             else:
                 _place(package, site / package.name)
         _matplotlib_font_cache(building / "mplconfig", f"{RUNTIME_MOUNT}/site")
-        (building / "worker.py").write_bytes(worker_source)
+        for name, source in scripts.items():
+            (building / name).write_bytes(source)
         (building / "ready").write_text(key)
         for root, _dirs, _files in os.walk(building):
             os.chmod(root, 0o755)

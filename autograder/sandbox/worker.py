@@ -295,13 +295,18 @@ def answer(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, lis
     return {"ok": False, "error": {"type": "ProtocolError", "line": None}}, []
 
 
-def main(argv: list[str]) -> int:
-    request_fd, response_fd = int(argv[1]), int(argv[2])
+def prepare() -> None:
+    """What every worker needs before a submission: the runtime's packages on the path, the notebook's
+    ``check`` stubbed, matplotlib's font cache in place. The zygote does it once for all its children."""
     site = os.environ.get("WORKER_SITE")
-    if site:
+    if site and site not in sys.path:
         sys.path.insert(0, site)
     _stub_autograder()
     _seed_matplotlib_cache()
+
+
+def serve(request_fd: int, response_fd: int) -> int:
+    """Answer requests until the grader closes the channel."""
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
     while True:
         try:
@@ -321,6 +326,11 @@ def main(argv: list[str]) -> int:
                 response_fd,
                 {"ok": False, "id": header.get("id"), "error": {"type": "an unsendable value", "line": None}},
             )
+
+
+def main(argv: list[str]) -> int:
+    prepare()
+    return serve(int(argv[1]), int(argv[2]))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,224 @@
+"""The grader's side of the zygote (``zygote.py``): started once per grading process inside
+bubblewrap, asked for a fresh sandbox per submission, each held as a ``ForkedWorker``.
+
+A forked sandbox is driven like any worker (the same pipes, frames and deadlines); only its start
+and its end differ. Its processes are not the grader's children: the grader learns the pids of the
+sandbox's init and worker from the kernel (SCM_CREDENTIALS translates them into the grader's PID
+namespace, whatever the sandbox claims), holds the init by a pidfd, and ends the sandbox by killing
+its init, which makes the kernel kill everything else in its PID namespace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import time
+from collections.abc import Sequence
+
+from .cgroups import CpuGroup
+from .process import Limits, WorkerProcess, describe_end, kill_session, launch
+
+READY_TIMEOUT = 60.0  # importing numpy and matplotlib on a loaded machine
+FORK_TIMEOUT = 20.0
+END_TIMEOUT = 5.0
+# The sandbox's own processes beside the submission's, under the same uid, that the old design did
+# not have: the zygote and the sandbox's init (the process limit counts every process of a uid).
+SANDBOX_PROCESSES = 2
+UCRED = struct.Struct("iII")
+
+
+class ZygoteUnavailable(Exception):
+    """The zygote could not start or could not fork a sandbox: why, in words."""
+
+
+class Zygote:
+    """A started zygote, owned by the process that started it."""
+
+    def __init__(self, process: subprocess.Popen, control: socket.socket, output_fd: int, group: CpuGroup | None):
+        self.process = process
+        self.control = control
+        self.output_fd = output_fd
+        self.group = group
+        self.owner = os.getpid()
+
+    @classmethod
+    def start(
+        cls,
+        argv: Sequence[str],
+        seccomp_fd: int,
+        user: int | None,
+        group: CpuGroup | None,
+    ) -> Zygote:
+        """Start ``argv`` (bubblewrap's, ending with the interpreter and zygote.py) with the control
+        socket and the seccomp program's descriptor as its last two arguments; wait until it is ready."""
+        control, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        output_fd = os.memfd_create("zygote-output", os.MFD_CLOEXEC)
+        try:
+            process = launch(
+                [*argv, str(inside.fileno()), str(seccomp_fd)], None, {"PATH": "/usr/bin:/bin"},
+                pass_fds=(inside.fileno(), seccomp_fd), user=user, group=group, output_fd=output_fd,
+            )  # fmt: skip
+        except OSError as exc:
+            control.close()
+            os.close(output_fd)
+            raise ZygoteUnavailable(f"bubblewrap could not start it ({exc})") from None
+        finally:
+            inside.close()
+        zygote = cls(process, control, output_fd, group)
+        try:
+            ready = json.loads(zygote._receive(READY_TIMEOUT) or b"{}")
+        except (TimeoutError, OSError, ValueError):
+            ready = {}
+        if ready.get("ready") is not True:
+            why = zygote._last_words() or f"it did not say it was ready within {READY_TIMEOUT:g} s"
+            zygote.close()
+            raise ZygoteUnavailable(why)
+        return zygote
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def fork(self, limits: Limits) -> ForkedWorker:
+        """A fresh sandbox for one submission, ready to read it."""
+        request_read, request_write = os.pipe()
+        response_read, response_write = os.pipe()
+        output_fd = os.memfd_create("worker-output", os.MFD_CLOEXEC)
+        report, report_inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # Set before anything is sent: the kernel then attaches each sender's pid and uid.
+        report.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        request = {
+            "rlimits": limits.rlimits(more_processes=SANDBOX_PROCESSES),
+            "tmp_bytes": limits.tmp_mib * 1024 * 1024,
+        }
+        ours = (request_write, response_read, output_fd)
+        try:
+            try:
+                socket.send_fds(self.control, [json.dumps(request).encode()],
+                                [request_read, response_write, output_fd, report_inside.fileno()])  # fmt: skip
+            finally:
+                for fd in (request_read, response_write):
+                    os.close(fd)
+                report_inside.close()
+            answer = json.loads(self._receive(FORK_TIMEOUT) or b"{}")
+            if answer.get("ok") is not True:
+                raise ZygoteUnavailable(str(answer.get("error") or self._last_words() or "it ended"))
+            init = _sender(report, b"init")
+            worker = _sender(report, b"worker")
+            init_fd = os.pidfd_open(init)
+        except (OSError, TimeoutError, ValueError) as exc:
+            report.close()
+            for fd in ours:
+                os.close(fd)
+            raise ZygoteUnavailable(f"it could not fork a sandbox ({type(exc).__name__}: {exc})") from None
+        except ZygoteUnavailable:
+            report.close()
+            for fd in ours:
+                os.close(fd)
+            raise
+        return ForkedWorker(request_write, response_read, output_fd, report, init_fd, worker)
+
+    def close(self) -> None:
+        """End the zygote (and any sandbox it forked) and release what it held."""
+        self.control.close()
+        kill_session(self.process)
+        try:
+            os.close(self.output_fd)
+        except OSError:
+            pass
+        if self.group is not None:
+            for _ in range(100):
+                self.group.kill()
+                if self.group.remove():
+                    break
+                time.sleep(0.01)
+
+    def _receive(self, timeout: float) -> bytes:
+        if not select.select([self.control], [], [], timeout)[0]:
+            raise TimeoutError
+        return self.control.recv(1 << 16)
+
+    def _last_words(self) -> str:
+        """The last line the zygote wrote before it ended, if it ended."""
+        if self.process.poll() is None:
+            return ""
+        try:
+            text = os.pread(self.output_fd, 1 << 16, 0).decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+        lines = [line for line in text.splitlines() if line.strip()]
+        return lines[-1][:300] if lines else f"it exited with status {self.process.returncode}"
+
+
+def _sender(report: socket.socket, expected: bytes) -> int:
+    """The pid (in our namespace) of the process that sent ``expected`` on ``report``, as the kernel
+    saw it: a process cannot claim another's pid without privileges it no longer has."""
+    if not select.select([report], [], [], FORK_TIMEOUT)[0]:
+        raise TimeoutError
+    message, ancillary, _flags, _address = report.recvmsg(64, socket.CMSG_SPACE(UCRED.size))
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and message == expected:
+            pid, _uid, _gid = UCRED.unpack(data[: UCRED.size])
+            return pid
+    raise ValueError(f"the sandbox's {expected.decode()} did not report")
+
+
+class ForkedWorker(WorkerProcess):
+    """A worker in a sandbox forked by the zygote: not our child, ended through its init's pidfd."""
+
+    def __init__(
+        self, request_fd: int, response_fd: int, output_fd: int, report: socket.socket, init_fd: int, worker_pid: int
+    ):
+        self._open_channels(request_fd, response_fd, output_fd)
+        self.info_fd = None
+        self.group = None
+        self.report = report
+        self.init_fd = init_fd
+        self._worker_pid = worker_pid
+        self._ended: int | None = None
+
+    def kill(self) -> None:
+        """End the sandbox: its worker is done with once its request pipe closes; its init is
+        killed if anything is still running; wait (bounded) until the namespace is gone."""
+        for fd in (self.request_fd, self.response_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if not select.select([self.init_fd], [], [], 0)[0]:
+            try:
+                signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        select.select([self.init_fd], [], [], END_TIMEOUT)
+        for fd in (self.init_fd, self.output_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.report.close()
+
+    def _worker_process(self) -> int | None:
+        return self._worker_pid
+
+    def _death(self, when: str) -> str:
+        """How the worker ended, as its init reported it."""
+        deadline = time.monotonic() + 2
+        while self._ended is None and time.monotonic() < deadline:
+            if not select.select([self.report], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                break
+            try:
+                message = self.report.recv(64)
+            except OSError:
+                break
+            if not message:
+                break
+            if message.startswith(b"exit ") and message[5:].isdigit():
+                self._ended = os.waitstatus_to_exitcode(int(message[5:]))
+        if self._ended is None:
+            return f"the worker stopped responding {when}"
+        return describe_end(self._ended, when)
