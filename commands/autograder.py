@@ -295,6 +295,39 @@ def _service_commands(commands) -> None:
     links.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
     links.set_defaults(handler=_links)
 
+    lti = commands.add_parser(
+        "lti", help="the service inside Canvas, Moodle or any LTI 1.3 platform",
+        description="Register a course platform (LTI 1.3), and send the current scores to its grade columns.",
+    )  # fmt: skip
+    lti_commands = lti.add_subparsers(dest="lti_command", required=True, metavar="COMMAND")
+    add_platform = lti_commands.add_parser(
+        "add-platform", help="register a platform and print the addresses to give it",
+        description="Register the platform (what its page for the tool shows: issuer, client id, deployment ids, "
+        "endpoints), or update the registration of the same issuer and client id, and print the tool's addresses "
+        "for the platform's form. The tool's key is made on first need.",
+    )  # fmt: skip
+    add_platform.add_argument("--name", required=True, help="a name for it (shown to the instructor)")
+    add_platform.add_argument("--issuer", required=True, metavar="URL", help="the platform's issuer (iss)")
+    add_platform.add_argument("--client-id", required=True, metavar="ID")
+    add_platform.add_argument("--deployment-id", required=True, action="append", metavar="ID",
+                              help="a deployment id (repeat for several)")  # fmt: skip
+    add_platform.add_argument("--auth-url", required=True, metavar="URL", help="its OIDC authorization endpoint")
+    add_platform.add_argument("--token-url", required=True, metavar="URL", help="its OAuth2 access token endpoint")
+    add_platform.add_argument("--keyset-url", required=True, metavar="URL", help="its public keyset (JWKS)")
+    add_platform.add_argument(
+        "--server", required=True, metavar="URL", help="the service's address, as the platform reaches it"
+    )
+    add_platform.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
+    add_platform.set_defaults(handler=_lti_add_platform)
+    send_scores = lti_commands.add_parser(
+        "send-scores", help="send every student's current score on an assignment to the platforms",
+        description="Post each student's current score (after marks and the late policy) to the grade column of "
+        "the assignment in every platform course it was launched from. Scores are also sent as they change.",
+    )  # fmt: skip
+    send_scores.add_argument("assignment", metavar="ASSIGNMENT")
+    send_scores.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
+    send_scores.set_defaults(handler=_lti_send_scores)
+
     login = commands.add_parser(
         "login", help="sign in to a grading service from this machine",
         description="Ask the service for a token (your username and password) and keep it in "
@@ -359,6 +392,46 @@ def _links(args: argparse.Namespace) -> int:
     count = sign_in_links(args.server, args.out)
     print(f"{one_line(str(args.out))}: {count} sign-in links")
     return 0
+
+
+def _lti_add_platform(args: argparse.Namespace) -> int:
+    from service.server import prepare
+
+    prepare(_course_root(args), args.database_url)
+    from service.lti.platforms import add_platform, platform_settings, tool_addresses
+
+    registration = add_platform(platform_settings(
+        name=args.name, issuer=args.issuer, client_id=args.client_id, deployment_ids=args.deployment_id,
+        auth_url=args.auth_url, token_url=args.token_url, keyset_url=args.keyset_url,
+    ))  # fmt: skip
+    addresses = tool_addresses(args.server, registration)
+    print(f"{one_line(registration.name)}: registered; give the platform these addresses:")
+    print(f"  login initiation:  {addresses.login}")
+    print(f"  redirect / launch: {addresses.launch}")
+    print(f"  deep linking:      {addresses.deep_linking}")
+    print(f"  public keyset:     {addresses.jwks}")
+    return 0
+
+
+def _lti_send_scores(args: argparse.Namespace) -> int:
+    from autograder.assignment import course_assignment
+    from course.folder import find_course
+    from service.server import prepare
+
+    course = find_course(args.course)
+    prepare(course.root, args.database_url)
+    from service.access import book
+    from service.lti.scores import send_scores
+
+    spec = course_assignment(course, args.assignment)
+    from gradebook.models import Student
+
+    students = list(Student.objects.filter(member__isnull=False))
+    problems = send_scores(book(), spec, students)
+    for problem in problems:
+        print(one_line(problem), file=sys.stderr)
+    print(f"{spec.name}: scores sent for {len(students)} students' accounts, {len(problems)} refused")
+    return 1 if problems else 0
 
 
 def _login(args: argparse.Namespace) -> int:

@@ -26,6 +26,9 @@ def sign_in_links(base_url: str, out: Path) -> int:
         writer = spreadsheet.writer(handle)
         writer.writerow(["student_id", "name", "email", "link"])
         for student in Student.objects.filter(on_roster=True).order_by("student_id"):
+            linked = Member.objects.filter(student=student).select_related("user").first()
+            if linked is not None and linked.user.username != student.student_id[:150]:
+                continue  # an account of their own already (made by their course platform's launch)
             user, _ = User.objects.get_or_create(username=student.student_id[:150],
                                                  defaults={"email": student.email})  # fmt: skip
             member = Member.objects.filter(user=user).first()

@@ -4,7 +4,9 @@ ServiceError          base
  ├── ServiceSetupError  the service cannot start here (no course, a state folder it cannot write)
  ├── UploadRefused      a hand-in refused before anything runs (too large, not a notebook, over
  │                      the submission limit); shown to the student
- └── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused
+ ├── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused
+ └── LtiError           a platform's registration is incomplete, or a platform's service refused
+                        (pylti1p3's LtiException is translated here, in service/lti/)
 """
 
 from __future__ import annotations
@@ -23,4 +25,8 @@ class UploadRefused(ServiceError):
 
 
 class ClientError(ServiceError):
+    pass
+
+
+class LtiError(ServiceError):
     pass

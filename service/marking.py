@@ -13,17 +13,17 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
-from markdown_it import MarkdownIt
 
 from autograder.assignment import Question
 from gradebook.grades import latest_submissions
 from gradebook.marks import mark_score
 from gradebook.models import Mark, Result, Submission
+from untrusted.mathml import answer_markdown
 
 from .access import assignment_or_404, book
 from .staff import staff_only
 
-_MARKDOWN = MarkdownIt("commonmark", {"html": False})  # an answer's HTML is shown as text, never run
+_MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
 
 def _queue(assignment: str) -> list[Submission]:
@@ -128,4 +128,8 @@ def _save(request: HttpRequest, question: Question, submission: Submission, mark
                   "score": score, "comment": request.POST.get("comment", ""), "marked_at": timezone.now(),
                   "marked_by": request.user.get_username()},
     )  # fmt: skip
+    from .lti.scores import score_changed
+
+    for problem in score_changed(assignment_or_404(submission.assignment.name), submission.student):
+        messages.warning(request, problem)
     return saved

@@ -114,3 +114,15 @@ class ReviewMessage(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+
+class UsedLaunch(models.Model):
+    """A platform's launch (its id_token's nonce), kept once used: the same token presented again
+    is a replay, refused."""
+
+    issuer = models.CharField(max_length=255)
+    nonce = models.CharField(max_length=255)
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["issuer", "nonce"], name="one_use_per_launch")]

@@ -27,6 +27,10 @@ def prepare(course_root: Path, database_url: str | None) -> dict[str, str]:
     from django.core.management import call_command
 
     call_command("migrate", interactive=False, verbosity=0)
+    call_command("createcachetable", verbosity=0)
+    from .lti.platforms import ensure_tool_key
+
+    ensure_tool_key()  # LTI: the tool's signing key, published at /lti/jwks.json
     from gradebook.models import STAFF_PREFIX, Student
 
     from .models import Member

@@ -14,6 +14,7 @@ from .errors import ServiceSetupError
 
 STATE_FOLDER = ".gradewright"
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # a notebook larger than this is refused before it is stored
+CACHE_TABLE = "gradewright_cache"
 
 
 def state_folder(course_root: Path) -> Path:
@@ -61,6 +62,7 @@ def build(
             "django.contrib.contenttypes",
             "django.contrib.sessions",
             "django.contrib.messages",
+            "lti_tool",
             "gradebook",
             "service",
         ],
@@ -89,6 +91,11 @@ def build(
             }
         ],
         "DATABASES": {"default": database},
+        # LTI logins keep their state and nonce between the platform's two requests in the cache: in
+        # the database, so that every process of the site (and any number of them) shares it.
+        "CACHES": {
+            "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}
+        },  # fmt: skip
         "USE_TZ": True,
         "TIME_ZONE": "UTC",
         "DEFAULT_AUTO_FIELD": "django.db.models.BigAutoField",

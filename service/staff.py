@@ -131,6 +131,7 @@ def override(request: HttpRequest, job_id: int) -> HttpResponse:
     text = request.POST.get("score", "").strip()
     if not text:
         Mark.objects.filter(**key, submission=job.submission).delete()
+        _send_score(request, spec, job)
         return redirect("submission", job_id=job.id)
     try:
         score = float(text)
@@ -143,7 +144,18 @@ def override(request: HttpRequest, job_id: int) -> HttpResponse:
     Mark.objects.update_or_create(**key, defaults={
         "submission": job.submission, "score": score, "comment": reason, "rubric": [], "adjustment": 0.0,
         "marked_at": timezone.now(), "marked_by": request.user.get_username()})  # fmt: skip
+    _send_score(request, spec, job)
     return redirect("submission", job_id=job.id)
+
+
+def _send_score(request: HttpRequest, spec, job) -> None:
+    """The changed score to the course platforms; what they refuse is said on the page."""
+    from django.contrib import messages
+
+    from .lti.scores import score_changed
+
+    for problem in score_changed(spec, job.student):
+        messages.warning(request, problem)
 
 
 @login_required

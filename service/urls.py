@@ -3,6 +3,8 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from . import api, marking, reviews, staff, views
+from .lti import pages as lti_pages
+from .lti import views as lti
 from .throttle import ThrottledAuthenticationForm
 
 urlpatterns = [
@@ -37,6 +39,13 @@ urlpatterns = [
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
     path("staff/marking/<str:name>/<str:question_id>/<int:submission_id>/", marking.mark_answer, name="mark-answer"),
+    path("staff/platforms/", lti_pages.platforms_page, name="platforms"),
+    path("lti/login/", lti.Login.as_view(), name="lti-login"),
+    # For a platform that leaves the client id out of its login request: one address per registration.
+    path("lti/login/<uuid:registration_uuid>/", lti.Login.as_view(), name="lti-login-for"),
+    path("lti/launch/", lti.Launch.as_view(), name="lti-launch"),
+    path("lti/deep-link/", lti.deep_link_choice, name="lti-deep-link"),
+    path("lti/jwks.json", lti.jwks, name="lti-jwks"),
     path("api/v1/openapi.json", api.openapi, name="api-openapi"),
     path("api/v1/token", api.token, name="api-token"),
     path("api/v1/assignments", api.assignment_list, name="api-assignments"),

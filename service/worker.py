@@ -74,6 +74,9 @@ def grade_one(
     if result.skipped:  # the same file, graded before: this job shows that grade
         recorded = Recorded.objects.get(student=job.student, assignment__name=spec.name, sha256=job.sha256)
         finish(job, recorded.id)
+    from .lti.scores import score_changed
+
+    score_changed(spec, job.student)  # to the course platforms; what they refuse is logged, never the job's failure
 
 
 def run_worker(

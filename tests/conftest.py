@@ -24,6 +24,7 @@ def _configure_django() -> None:
     from django.core.management import call_command
 
     call_command("migrate", interactive=False, verbosity=0)
+    call_command("createcachetable", verbosity=0)
 
 
 _configure_django()

@@ -169,3 +169,14 @@ def test_nothing_outside_the_submissions_is_read(nbgrader_layout):
     for path in nbgrader_layout["out"].iterdir():
         if path.suffix in {".json", ".txt"}:
             assert "pytestmark" not in path.read_text() and hidden[:200] not in path.read_text()
+
+
+def test_a_students_math_becomes_mathml_that_is_only_math():
+    from untrusted.mathml import MAX_TEX, tex_to_mathml
+
+    assert tex_to_mathml(r"\text{<b}") == r'<code class="tex">\text{&lt;b}</code>'  # not XML: shown as TeX
+    assert tex_to_mathml("x" * (MAX_TEX + 1)).startswith('<code class="tex">')
+    styled = tex_to_mathml(r"\mathrm{d}x \style{background:url(javascript:alert(1))}{y} \color{red}{z}")
+    assert "<mi" in styled and "javascript" not in styled and "url(" not in styled and "style=" not in styled
+    assert tex_to_mathml(r"\sqrt{2}", display=True).startswith('<math xmlns="http://www.w3.org/1998/Math/MathML" '
+                                                              'display="block">')  # fmt: skip

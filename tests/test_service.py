@@ -607,7 +607,10 @@ def test_the_instructor_imports_the_roster_and_downloads_links_on_the_web(tmp_pa
         assert other.get("/staff/roster/").status_code == 404
 
 
-OPEN_TO_ALL = {"login", "welcome", "api-token", "api-openapi", "home"}
+# The platform's LTI requests carry their own proof (a signed token; the deep linking choice, the
+# launch's id): tests/test_lti.py attacks them.
+OPEN_TO_ALL = {"login", "welcome", "api-token", "api-openapi", "home", "lti-login", "lti-login-for", "lti-launch",
+               "lti-deep-link", "lti-jwks"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -684,7 +687,10 @@ def test_hand_grading_on_the_page_with_the_rubric(monkeypatch):
     notebook = json.loads(KNOWN_NOTEBOOK.read_text())
     for cell in notebook["cells"]:
         if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "written_link":
-            cell["source"] = "An artefact. <script>alert(1)</script> **bold**"
+            cell["source"] = (
+                "An artefact. <script>alert(1)</script> **bold** $\\frac{a}{b}$ $\\href{javascript:alert(2)}{y}$ "
+                "$\\text{<script>alert(3)</script>}$\n\n```python\ndef f(x):\n    return x\n```\n"
+            )
     ada, as_ada = student()
     path = Path(os.environ.get("TMPDIR", "/tmp")) / f"{ada.username}.ipynb"
     path.write_text(json.dumps(notebook))
@@ -705,6 +711,10 @@ def test_hand_grading_on_the_page_with_the_rubric(monkeypatch):
     assert ada.username not in page  # anonymous unless asked
     assert ada.username in first.get(page_url + "?names=1").content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<strong>bold</strong>" in page
+    # Math as MathML, only math: the converter's copies of the student's markup are dropped.
+    assert "<mfrac><mrow><mi>a</mi></mrow><mrow><mi>b</mi></mrow></mfrac>" in page
+    assert "javascript:" not in page and "<script>alert(3)" not in page and "<mtext>alert(3)</mtext>" in page
+    assert '<span class="k">def</span>' in page  # code highlighted
     assert "1. +1 Says the strongest pairs are artefacts" in page
 
     def save(client, rubric, comment, seen=""):

@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 
 from .cgroups import CpuGroup
-from .process import Limits, WorkerProcess, describe_end, kill_session, launch
+from .process import Limits, WorkerProcess, describe_end, kill_session, launch, reap_sandbox_orphans
 
 READY_TIMEOUT = 60.0  # importing numpy and matplotlib on a loaded machine
 FORK_TIMEOUT = 20.0
@@ -125,17 +125,23 @@ class Zygote:
     def close(self) -> None:
         """End the zygote (and any sandbox it forked) and release what it held."""
         self.control.close()
+        if self.group is not None:
+            self.group.kill()
         kill_session(self.process)
         try:
             os.close(self.output_fd)
         except OSError:
             pass
+        # bubblewrap's init outlives the bubblewrap we started by a moment and comes to us (a
+        # subreaper) to be collected: a long-running grader must not collect zombies.
+        reap_sandbox_orphans()
         if self.group is not None:
             for _ in range(100):
                 self.group.kill()
                 if self.group.remove():
                     break
                 time.sleep(0.01)
+                reap_sandbox_orphans()
 
     def _receive(self, timeout: float) -> bytes:
         if not select.select([self.control], [], [], timeout)[0]:
@@ -201,6 +207,9 @@ class ForkedWorker(WorkerProcess):
             except OSError:
                 pass
         self.report.close()
+        # A zygote whose bubblewrap died (it dies with the thread that started it) leaves processes
+        # that come to us to be collected: collected here, as after any sandbox.
+        reap_sandbox_orphans()
 
     def _worker_process(self) -> int | None:
         return self._worker_pid

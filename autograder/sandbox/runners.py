@@ -112,7 +112,7 @@ class BubblewrapRunner:
         self.zygote: Zygote | None = None
         self.zygote_refused: str | None = None if zygote else f"{ZYGOTE_SWITCH}=off"
         self.lock = threading.Lock()  # grading threads of one process (Dask's) share the zygote
-        self.closing_at_exit = False
+        self.closing_at_exit = 0  # the pid whose exit ends the zygote
 
     def start(self, limits: Limits) -> WorkerProcess:
         if self.reaping_pid != os.getpid():  # the flag is not inherited by a forked pool worker
@@ -168,9 +168,14 @@ class BubblewrapRunner:
             return None
         finally:
             os.close(seccomp_fd)
-        if not self.closing_at_exit:
+        if self.closing_at_exit != os.getpid():
+            # Ended with the process, so that nothing of it outlives it: at exit, and in a pool's
+            # process (which leaves through multiprocessing's finalizers, not atexit).
+            from multiprocessing import util
+
             atexit.register(self.close)
-            self.closing_at_exit = True
+            util.Finalize(self, self.close, exitpriority=100)
+            self.closing_at_exit = os.getpid()
         return self.zygote
 
     def close(self) -> None:

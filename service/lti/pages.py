@@ -1,0 +1,44 @@
+"""The instructor's page of course platforms: the registrations, the addresses to give each
+platform, and a form to register one (as `autograder lti add-platform`). Course settings: the
+instructor's only, never a teaching assistant's."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from ..access import member_of
+from ..errors import LtiError
+from ..models import Member
+from .platforms import add_platform, platform_settings, registrations, tool_addresses
+
+FIELDS = ("name", "issuer", "client_id", "auth_url", "token_url", "keyset_url")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def platforms_page(request: HttpRequest) -> HttpResponse:
+    if member_of(request.user).role != Member.INSTRUCTOR:
+        raise Http404("no such page")
+    if request.method == "POST":
+        fields = {name: request.POST.get(name, "").strip() for name in FIELDS}
+        fields["deployment_ids"] = request.POST.get("deployment_ids", "").replace(",", " ").split()
+        try:
+            registration = add_platform(platform_settings(**fields))
+        except LtiError as exc:
+            messages.error(request, str(exc))
+            return render(request, "service/platforms.html", _context(request, fields), status=400)
+        messages.success(request, f"{registration.name} is registered")
+        return redirect("platforms")
+    return render(request, "service/platforms.html", _context(request, {}))
+
+
+def _context(request: HttpRequest, form: dict) -> dict:
+    base = request.build_absolute_uri("/")
+    rows = [{"registration": registration, "addresses": tool_addresses(base, registration),
+             "deployments": [d.deployment_id for d in registration.deployments.all() if d.is_active]}
+            for registration in registrations()]  # fmt: skip
+    return {"rows": rows, "form": form}
