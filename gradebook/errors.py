@@ -4,8 +4,10 @@
      ├── GradebookUnavailable  not a gradebook, a damaged one, a newer one, an older format, locked,
      │                         or a database server that cannot be reached
      ├── NotFound              a student or assignment the gradebook does not know
-     └── BadFile               a roster, marks or grades file that cannot be used as a whole
-                               (repeated ids, another assignment's marks, missing columns)
+     ├── BadFile               a roster, marks or grades file that cannot be used as a whole
+     │                         (repeated ids, another assignment's marks, missing columns)
+     └── BadEdit               a change the staff asked for that cannot be made (a rubric item
+                               out of bounds, for a question not graded by hand)
 
 A row of a file that cannot be used is not an error: it is reported with its row number and the
 other rows are kept. Django's and the database drivers' errors become these in one place,
@@ -28,6 +30,10 @@ class NotFound(GradebookError):
 
 
 class BadFile(GradebookError):
+    pass
+
+
+class BadEdit(GradebookError):
     pass
 
 

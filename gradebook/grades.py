@@ -51,7 +51,9 @@ def report_of(book: Gradebook, spec: AssignmentSpec, submission: models.Submissi
     """A submission's report as it stands: its automatic results, the student's marks on this
     assignment (flagged when the answer changed since), and the late penalty."""
     from .models import Extension, Mark, Result
+    from .rubrics import current_rubrics
 
+    spec = current_rubrics(book, spec)  # marks follow the rubric items' current points
     results = {row.question_id: row for row in book.objects(Result).filter(submission=submission)}
     marks = {
         mark.question_id: mark

@@ -144,3 +144,22 @@ class ExamMark(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["exam", "student", "question"], name="one_exam_mark")]
+
+
+class RubricEdit(models.Model):
+    """A rubric item as the staff set it on the marking page: it replaces the manifest's item of the
+    same id (its text and points), or adds one. Marks follow the items' current points."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="rubric_edits")
+    question_id = models.CharField(max_length=200)
+    item_id = models.CharField(max_length=100)
+    text = models.TextField()
+    points = models.FloatField()
+    edited_at = models.DateTimeField()
+    edited_by = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "question_id", "item_id"], name="one_edit_per_rubric_item")
+        ]

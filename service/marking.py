@@ -18,6 +18,7 @@ from autograder.assignment import Question
 from gradebook.grades import latest_submissions
 from gradebook.marks import mark_score
 from gradebook.models import Mark, Result, Submission
+from gradebook.rubrics import current_rubrics, edit_item
 from untrusted.mathml import answer_markdown
 
 from .access import assignment_or_404, book
@@ -77,7 +78,7 @@ def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResp
 @require_http_methods(["GET", "POST"])
 def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id: int) -> HttpResponse:
     staff_only(request)
-    spec = assignment_or_404(name)
+    spec = current_rubrics(book(), assignment_or_404(name))
     question = _manual(spec, question_id)
     queue = _queue(spec.name)
     position = next((i for i, s in enumerate(queue) if s.id == submission_id), None)
@@ -133,3 +134,37 @@ def _save(request: HttpRequest, question: Question, submission: Submission, mark
     for problem in score_changed(assignment_or_404(submission.assignment.name), submission.student):
         messages.warning(request, problem)
     return saved
+
+
+@login_required
+@require_http_methods(["POST"])
+def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
+    """Change a rubric item's text and points, or add an item, from the marking page: every answer
+    marked with the item is regraded at once (marks follow the items' current points), and the
+    changed scores go to the course platforms."""
+    from gradebook.errors import BadEdit
+
+    from .lti.scores import score_changed
+
+    staff_only(request)
+    spec = assignment_or_404(name)
+    item_id = request.POST.get("item") or None
+    try:
+        points = float(request.POST.get("points", ""))
+        item = edit_item(book(), spec, question_id, item_id, request.POST.get("text", ""), points,
+                         request.user.get_username())  # fmt: skip
+    except ValueError:
+        messages.error(request, "an item's points are a number")
+    except BadEdit as exc:
+        messages.error(request, str(exc))
+    else:
+        using = Mark.objects.filter(assignment__name=spec.name, question_id=question_id).select_related("student")
+        affected = [mark.student for mark in using if item.id in mark.rubric]
+        for student in affected:
+            for problem in score_changed(spec, student):
+                messages.warning(request, problem)
+        messages.success(request, f"rubric item {item.id!r} saved; {len(affected)} marks that use it follow it")
+    back = request.POST.get("back", "")
+    if back.startswith(f"/staff/marking/{spec.name}/"):  # only back to this assignment's marking pages
+        return redirect(back)
+    return redirect("marking", name=spec.name)

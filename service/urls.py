@@ -38,6 +38,7 @@ urlpatterns = [
     path("submissions/<int:job_id>/review/", reviews.ask, name="review-ask"),
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
+    path("staff/rubric/<str:name>/<str:question_id>/", marking.edit_rubric, name="rubric-edit"),
     path("staff/marking/<str:name>/<str:question_id>/<int:submission_id>/", marking.mark_answer, name="mark-answer"),
     path("staff/platforms/", lti_pages.platforms_page, name="platforms"),
     path("lti/login/", lti.Login.as_view(), name="lti-login"),

@@ -632,10 +632,11 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
                  "student": ["someone"], "marking": ["attention-not-explanation"],
                  "mark-start": ["attention-not-explanation", "written"],
                  "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
+                 "rubric-edit": ["attention-not-explanation", "written"], "platforms": [],
                  "regrade": name_of, "similarity": name_of, "review-answer": [1], "review-ask": [1], "diff": ["someone", 1, 2]}  # fmt: skip
 
     url = reverse(name, args=arguments.get(name, []))
-    posted = name in {"override", "regrade", "review-answer", "review-ask"}
+    posted = name in {"override", "regrade", "review-answer", "review-ask", "rubric-edit"}
     anonymous = Client().post(url) if posted else Client().get(url)
     if name.startswith("api-"):
         assert anonymous.status_code == 401
@@ -682,7 +683,7 @@ def test_the_staff_read_the_gradebook_a_students_history_and_the_statistics():
 
 
 @needs_sandbox
-def test_hand_grading_on_the_page_with_the_rubric(monkeypatch):
+def test_hand_grading_on_the_page_with_the_rubric():
     assignment = "attention-not-explanation"
     notebook = json.loads(KNOWN_NOTEBOOK.read_text())
     for cell in notebook["cells"]:
@@ -727,13 +728,23 @@ def test_hand_grading_on_the_page_with_the_rubric(monkeypatch):
     assert written["score"] == 2 and written["mark"]["rubric"][0].startswith("+1 Says the strongest pairs")
     assert written["mark"]["comment"] == "no baseline"
 
-    # The rubric changes: every mark that used the item follows, without marking again.
-    spec = assignments()[assignment]
-    changed = spec.model_copy(deep=True)
-    next(q for q in changed.questions if q.id == "written").rubric[1].points = 1.5
-    monkeypatch.setitem(assignments(), assignment, changed)
+    # The rubric changes on the page: every mark that used the item follows, without marking again.
+    item = next(q for q in assignments()[assignment].questions if q.id == "written").rubric[1]
+
+    def edit(client, **fields):
+        return client.post(f"/staff/rubric/{assignment}/written/", {**fields, "back": page_url,
+                           "csrfmiddlewaretoken": client.cookies["csrftoken"].value})  # fmt: skip
+
+    assert edit(first, item=item.id, text=item.text, points="1.5")["Location"] == page_url
     report = as_ada.get(f"/api/v1/submissions/{Job.objects.get(student__student_id=ada.username).id}").json()
     assert next(q for q in report["report"]["questions"] if q["id"] == "written")["score"] == 2.5
+    refused = edit(first, item=item.id, text=item.text, points="99")
+    assert "points are within" in first.get(refused["Location"]).content.decode()
+    assert edit(as_ada, item=item.id, text="mine", points="3").status_code == 404  # students never
+    edit(first, text="Cites a source for the claim", points="0.5")
+    assert "Cites a source for the claim" in first.get(page_url).content.decode()
+    assert 'value="cites_a_source_for_the_claim"' in first.get(page_url).content.decode()
+    edit(first, item=item.id, text=item.text, points=str(item.points))  # as the manifest has it, for the next tests
 
     # Two graders on one answer: the last save wins, and its grader is told what it replaced.
     second.get(page_url)

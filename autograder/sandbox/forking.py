@@ -39,10 +39,14 @@ class ZygoteUnavailable(Exception):
 class Zygote:
     """A started zygote, owned by the process that started it."""
 
-    def __init__(self, process: subprocess.Popen, control: socket.socket, output_fd: int, group: CpuGroup | None):
+    def __init__(
+        self, process: subprocess.Popen, control: socket.socket, output_fd: int, info_fd: int, group: CpuGroup | None
+    ):
         self.process = process
         self.control = control
         self.output_fd = output_fd
+        self.info_fd = info_fd
+        self.inner_fd: int | None = None
         self.group = group
         self.owner = os.getpid()
 
@@ -51,25 +55,28 @@ class Zygote:
         cls,
         argv: Sequence[str],
         seccomp_fd: int,
+        info: tuple[int, int],
         user: int | None,
         group: CpuGroup | None,
     ) -> Zygote:
         """Start ``argv`` (bubblewrap's, ending with the interpreter and zygote.py) with the control
-        socket and the seccomp program's descriptor as its last two arguments; wait until it is ready."""
+        socket and the seccomp program's descriptor as its last two arguments, bubblewrap's report on
+        the pipe ``info`` (read end, write end); wait until it is ready. The caller closes the write end."""
         control, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         output_fd = os.memfd_create("zygote-output", os.MFD_CLOEXEC)
         try:
             process = launch(
                 [*argv, str(inside.fileno()), str(seccomp_fd)], None, {"PATH": "/usr/bin:/bin"},
-                pass_fds=(inside.fileno(), seccomp_fd), user=user, group=group, output_fd=output_fd,
+                pass_fds=(inside.fileno(), seccomp_fd, info[1]), user=user, group=group, output_fd=output_fd,
             )  # fmt: skip
         except OSError as exc:
             control.close()
             os.close(output_fd)
+            os.close(info[0])
             raise ZygoteUnavailable(f"bubblewrap could not start it ({exc})") from None
         finally:
             inside.close()
-        zygote = cls(process, control, output_fd, group)
+        zygote = cls(process, control, output_fd, info[0], group)
         try:
             ready = json.loads(zygote._receive(READY_TIMEOUT) or b"{}")
         except (TimeoutError, OSError, ValueError):
@@ -78,6 +85,7 @@ class Zygote:
             why = zygote._last_words() or f"it did not say it was ready within {READY_TIMEOUT:g} s"
             zygote.close()
             raise ZygoteUnavailable(why)
+        zygote._hold_inner()
         return zygote
 
     def alive(self) -> bool:
@@ -125,13 +133,23 @@ class Zygote:
     def close(self) -> None:
         """End the zygote (and any sandbox it forked) and release what it held."""
         self.control.close()
+        if self.inner_fd is not None:  # the first process of its PID namespace: the kernel kills the rest
+            try:
+                signal.pidfd_send_signal(self.inner_fd, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         if self.group is not None:
             self.group.kill()
         kill_session(self.process)
-        try:
-            os.close(self.output_fd)
-        except OSError:
-            pass
+        if self.inner_fd is not None:
+            _collect(self.inner_fd)
+        for fd in (self.output_fd, self.info_fd, self.inner_fd):
+            if fd is None:
+                continue
+            try:
+                os.close(fd)
+            except OSError:
+                pass
         # bubblewrap's init outlives the bubblewrap we started by a moment and comes to us (a
         # subreaper) to be collected: a long-running grader must not collect zombies.
         reap_sandbox_orphans()
@@ -142,6 +160,15 @@ class Zygote:
                     break
                 time.sleep(0.01)
                 reap_sandbox_orphans()
+
+    def _hold_inner(self) -> None:
+        """Hold the sandbox's first process (bubblewrap's --info-fd names it) by a pidfd, which no
+        other process can ever stand for, however long the zygote lives."""
+        try:
+            if select.select([self.info_fd], [], [], 1)[0]:
+                self.inner_fd = os.pidfd_open(int(json.loads(os.read(self.info_fd, 4096))["child-pid"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            self.inner_fd = None
 
     def _receive(self, timeout: float) -> bytes:
         if not select.select([self.control], [], [], timeout)[0]:
@@ -158,6 +185,20 @@ class Zygote:
             return ""
         lines = [line for line in text.splitlines() if line.strip()]
         return lines[-1][:300] if lines else f"it exited with status {self.process.returncode}"
+
+
+def _collect(pidfd: int, seconds: float = 2.0) -> None:
+    """Collect the process ``pidfd`` holds once it has come to us (we are a subreaper; it comes when
+    the bubblewrap that started it is gone), so that no zombie outlives the zygote."""
+    start = time.monotonic()
+    while time.monotonic() < start + seconds:
+        try:
+            if os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG) is not None:
+                return
+        except ChildProcessError:  # not (yet) our child
+            if select.select([pidfd], [], [], 0)[0] and time.monotonic() > start + 0.1:
+                return  # it ended, and another process collects it
+        time.sleep(0.01)
 
 
 def _sender(report: socket.socket, expected: bytes) -> int:

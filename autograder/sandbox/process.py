@@ -181,7 +181,7 @@ class WorkerProcess:
             self.group.kill()
         kill_session(self.process)
         if inner is not None:
-            _reap(inner)
+            reap(inner)
         for fd in (self.request_fd, self.response_fd, self.info_fd, self.output_fd):
             if fd is None:
                 continue
@@ -300,7 +300,7 @@ def _signal(pid: int, signum: int) -> None:
         pass
 
 
-def _reap(pid: int, seconds: float = 2.0) -> None:
+def reap(pid: int, seconds: float = 2.0) -> None:
     """Collect a process that was re-parented to us (we are a child subreaper), so that no
     zombie outlives its grading."""
     deadline = time.monotonic() + seconds

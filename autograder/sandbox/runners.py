@@ -159,15 +159,17 @@ class BubblewrapRunner:
             self.zygote.close()
         self.zygote = None  # a forked process leaves its parent's zygote alone
         seccomp_fd = memory_file("seccomp", self.seccomp)
+        info_read, info_write = os.pipe()
         try:
-            argv = [*self._bwrap_argv(Limits(), zygote=True), f"{RUNTIME_MOUNT}/bin/python3", "-I", "-B",
-                    f"{RUNTIME_MOUNT}/zygote.py"]  # fmt: skip
-            self.zygote = Zygote.start(argv, seccomp_fd, self._user(), new_group())
+            argv = [*self._bwrap_argv(Limits(), zygote=True, info_fd=info_write), f"{RUNTIME_MOUNT}/bin/python3",
+                    "-I", "-B", f"{RUNTIME_MOUNT}/zygote.py"]  # fmt: skip
+            self.zygote = Zygote.start(argv, seccomp_fd, (info_read, info_write), self._user(), new_group())
         except ZygoteUnavailable as exc:
             self._refuse(f"it could not start: {exc}")
             return None
         finally:
-            os.close(seccomp_fd)
+            for fd in (seccomp_fd, info_write):
+                os.close(fd)
         if self.closing_at_exit != os.getpid():
             # Ended with the process, so that nothing of it outlives it: at exit, and in a pool's
             # process (which leaves through multiprocessing's finalizers, not atexit).
@@ -208,7 +210,8 @@ class BubblewrapRunner:
             "--remount-ro", "/", "--clearenv",
         ]  # fmt: skip
         if not zygote:
-            argv += ["--disable-userns", "--seccomp", str(seccomp_fd), "--info-fd", str(info_fd)]
+            argv += ["--disable-userns", "--seccomp", str(seccomp_fd)]
+        argv += ["--info-fd", str(info_fd)]
         environment = worker_environment(f"{runtime}/site")
         environment["LD_LIBRARY_PATH"] = f"{runtime}/lib"
         environment["WORKER_MPL_CACHE"] = f"{runtime}/mplconfig"
