@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 
 from .cgroups import CpuGroup
-from .process import Limits, WorkerProcess, describe_end, kill_session, launch, reap_sandbox_orphans
+from .process import Limits, WorkerProcess, close_all, describe_end, kill_session, launch, reap_sandbox_orphans
 
 READY_TIMEOUT = 60.0  # importing numpy and matplotlib on a loaded machine
 FORK_TIMEOUT = 20.0
@@ -143,13 +143,7 @@ class Zygote:
         kill_session(self.process)
         if self.inner_fd is not None:
             _collect(self.inner_fd)
-        for fd in (self.output_fd, self.info_fd, self.inner_fd):
-            if fd is None:
-                continue
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_all(self.output_fd, self.info_fd, self.inner_fd)
         # bubblewrap's init outlives the bubblewrap we started by a moment and comes to us (a
         # subreaper) to be collected: a long-running grader must not collect zombies.
         reap_sandbox_orphans()
@@ -231,22 +225,14 @@ class ForkedWorker(WorkerProcess):
     def kill(self) -> None:
         """End the sandbox: its worker is done with once its request pipe closes; its init is
         killed if anything is still running; wait (bounded) until the namespace is gone."""
-        for fd in (self.request_fd, self.response_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_all(self.request_fd, self.response_fd)
         if not select.select([self.init_fd], [], [], 0)[0]:
             try:
                 signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         select.select([self.init_fd], [], [], END_TIMEOUT)
-        for fd in (self.init_fd, self.output_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_all(self.init_fd, self.output_fd)
         self.report.close()
         # A zygote whose bubblewrap died (it dies with the thread that started it) leaves processes
         # that come to us to be collected: collected here, as after any sandbox.

@@ -182,13 +182,7 @@ class WorkerProcess:
         kill_session(self.process)
         if inner is not None:
             reap(inner)
-        for fd in (self.request_fd, self.response_fd, self.info_fd, self.output_fd):
-            if fd is None:
-                continue
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        close_all(self.request_fd, self.response_fd, self.info_fd, self.output_fd)
         # The sandbox's other processes die with its namespace and come to us (a subreaper) to be
         # collected: a long-running grader must not collect zombies. With a control group we know when
         # all are gone; without one, what arrives late is collected at the next kill.
@@ -252,6 +246,17 @@ def describe_end(code: int, when: str) -> str:
         reason = " (out of memory or CPU time)" if name in {"SIGKILL", "SIGXCPU", "SIGSEGV"} else ""
         return f"the worker was killed by {name}{reason} {when}"
     return f"the worker exited with status {code} {when}"
+
+
+def close_all(*fds: int | None) -> None:
+    """Close descriptors that may be closed already (or never opened: None)."""
+    for fd in fds:
+        if fd is None:
+            continue
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def kill_session(process: subprocess.Popen) -> None:
