@@ -459,6 +459,98 @@ def test_a_student_in_the_browser_signs_in_hands_in_and_watches_it_graded(served
             browser.close()
 
 
+@needs_sandbox
+@needs_browser
+def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_and_compare(served, tmp_path):
+    """Set GRADEWRIGHT_SCREENSHOTS=docs/screenshots to refresh the staff's screenshots."""
+    from playwright.sync_api import expect, sync_playwright
+
+    url, passwords, course_copy, env = served
+    shots = Path(os.environ.get("GRADEWRIGHT_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    gradebook = course_copy / ".gradewright" / "gradebook.db"
+    assert autograder("roster", "import", ROOT / "docs" / "walkthrough" / "roster.csv", "--gradebook", gradebook,
+                      env=env).returncode == 0  # fmt: skip
+    links = tmp_path / "links.csv"
+    assert autograder("--course", course_copy, "links", "--server", url, "--out", links, env=env).returncode == 0
+    import csv
+
+    link = next(row["link"] for row in csv.DictReader(links.open()) if row["student_id"] == "correct_projection")
+    assignment = "attention-not-explanation"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        try:
+            grace = browser.new_context().new_page()
+            grace.goto(link)
+            grace.fill("#id_new_password1", "correct horse battery")
+            grace.fill("#id_new_password2", "correct horse battery")
+            grace.click("text=Set my password")
+            grace.click("text=Module 10 assignment: attention is not an explanation")
+            grace.set_input_files("input[name=notebook]", str(KNOWN_NOTEBOOK))
+            grace.get_by_role("button", name="Hand in").click()
+            expect(grace.locator("text=Score:")).to_be_visible(timeout=120_000)
+            submission_page = grace.url
+            grace.select_option("#review select[name=question]", "explanation")
+            grace.fill("#review textarea", "My explanation check failed; I think it is right.")
+            grace.click("text=Send to the staff")
+            expect(grace.locator("text=My explanation check failed")).to_be_visible()
+
+            staff = browser.new_context().new_page()
+            staff.goto(f"{url}/accounts/login/")
+            staff.fill("input[name=username]", "instructor")
+            staff.fill("input[name=password]", passwords["instructor"])
+            staff.get_by_role("button", name="Sign in").click()
+            staff.goto(f"{url}/staff/gradebook/{assignment}/")
+            expect(staff.locator("h1")).to_contain_text("Gradebook")
+            staff.screenshot(path=shots / "gradebook.png", full_page=True)
+
+            # Hand grading: an item by its key, saved; then the item's points changed on the page.
+            staff.goto(f"{url}/staff/marking/{assignment}/")
+            staff.click("a:has-text('Mark')")
+            expect(staff.locator("#mark")).to_be_visible()
+            staff.locator("body").press("1")
+            expect(staff.locator('input[data-key="1"]')).to_be_checked()
+            staff.get_by_role("button", name="Save", exact=True).click()
+            expect(staff.locator("text=Current mark: 1")).to_be_visible()
+            staff.screenshot(path=shots / "marking.png", full_page=True)
+            staff.click("text=Edit the rubric")
+            staff.fill("input[aria-label='points of item 1']", "0.5")
+            staff.get_by_role("button", name="Save item 1").click()
+            expect(staff.locator("[role=alert]").first).to_contain_text("saved; 1 marks that use it follow it")
+            expect(staff.locator("text=Current mark: 0.5")).to_be_visible()
+
+            # The review request, answered; an automatic score overridden with a reason.
+            staff.goto(f"{url}/staff/reviews/")
+            staff.screenshot(path=shots / "reviews.png", full_page=True)
+            staff.goto(submission_page)
+            staff.fill("form[action*='/review'] textarea[name=message]", "Looked again: it checks the wrong axis.")
+            staff.click("text=Answer")
+            form = staff.locator("form.override", has=staff.locator("input[value=explanation]"))
+            form.locator("input[name=score]").fill("3")
+            form.locator("input[name=reason]").fill("right idea, a tolerance too tight")
+            form.locator("button").click()
+            expect(staff.locator("form.override input[name=reason]").nth(1)).to_have_value(
+                "right idea, a tolerance too tight"
+            )
+            staff.screenshot(path=shots / "submission-staff.png", full_page=True)
+
+            for page_name in ("similarity", "statistics"):
+                staff.goto(f"{url}/staff/{page_name}/{assignment}/")
+                expect(staff.locator("h1")).to_contain_text(page_name.title())
+                staff.screenshot(path=shots / f"{page_name}.png", full_page=True)
+
+            # The student reads the answer and the overridden score with its reason.
+            grace.goto(submission_page)
+            expect(grace.locator("text=Looked again: it checks the wrong axis.")).to_be_visible()
+            expect(grace.locator("text=right idea, a tolerance too tight")).to_be_visible()
+        finally:
+            browser.close()
+
+
 @pytest.fixture
 def no_failed_sign_ins():
     """Every test client signs in from 127.0.0.1: the throttle's count by address starts and ends at zero."""
