@@ -50,6 +50,8 @@ class GradeOptions(BaseModel):
     unsafe_no_sandbox: bool = False
     force: bool = False
     jobs: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    # Regrade this question alone (its hidden tests; the other questions' results stand as recorded).
+    question: str | None = None
 
     def limits(self, assignment: Assignment) -> Limits:
         updates: dict = {}
@@ -107,6 +109,15 @@ def grade_batch(
     """Grade ``submissions`` into ``out`` and ``store``. Jobs go to ``executor`` when one is
     given (a Dask cluster's, say), else to a local process pool of ``options.jobs`` (inline for one
     job). ``job`` replaces ``grade_job``, for tests that inject faults."""
+    if options.question is not None:
+        known = [question.id for question in assignment.questions]
+        if options.question not in known:
+            raise AssignmentError(
+                f"{assignment.name}: no question {options.question!r} (its questions: {', '.join(known)})"
+            )
+        if store is None:
+            raise AssignmentError("a regrade of one question needs the gradebook that holds the others' results")
+        options = options.model_copy(update={"force": True})  # a regrade, of files graded before
     out.mkdir(parents=True, exist_ok=True)
     if executor is None:
         # Refuse early, saying what is missing or which limit is too low, if the sandbox cannot start.
@@ -327,6 +338,7 @@ def _grade_job(submission: dict, assignment: dict, options: dict, reference_kind
         load_reference(assignment_model, reference_kind),
         grade_options.limits(assignment_model),
         secret,
+        grade_options.question,
     )
     return report.model_dump(mode="json")
 

@@ -71,13 +71,15 @@ class SuitePlugin:
     """Gives the hidden tests their fixtures and records each test's outcome."""
 
     def __init__(
-        self, session: StudentSession, reference: ModuleType, questions: list[Question], seed_material: tuple[str, str]
-    ):
+        self, session: StudentSession, reference: ModuleType, questions: list[Question], seed_material: tuple[str, str],
+        only: str | None = None,
+    ):  # fmt: skip
         self.session = session
         self.seed_material = seed_material
         self.reference_module = reference
         self.known = {question.id for question in questions}
         self.outcomes: list[TestOutcome] = []
+        self.only = only
 
     @pytest.fixture
     def student(self):
@@ -95,6 +97,14 @@ class SuitePlugin:
         secret, sha256 = self.seed_material
         return np.random.default_rng(input_seed(secret, sha256, request.node.nodeid))
 
+    def pytest_collection_modifyitems(self, config, items):
+        """A regrade of one question runs that question's tests only."""
+        if self.only is None:
+            return
+        kept = [item for item in items if _question_of(item) == self.only]
+        config.hook.pytest_deselected(items=[item for item in items if _question_of(item) != self.only])
+        items[:] = kept
+
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "question(id): the assignment question a hidden test grades")
 
@@ -106,8 +116,7 @@ class SuitePlugin:
             self.outcomes.append(self._outcome(item, call.excinfo))
 
     def _outcome(self, item, excinfo) -> TestOutcome:
-        marker = item.get_closest_marker("question")
-        question = marker.args[0] if marker and marker.args else "unmarked"
+        question = _question_of(item)
         doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
         common = {"question": question, "name": item.name, "description": doc}
         if excinfo is None:
@@ -120,10 +129,16 @@ class SuitePlugin:
         return TestOutcome(status="failed", message=GENERIC_FAILURE, **common)
 
 
+def _question_of(item) -> str:
+    marker = item.get_closest_marker("question")
+    return marker.args[0] if marker and marker.args else "unmarked"
+
+
 def run_hidden_suite(
-    assignment: Assignment, session: StudentSession, reference: ModuleType, seed_material: tuple[str, str]
-) -> list[TestOutcome]:
-    plugin = SuitePlugin(session, reference, assignment.questions, seed_material)
+    assignment: Assignment, session: StudentSession, reference: ModuleType, seed_material: tuple[str, str],
+    only: str | None = None,
+) -> list[TestOutcome]:  # fmt: skip
+    plugin = SuitePlugin(session, reference, assignment.questions, seed_material, only)
     arguments = [str(assignment.hidden_path), "-c", os.devnull, "--rootdir", str(assignment.hidden_path),
                  "--import-mode=importlib", "-q", "-s", "--assert=plain", "--tb=no", *UNUSED_PLUGINS]  # fmt: skip
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -140,8 +155,10 @@ def grade_submission(
     reference: ModuleType,
     limits: Limits | None = None,
     secret: str = "",
+    only_question: str | None = None,
 ) -> Report:
-    """Grade one submission; never raises for anything the student's code did."""
+    """Grade one submission (with ``only_question``, that question alone: the report holds its result
+    only); never raises for anything the student's code did."""
     limits = limits or assignment.limits
     started = time.monotonic()
     errors: list[str] = []
@@ -167,14 +184,14 @@ def grade_submission(
                 errors.append(load.failure)
             else:
                 errors += [str(error) for error in load.cell_errors]
-                outcomes = run_hidden_suite(assignment, session, reference, (secret, submission.sha256))
+                outcomes = run_hidden_suite(assignment, session, reference, (secret, submission.sha256), only_question)
     if len(errors) > MAX_REPORT_ERRORS:
         errors = errors[:MAX_REPORT_ERRORS] + [f"... and {len(errors) - MAX_REPORT_ERRORS} more problems"]
     errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]
-    questions = with_dependencies(
-        assignment,
-        [_question_result(question, outcomes, load, answers, question_ids) for question in assignment.questions],
-    )
+    graded = [question for question in assignment.questions if only_question in (None, question.id)]
+    questions = [_question_result(question, outcomes, load, answers, question_ids) for question in graded]
+    if only_question is None:  # the other questions' results are needed to point at a cause
+        questions = with_dependencies(assignment, questions)
     return Report(
         student=submission.student,
         assignment=assignment.name,
@@ -193,6 +210,7 @@ def grade_submission(
         submitted_at=submission.submitted_at.isoformat(timespec="seconds") if submission.submitted_at else None,
         feedback=assignment.feedback,
         seconds=round(time.monotonic() - started, 3),
+        only_question=only_question,
     )
 
 

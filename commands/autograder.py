@@ -163,6 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     _gradebook_options(grade, default="DIR/gradebook.db")
     grade.add_argument("--force", action="store_true", help="regrade submissions already graded with the same hash")
     grade.add_argument(
+        "--question", metavar="ID",
+        help="regrade this question alone (after a fix to its hidden tests): its result replaces the recorded one, "
+        "the other questions' results stand (implies --force)",
+    )  # fmt: skip
+    grade.add_argument(
         "--scheduler",
         metavar="ADDRESS",
         help="grade on a Dask cluster, e.g. tcp://host:8786 (default: $DASK_SCHEDULER_ADDRESS, else a local pool)",
@@ -804,7 +809,7 @@ def _grade(args: argparse.Namespace) -> int:
     submissions = discovery.submissions
     options = GradeOptions(
         reference=args.reference, timeout=args.timeout, memory_mib=args.memory,
-        unsafe_no_sandbox=args.unsafe_no_sandbox, force=args.force, jobs=args.jobs,
+        unsafe_no_sandbox=args.unsafe_no_sandbox, force=args.force, jobs=args.jobs, question=args.question,
     )  # fmt: skip
     err = Console(stderr=True, highlight=False, soft_wrap=True)  # one message, one line
     if args.unsafe_no_sandbox:

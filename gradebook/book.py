@@ -166,7 +166,8 @@ class AssignmentStore:
 
 
 def record_report(book: Gradebook, spec: AssignmentSpec, report: Report) -> models.Submission:
-    """A graded report as a submission's rows (replacing the results of the same file graded before)."""
+    """A graded report as a submission's rows (replacing the results of the same file graded before:
+    all of them, or the one question a one-question regrade graded)."""
     from .models import Result, Student, Submission
 
     assignment = book.sync_assignment(spec)
@@ -183,7 +184,11 @@ def record_report(book: Gradebook, spec: AssignmentSpec, report: Report) -> mode
     if created or row.submitted_at is None:
         row.submitted_at = submitted_at or datetime.now(UTC)
         row.save(using=book.alias, update_fields=["submitted_at"])
-    book.objects(Result).filter(submission=row).delete()
+    # A regrade of one question replaces that question's result; the others stand as recorded.
+    replaced = book.objects(Result).filter(submission=row)
+    if report.only_question is not None:
+        replaced = replaced.filter(question_id=report.only_question)
+    replaced.delete()
     book.objects(Result).bulk_create(
         [
             Result(

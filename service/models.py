@@ -74,6 +74,7 @@ class Job(models.Model):
     lease_expires_at = models.DateTimeField(null=True)  # renewed while grading; past it, the job is free again
     attempts = models.PositiveIntegerField(default=0)
     regrade = models.BooleanField(default=False)  # grade again even a file graded before (the staff asked)
+    question = models.CharField(max_length=200, blank=True)  # a regrade of this question alone
     error = models.TextField(blank=True)  # the grader's own failure, for the instructor
     submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, related_name="jobs")
 

@@ -162,13 +162,17 @@ def _send_score(request: HttpRequest, spec, job) -> None:
 @require_http_methods(["POST"])
 def regrade(request: HttpRequest, name: str) -> HttpResponse:
     """Queue a regrade: of one submission (``job``), of one student's latest (``student``), or of every
-    student's latest submission of the assignment; each is a job like any other."""
+    student's latest submission of the assignment; of every question, or of one (``question``: its
+    hidden tests alone, the other results kept). Each is a job like any other."""
     from django.contrib import messages
 
     from .access import job_for
 
     staff_only(request)
     spec = assignment_or_404(name)
+    question = request.POST.get("question", "")
+    if question and question not in {q.id for q in spec.questions}:
+        raise Http404("no such question")
     if request.POST.get("job"):
         originals = [job_for(request.user, int(request.POST["job"]))]
     else:
@@ -180,9 +184,10 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
             latest[job.student_id] = job
         originals = list(latest.values())
     for job in originals:
-        Job.objects.create(student=job.student, assignment=job.assignment, file=job.file,
+        Job.objects.create(student=job.student, assignment=job.assignment, file=job.file, question=question,
                            original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True)  # fmt: skip
-    messages.info(request, f"{len(originals)} submissions queued to be graded again")
+    what = f"question {question} of " if question else ""
+    messages.info(request, f"{what}{len(originals)} submissions queued to be graded again")
     back = request.POST.get("back", "")
     if back.startswith("/") and not back.startswith("//"):  # a page of this site, never another's
         return redirect(back)

@@ -65,7 +65,7 @@ def grade_one(
         student=job.student.student_id, path=Path(job.file), sha256=job.sha256, submitted_at=job.created_at
     )
     if job.regrade:
-        options = options.model_copy(update={"force": True})
+        options = options.model_copy(update={"force": True, "question": job.question or None})
     with Lease(job):
         result = grade_batch(spec, [submission], state / "reports" / spec.name, options,
                              store=JobStore(book, spec, job), executor=executor)  # fmt: skip

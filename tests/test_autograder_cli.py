@@ -284,3 +284,35 @@ def test_a_file_that_is_not_a_gradebook_is_one_line_and_nothing_is_graded(tmp_pa
     (error,) = [line for line in completed.stderr.splitlines() if not line.startswith("warning:")]
     assert error.startswith(f"autograder: {bogus}: not a gradebook, or a damaged one (")
     assert not (tmp_path / "out" / "correct_loops.json").exists()
+
+
+@needs_sandbox
+def test_a_regrade_of_one_question_runs_its_tests_alone_and_keeps_the_others(tmp_path):
+    assignments = tmp_path / "assignments"
+    shutil.copytree(ASSIGNMENTS, assignments, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    assignment = assignments / "sequences-and-attention"
+    out, gradebook = tmp_path / "out", tmp_path / "out" / "gradebook.db"
+    first = run("grade", assignment, KNOWN / "correct_loops.py", "--out", out, "--reference", "numpy")
+    assert first.returncode == 0, first.stderr
+    # A fix to the hidden tests (here: a new failing test) for attention, and another for softmax.
+    for name, question in (("test_attention.py", "attention"), ("test_softmax.py", "softmax")):
+        with (assignment / "hidden" / name).open("a") as handle:
+            handle.write(f"\n\ndef test_added_later(student):\n    \"\"\"a check added for {question}\"\"\"\n"
+                         "    assert False\n")  # fmt: skip
+    again = run("grade", assignment, KNOWN / "correct_loops.py", "--out", out, "--reference", "numpy",
+                "--question", "attention")  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    report = json.loads((out / "correct_loops.json").read_text())
+    scores = {q["id"]: q["score"] for q in report["questions"]}
+    attention = next(q for q in report["questions"] if q["id"] == "attention")
+    assert [t["name"] for t in attention["tests"] if t["status"] != "passed"] == ["test_added_later"]
+    assert 0 < scores["attention"] < 3  # its tests ran again, the new one among them
+    assert scores["softmax"] == 2 and scores["multi_head"] == 2  # not run again: as recorded
+    assert report["score"] == sum(scores.values()) and len(report["questions"]) == 6
+    unknown = run("grade", assignment, KNOWN / "correct_loops.py", "--out", out, "--question", "nope")
+    assert unknown.returncode == 2
+    assert unknown.stderr.strip() == (
+        "autograder: sequences-and-attention: no question 'nope' (its questions: softmax, attention, saturation, "
+        "self_attention, multi_head, positional_encoding)"
+    )
+    assert recorded(gradebook)["correct_loops"] == [(report["score"], 6)]

@@ -908,6 +908,23 @@ def test_the_staff_queue_a_regrade_of_one_submission_or_the_whole_assignment():
     with_token = {"csrfmiddlewaretoken": as_alice.cookies["csrftoken"].value}
     assert as_alice.post("/staff/regrade/sequences-and-attention/", with_token).status_code == 404  # not staff
 
+    # One question alone, for one student: its result is made again, the others' rows stand.
+    from gradebook.models import Result
+
+    before = dict(Result.objects.filter(submission_id=first.submission_id).values_list("question_id", "id"))
+    answer = ta.post("/staff/regrade/sequences-and-attention/", {"student": alice.username, "question": "attention",
+                                                                  "csrfmiddlewaretoken": token})  # fmt: skip
+    assert answer.status_code == 302
+    queued = Job.objects.filter(student__student_id=alice.username).order_by("id").last()
+    assert (queued.question, queued.state) == ("attention", Job.QUEUED)
+    grade_queue()
+    after = dict(Result.objects.filter(submission_id=first.submission_id).values_list("question_id", "id"))
+    assert after.keys() == before.keys() and after["attention"] != before["attention"]
+    assert all(after[q] == before[q] for q in before if q != "attention")
+    assert as_alice.get(f"/api/v1/submissions/{queued.id}").json()["report"]["score"] == 7.375
+    no_such = ta.post("/staff/regrade/sequences-and-attention/", {"question": "nope", "csrfmiddlewaretoken": token})
+    assert no_such.status_code == 404
+
 
 @needs_sandbox
 def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():

@@ -81,6 +81,8 @@ class Report(BaseModel):
     # When the student may see the hidden tests' results (the assignment's ``feedback``).
     feedback: Literal["immediate", "after_due", "hidden"] = "immediate"
     seconds: float | None = None  # how long grading took
+    # A regrade of one question: only its result is in ``questions``; the others stand as recorded.
+    only_question: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
