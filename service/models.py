@@ -127,3 +127,12 @@ class UsedLaunch(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["issuer", "nonce"], name="one_use_per_launch")]
+
+
+class ClosedAssignment(models.Model):
+    """An assignment the instructor closed to hand-ins (the page's button): students' uploads are
+    refused, by the page and the API alike, until it is opened again."""
+
+    name = models.CharField(max_length=200, unique=True)
+    closed_at = models.DateTimeField(auto_now_add=True)
+    closed_by = models.CharField(max_length=150, blank=True)

@@ -51,6 +51,12 @@ def read_upload(upload) -> bytes:
 
 def allowance(student: Student, spec: AssignmentSpec) -> str | None:
     """Why the student may not hand in another submission now, or None."""
+    from gradebook.models import STAFF_PREFIX
+
+    from .models import ClosedAssignment
+
+    if ClosedAssignment.objects.filter(name=spec.name).exists() and not student.student_id.startswith(STAFF_PREFIX):
+        return "the instructor has closed this assignment to submissions"
     hour_ago = timezone.now() - timedelta(hours=1)
     if Job.objects.filter(student=student, created_at__gte=hour_ago).count() >= UPLOADS_PER_HOUR:
         return f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later"

@@ -24,7 +24,7 @@ from .access import (
     student_of,
 )  # fmt: skip
 from .errors import UploadRefused
-from .models import Job, SignInLink, digest
+from .models import ClosedAssignment, Job, Member, SignInLink, digest
 from .releases import released_notebook
 from .uploads import allowance, read_upload, store
 
@@ -45,6 +45,9 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
 def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
     spec = assignment_or_404(name)
     student = student_of(request.user)
+    member = member_of(request.user)
+    if request.method == "POST" and request.POST.get("submissions") in {"open", "close"}:
+        return _open_or_close(request, spec.name, member)
     if request.method == "POST":
         upload = request.FILES.get("notebook")
         if upload is None:
@@ -59,8 +62,23 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
         return redirect("assignment", name=name)
     jobs = Job.objects.filter(student=student, assignment=spec.name).order_by("-id")
     context = {"spec": spec, "due": due_for(spec, student), "jobs": jobs, "refused": allowance(student, spec),
-               "late": spec.due is not None and timezone.now() > (due_for(spec, student) or spec.due)}  # fmt: skip
+               "late": spec.due is not None and timezone.now() > (due_for(spec, student) or spec.due),
+               "closed": ClosedAssignment.objects.filter(name=spec.name).first(),
+               "instructor": member.role == Member.INSTRUCTOR}  # fmt: skip
     return render(request, "service/assignment.html", context)
+
+
+def _open_or_close(request: HttpRequest, name: str, member: Member) -> HttpResponse:
+    """The instructor opens or closes the assignment to hand-ins (a course setting: not a TA's)."""
+    if member.role != Member.INSTRUCTOR:
+        raise Http404("no such page")
+    if request.POST["submissions"] == "close":
+        ClosedAssignment.objects.get_or_create(name=name, defaults={"closed_by": request.user.get_username()})
+        messages.info(request, "submissions are closed: students' hand-ins are refused until you open them")
+    else:
+        ClosedAssignment.objects.filter(name=name).delete()
+        messages.info(request, "submissions are open")
+    return redirect("assignment", name=name)
 
 
 @login_required

@@ -978,3 +978,35 @@ def test_the_staff_compare_two_submissions_and_regrade_one_students_latest(tmp_p
     grade_queue()
     assert as_alice.get("/api/v1/submissions").json()["submissions"][0]["state"] == "graded"
     assert as_alice.get(link.group(1)).status_code == 404
+
+
+def test_the_instructor_closes_and_opens_an_assignment_to_hand_ins():
+    _, as_student = student()
+    _, instructor = student(Member.INSTRUCTOR)
+    _, assistant = student(Member.TA)
+    page = "/assignments/sequences-and-attention/"
+
+    def press(client, value):
+        client.get(page)
+        return client.post(page, {"submissions": value, "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+
+    assert press(assistant, "close").status_code == 404  # a course setting: the instructor's
+    assert press(as_student, "close").status_code == 404
+    try:
+        assert press(instructor, "close").status_code == 302
+        shown = as_student.get(page).content.decode()
+        assert "the instructor has closed this assignment to submissions" in shown and 'name="notebook"' not in shown
+        refused = hand_in(as_student, PARTIAL)
+        assert "closed this assignment" in as_student.get(refused["Location"]).content.decode()
+        from service.models import ApiToken  # the API refuses it too
+
+        secret = ApiToken.issue(User.objects.get(username=as_student.get(page).wsgi_request.user.username))
+        with PARTIAL.open("rb") as handle:
+            api = Client(HTTP_AUTHORIZATION=f"Token {secret}").post(
+                "/api/v1/submissions", {"assignment": "sequences-and-attention", "file": handle}
+            )
+        assert api.status_code >= 400 and "closed this assignment" in api.content.decode()
+        assert "Open submissions" in instructor.get(page).content.decode()
+    finally:
+        press(instructor, "open")
+    assert 'name="notebook"' in as_student.get(page).content.decode()
