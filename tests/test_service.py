@@ -496,7 +496,7 @@ def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_
             submission_page = grace.url
             grace.select_option("#review select[name=question]", "explanation")
             grace.fill("#review textarea", "My explanation check failed; I think it is right.")
-            grace.click("text=Send to the staff")
+            grace.get_by_role("button", name="Send to the staff").click()
             expect(grace.locator("text=My explanation check failed")).to_be_visible()
 
             staff = browser.new_context().new_page()
@@ -528,7 +528,8 @@ def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_
             staff.screenshot(path=shots / "reviews.png", full_page=True)
             staff.goto(submission_page)
             staff.fill("form[action*='/review'] textarea[name=message]", "Looked again: it checks the wrong axis.")
-            staff.click("text=Answer")
+            staff.get_by_role("button", name="Answer").click()
+            expect(staff.locator("text=Looked again: it checks the wrong axis.")).to_be_visible()
             form = staff.locator("form.override", has=staff.locator("input[value=explanation]"))
             form.locator("input[name=score]").fill("3")
             form.locator("input[name=reason]").fill("right idea, a tolerance too tight")

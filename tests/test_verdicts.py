@@ -19,7 +19,9 @@ from autograder.testing import Mismatch, expect_close, tolerance
 from .conftest import ASSIGNMENTS
 from .fake_runner import InProcessRunner
 
-SECRETS = ("first", "second", "third")
+# The last: a fresh checkout's secret under which, with queries and keys of magnitude 300 (scores near
+# 1e5), a correct float32 attention missed the tolerance; the test now stops at scores in the thousands.
+SECRETS = ("first", "second", "third", "d44f14f08b3d541e817f1a9e850659affb5f61eed7c4798499f6b7c1b6138648")
 
 
 def _known():

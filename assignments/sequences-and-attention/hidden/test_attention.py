@@ -41,9 +41,11 @@ def test_batched(student, reference, rng):
 
 
 def test_large_magnitudes(student, reference, rng):
-    """large scores stay finite"""
-    Q, K, V = rng.normal(size=(4, 8)) * 300, rng.normal(size=(5, 8)) * 300, rng.normal(size=(5, 3))
-    _check(student, reference, Q, K, V, what="queries and keys of magnitude around 300")
+    """large scores stay finite: they run into the thousands, where a softmax that does not subtract
+    its maximum overflows (and no further: at magnitudes of 300 the scores reach 1e5, where float32
+    itself cannot give the weights within the tolerance, and a correct float32 answer would fail)"""
+    Q, K, V = rng.normal(size=(4, 8)) * 30, rng.normal(size=(5, 8)) * 30, rng.normal(size=(5, 3))
+    _check(student, reference, Q, K, V, what="queries and keys of magnitude around 30")
 
 
 def test_causal_mask(student, reference, rng):
