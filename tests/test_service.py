@@ -391,30 +391,46 @@ needs_browser = pytest.mark.skipif(
 )
 
 
-@needs_sandbox
-@needs_browser
-def test_a_student_in_the_browser_signs_in_hands_in_and_watches_it_graded(served, tmp_path):
-    """Set GRADEWRIGHT_SCREENSHOTS=docs/screenshots to refresh the README's screenshots."""
-    from playwright.sync_api import expect, sync_playwright
-
-    url, _, course_copy, env = served
+def screenshots_folder(tmp_path: Path) -> Path:
+    """Where a browser test saves its screenshots: GRADEWRIGHT_SCREENSHOTS=docs/screenshots refreshes the README's."""
     shots = Path(os.environ.get("GRADEWRIGHT_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
+    return shots
+
+
+def roster_links(served, tmp_path: Path) -> dict[str, str]:
+    """The walk-through's roster imported into the served course, and each student's one-time link."""
+    import csv
+
+    url, _, course_copy, env = served
     gradebook = course_copy / ".gradewright" / "gradebook.db"
     assert autograder("roster", "import", ROOT / "docs" / "walkthrough" / "roster.csv", "--gradebook", gradebook,
                       env=env).returncode == 0  # fmt: skip
     links = tmp_path / "links.csv"
     made = autograder("--course", course_copy, "links", "--server", url, "--out", links, env=env)
     assert made.returncode == 0, made.stderr
-    import csv
+    return {row["student_id"]: row["link"] for row in csv.DictReader(links.open())}
 
-    link_of = {row["student_id"]: row["link"] for row in csv.DictReader(links.open())}
+
+def launch_chromium(playwright):
+    """Debian's chromium, driven by Playwright (no browser download)."""
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run"],
+    )  # fmt: skip
+
+
+@needs_sandbox
+@needs_browser
+def test_a_student_in_the_browser_signs_in_hands_in_and_watches_it_graded(served, tmp_path):
+    """Set GRADEWRIGHT_SCREENSHOTS=docs/screenshots to refresh the README's screenshots."""
+    from playwright.sync_api import expect, sync_playwright
+
+    shots = screenshots_folder(tmp_path)
+    link_of = roster_links(served, tmp_path)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
+        browser = launch_chromium(playwright)
         try:
             # Two students, each in a browser of their own (contexts share no cookies).
             ada = browser.new_context(accept_downloads=True).new_page()
@@ -465,24 +481,12 @@ def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_
     """Set GRADEWRIGHT_SCREENSHOTS=docs/screenshots to refresh the staff's screenshots."""
     from playwright.sync_api import expect, sync_playwright
 
-    url, passwords, course_copy, env = served
-    shots = Path(os.environ.get("GRADEWRIGHT_SCREENSHOTS") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
-    gradebook = course_copy / ".gradewright" / "gradebook.db"
-    assert autograder("roster", "import", ROOT / "docs" / "walkthrough" / "roster.csv", "--gradebook", gradebook,
-                      env=env).returncode == 0  # fmt: skip
-    links = tmp_path / "links.csv"
-    assert autograder("--course", course_copy, "links", "--server", url, "--out", links, env=env).returncode == 0
-    import csv
-
-    link = next(row["link"] for row in csv.DictReader(links.open()) if row["student_id"] == "correct_projection")
+    url, passwords, _, _ = served
+    shots = screenshots_folder(tmp_path)
+    link = roster_links(served, tmp_path)["correct_projection"]
     assignment = "attention-not-explanation"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
+        browser = launch_chromium(playwright)
         try:
             grace = browser.new_context().new_page()
             grace.goto(link)

@@ -83,8 +83,10 @@ def send_scores(book: Gradebook, spec: AssignmentSpec, students: list[Student]) 
             items = LtiLineItem.objects.filter(
                 resource_id=spec.name, context__members=lti_user, context__can_publish_scores=True
             ).select_related("context__deployment__registration")
+            if not items:
+                continue
+            grade = _grade(book, spec, student, lti_user.sub)  # the report once, whatever the number of courses
             for item in items:
-                grade = _grade(book, spec, student, lti_user.sub)
                 try:
                     _service(item.context, item.url).put_grade(grade, LineItem({"id": item.url}))
                 except (LtiException, RequestException, ValueError) as exc:
