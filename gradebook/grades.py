@@ -50,10 +50,15 @@ def submissions_in_order(book: Gradebook, assignment: str, student: models.Stude
 def report_of(book: Gradebook, spec: AssignmentSpec, submission: models.Submission) -> Report:
     """A submission's report as it stands: its automatic results, the student's marks on this
     assignment (flagged when the answer changed since), and the late penalty."""
-    from .models import Extension, Mark, Result
     from .rubrics import current_rubrics
 
-    spec = current_rubrics(book, spec)  # marks follow the rubric items' current points
+    return _report(book, current_rubrics(book, spec), submission)  # marks follow the items' current points
+
+
+def _report(book: Gradebook, spec: AssignmentSpec, submission: models.Submission) -> Report:
+    """``report_of`` for a spec whose rubric edits are applied already (once for many reports)."""
+    from .models import Extension, Mark, Result
+
     results = {row.question_id: row for row in book.objects(Result).filter(submission=submission)}
     marks = {
         mark.question_id: mark
@@ -130,7 +135,9 @@ def current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool = False
     from django.db.models import Count
 
     from .models import Student, Submission
+    from .rubrics import current_rubrics
 
+    spec = current_rubrics(book, spec)
     latest = latest_submissions(book, spec.name)
     counts = dict(
         book.objects(Submission)
@@ -154,7 +161,7 @@ def current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool = False
                 moodle_id=student.moodle_id,
                 sis_id=student.sis_id,
                 submissions=counts.get(student.student_id, 0),
-                report=report_of(book, spec, submission) if submission is not None else None,
+                report=_report(book, spec, submission) if submission is not None else None,
             )  # fmt: skip
         )
     return grades

@@ -64,6 +64,14 @@ def hand_in(client: Client, path: Path, assignment: str = "sequences-and-attenti
         )
 
 
+def graded_hand_in(path: Path = PARTIAL) -> tuple[User, Client, Job]:
+    """A new student's hand-in of ``path``, graded: (the student, their client, the job)."""
+    user, client = student()
+    hand_in(client, path)
+    grade_queue()
+    return user, client, Job.objects.get(student__student_id=user.username)
+
+
 def zombie_children() -> list[int]:
     """This process's children that have ended and not been reaped."""
     zombies = []
@@ -746,9 +754,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
 
 @needs_sandbox
 def test_the_staff_read_the_gradebook_a_students_history_and_the_statistics():
-    alice, as_alice = student()
-    hand_in(as_alice, PARTIAL)
-    grade_queue()
+    alice, as_alice, _ = graded_hand_in()
     _, as_ta = student(Member.TA)
     index = as_ta.get("/staff/gradebook/")
     assert index.status_code == 302 and index["Location"] == "/staff/gradebook/sequences-and-attention/"
@@ -858,10 +864,7 @@ def test_hand_grading_on_the_page_with_the_rubric():
 
 @needs_sandbox
 def test_the_staff_override_an_automatic_score_with_a_reason_the_student_reads():
-    alice, as_alice = student()
-    hand_in(as_alice, PARTIAL)
-    grade_queue()
-    job = Job.objects.get(student__student_id=alice.username)
+    alice, as_alice, job = graded_hand_in()
     _, ta = student(Member.TA)
     page = ta.get(f"/submissions/{job.id}/").content.decode()
     assert 'class="override"' in page
@@ -890,10 +893,7 @@ def test_the_staff_override_an_automatic_score_with_a_reason_the_student_reads()
 
 @needs_sandbox
 def test_the_staff_queue_a_regrade_of_one_submission_or_the_whole_assignment():
-    alice, as_alice = student()
-    hand_in(as_alice, PARTIAL)
-    grade_queue()
-    first = Job.objects.get(student__student_id=alice.username)
+    alice, as_alice, first = graded_hand_in()
     _, ta = student(Member.TA)
     ta.get(f"/submissions/{first.id}/")
     token = ta.cookies["csrftoken"].value
@@ -933,10 +933,7 @@ def test_the_staff_queue_a_regrade_of_one_submission_or_the_whole_assignment():
 
 @needs_sandbox
 def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():
-    alice, as_alice = student()
-    hand_in(as_alice, PARTIAL)
-    grade_queue()
-    job = Job.objects.get(student__student_id=alice.username)
+    alice, as_alice, job = graded_hand_in()
     page = f"/submissions/{job.id}/"
 
     def post(client, url, **fields):
