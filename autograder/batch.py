@@ -29,7 +29,6 @@ from untrusted.text import bounded, storable
 
 from .assignment import Assignment
 from .errors import AssignmentError
-from .grading import grade_submission, grader_version
 from .reports import PER_STUDENT
 from .reports.model import QuestionResult, Report
 from .sandbox.preflight import check_limits
@@ -37,6 +36,7 @@ from .sandbox.process import Limits, kill_groups_of
 from .sandbox.runners import Runner, make_runner
 from .secret import grader_secret
 from .submissions import Submission
+from .version import grader_version
 
 ReferenceChoice = str  # "auto", or the name of one of the assignment's references
 JOB_ATTEMPTS = 2
@@ -120,6 +120,7 @@ def grade_batch(
         options = options.model_copy(update={"force": True})  # a regrade, of files graded before
     out.mkdir(parents=True, exist_ok=True)
     if executor is None:
+        prepare_sandbox(assignment, options)
         # Refuse early, saying what is missing or which limit is too low, if the sandbox cannot start.
         check_limits(
             _runner(options.unsafe_no_sandbox, tuple(assignment.sandbox_packages)),
@@ -149,6 +150,13 @@ def grade_batch(
         if isinstance(pool, _LocalPool):
             pool.shutdown()
     return result
+
+
+def prepare_sandbox(assignment: Assignment, options: GradeOptions) -> None:
+    """Start this process's sandbox (its zygote's imports) without waiting for it: called first by
+    whoever grades locally, so that it gets ready while they open their gradebook and load the
+    reference. Raises SandboxUnavailable, saying what is missing, as grading would."""
+    _runner(options.unsafe_no_sandbox, tuple(assignment.sandbox_packages)).prestart()
 
 
 def _not_yet_graded(
@@ -329,6 +337,10 @@ def grade_job(submission: dict, assignment: dict, options: dict, reference_kind:
 
 
 def _grade_job(submission: dict, assignment: dict, options: dict, reference_kind: str, secret: str) -> dict:
+    # pytest comes with grading, not with this module: a command that grades launches its sandbox
+    # first (prepare_sandbox), and pytest's import then overlaps the sandbox's start.
+    from .grading import grade_submission
+
     assignment_model = Assignment.model_validate(assignment)
     grade_options = GradeOptions.model_validate(options)
     report = grade_submission(

@@ -139,8 +139,11 @@ def run_hidden_suite(
     only: str | None = None,
 ) -> list[TestOutcome]:  # fmt: skip
     plugin = SuitePlugin(session, reference, assignment.questions, seed_material, only)
+    # Plugins installed beside the grader (pytest-benchmark, pytest-timeout...) are not loaded: a
+    # hidden suite needs none, and loading them cost a fifth of each grading.
     arguments = [str(assignment.hidden_path), "-c", os.devnull, "--rootdir", str(assignment.hidden_path),
-                 "--import-mode=importlib", "-q", "-s", "--assert=plain", "--tb=no", *UNUSED_PLUGINS]  # fmt: skip
+                 "--import-mode=importlib", "-q", "-s", "--assert=plain", "--tb=no", "--disable-plugin-autoload",
+                 *UNUSED_PLUGINS]  # fmt: skip
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = pytest.main(arguments, plugins=[plugin])
     if code == pytest.ExitCode.INTERRUPTED:  # pytest swallows Ctrl-C and SIGTERM: pass them on

@@ -7,16 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
-from autograder.batch import BatchResult, GradeOptions, grade_batch
+from autograder.batch import BatchResult, GradeOptions, grade_batch, prepare_sandbox
 from autograder.reports.model import Report
 from autograder.submissions import Submission
 
-from .book import Gradebook
-from .reports import write_grades_csv
+if TYPE_CHECKING:
+    from .book import Gradebook
 
 
 class GradeRun(BaseModel):
@@ -38,6 +39,13 @@ def grade_into_gradebook(
     """Grade ``submissions`` into ``out`` and the gradebook (``gradebook``, default
     ``out/gradebook.db``, or the database ``database_url`` names)."""
     out.mkdir(parents=True, exist_ok=True)
+    if executor is None:
+        prepare_sandbox(spec, options)
+    # Imported once the sandbox is starting: Django's and pytest's imports and the gradebook's
+    # opening then overlap its start, which one notebook graded alone otherwise waits for.
+    from .book import Gradebook
+    from .reports import write_grades_csv
+
     with Gradebook.open(gradebook or out / "gradebook.db", database_url) as book:
         store = book.store_for(spec)
         resolved = book.run(lambda: [_as_student(book, submission) for submission in submissions])

@@ -28,6 +28,9 @@ def _configure_django() -> None:
 
 
 _configure_django()
+# Reference values remembered on disk (autograder/remembered.py) go to a folder of this run's own:
+# shared by the run's grading subprocesses, never by another run or the user's grading.
+os.environ["GRADEWRIGHT_REFERENCE_CACHE"] = __import__("tempfile").mkdtemp(prefix="gradewright-reference-values-")
 LESSON_DATA = ROOT / "lesson_data"
 JSON_LESSON = LESSON_DATA / "from-sequences-to-attention.lesson.json"
 MODULE_PAGE = LESSON_DATA / "module-10-sequences-and-attention.md"

@@ -60,6 +60,9 @@ class InProcessRunner:
     def mode(self) -> str:
         return "the grading process itself"
 
+    def prestart(self) -> None:
+        pass
+
     def calls(self) -> list[dict]:
         """The graded calls sent so far: each with the function's name and its decoded arguments."""
         return [

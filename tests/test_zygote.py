@@ -16,6 +16,8 @@ import sys
 
 import pytest
 
+from autograder.sandbox.runners import BubblewrapRunner
+
 from .conftest import ROOT, needs_sandbox
 
 pytestmark = needs_sandbox
@@ -135,3 +137,28 @@ def test_the_doctor_says_how_submissions_are_sandboxed():
         env={key: value for key, value in os.environ.items() if key != "AUTOGRADER_ZYGOTE"},
     )  # fmt: skip
     assert "each submission: a pre-imported zygote forks each submission a sandbox of its own" in default.stdout
+
+
+def test_a_zygote_launched_ahead_is_the_one_that_serves():
+    """`prestart` launches the zygote without waiting for its imports (the command line does it
+    before opening the gradebook); the first submission waits for it, and no second one is made."""
+    runner = BubblewrapRunner()
+    try:
+        runner.prestart()
+        launched = runner.zygote
+        assert launched is not None and launched.pending  # returned before the zygote was ready
+        runner.prestart()
+        assert runner.zygote is launched
+        assert runner.mode() == "a pre-imported zygote forks each submission a sandbox of its own"
+        assert runner.zygote is launched and not launched.pending and launched.alive()
+    finally:
+        runner.close()
+    assert not launched.alive()
+
+
+def test_a_zygote_that_cannot_be_launched_ahead_leaves_a_sandbox_per_submission():
+    runner = BubblewrapRunner()
+    runner.bwrap = "/nonexistent/bwrap"
+    runner.prestart()
+    assert runner.zygote is None
+    assert runner.mode().startswith("a sandbox started for each submission (no zygote: it could not start: bubblewrap")

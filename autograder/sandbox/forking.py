@@ -49,9 +49,10 @@ class Zygote:
         self.inner_fd: int | None = None
         self.group = group
         self.owner = os.getpid()
+        self.pending = True  # launched, not yet known to be ready
 
     @classmethod
-    def start(
+    def launch(
         cls,
         argv: Sequence[str],
         seccomp_fd: int,
@@ -61,7 +62,8 @@ class Zygote:
     ) -> Zygote:
         """Start ``argv`` (bubblewrap's, ending with the interpreter and zygote.py) with the control
         socket and the seccomp program's descriptor as its last two arguments, bubblewrap's report on
-        the pipe ``info`` (read end, write end); wait until it is ready. The caller closes the write end."""
+        the pipe ``info`` (read end, write end), and return at once: ``wait_ready`` waits for its
+        imports, so that the grader can do its own start meanwhile. The caller closes the write end."""
         control, inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         output_fd = os.memfd_create("zygote-output", os.MFD_CLOEXEC)
         try:
@@ -76,17 +78,22 @@ class Zygote:
             raise ZygoteUnavailable(f"bubblewrap could not start it ({exc})") from None
         finally:
             inside.close()
-        zygote = cls(process, control, output_fd, info[0], group)
+        return cls(process, control, output_fd, info[0], group)
+
+    def wait_ready(self) -> None:
+        """Wait until the launched zygote says it is ready; end it and raise if it does not."""
+        if not self.pending:
+            return
         try:
-            ready = json.loads(zygote._receive(READY_TIMEOUT) or b"{}")
+            ready = json.loads(self._receive(READY_TIMEOUT) or b"{}")
         except (TimeoutError, OSError, ValueError):
             ready = {}
         if ready.get("ready") is not True:
-            why = zygote._last_words() or f"it did not say it was ready within {READY_TIMEOUT:g} s"
-            zygote.close()
+            why = self._last_words() or f"it did not say it was ready within {READY_TIMEOUT:g} s"
+            self.close()
             raise ZygoteUnavailable(why)
-        zygote._hold_inner()
-        return zygote
+        self._hold_inner()
+        self.pending = False
 
     def alive(self) -> bool:
         return self.process.poll() is None
