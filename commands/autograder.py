@@ -197,6 +197,31 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--unsafe-no-sandbox", action="store_true", help="check the unsafe runner instead")
     doctor.set_defaults(handler=_doctor)
 
+    verify = commands.add_parser(
+        "verify", help="check that the hidden suite gives every known submission its verdict, whatever the secret",
+        description="Grade every submission listed in the assignment's known/verdicts.toml, in the sandbox, under "
+        "several secrets (inputs are drawn from the secret: a fair suite gives each the same verdict under all of "
+        "them), and those expected to pass again with every tolerance divided by --margin. Lists every verdict that "
+        "differs, with the secret that produced it (replay it with --secret). Exit 0 when every verdict holds, 1 "
+        "otherwise.",
+    )  # fmt: skip
+    verify.add_argument("assignment", metavar="ASSIGNMENT", help="an assignment of the course, by name, or its folder")
+    verify.add_argument(
+        "--secrets", type=_number(int, 1, "a whole number of at least 1"), default=10, metavar="N",
+        help="fresh random secrets to grade under (default 10)",
+    )  # fmt: skip
+    verify.add_argument(
+        "--secret", action="append", default=[], metavar="SECRET",
+        help="grade under this secret instead (repeat for several): replays one that --secrets found",
+    )  # fmt: skip
+    verify.add_argument(
+        "--margin", type=_number(float, 1, "a number of at least 1"), default=4.0, metavar="F",
+        help="tolerances divided by F for submissions expected to pass (default 4; 1 skips it)",
+    )  # fmt: skip
+    verify.add_argument("--reference", default="auto", metavar="NAME", help="as for grade (default auto)")
+    verify.add_argument("--unsafe-no-sandbox", action="store_true", help="run the known submissions without it")
+    verify.set_defaults(handler=_verify)
+
     check = commands.add_parser(
         "check", help="run a notebook's public tests (for students)",
         description="Run a notebook and its public tests, quickly and without the sandbox, and say which "
@@ -890,6 +915,49 @@ def _assignment(args: argparse.Namespace):
             return load_assignment(args.assignment)  # an assignment outside any course: the default packages
         raise AutograderError(f"{args.assignment}: {exc}") from None
     return course_assignment(course, args.assignment)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from autograder.batch import GradeOptions, load_reference, prepare_sandbox, resolve_reference
+    from autograder.sandbox.runners import make_runner
+    from autograder.verify import fresh_secrets, gradings_needed, known_verdicts, verify_known
+
+    assignment = _assignment(args)
+    options = GradeOptions(reference=args.reference, unsafe_no_sandbox=args.unsafe_no_sandbox)
+    prepare_sandbox(assignment, options)
+    secrets = args.secret or fresh_secrets(args.secrets)
+    total = gradings_needed(known_verdicts(assignment), len(secrets), args.margin)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  console=err, transient=True, disable=not err.is_terminal) as progress:  # fmt: skip
+        task = progress.add_task("", total=total)
+        result = verify_known(
+            assignment, secrets, make_runner(args.unsafe_no_sandbox, tuple(assignment.sandbox_packages)),
+            load_reference(assignment, resolve_reference(args.reference, assignment)), options.limits(assignment),
+            args.margin, on_grading=lambda file: progress.update(task, advance=1, description=_shown(file)),
+        )  # fmt: skip
+    print(f"{result.assignment}: {len(result.files)} known submissions, {len(result.secrets)} secrets, "
+          f"{result.gradings} gradings (margin {result.margin:g})")  # fmt: skip
+    for file in result.files:
+        wrong = [d for d in result.disagreements if d.file == file]
+        print(f"{'ok  ' if not wrong else 'FAIL'} {one_line(file)}")
+        groups: dict[tuple, list] = {}
+        for d in wrong:  # one line per kind of difference, with the first secret that showed it
+            groups.setdefault((d.question, d.expected, d.got, d.margin), []).append(d)
+        for (question, expected, got, margin), found in groups.items():
+            under = f" with tolerances divided by {margin:g}" if margin > 1 else ""
+            checks = [line[2:] for line in found[0].feedback.splitlines() if line.startswith("- ")]
+            print(f"     {question}: expected {expected}, got {got}{under} under {len(found)} of "
+                  f"{len(result.secrets)} secrets (first: {found[0].secret}): "
+                  f"{one_line(checks[0] if checks else found[0].feedback)[:200]}")  # fmt: skip
+    if result.disagreements:
+        print(f"{len(result.disagreements)} verdicts differ from known/verdicts.toml")
+        return 1
+    print("every verdict holds")
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -1,0 +1,157 @@
+"""Is the hidden suite fair? Every known submission graded under fresh secrets, its verdicts checked.
+
+An assignment's ``known/`` folder holds submissions whose verdict per question the instructor knows
+(correct ones in several styles, typical mistakes), listed in ``known/verdicts.toml``. Inputs are
+drawn per submission from the grader's secret, so a suite can be right under one secret and wrong
+under another: a test that checks two things at once, a draw that happens to hide a mistake, a
+float32 answer whose rounding sits at the tolerance's edge. ``verify_known`` grades every known
+submission in the sandbox under each of several secrets (fresh ones, or ones to replay) and lists
+every verdict that differs from the expected one, with the secret that produced it. Submissions
+expected to pass everything are graded again with every tolerance divided by ``margin``: one that
+then fails passes only by a hair, and some secret's draw will push it over.
+"""
+
+from __future__ import annotations
+
+import secrets as secret_source
+import tomllib
+from collections.abc import Callable
+from types import ModuleType
+from typing import get_args
+
+from pydantic import BaseModel
+
+from .assignment import Assignment
+from .errors import AssignmentError
+from .grading import grade_submission
+from .reports.model import Report, Status
+from .sandbox.process import Limits
+from .sandbox.runners import Runner
+from .submissions import find_submissions
+from .testing import stricter
+
+VERDICTS_FILE = "verdicts.toml"
+PASSING = {"passed", "manual"}  # a submission expected to earn everything it can automatically
+
+
+class Disagreement(BaseModel):
+    file: str
+    question: str
+    expected: str
+    got: str
+    secret: str
+    feedback: str
+    margin: float = 1.0  # > 1: graded with every tolerance divided by this
+
+
+class Verification(BaseModel):
+    assignment: str
+    files: list[str]
+    secrets: list[str]
+    margin: float
+    gradings: int
+    disagreements: list[Disagreement]
+
+
+def known_verdicts(assignment: Assignment) -> dict[str, dict[str, str]]:
+    """``known/verdicts.toml``: each known file's expected verdict per question, checked against the
+    assignment (its files exist, its questions are the assignment's, its verdicts are verdicts)."""
+    known = assignment.folder / "known"
+    path = known / VERDICTS_FILE
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise AssignmentError(
+            f"{path}: not found; list each known submission's expected verdict per question there "
+            '(["correct.py"] then mean = "passed")'
+        ) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise AssignmentError(f"{path}: {exc}") from None
+    questions = {question.id for question in assignment.questions}
+    statuses = set(get_args(Status))
+    verdicts: dict[str, dict[str, str]] = {}
+    for file, expected in table.items():
+        if not isinstance(expected, dict):
+            raise AssignmentError(f'{path}: [{file!r}] should be a table of question = "verdict"')
+        if not expected:
+            raise AssignmentError(f"{path}: [{file!r}] lists no verdict")
+        if not (known / file).is_file() or "/" in file or file.startswith("."):
+            raise AssignmentError(f"{path}: [{file!r}]: no such file in {known}")
+        for question, verdict in expected.items():
+            if question not in questions:
+                raise AssignmentError(f"{path}: [{file!r}] {question}: no such question (its questions: "
+                                      f"{', '.join(sorted(questions))})")  # fmt: skip
+            if verdict not in statuses:
+                raise AssignmentError(f"{path}: [{file!r}] {question} = {verdict!r} is not a verdict (one of "
+                                      f"{', '.join(sorted(statuses))})")  # fmt: skip
+        verdicts[file] = {str(question): str(verdict) for question, verdict in expected.items()}
+    if not verdicts:
+        raise AssignmentError(f"{path}: lists no known submission")
+    return verdicts
+
+
+def gradings_needed(verdicts: dict[str, dict[str, str]], secrets: int, margin: float) -> int:
+    """How many gradings ``verify_known`` makes (for a progress bar)."""
+    return secrets * sum(len(_margins(expected, margin)) for expected in verdicts.values())
+
+
+def _margins(expected: dict[str, str], margin: float) -> tuple[float, ...]:
+    """Tolerances at 1, and divided by ``margin`` for a submission expected to pass everything."""
+    return (1.0, margin) if margin > 1 and set(expected.values()) <= PASSING else (1.0,)
+
+
+def fresh_secrets(count: int) -> list[str]:
+    return [secret_source.token_hex(32) for _ in range(count)]
+
+
+def verify_known(
+    assignment: Assignment,
+    secrets: list[str],
+    runner: Runner,
+    reference: ModuleType,
+    limits: Limits | None = None,
+    margin: float = 4.0,
+    on_grading: Callable[[str], None] | None = None,
+) -> Verification:
+    """Grade every known submission under each secret (and, for those expected to pass, with every
+    tolerance divided by ``margin``); return every verdict that differs from the expected one."""
+    verdicts = known_verdicts(assignment)
+    known = assignment.folder / "known"
+    gradings = 0
+    disagreements: list[Disagreement] = []
+    for file, expected in verdicts.items():
+        (submission,) = find_submissions([known / file]).submissions
+        for secret in secrets:
+            for factor in _margins(expected, margin):
+                with stricter(factor):
+                    report = grade_submission(assignment, submission, runner, reference, limits, secret)
+                gradings += 1
+                disagreements += _differences(file, expected, report, secret, factor)
+                if on_grading:
+                    on_grading(file)
+    return Verification(
+        assignment=assignment.name, files=list(verdicts), secrets=secrets, margin=margin, gradings=gradings,
+        disagreements=disagreements,
+    )  # fmt: skip
+
+
+def _differences(file: str, expected: dict[str, str], report: Report, secret: str, margin: float) -> list[Disagreement]:
+    got = {question.id: question for question in report.questions}
+    found = []
+    for question, verdict in expected.items():
+        result = got.get(question)
+        status = result.status if result else "not graded"
+        if status != verdict:
+            feedback = result.feedback if result else "; ".join(report.errors)
+            found.append(
+                Disagreement(
+                    file=file,
+                    question=question,
+                    expected=verdict,
+                    got=status,
+                    secret=secret,
+                    feedback=feedback,
+                    margin=margin,
+                )  # fmt: skip
+            )
+    return found
