@@ -43,6 +43,7 @@ class CourseModule(BaseModel):
     title: str = Field(min_length=1)
     lessons: str = "lessons"
     assignments: list[str] = []
+    exams: list[str] = []  # folders made by `course exam build`, whose open questions the staff mark on the console
 
 
 class SandboxSettings(BaseModel):
@@ -76,6 +77,12 @@ class CourseFolder(BaseModel):
     def assignment_folders(self) -> dict[str, Path]:
         """Each assignment's folder by its name (the folder's name)."""
         folders = [self.root / path for module in self.modules for path in module.assignments]
+        return {folder.name: folder for folder in folders}
+
+    @property
+    def exam_folders(self) -> dict[str, Path]:
+        """Each exam's folder by its name (the folder's name)."""
+        folders = [self.root / path for module in self.modules for path in module.exams]
         return {folder.name: folder for folder in folders}
 
     def checks_title(self) -> str:

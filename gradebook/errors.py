@@ -7,7 +7,8 @@
      ├── BadFile               a roster, marks or grades file that cannot be used as a whole
      │                         (repeated ids, another assignment's marks, missing columns)
      └── BadEdit               a change the staff asked for that cannot be made (a rubric item
-                               out of bounds, for a question not graded by hand)
+                               out of bounds, for a question not graded by hand; an exam mark
+                               out of range, or for a question not on the student's variant)
 
 A row of a file that cannot be used is not an error: it is reported with its row number and the
 other rows are kept. Django's and the database drivers' errors become these in one place,

@@ -6,11 +6,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from course.exams.grade import OPEN_POINTS, ExamGradeResult, OpenMark, grade_exam, load_key
 from course.exams.variants import ExamKey
 from untrusted import spreadsheet
 
 from .book import Gradebook
+from .errors import BadEdit
 from .files import MarksImport, marks_sheet, scored_rows
 
 COLUMNS = ["exam", "student_id", "name", "position", "question", "points", "text", "marked_score", "marked_comment",
@@ -73,6 +76,69 @@ def import_exam_marks(book: Gradebook, exam: Path, path: Path) -> MarksImport:
 
     book.run(record)
     return result
+
+
+class OpenAnswer(BaseModel):
+    """One student's answer to one open question of an exam, on their paper sheet, and its mark."""
+
+    student_id: str
+    name: str
+    position: int  # where the question is on this student's variant (q3)
+    question: str
+    text: str  # the question's text
+    score: float | None = None
+    comment: str = ""
+    marked_at: datetime | None = None
+
+
+def open_answers(book: Gradebook, exam: Path) -> list[OpenAnswer]:
+    """Every open question's answer of the exam in ``exam``, in the order of the variants (the
+    roster's), with its mark so far."""
+    from .models import ExamMark
+
+    key = load_key(exam)
+    given = {
+        (mark.student.student_id, mark.question): mark
+        for mark in book.run(lambda: list(book.objects(ExamMark).filter(exam=key.title).select_related("student")))
+    }
+    answers = []
+    for variant in key.variants:
+        for question in variant.questions:
+            if question.kind != "open":
+                continue
+            mark = given.get((variant.student.student_id, question.question))
+            answers.append(
+                OpenAnswer(
+                    student_id=variant.student.student_id,
+                    name=variant.student.name,
+                    position=question.position,
+                    question=question.question,
+                    text=key.questions[question.question].stem,
+                    score=None if mark is None else mark.score,
+                    comment="" if mark is None else mark.comment,
+                    marked_at=None if mark is None else mark.marked_at,
+                )  # fmt: skip
+            )
+    return answers
+
+
+def record_exam_mark(book: Gradebook, exam: Path, student_id: str, question: str, score: float, comment: str) -> None:
+    """Record one open question's mark (the last save wins), as a filled-in sheet's row would be."""
+    from .models import ExamMark
+
+    key = load_key(exam)
+    if question not in _open_questions(key).get(student_id, set()):
+        raise BadEdit(f"{question!r} is not an open question of {student_id!r}'s variant of {key.title!r}")
+    if not 0 <= score <= OPEN_POINTS:
+        raise BadEdit(f"an open question's score is between 0 and {OPEN_POINTS:g}")
+    book.run(
+        lambda: book.objects(ExamMark).update_or_create(
+            exam=key.title,
+            student=_student(book, key, student_id),
+            question=question,
+            defaults={"score": score, "max_score": OPEN_POINTS, "comment": comment, "marked_at": datetime.now(UTC)},
+        )  # fmt: skip
+    )
 
 
 def grade_exam_into_gradebook(book: Gradebook, exam: Path, responses: Path, out: Path) -> ExamGradeResult:

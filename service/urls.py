@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from . import api, marking, reviews, staff, views
+from . import api, exam_marking, marking, reviews, staff, views
 from .lti import pages as lti_pages
 from .lti import views as lti
 from .throttle import ThrottledAuthenticationForm
@@ -36,6 +36,9 @@ urlpatterns = [
     path("staff/reviews/", reviews.open_reviews, name="reviews"),
     path("staff/reviews/<int:review_id>/", reviews.answer, name="review-answer"),
     path("submissions/<int:job_id>/review/", reviews.ask, name="review-ask"),
+    path("staff/exams/", exam_marking.exams_index, name="exams"),
+    path("staff/exams/<str:name>/<str:question>/", exam_marking.exam_start, name="exam-start"),
+    path("staff/exams/<str:name>/<str:question>/<str:student_id>/", exam_marking.exam_mark, name="exam-mark"),
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
     path("staff/rubric/<str:name>/<str:question_id>/", marking.edit_rubric, name="rubric-edit"),

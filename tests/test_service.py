@@ -738,7 +738,8 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
                  "mark-start": ["attention-not-explanation", "written"],
                  "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
                  "rubric-edit": ["attention-not-explanation", "written"], "platforms": [],
-                 "regrade": name_of, "similarity": name_of, "review-answer": [1], "review-ask": [1], "diff": ["someone", 1, 2]}  # fmt: skip
+                 "regrade": name_of, "similarity": name_of, "review-answer": [1], "review-ask": [1], "diff": ["someone", 1, 2],
+                 "exam-start": ["midterm", "q"], "exam-mark": ["midterm", "q", "someone"]}  # fmt: skip
 
     url = reverse(name, args=arguments.get(name, []))
     posted = name in {"override", "regrade", "review-answer", "review-ask", "rubric-edit"}

@@ -1,0 +1,117 @@
+"""Exams' open questions marked on the page: the exams the course lists (``exams`` in course.toml,
+folders made by ``course exam build``), and for each open question a queue of its answers, one at a
+time: the question's text, where the answer is on the student's paper sheet (q3 of their variant),
+the student's name hidden unless asked for, a score from 0 to 1 and a comment. Marks are the same
+records ``course exam marks import`` makes: ``course exam grade --gradebook`` counts them. Two
+graders never lose each other's work unseen: the last save wins, and the one whose save replaced
+another's is told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from course.exams.csvfiles import ExamError
+from course.exams.grade import OPEN_POINTS, load_key
+from gradebook.errors import BadEdit
+from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
+from untrusted.mathml import answer_markdown
+
+from .access import book, course
+from .staff import staff_only
+
+_MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
+
+
+def _exam_or_404(name: str) -> Path:
+    folder = course().exam_folders.get(name)
+    if folder is None:
+        raise Http404("no such exam")
+    return folder
+
+
+def _answers(folder: Path, question: str | None = None) -> list[OpenAnswer]:
+    try:
+        answers = open_answers(book(), folder)
+    except ExamError as exc:
+        raise Http404(str(exc)) from None
+    return [answer for answer in answers if question in (None, answer.question)]
+
+
+@login_required
+def exams_index(request: HttpRequest) -> HttpResponse:
+    """The course's exams, each with its open questions: answers, and how many are still unmarked."""
+    staff_only(request)
+    exams: list[dict[str, object]] = []
+    for name, folder in course().exam_folders.items():
+        try:
+            title, answers = load_key(folder).title, open_answers(book(), folder)
+        except ExamError as exc:
+            exams.append({"name": name, "problem": str(exc), "questions": []})
+            continue
+        questions: dict[str, dict] = {}
+        for answer in answers:
+            row = questions.setdefault(answer.question, {"id": answer.question, "text": answer.text, "answers": 0,
+                                                         "to_mark": 0})  # fmt: skip
+            row["answers"] += 1
+            row["to_mark"] += answer.score is None
+        exams.append({"name": name, "title": title, "questions": list(questions.values())})
+    return render(request, "service/exams.html", {"exams": exams})
+
+
+@login_required
+def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
+    staff_only(request)
+    answers = _answers(_exam_or_404(name), question)
+    if not answers:
+        raise Http404("no such open question")
+    first = next((answer for answer in answers if answer.score is None), answers[0])
+    return redirect("exam-mark", name=name, question=question, student_id=first.student_id)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -> HttpResponse:
+    staff_only(request)
+    folder = _exam_or_404(name)
+    answers = _answers(folder, question)
+    position = next((i for i, answer in enumerate(answers) if answer.student_id == student_id), None)
+    if position is None:
+        raise Http404("not an answer to mark")
+    answer = answers[position]
+    following = answers[(position + 1) % len(answers)]
+    if request.method == "POST":
+        if _save(request, folder, answer):
+            then = following if request.POST.get("then") == "next" else answer
+            return redirect("exam-mark", name=name, question=question, student_id=then.student_id)
+        return redirect(request.path)
+    context = {
+        "name": name, "title": load_key(folder).title, "answer": answer, "points": OPEN_POINTS,
+        "text_html": _MARKDOWN.render(answer.text), "position": position + 1, "count": len(answers),
+        "to_mark": sum(a.score is None for a in answers), "show_names": request.GET.get("names") == "1",
+        "previous": answers[position - 1].student_id, "next": following.student_id,
+    }  # fmt: skip
+    return render(request, "service/mark_exam_answer.html", context)
+
+
+def _save(request: HttpRequest, folder: Path, answer: OpenAnswer) -> bool:
+    try:
+        score = float(request.POST.get("score", ""))
+    except ValueError:
+        messages.error(request, f"the score is a number between 0 and {OPEN_POINTS:g}")
+        return False
+    seen = request.POST.get("seen", "")
+    if answer.marked_at is not None and answer.marked_at.isoformat() != seen:
+        messages.warning(request, f"another grader had marked this answer at {answer.marked_at:%H:%M:%S}; "
+                                  "your mark replaced theirs")  # fmt: skip
+    try:
+        record_exam_mark(book(), folder, answer.student_id, answer.question, score, request.POST.get("comment", ""))
+    except BadEdit as exc:
+        messages.error(request, str(exc))
+        return False
+    return True
