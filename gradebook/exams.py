@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -16,6 +17,9 @@ from .book import Gradebook
 from .errors import BadEdit
 from .files import MarksImport, marks_sheet, scored_rows
 
+if TYPE_CHECKING:
+    from .models import ExamMark
+
 COLUMNS = ["exam", "student_id", "name", "position", "question", "points", "text", "marked_score", "marked_comment",
            "score", "comment"]  # fmt: skip
 REQUIRED = ["exam", "student_id", "question", "score", "comment"]
@@ -23,30 +27,18 @@ REQUIRED = ["exam", "student_id", "question", "score", "comment"]
 
 def export_exam_marks(book: Gradebook, exam: Path, out: Path) -> int:
     """One row per student and open question of the exam in ``exam`` (answered on the paper sheet)."""
-    from .models import ExamMark
-
-    key = load_key(exam)
-    given = {
-        (mark.student.student_id, mark.question): mark
-        for mark in book.run(lambda: list(book.objects(ExamMark).filter(exam=key.title).select_related("student")))
-    }
-    rows = 0
+    title = load_key(exam).title
+    answers = open_answers(book, exam)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = spreadsheet.writer(handle)
         writer.writerow(COLUMNS)
-        for variant in key.variants:
-            for question in variant.questions:
-                if question.kind != "open":
-                    continue
-                mark = given.get((variant.student.student_id, question.question))
-                writer.writerow(
-                    [key.title, variant.student.student_id, variant.student.name, f"q{question.position}",
-                     question.question, f"{OPEN_POINTS:g}", key.questions[question.question].stem,
-                     "" if mark is None else f"{mark.score:g}", "" if mark is None else mark.comment, "", ""]
-                )  # fmt: skip
-                rows += 1
-    return rows
+        for answer in answers:
+            writer.writerow(
+                [title, answer.student_id, answer.name, f"q{answer.position}", answer.question, f"{OPEN_POINTS:g}",
+                 answer.text, "" if answer.score is None else f"{answer.score:g}", answer.comment, "", ""]
+            )  # fmt: skip
+    return len(answers)
 
 
 def import_exam_marks(book: Gradebook, exam: Path, path: Path) -> MarksImport:
@@ -94,13 +86,9 @@ class OpenAnswer(BaseModel):
 def open_answers(book: Gradebook, exam: Path) -> list[OpenAnswer]:
     """Every open question's answer of the exam in ``exam``, in the order of the variants (the
     roster's), with its mark so far."""
-    from .models import ExamMark
 
     key = load_key(exam)
-    given = {
-        (mark.student.student_id, mark.question): mark
-        for mark in book.run(lambda: list(book.objects(ExamMark).filter(exam=key.title).select_related("student")))
-    }
+    given = _marks_given(book, key)
     answers = []
     for variant in key.variants:
         for question in variant.questions:
@@ -143,13 +131,10 @@ def record_exam_mark(book: Gradebook, exam: Path, student_id: str, question: str
 
 def grade_exam_into_gradebook(book: Gradebook, exam: Path, responses: Path, out: Path) -> ExamGradeResult:
     """``course exam grade`` with the open questions' marks counted, and each result recorded."""
-    from .models import ExamMark, ExamResult
+    from .models import ExamResult
 
     key = load_key(exam)
-    marks = {
-        (mark.student.student_id, mark.question): OpenMark(score=mark.score, comment=mark.comment)
-        for mark in book.run(lambda: list(book.objects(ExamMark).filter(exam=key.title).select_related("student")))
-    }
+    marks = {given: OpenMark(score=mark.score, comment=mark.comment) for given, mark in _marks_given(book, key).items()}
     graded = grade_exam(exam, responses, out, marks)
 
     def record() -> None:
@@ -162,6 +147,14 @@ def grade_exam_into_gradebook(book: Gradebook, exam: Path, responses: Path, out:
 
     book.run(record)
     return graded
+
+
+def _marks_given(book: Gradebook, key: ExamKey) -> dict[tuple[str, str], ExamMark]:
+    """The exam's marks so far, by (student id, question id)."""
+    from .models import ExamMark
+
+    marks = book.run(lambda: list(book.objects(ExamMark).filter(exam=key.title).select_related("student")))
+    return {(mark.student.student_id, mark.question): mark for mark in marks}
 
 
 def _open_questions(key: ExamKey) -> dict[str, set[str]]:
