@@ -337,6 +337,15 @@ def served(tmp_path_factory):
     late = course_copy / "assignments" / "attention-not-explanation" / "assignment.toml"  # due 30 hours ago
     due = (timezone.now() - timedelta(hours=30)).isoformat(timespec="seconds")
     late.write_text(f'due = {due}\nlate_penalty = "10% per day"\n' + late.read_text())
+    # An exam with two open questions for the walk-through's roster, listed by the course (the
+    # module's table is the file's last), for the staff to mark on the console.
+    from course.exams.build import build_exam
+
+    (course_copy / "exams").mkdir()
+    build_exam(ROOT / "docs" / "walkthrough" / "roster.csv", course_copy / "exams" / "midterm", seed=4,
+               lessons=[course_copy / "lesson_data"], open_questions=2)  # fmt: skip
+    with (course_copy / "course.toml").open("a") as manifest:
+        manifest.write('exams = ["exams/midterm"]\n')
     port = _free_port()
     env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config")}
     env.pop("AUTOGRADER_DATABASE_URL", None)
@@ -550,6 +559,20 @@ def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_
                 "right idea, a tolerance too tight"
             )
             staff.screenshot(path=shots / "submission-staff.png", full_page=True)
+
+            # An exam's open question, marked by keyboard: a score, then Ctrl+Enter saves and moves on.
+            staff.goto(f"{url}/staff/exams/")
+            expect(staff.locator("h1")).to_contain_text("Exams")
+            staff.screenshot(path=shots / "exams.png", full_page=True)
+            staff.click("a:has-text('Mark') >> nth=0")
+            expect(staff.locator("text=Answer 1 of")).to_be_visible()
+            staff.fill("#mark input[name=score]", "0.5")
+            staff.fill("#mark textarea[name=comment]", "names the cause; no check proposed")
+            staff.screenshot(path=shots / "exam-marking.png", full_page=True)
+            staff.locator("#mark textarea[name=comment]").press("Control+Enter")
+            expect(staff.locator("text=Answer 2 of")).to_be_visible()
+            staff.click("#previous")
+            expect(staff.locator("#current")).to_have_text("0.5")
 
             for page_name in ("similarity", "statistics"):
                 staff.goto(f"{url}/staff/{page_name}/{assignment}/")
