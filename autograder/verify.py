@@ -51,6 +51,7 @@ class Verification(BaseModel):
     margin: float
     gradings: int
     disagreements: list[Disagreement]
+    unlisted: list[str] = []  # files in known/ that verdicts.toml does not list: not graded
 
 
 def known_verdicts(assignment: Assignment) -> dict[str, dict[str, str]]:
@@ -129,9 +130,11 @@ def verify_known(
                 disagreements += _differences(file, expected, report, secret, factor)
                 if on_grading:
                     on_grading(file)
+    unlisted = sorted(path.name for path in known.iterdir()
+                      if path.suffix in {".py", ".ipynb"} and path.is_file() and path.name not in verdicts)  # fmt: skip
     return Verification(
         assignment=assignment.name, files=list(verdicts), secrets=secrets, margin=margin, gradings=gradings,
-        disagreements=disagreements,
+        disagreements=disagreements, unlisted=unlisted,
     )  # fmt: skip
 
 

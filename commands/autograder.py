@@ -953,6 +953,8 @@ def _verify(args: argparse.Namespace) -> int:
             print(f"     {question}: expected {expected}, got {got}{under} under {len(found)} of "
                   f"{len(result.secrets)} secrets (first: {found[0].secret}): "
                   f"{one_line(checks[0] if checks else found[0].feedback)[:200]}")  # fmt: skip
+    for file in result.unlisted:
+        print(f"skip {one_line(file)}: not in known/verdicts.toml, so not graded")
     if result.disagreements:
         print(f"{len(result.disagreements)} verdicts differ from known/verdicts.toml")
         return 1

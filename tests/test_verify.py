@@ -85,7 +85,9 @@ def test_a_verdict_that_depends_on_the_secret_and_a_pass_by_a_hair_are_listed(co
     )
     assert lines[6] == "3 verdicts differ from known/verdicts.toml"
 
+    (known / "forgotten.py").write_text(LUCKY)  # a known file the instructor did not list: said, not graded
     replayed = run("verify", "example", "--secret", "s1", "--margin", "1", cwd=course)
+    assert "skip forgotten.py: not in known/verdicts.toml, so not graded" in replayed.stdout
     assert replayed.returncode == 0, replayed.stdout  # at the full tolerance float32_edge.py passes
     assert "1 secrets, 3 gradings (margin 1)" in replayed.stdout
 
