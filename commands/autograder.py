@@ -1,7 +1,8 @@
 """The ``autograder`` command: parses arguments, calls one library function, formats the result.
 
 Exit codes: ``grade`` 0 when every submission was graded, 1 when some could not be read or run;
-``check`` 0 when the public tests pass, 1 when some fail; 2 for a usage error or bad input (one
+``check`` 0 when the public tests pass, 1 when some fail; ``verify`` 0 when every known submission
+gets its verdict under every secret, 1 when some do not; 2 for a usage error or bad input (one
 line on stderr, never a traceback).
 """
 
@@ -951,7 +952,7 @@ def _verify(args: argparse.Namespace) -> int:
             under = f" with tolerances divided by {margin:g}" if margin > 1 else ""
             checks = [line[2:] for line in found[0].feedback.splitlines() if line.startswith("- ")]
             print(f"     {question}: expected {expected}, got {got}{under} under {len(found)} of "
-                  f"{len(result.secrets)} secrets (first: {found[0].secret}): "
+                  f"{len(result.secrets)} secrets (first: {one_line(found[0].secret)}): "
                   f"{one_line(checks[0] if checks else found[0].feedback)[:200]}")  # fmt: skip
     for file in result.unlisted:
         print(f"skip {one_line(file)}: not in known/verdicts.toml, so not graded")
