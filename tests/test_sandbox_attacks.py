@@ -22,6 +22,9 @@ from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 pytestmark = needs_sandbox
 HOSTILE = Path(__file__).parent / "hostile"
 GRADER_SECRET = "grader-secret-7f3a"
+# Below the bound on the batch's peak memory, so that a sandboxed submission filling its memory (which
+# the peak counts too) never passes for the grader decoding a forged answer naively (3 GB).
+SANDBOX_MEMORY_MIB = 768
 
 
 class Server:
@@ -74,7 +77,7 @@ def batch(tmp_path_factory, request):
     completed = subprocess.run(
         [sys.executable, str(Path(__file__).parent / "run_and_watch.py"), str(watched),
          sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
-         "--jobs", "2", "--timeout", "2", "--reference", "numpy"],
+         "--jobs", "2", "--timeout", "2", "--memory", str(SANDBOX_MEMORY_MIB), "--reference", "numpy"],
         capture_output=True, text=True, timeout=600, cwd=ROOT, env=environment,
     )  # fmt: skip
     reports = {
@@ -207,7 +210,7 @@ def test_forged_answers_cost_their_question_and_never_the_graders_memory(batch):
     assert report["ran"] is True and report["score"] == 1  # recorded as the student's own result
     assert "forged_answers" in (batch["out"] / "grades.csv").read_text()
     # Decoded naively, softmax's answer alone would take 3 GB; every process of the batch stayed small.
-    assert batch["peak_kib"] < 1024 * 1024
+    assert batch["peak_kib"] < 1024 * 1024, batch["peak_kib"]
 
 
 def test_broken_frames_end_in_a_verdict_never_a_hang(batch):
