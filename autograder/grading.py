@@ -1,154 +1,34 @@
 """Grading one submission: its code in a sandboxed worker, the hidden suite here.
 
-The hidden pytest suite runs in this (trusted) process. Its tests ask for two fixtures: ``student``,
-whose attributes call the submission's functions in the worker, and ``reference``, the chosen
-reference implementation. Each test module is marked with the question it grades
+The hidden pytest suite runs in this (trusted) process, collected once per process (suite.py). Its
+tests ask for two fixtures: ``student``, whose attributes call the submission's functions in the
+worker, and ``reference``, the chosen reference implementation. Each test module is marked with the question it grades
 (``pytestmark = pytest.mark.question("softmax")``). A test's result becomes feedback only through
 ``Mismatch`` messages and student faults, which are written not to reveal hidden inputs.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import time
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
-import numpy as np
-import pytest
-
 from untrusted.text import bounded, storable
 
 from .assignment import ANSWER_STUB, Assignment, Question, question_of_cell
-from .errors import StudentFault
 from .reports.model import QuestionResult, Report, Status, TestOutcome
 from .sandbox.process import Limits
 from .sandbox.runners import Runner
 from .sandbox.session import LoadResult, StudentSession
-from .secret import input_seed
 from .submissions import Submission, Unreadable, answers_after_heading, extract
-from .testing import Mismatch
+from .suite import hidden_suite
 from .version import grader_version
 
 # A report's size is bounded whatever the submission does: at most this many problems, each this long.
 MAX_REPORT_ERRORS = 50
 MAX_ERROR_CHARS = 500
 MAX_ANSWER_CHARS = 20_000  # per written answer, kept for hand grading
-
-GENERIC_FAILURE = "the result was not what the question asks for"
-# pytest plugins a hidden suite never needs; leaving them out saves about a third of a grading.
-# (Checks go through Mismatch, so assertion rewriting is not needed either: --assert=plain.)
-UNUSED_PLUGINS = [
-    arg
-    for name in (
-        "cacheprovider",
-        "stepwise",
-        "faulthandler",
-        "logging",
-        "junitxml",
-        "doctest",
-        "pastebin",
-        "debugging",
-        "unraisableexception",
-        "threadexception",
-        "legacypath",
-        "setuponly",
-        "setupplan",
-        "warnings",
-        "python_path",
-        "tmpdir",
-        "monkeypatch",
-        "recwarn",
-    )  # fmt: skip
-    for arg in ("-p", f"no:{name}")
-]
-
-
-class SuitePlugin:
-    """Gives the hidden tests their fixtures and records each test's outcome."""
-
-    def __init__(
-        self, session: StudentSession, reference: ModuleType, questions: list[Question], seed_material: tuple[str, str],
-        only: str | None = None,
-    ):  # fmt: skip
-        self.session = session
-        self.seed_material = seed_material
-        self.reference_module = reference
-        self.known = {question.id for question in questions}
-        self.outcomes: list[TestOutcome] = []
-        self.only = only
-
-    @pytest.fixture
-    def student(self):
-        return self.session.student
-
-    @pytest.fixture
-    def reference(self):
-        return self.reference_module
-
-    @pytest.fixture
-    def rng(self, request):
-        """Random inputs of the test's own for this submission: drawn from the grader's secret, the
-        submission's hash and the test, so they are the same on a regrade of the same file (whatever
-        order the tests run in) and different for any other file."""
-        secret, sha256 = self.seed_material
-        return np.random.default_rng(input_seed(secret, sha256, request.node.nodeid))
-
-    def pytest_collection_modifyitems(self, config, items):
-        """A regrade of one question runs that question's tests only."""
-        if self.only is None:
-            return
-        kept = [item for item in items if _question_of(item) == self.only]
-        config.hook.pytest_deselected(items=[item for item in items if _question_of(item) != self.only])
-        items[:] = kept
-
-    def pytest_configure(self, config):
-        config.addinivalue_line("markers", "question(id): the assignment question a hidden test grades")
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item, call):
-        outcome = yield
-        report = outcome.get_result()
-        if report.when == "call" or (report.when == "setup" and report.failed):
-            self.outcomes.append(self._outcome(item, call.excinfo))
-
-    def _outcome(self, item, excinfo) -> TestOutcome:
-        question = _question_of(item)
-        doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
-        common = {"question": question, "name": item.name, "description": doc}
-        if excinfo is None:
-            return TestOutcome(status="passed", **common)
-        error = excinfo.value
-        if isinstance(error, StudentFault):
-            return TestOutcome(status=error.status, message=str(error), **common)
-        if isinstance(error, Mismatch):
-            return TestOutcome(status="failed", message=str(error), **common)
-        return TestOutcome(status="failed", message=GENERIC_FAILURE, **common)
-
-
-def _question_of(item) -> str:
-    marker = item.get_closest_marker("question")
-    return marker.args[0] if marker and marker.args else "unmarked"
-
-
-def run_hidden_suite(
-    assignment: Assignment, session: StudentSession, reference: ModuleType, seed_material: tuple[str, str],
-    only: str | None = None,
-) -> list[TestOutcome]:  # fmt: skip
-    plugin = SuitePlugin(session, reference, assignment.questions, seed_material, only)
-    # Plugins installed beside the grader (pytest-benchmark, pytest-timeout...) are not loaded: a
-    # hidden suite needs none, and loading them cost a fifth of each grading.
-    arguments = [str(assignment.hidden_path), "-c", os.devnull, "--rootdir", str(assignment.hidden_path),
-                 "--import-mode=importlib", "-q", "-s", "--assert=plain", "--tb=no", "--disable-plugin-autoload",
-                 *UNUSED_PLUGINS]  # fmt: skip
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = pytest.main(arguments, plugins=[plugin])
-    if code == pytest.ExitCode.INTERRUPTED:  # pytest swallows Ctrl-C and SIGTERM: pass them on
-        raise KeyboardInterrupt
-    return plugin.outcomes
 
 
 def grade_submission(
@@ -164,6 +44,7 @@ def grade_submission(
     only); never raises for anything the student's code did."""
     limits = limits or assignment.limits
     started = time.monotonic()
+    suite = hidden_suite(assignment)  # collected before any student code runs: a broken suite is the instructor's
     errors: list[str] = []
     outcomes: list[TestOutcome] = []
     answers: dict[str, str] = {}
@@ -187,7 +68,7 @@ def grade_submission(
                 errors.append(load.failure)
             else:
                 errors += [str(error) for error in load.cell_errors]
-                outcomes = run_hidden_suite(assignment, session, reference, (secret, submission.sha256), only_question)
+                outcomes = suite.run(session.student, reference, (secret, submission.sha256), only_question)
     if len(errors) > MAX_REPORT_ERRORS:
         errors = errors[:MAX_REPORT_ERRORS] + [f"... and {len(errors) - MAX_REPORT_ERRORS} more problems"]
     errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]

@@ -1,0 +1,256 @@
+"""An assignment's hidden pytest suite: collected once per grading process, run for each submission.
+
+pytest's configuration and collection cost about as much as running a suite of 35 quick checks, so
+a process that grades many submissions (a batch's grading process, the service's worker) collects
+each assignment's suite once and runs its collected tests again for every submission. pytest has no
+public API for running a collected session again: the private entry points used here are the ones
+``pytest.main`` itself calls (``_prepareconfig``, ``Session.from_config``, ``wrap_session``'s steps),
+confined to this module; pyproject.toml keeps pytest below its next major version, and every grading
+test runs through here.
+
+A suite's test modules are taken out of ``sys.modules`` once collected (its tests keep them): pytest
+names a module by its file name, so two assignments with a ``test_functions.py`` each would
+otherwise share the first one's tests. A suite whose files change is collected again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+from _pytest.config import ConftestImportFailure, _prepareconfig
+from _pytest.main import Session
+
+from .assignment import Assignment
+from .errors import AssignmentError, StudentFault
+from .reports.model import TestOutcome
+from .secret import input_seed
+from .testing import Mismatch
+
+GENERIC_FAILURE = "the result was not what the question asks for"
+# pytest plugins a hidden suite never needs; leaving them out saves about a third of a grading.
+# (Checks go through Mismatch, so assertion rewriting is not needed either: --assert=plain.)
+UNUSED_PLUGINS = [
+    arg
+    for name in (
+        "cacheprovider",
+        "stepwise",
+        "faulthandler",
+        "logging",
+        "junitxml",
+        "doctest",
+        "pastebin",
+        "debugging",
+        "unraisableexception",
+        "threadexception",
+        "legacypath",
+        "setuponly",
+        "setupplan",
+        "warnings",
+        "python_path",
+        "tmpdir",
+        "monkeypatch",
+        "recwarn",
+    )  # fmt: skip
+    for arg in ("-p", f"no:{name}")
+]
+
+
+class _Run:
+    """What one submission's run of the suite needs and gathers."""
+
+    def __init__(self, student: Any, reference: ModuleType, seed_material: tuple[str, str]):
+        self.student = student
+        self.reference = reference
+        self.seed_material = seed_material
+        self.outcomes: list[TestOutcome] = []
+
+
+class SuitePlugin:
+    """Gives the hidden tests their fixtures, records each test's outcome, and the collection's errors."""
+
+    def __init__(self) -> None:
+        self.run: _Run | None = None
+        self.collection_errors: list[pytest.CollectReport] = []
+
+    def _current(self) -> _Run:
+        if self.run is None:  # only a test run outside HiddenSuite.run could get here
+            raise RuntimeError("a hidden test ran outside a submission's run")
+        return self.run
+
+    @pytest.fixture
+    def student(self):
+        return self._current().student
+
+    @pytest.fixture
+    def reference(self):
+        return self._current().reference
+
+    @pytest.fixture
+    def rng(self, request):
+        """Random inputs of the test's own for this submission: drawn from the grader's secret, the
+        submission's hash and the test, so they are the same on a regrade of the same file (whatever
+        order the tests run in) and different for any other file."""
+        secret, sha256 = self._current().seed_material
+        return np.random.default_rng(input_seed(secret, sha256, request.node.nodeid))
+
+    def pytest_configure(self, config):
+        config.addinivalue_line("markers", "question(id): the assignment question a hidden test grades")
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append(report)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.failed):
+            self._current().outcomes.append(_outcome(item, call.excinfo))
+
+
+def _outcome(item, excinfo) -> TestOutcome:
+    question = question_of(item)
+    doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
+    common = {"question": question, "name": item.name, "description": doc}
+    if excinfo is None:
+        return TestOutcome(status="passed", **common)
+    error = excinfo.value
+    if isinstance(error, StudentFault):
+        return TestOutcome(status=error.status, message=str(error), **common)
+    if isinstance(error, Mismatch):
+        return TestOutcome(status="failed", message=str(error), **common)
+    return TestOutcome(status="failed", message=GENERIC_FAILURE, **common)
+
+
+def question_of(item) -> str:
+    marker = item.get_closest_marker("question")
+    return marker.args[0] if marker and marker.args else "unmarked"
+
+
+def _collection_error(folder: Path, report: pytest.CollectReport) -> str:
+    """One line: the file, the line when pytest's report gives it, and the error's last line."""
+    text = str(report.longrepr)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    cause = lines[-1].removeprefix("E").strip() if lines else "it cannot be imported"
+    where = folder / report.nodeid if report.nodeid else folder
+    # A traceback's "test_x.py:3: in <module>", or a SyntaxError's 'File ".../test_x.py", line 3'.
+    found = re.findall(rf'{re.escape(where.name)}(?::(\d+): in |", line (\d+))', text)
+    line = next((a or b for a, b in reversed(found)), None)
+    return f"{where}{f', line {line}' if line else ''}: a hidden test cannot be collected: {cause}"
+
+
+def _fingerprint(folder: Path) -> tuple:
+    """The suite's files as they are now: a change to any of them means collecting again."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        if "__pycache__" not in path.parts and path.is_file():
+            status = path.stat()
+            found.append((str(path.relative_to(folder)), status.st_mtime_ns, status.st_size))
+    return tuple(found)
+
+
+class HiddenSuite:
+    """One assignment's hidden suite, collected; ``run`` runs it for one submission."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.fingerprint = _fingerprint(folder)
+        self.plugin = SuitePlugin()
+        # Plugins installed beside the grader (pytest-benchmark, pytest-timeout...) are not loaded: a
+        # hidden suite needs none, and loading them cost a fifth of each grading.
+        arguments = [str(folder), "-c", os.devnull, "--rootdir", str(folder), "--import-mode=importlib", "-q", "-s",
+                     "--assert=plain", "--tb=no", "--disable-plugin-autoload", *UNUSED_PLUGINS]  # fmt: skip
+        before = set(sys.modules)
+        with _quiet():
+            try:
+                self.config = _prepareconfig(arguments, [self.plugin])  # imports the suite's conftest.py
+                self.config._do_configure()
+                self.session = Session.from_config(self.config)
+                self.config.hook.pytest_sessionstart(session=self.session)
+                self.config.hook.pytest_collection(session=self.session)
+            except ConftestImportFailure as failure:
+                if hasattr(self, "session"):  # a conftest.py of a subfolder, met while collecting
+                    self.close()
+                cause = f"{type(failure.cause).__name__}: {failure.cause}"
+                raise AssignmentError(
+                    f"{failure.path}: the hidden tests' conftest cannot be imported: {cause}"
+                ) from None
+            finally:
+                self._forget_modules(before)
+        if self.plugin.collection_errors:
+            self.close()
+            raise AssignmentError(_collection_error(folder, self.plugin.collection_errors[0]))
+        self.items: list[pytest.Item] = list(self.session.items)
+
+    def _forget_modules(self, before: set[str]) -> None:
+        for name in set(sys.modules) - before:
+            module = sys.modules[name]
+            file = getattr(module, "__file__", None)
+            if file and Path(file).resolve().is_relative_to(self.folder.resolve()):
+                del sys.modules[name]
+
+    def run(
+        self, student: Any, reference: ModuleType, seed_material: tuple[str, str], only: str | None = None
+    ) -> list[TestOutcome]:
+        """Every test (with ``only``, that question's) for one submission; each outcome in order."""
+        items = [item for item in self.items if only is None or question_of(item) == only]
+        run = self.plugin.run = _Run(student, reference, seed_material)
+        try:
+            with _quiet():
+                for index, item in enumerate(items):
+                    # The last test's teardown (nextitem None) tears down every fixture of the run.
+                    nextitem = items[index + 1] if index + 1 < len(items) else None
+                    item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        except BaseException:
+            # Stopped midway (Ctrl-C, SIGTERM): its fixtures were not torn down, so this suite is
+            # not run again; the next grading collects a fresh one.
+            _suites.pop(self.folder, None)
+            self.close()
+            raise
+        finally:
+            self.plugin.run = None
+            # pytest's reporter keeps every report it is shown: kept, a long-running worker would grow.
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.stats.clear()
+            os.chdir(self.session.startpath)  # a hidden test that changed directory changed it for us
+        return run.outcomes
+
+    def close(self) -> None:
+        with _quiet(), contextlib.suppress(Exception):
+            self.config.hook.pytest_sessionfinish(session=self.session, exitstatus=0)
+        with _quiet(), contextlib.suppress(Exception):
+            self.config._ensure_unconfigure()
+
+
+@contextlib.contextmanager
+def _quiet():
+    """pytest's progress and whatever a hidden test prints are for no one."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        yield
+
+
+_suites: dict[Path, HiddenSuite] = {}
+
+
+def hidden_suite(assignment: Assignment) -> HiddenSuite:
+    """The assignment's suite, collected once per process (again when its files change). Raises
+    AssignmentError, naming the file and the cause, when a test file cannot be collected."""
+    folder = assignment.hidden_path.resolve()
+    suite = _suites.get(folder)
+    if suite is not None and suite.fingerprint == _fingerprint(folder):
+        return suite
+    if suite is not None:
+        del _suites[folder]
+        suite.close()
+    suite = _suites[folder] = HiddenSuite(folder)
+    return suite
