@@ -130,17 +130,17 @@ class Gradebook:
 
     # What a batch of grading needs: autograder.batch.GradeStore.
     def store_for(self, spec: AssignmentSpec) -> AssignmentStore:
-        self.run(lambda: self.sync_assignment(spec))
-        return AssignmentStore(self, spec)
+        return AssignmentStore(self, spec, self.run(lambda: self.sync_assignment(spec)))
 
 
 class AssignmentStore:
     """The gradebook as one assignment's ``GradeStore``: a submission is recorded once per file
     (student and hash); regrading the same file replaces its results and keeps its marks."""
 
-    def __init__(self, book: Gradebook, spec: AssignmentSpec):
+    def __init__(self, book: Gradebook, spec: AssignmentSpec, assignment: models.Assignment):
         self.book = book
         self.spec = spec
+        self.assignment = assignment  # its rows as the manifest has them, synced once for the batch
 
     def is_graded(self, submission: SubmissionFile) -> bool:
         from .models import Submission
@@ -159,18 +159,21 @@ class AssignmentStore:
         from .grades import report_of
 
         def write() -> Report:
-            submission = record_report(self.book, self.spec, report)
+            submission = record_report(self.book, self.spec, report, self.assignment)
             return report_of(self.book, self.spec, submission)
 
         return self.book.run(write)
 
 
-def record_report(book: Gradebook, spec: AssignmentSpec, report: Report) -> models.Submission:
+def record_report(
+    book: Gradebook, spec: AssignmentSpec, report: Report, assignment: models.Assignment | None = None
+) -> models.Submission:
     """A graded report as a submission's rows (replacing the results of the same file graded before:
-    all of them, or the one question a one-question regrade graded)."""
+    all of them, or the one question a one-question regrade graded). ``assignment``: its row, when
+    the caller synced it with the manifest already (once for a batch, not once per submission)."""
     from .models import Result, Student, Submission
 
-    assignment = book.sync_assignment(spec)
+    assignment = assignment or book.sync_assignment(spec)
     student = book.objects(Student).get_or_create(student_id=report.student)[0]
     submitted_at = datetime.fromisoformat(report.submitted_at) if report.submitted_at else None
     row, created = book.objects(Submission).update_or_create(

@@ -24,6 +24,9 @@ def printable(text: str, keep_newlines: bool = False) -> str:
     carriage returns, bidirectional overrides, lone surrogates) written as a visible escape.
     ``keep_newlines`` keeps line feeds and tabs, for multi-line text."""
     kept = "\n\t" if keep_newlines else ""
+    # Most text is plain ASCII with nothing to escape: said at C speed, not character by character.
+    if text.isascii() and (text.replace("\n", "").replace("\t", "") if keep_newlines else text).isprintable():
+        return text
     return "".join(
         char
         if char in kept or (unicodedata.category(char) not in _HIDDEN_CATEGORIES and char != "\x7f")
