@@ -325,11 +325,9 @@ def reap_sandbox_orphans() -> None:
     ours). Only those: another child of ours (a pool's process, say) is left to whoever started it."""
     own_depth = _namespace_depth("self")
     me = os.getpid()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+    for pid in _children_of_self():
         try:
-            with open(f"/proc/{entry.name}/status", "rb") as handle:
+            with open(f"/proc/{pid}/status", "rb") as handle:
                 status = handle.read()
         except OSError:
             continue
@@ -340,9 +338,23 @@ def reap_sandbox_orphans() -> None:
             and len(fields.get(b"NSpid", b"").split()) > own_depth
         ):
             try:
-                os.waitpid(int(entry.name), os.WNOHANG)
+                os.waitpid(int(pid), os.WNOHANG)
             except ChildProcessError:
                 pass
+
+
+def _children_of_self() -> list[str]:
+    """Our children's pids (zombies included, until collected), from the kernel's list of each of
+    our threads' children; every pid in /proc where the kernel keeps no such list. (Read after
+    every submission: a scan of /proc costs as much as the machine has processes.)"""
+    pids: list[str] = []
+    try:
+        for task in os.scandir("/proc/self/task"):
+            with open(f"/proc/self/task/{task.name}/children", "rb") as handle:
+                pids += handle.read().decode().split()
+    except OSError:
+        return [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
+    return pids
 
 
 def _namespace_depth(pid: str) -> int:
