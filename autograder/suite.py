@@ -109,12 +109,23 @@ class SuitePlugin:
         if report.failed:
             self.collection_errors.append(report)
 
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
-        outcome = yield
-        report = outcome.get_result()
-        if report.when == "call" or (report.when == "setup" and report.failed):
-            self._current().outcomes.append(_outcome(item, call.excinfo))
+        excinfo = call.excinfo
+        skipped = excinfo is not None and isinstance(excinfo.value, pytest.skip.Exception)
+        if call.when == "call" or (call.when == "setup" and excinfo is not None and not skipped):
+            self._current().outcomes.append(_outcome(item, excinfo))
+        if excinfo is None or skipped or not isinstance(excinfo.value, Exception):
+            return None  # pytest's own report, cheap for these
+        if isinstance(excinfo.value, BaseExceptionGroup):
+            return None  # pytest tells a group of skips from a failure
+        # A failure's report without the traceback pytest would format for it (a quarter of the
+        # grading of a submission that fails every check): the outcome above is what the grader
+        # reads, and nothing prints a hidden test's failure.
+        return pytest.TestReport(
+            item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", "failed", call.when,
+            duration=call.duration, start=call.start, stop=call.stop,
+        )  # fmt: skip
 
 
 def _outcome(item, excinfo) -> TestOutcome:
