@@ -24,14 +24,16 @@ def _near(student, reference, d, n, scaled, seed, what):
 
 
 def test_scaled_matches_the_reference(student, reference):
-    """with the scale, the mean largest weight depends on n, not on d (d = 8, 64, 512; n = 16 and 4)"""
-    for d, n in ((8, 16), (64, 16), (512, 16), (64, 4)):
+    """with the scale, the mean largest weight depends on n, not on d (d = 8, 64, 128; n = 16 and 4)"""
+    # d = 128 is wide enough: unscaled, its mean largest weight is 0.89 against 0.24 scaled (wider
+    # widths only cost every grading more of the student's time: 200 trials of n x d normals).
+    for d, n in ((8, 16), (64, 16), (128, 16), (64, 4)):
         _near(student, reference, d, n, True, 3, f"saturation({d}, n={n}, scaled=True)")
 
 
 def test_unscaled_saturates(student, reference):
     """without the scale, the largest weight creeps towards one as d grows"""
-    for d in (4, 256):
+    for d in (4, 128):
         _near(student, reference, d, 16, False, 5, f"saturation({d}, scaled=False)")
 
 
