@@ -215,6 +215,7 @@ class HiddenSuite:
         """Every test (with ``only``, that question's) for one submission; each outcome in order."""
         items = [item for item in self.items if only is None or question_of(item) == only]
         run = self.plugin.run = _Run(student, reference, seed_material)
+        directory = os.getcwd()
         try:
             with _quiet():
                 for index, item in enumerate(items):
@@ -233,7 +234,7 @@ class HiddenSuite:
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             if reporter is not None:
                 reporter.stats.clear()
-            os.chdir(self.session.startpath)  # a hidden test that changed directory changed it for us
+            os.chdir(directory)  # a hidden test that changed directory changed it for us
         return run.outcomes
 
     def close(self) -> None:
