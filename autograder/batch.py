@@ -120,7 +120,7 @@ def grade_batch(
         options = options.model_copy(update={"force": True})  # a regrade, of files graded before
     out.mkdir(parents=True, exist_ok=True)
     if executor is None:
-        prepare_sandbox(assignment, options)
+        prepare_sandbox(assignment, options, len(submissions))
     # A hidden test that cannot be collected is the instructor's to fix: said once, before anything is
     # graded. (Collected while the sandbox starts; a grading process of its own collects it again.)
     from .suite import hidden_suite
@@ -140,7 +140,7 @@ def grade_batch(
     job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind,
                 grader_secret(assignment))  # fmt: skip
     pool = (
-        executor if executor is not None else (_LocalPool(options.jobs) if options.jobs > 1 and len(todo) > 1 else None)
+        executor if executor is not None else (None if grades_inline(options, len(todo)) else _LocalPool(options.jobs))
     )
     try:
         for submission, future in _finished_jobs(todo, pool, job or grade_job, job_args):
@@ -158,11 +158,20 @@ def grade_batch(
     return result
 
 
-def prepare_sandbox(assignment: Assignment, options: GradeOptions) -> None:
+def grades_inline(options: GradeOptions, submissions: int) -> bool:
+    """Whether a local batch grades in this process (else in a pool of ``options.jobs`` processes)."""
+    return options.jobs == 1 or submissions <= 1
+
+
+def prepare_sandbox(assignment: Assignment, options: GradeOptions, submissions: int = 1) -> None:
     """Start this process's sandbox (its zygote's imports) without waiting for it: called first by
-    whoever grades locally, so that it gets ready while they open their gradebook and load the
-    reference. Raises SandboxUnavailable, saying what is missing, as grading would."""
-    _runner(options.unsafe_no_sandbox, tuple(assignment.sandbox_packages)).prestart()
+    whoever grades ``submissions`` locally, so that it gets ready while they open their gradebook
+    and load the reference. Nothing is started for a batch that a pool's processes grade (each has
+    its own sandbox; this one would only take a core from them while it starts, and memory after).
+    Raises SandboxUnavailable, saying what is missing, as grading would."""
+    runner = _runner(options.unsafe_no_sandbox, tuple(assignment.sandbox_packages))
+    if grades_inline(options, submissions):
+        runner.prestart()
 
 
 def _not_yet_graded(

@@ -40,7 +40,7 @@ def grade_into_gradebook(
     ``out/gradebook.db``, or the database ``database_url`` names)."""
     out.mkdir(parents=True, exist_ok=True)
     if executor is None:
-        prepare_sandbox(spec, options)
+        prepare_sandbox(spec, options, len(submissions))
     # Imported once the sandbox is starting: Django's and pytest's imports and the gradebook's
     # opening then overlap its start, which one notebook graded alone otherwise waits for.
     from .book import Gradebook

@@ -162,3 +162,20 @@ def test_a_zygote_that_cannot_be_launched_ahead_leaves_a_sandbox_per_submission(
     runner.prestart()
     assert runner.zygote is None
     assert runner.mode().startswith("a sandbox started for each submission (no zygote: it could not start: bubblewrap")
+
+
+@pytest.mark.parametrize(("jobs", "submissions", "launched"), [(1, 30, True), (2, 1, True), (2, 30, False)])
+def test_a_batch_starts_a_zygote_in_its_own_process_only_when_it_grades_there(monkeypatch, jobs, submissions, launched):
+    """A batch that a pool grades leaves its parent without a zygote: each pool process has its own,
+    and the parent's would only take a core from them while it starts, and memory after."""
+    from autograder import batch
+    from autograder.assignment import load_assignment
+
+    runner = BubblewrapRunner()
+    monkeypatch.setattr(batch, "_runner", lambda unsafe, packages: runner)
+    assignment = load_assignment(ROOT / "assignments" / "sequences-and-attention")
+    try:
+        batch.prepare_sandbox(assignment, batch.GradeOptions(jobs=jobs), submissions)
+        assert (runner.zygote is not None) is launched
+    finally:
+        runner.close()
