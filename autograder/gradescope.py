@@ -36,6 +36,7 @@ from .reports.gradescope import results
 from .sandbox.runners import make_runner, missing_for_sandbox
 from .secret import SECRET_FILE, grader_secret
 from .submissions import find_submissions
+from .suite import hidden_suite
 
 PROJECT_PACKAGES = ("autograder", "course", "untrusted", "gradebook", "commands", "service")
 SETUP = """#!/usr/bin/env bash
@@ -68,6 +69,7 @@ packages = {packages}
 
 def export_bundle(assignment: Assignment, project_root: Path, title: str, out: Path) -> Path:
     """Write Gradescope's autograder zip for ``assignment`` to ``out``."""
+    hidden_suite(assignment)  # a suite that cannot be collected is refused here, not in Gradescope's container
     secret = grader_secret(assignment)
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder)

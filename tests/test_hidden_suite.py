@@ -144,3 +144,20 @@ def test_a_long_running_grading_process_keeps_nothing_of_each_run():
     finally:
         tracemalloc.stop()
     assert after - before < 512 * 1024, after - before
+
+
+@pytest.mark.timeout(120)
+def test_a_gradescope_bundle_is_not_made_of_a_suite_that_cannot_be_collected(course):
+    hidden = course / "assignments" / "example" / "hidden"
+    (hidden / "test_extra.py").write_text("import no_such_module\n")
+    bundle = course / "autograder.zip"
+    completed = subprocess.run(
+        [sys.executable, "-m", "autograder", "export", "gradescope", "example", "--out", str(bundle)],
+        capture_output=True, text=True, timeout=100, cwd=course,
+    )  # fmt: skip
+    assert completed.returncode == 2
+    assert completed.stderr == (
+        f"autograder: {hidden.resolve() / 'test_extra.py'}, line 1: a hidden test cannot be collected: "
+        "ModuleNotFoundError: No module named 'no_such_module'\n"
+    )
+    assert not bundle.exists()
