@@ -2,9 +2,10 @@
 
 The hidden pytest suite runs in this (trusted) process, collected once per process (suite.py). Its
 tests ask for two fixtures: ``student``, whose attributes call the submission's functions in the
-worker, and ``reference``, the chosen reference implementation. Each test module is marked with the question it grades
-(``pytestmark = pytest.mark.question("softmax")``). A test's result becomes feedback only through
-``Mismatch`` messages and student faults, which are written not to reveal hidden inputs.
+worker, and ``reference``, the chosen reference implementation. Each test module is marked with the
+question it grades (``pytestmark = pytest.mark.question("softmax")``). A test's result becomes
+feedback only through ``Mismatch`` messages and student faults, which are written not to reveal
+hidden inputs.
 """
 
 from __future__ import annotations
