@@ -1,15 +1,16 @@
 """Reference values remembered on disk, from one grading process to the next.
 
-A reference function that is pure in its arguments and slow (``saturation``: 2,000 trials of up to
-16 keys of width 512, about a second for the suite's eleven calls) is decorated with ``@remembered``:
-its results are kept in memory, and in a file of the grader's own cache, so that a single notebook
-graded from the command line, or each process of a batch, does not pay for them again.
+A reference function that is pure in its arguments and slow (``saturation``: 2,000 trials for each
+of the suite's settings) is decorated with ``@remembered``: its results are kept in memory, and in a
+file of the grader's own cache, so that a single notebook graded from the command line, or each
+process of a batch, does not pay for them again.
 
 The file's name is a hash of the reference file's bytes, the function's name and numpy's version:
 an edited reference, or a numpy whose random streams might differ, starts a new file. Only plain
 JSON values (numbers, strings, booleans, lists of them; not tuples, which would come back as lists)
-are remembered on disk; anything else is computed each time, as without the decorator. The folder is the grader's (mode 0700), never seen by the sandbox; a file that is
-missing, unreadable or not the expected shape is ignored and rewritten, never trusted.
+are remembered on disk; anything else is computed each time, as without the decorator. The folder
+is the grader's (mode 0700), never seen by the sandbox; a file that is missing, unreadable or not
+the expected shape is ignored and rewritten, never trusted.
 """
 
 from __future__ import annotations
