@@ -11,9 +11,8 @@ from __future__ import annotations
 import builtins
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import BaseModel
 
 from untrusted.text import bounded, storable
@@ -22,6 +21,9 @@ from ..errors import BadReturn, MissingFunction, StudentFault, StudentRaised, St
 from .process import STARVED_WALL_FACTOR, Limits, WorkerProcess
 from .runners import Runner
 from .worker import encode_value
+
+if TYPE_CHECKING:  # numpy is imported where an answer's array is read: a grading command launches
+    import numpy as np  # its sandbox before it, and numpy's import then overlaps the sandbox's start
 
 MAX_DEPTH = 32
 MAX_ITEMS = 1_000_000  # values in one answer (lists, tuples, dicts, numbers, strings, arrays)
@@ -302,6 +304,8 @@ class _Decoder:
         count = math.prod(shape)
         if len(shape) > MAX_DEPTH or any(size < 0 for size in shape) or count * dtype.itemsize != len(data) - offset:
             raise self.fail("an array whose header does not match its data")
+        import numpy as np
+
         flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
         return flat.reshape(shape, order="F" if fortran else "C").copy(order="K")
 
