@@ -206,7 +206,7 @@ class HiddenSuite:
         for name in set(sys.modules) - before:
             module = sys.modules[name]
             file = getattr(module, "__file__", None)
-            if file and Path(file).resolve().is_relative_to(self.folder.resolve()):
+            if file and Path(file).resolve().is_relative_to(self.folder):  # resolved by hidden_suite
                 del sys.modules[name]
 
     def run(

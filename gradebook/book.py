@@ -159,21 +159,18 @@ class AssignmentStore:
         from .grades import report_of
 
         def write() -> Report:
-            submission = record_report(self.book, self.spec, report, self.assignment)
+            submission = record_report(self.book, self.assignment, report)
             return report_of(self.book, self.spec, submission)
 
         return self.book.run(write)
 
 
-def record_report(
-    book: Gradebook, spec: AssignmentSpec, report: Report, assignment: models.Assignment | None = None
-) -> models.Submission:
+def record_report(book: Gradebook, assignment: models.Assignment, report: Report) -> models.Submission:
     """A graded report as a submission's rows (replacing the results of the same file graded before:
-    all of them, or the one question a one-question regrade graded). ``assignment``: its row, when
-    the caller synced it with the manifest already (once for a batch, not once per submission)."""
+    all of them, or the one question a one-question regrade graded). ``assignment`` is the row the
+    caller synced with the manifest (``Gradebook.store_for``: once for a batch, not per submission)."""
     from .models import Result, Student, Submission
 
-    assignment = assignment or book.sync_assignment(spec)
     student = book.objects(Student).get_or_create(student_id=report.student)[0]
     submitted_at = datetime.fromisoformat(report.submitted_at) if report.submitted_at else None
     row, created = book.objects(Submission).update_or_create(

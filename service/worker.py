@@ -46,7 +46,7 @@ class JobStore:
         from gradebook.grades import report_of
 
         def write() -> Report:
-            recorded = record_report(self.book, self.spec, report, self.inner.assignment)
+            recorded = record_report(self.book, self.inner.assignment, report)
             finish(self.job, recorded.id)
             return report_of(self.book, self.spec, recorded)
 

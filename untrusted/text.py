@@ -25,7 +25,7 @@ def printable(text: str, keep_newlines: bool = False) -> str:
     ``keep_newlines`` keeps line feeds and tabs, for multi-line text."""
     kept = "\n\t" if keep_newlines else ""
     # Most text is plain ASCII with nothing to escape: said at C speed, not character by character.
-    if text.isascii() and (text.replace("\n", "").replace("\t", "") if keep_newlines else text).isprintable():
+    if text.isascii() and text.translate(dict.fromkeys(map(ord, kept))).isprintable():
         return text
     return "".join(
         char
