@@ -107,6 +107,7 @@ def fresh_secrets(count: int) -> list[str]:
 
 def verify_known(
     assignment: Assignment,
+    verdicts: dict[str, dict[str, str]],
     secrets: list[str],
     runner: Runner,
     reference: ModuleType,
@@ -114,9 +115,9 @@ def verify_known(
     margin: float = 4.0,
     on_grading: Callable[[str], None] | None = None,
 ) -> Verification:
-    """Grade every known submission under each secret (and, for those expected to pass, with every
-    tolerance divided by ``margin``); return every verdict that differs from the expected one."""
-    verdicts = known_verdicts(assignment)
+    """Grade every known submission of ``verdicts`` (``known_verdicts``) under each secret (and, for
+    those expected to pass, with every tolerance divided by ``margin``); return every verdict that
+    differs from the expected one."""
     known = assignment.folder / "known"
     gradings = 0
     disagreements: list[Disagreement] = []

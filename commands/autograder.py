@@ -930,13 +930,14 @@ def _verify(args: argparse.Namespace) -> int:
     options = GradeOptions(reference=args.reference, unsafe_no_sandbox=args.unsafe_no_sandbox)
     prepare_sandbox(assignment, options)
     secrets = args.secret or fresh_secrets(args.secrets)
-    total = gradings_needed(known_verdicts(assignment), len(secrets), args.margin)
+    verdicts = known_verdicts(assignment)
+    total = gradings_needed(verdicts, len(secrets), args.margin)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
                   console=err, transient=True, disable=not err.is_terminal) as progress:  # fmt: skip
         task = progress.add_task("", total=total)
         result = verify_known(
-            assignment, secrets, make_runner(args.unsafe_no_sandbox, tuple(assignment.sandbox_packages)),
+            assignment, verdicts, secrets, make_runner(args.unsafe_no_sandbox, tuple(assignment.sandbox_packages)),
             load_reference(assignment, resolve_reference(args.reference, assignment)), options.limits(assignment),
             args.margin, on_grading=lambda file: progress.update(task, advance=1, description=_shown(file)),
         )  # fmt: skip
