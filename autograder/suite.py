@@ -4,8 +4,8 @@ pytest's configuration and collection cost about as much as running a suite of 3
 a process that grades many submissions (a batch's grading process, the service's worker) collects
 each assignment's suite once and runs its collected tests again for every submission. pytest has no
 public API for running a collected session again: the private entry points used here are the ones
-``pytest.main`` itself calls (``_prepareconfig``, ``Session.from_config``, ``wrap_session``'s steps),
-confined to this module; pyproject.toml keeps pytest below its next major version, and every grading
+``pytest.main`` itself calls (``_prepareconfig``, ``Session.from_config``, ``wrap_session``'s steps,
+and ``runtestprotocol``, without the reporting hooks that only print), confined to this module; pyproject.toml keeps pytest below its next major version, and every grading
 test runs through here.
 
 A suite's test modules are taken out of ``sys.modules`` once collected (its tests keep them): pytest
@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 from _pytest.config import ConftestImportFailure, _prepareconfig
 from _pytest.main import Session
+from _pytest.runner import runtestprotocol
 
 from .assignment import Assignment
 from .errors import AssignmentError, StudentFault
@@ -220,8 +221,11 @@ class HiddenSuite:
             with _quiet():
                 for index, item in enumerate(items):
                     # The last test's teardown (nextitem None) tears down every fixture of the run.
+                    # log=False: the outcome is taken from pytest_runtest_makereport; the reporting
+                    # hooks would only feed pytest's terminal reporter, which prints nothing here
+                    # and would keep every report (a long-running worker would grow).
                     nextitem = items[index + 1] if index + 1 < len(items) else None
-                    item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                    runtestprotocol(item, log=False, nextitem=nextitem)
         except BaseException:
             # Stopped midway (Ctrl-C, SIGTERM): its fixtures were not torn down, so this suite is
             # not run again; the next grading collects a fresh one.
@@ -230,10 +234,6 @@ class HiddenSuite:
             raise
         finally:
             self.plugin.run = None
-            # pytest's reporter keeps every report it is shown: kept, a long-running worker would grow.
-            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-            if reporter is not None:
-                reporter.stats.clear()
             os.chdir(directory)  # a hidden test that changed directory changed it for us
         return run.outcomes
 
