@@ -179,3 +179,46 @@ def test_a_batch_starts_a_zygote_in_its_own_process_only_when_it_grades_there(mo
         assert (runner.zygote is not None) is launched
     finally:
         runner.close()
+
+
+COUNTS_ITS_PROCESSES = r"""
+import os, time
+children = 0
+try:
+    while children < 100:
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        children += 1
+except OSError:
+    pass
+print("children:", children)
+
+
+def softmax(x, axis=-1):
+    import numpy as np
+
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+"""
+
+
+def test_the_next_submissions_sandbox_forked_ahead_takes_nothing_from_this_ones_limits(tmp_path):
+    """While a submission runs, the zygote forks the next one's sandbox (a spare, made ready ahead);
+    its processes are in a user namespace of their own, so the kernel does not count them against
+    the submission's process limit: every submission can start as many processes as the first."""
+    submissions, out = tmp_path / "submissions", tmp_path / "out"
+    submissions.mkdir()
+    for name in ("first", "second", "third"):
+        (submissions / f"{name}.py").write_text(COUNTS_ITS_PROCESSES)
+    completed = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
+         "--jobs", "1", "--reference", "numpy"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    counts = [int(_printed(json.loads((out / f"{name}.json").read_text()), "children:")) for name in
+              ("first", "second", "third")]  # fmt: skip
+    # Limits().processes is 8: the worker and at least seven more, and no more than a few beyond.
+    assert counts[0] == counts[1] == counts[2]
+    assert 7 <= counts[0] <= 10

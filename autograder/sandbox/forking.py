@@ -50,6 +50,7 @@ class Zygote:
         self.group = group
         self.owner = os.getpid()
         self.pending = True  # launched, not yet known to be ready
+        self.spare: AskedFork | None = None  # the next submission's sandbox, asked for ahead
 
     @classmethod
     def launch(
@@ -99,46 +100,50 @@ class Zygote:
         return self.process.poll() is None
 
     def fork(self, limits: Limits) -> ForkedWorker:
-        """A fresh sandbox for one submission, ready to read it."""
+        """A fresh sandbox for one submission, ready to read it. The next one is asked for at once
+        (a spare): the zygote forks it while this one is graded, on a core the grading leaves idle,
+        and the next submission with the same limits finds it ready. A spare never holds anything
+        a submission sent: it waits, in namespaces of its own, for the one it is given to."""
+        request = {
+            "rlimits": limits.rlimits(more_processes=SANDBOX_PROCESSES),
+            "tmp_bytes": limits.tmp_mib * 1024 * 1024,
+        }
+        spare, self.spare = self.spare, None
+        worker = spare.take(request) if spare is not None else None
+        if worker is None:
+            worker = self._ask(request).receive()
+        try:
+            self.spare = self._ask(request)
+        except ZygoteUnavailable:
+            self.spare = None  # the next submission asks for its own, and learns why if it fails
+        return worker
+
+    def _ask(self, request: dict) -> AskedFork:
+        """Send the zygote a fork request; its answer is read by the returned AskedFork."""
         request_read, request_write = os.pipe()
         response_read, response_write = os.pipe()
         output_fd = os.memfd_create("worker-output", os.MFD_CLOEXEC)
         report, report_inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # Set before anything is sent: the kernel then attaches each sender's pid and uid.
         report.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-        request = {
-            "rlimits": limits.rlimits(more_processes=SANDBOX_PROCESSES),
-            "tmp_bytes": limits.tmp_mib * 1024 * 1024,
-        }
-        ours = (request_write, response_read, output_fd)
+        asked = AskedFork(self, request, (request_write, response_read, output_fd), report)
         try:
-            try:
-                socket.send_fds(self.control, [json.dumps(request).encode()],
-                                [request_read, response_write, output_fd, report_inside.fileno()])  # fmt: skip
-            finally:
-                for fd in (request_read, response_write):
-                    os.close(fd)
-                report_inside.close()
-            answer = json.loads(self._receive(FORK_TIMEOUT) or b"{}")
-            if answer.get("ok") is not True:
-                raise ZygoteUnavailable(str(answer.get("error") or self._last_words() or "it ended"))
-            init = _sender(report, b"init")
-            worker = _sender(report, b"worker")
-            init_fd = os.pidfd_open(init)
-        except (OSError, TimeoutError, ValueError) as exc:
-            report.close()
-            for fd in ours:
-                os.close(fd)
+            socket.send_fds(self.control, [json.dumps(request).encode()],
+                            [request_read, response_write, output_fd, report_inside.fileno()])  # fmt: skip
+        except OSError as exc:
+            asked.release()
             raise ZygoteUnavailable(f"it could not fork a sandbox ({type(exc).__name__}: {exc})") from None
-        except ZygoteUnavailable:
-            report.close()
-            for fd in ours:
+        finally:
+            for fd in (request_read, response_write):
                 os.close(fd)
-            raise
-        return ForkedWorker(request_write, response_read, output_fd, report, init_fd, worker)
+            report_inside.close()
+        return asked
 
     def close(self) -> None:
         """End the zygote (and any sandbox it forked) and release what it held."""
+        if self.spare is not None:
+            self.spare.release()  # its processes end with the zygote's PID namespace, below
+            self.spare = None
         self.control.close()
         if self.inner_fd is not None:  # the first process of its PID namespace: the kernel kills the rest
             try:
@@ -186,6 +191,51 @@ class Zygote:
             return ""
         lines = [line for line in text.splitlines() if line.strip()]
         return lines[-1][:300] if lines else f"it exited with status {self.process.returncode}"
+
+
+class AskedFork:
+    """A fork the zygote was asked for: its answer is read once (``receive``), before the zygote is
+    asked anything else, so that requests and answers stay in step on the control socket."""
+
+    def __init__(self, zygote: Zygote, request: dict, ours: tuple[int, int, int], report: socket.socket):
+        self.zygote = zygote
+        self.request = request
+        self.ours = ours  # the request pipe's write end, the response pipe's read end, the output file
+        self.report = report
+
+    def receive(self) -> ForkedWorker:
+        """The sandbox, once the zygote says it is ready; raises ZygoteUnavailable, saying why."""
+        try:
+            answer = json.loads(self.zygote._receive(FORK_TIMEOUT) or b"{}")
+            if answer.get("ok") is not True:
+                raise ZygoteUnavailable(str(answer.get("error") or self.zygote._last_words() or "it ended"))
+            init = _sender(self.report, b"init")
+            worker = _sender(self.report, b"worker")
+            init_fd = os.pidfd_open(init)
+        except (OSError, TimeoutError, ValueError) as exc:
+            self.release()
+            raise ZygoteUnavailable(f"it could not fork a sandbox ({type(exc).__name__}: {exc})") from None
+        except ZygoteUnavailable:
+            self.release()
+            raise
+        return ForkedWorker(*self.ours, self.report, init_fd, worker)
+
+    def take(self, request: dict) -> ForkedWorker | None:
+        """This spare, for a submission that asks for ``request``; None (and the spare ended) when it
+        was made for other limits or could not be made: the caller then asks for a sandbox of its own."""
+        try:
+            worker = self.receive()
+        except ZygoteUnavailable:
+            return None
+        if request != self.request:
+            worker.kill()
+            return None
+        return worker
+
+    def release(self) -> None:
+        """Close our ends of a fork that will not be used."""
+        self.report.close()
+        close_all(*self.ours)
 
 
 def _collect(pidfd: int, seconds: float = 2.0) -> None:
