@@ -111,7 +111,11 @@ def bare_and_graded_seconds(count: int, runs: int) -> tuple[float, float, float]
                 check=True, capture_output=True, cwd=ROOT,
             )  # fmt: skip
             graded.append(time.perf_counter() - start)
-    return statistics.median(bare), statistics.median(graded), statistics.median(g / b for g, b in zip(graded, bare, strict=True))
+    return (
+        statistics.median(bare),
+        statistics.median(graded),
+        statistics.median(g / b for g, b in zip(graded, bare, strict=True)),
+    )
 
 
 def per_submission_seconds(runs: int) -> tuple[list[float], int]:
