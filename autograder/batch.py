@@ -171,7 +171,7 @@ def prepare_sandbox(assignment: Assignment, options: GradeOptions, submissions: 
     Raises SandboxUnavailable, saying what is missing, as grading would."""
     runner = _runner(options.unsafe_no_sandbox, tuple(assignment.sandbox_packages))
     if grades_inline(options, submissions):
-        runner.prestart()
+        runner.prestart(options.limits(assignment))
 
 
 def _not_yet_graded(

@@ -60,7 +60,7 @@ class InProcessRunner:
     def mode(self) -> str:
         return "the grading process itself"
 
-    def prestart(self) -> None:
+    def prestart(self, limits: Limits) -> None:
         pass
 
     def calls(self) -> list[dict]:

@@ -16,7 +16,10 @@ import sys
 
 import pytest
 
+from autograder.sandbox.forking import SANDBOX_PROCESSES
+from autograder.sandbox.process import Limits
 from autograder.sandbox.runners import BubblewrapRunner
+from autograder.sandbox.session import Cell, StudentSession
 
 from .conftest import ROOT, needs_sandbox
 
@@ -144,10 +147,10 @@ def test_a_zygote_launched_ahead_is_the_one_that_serves():
     before opening the gradebook); the first submission waits for it, and no second one is made."""
     runner = BubblewrapRunner()
     try:
-        runner.prestart()
+        runner.prestart(Limits())
         launched = runner.zygote
         assert launched is not None and launched.pending  # returned before the zygote was ready
-        runner.prestart()
+        runner.prestart(Limits())
         assert runner.zygote is launched
         assert runner.mode() == "a pre-imported zygote forks each submission a sandbox of its own"
         assert runner.zygote is launched and not launched.pending and launched.alive()
@@ -156,10 +159,31 @@ def test_a_zygote_launched_ahead_is_the_one_that_serves():
     assert not launched.alive()
 
 
+def test_the_first_sandbox_is_asked_for_with_the_zygote_and_a_spare_only_serves_its_own_limits():
+    """The zygote launched ahead is asked at once for a first sandbox with the batch's limits, and
+    after each submission's, for the next one's. A submission with other limits does not get the
+    spare (made for the others): it is ended, and a sandbox forked with the submission's own."""
+    runner = BubblewrapRunner()
+    strict = Limits(processes=3)
+    try:
+        runner.prestart(Limits())
+        launched = runner.zygote
+        assert launched is not None and launched.spare is not None  # asked before the zygote was ready
+        first_spare = launched.spare
+        with StudentSession(runner, [Cell(index=1, source=SHOWS_ITS_PROCESS_LIMIT)], Limits()) as session:
+            assert session.load().output.strip() == str(Limits().processes + SANDBOX_PROCESSES)
+        assert launched.spare is not None and launched.spare is not first_spare  # the next one, asked for
+        with StudentSession(runner, [Cell(index=1, source=SHOWS_ITS_PROCESS_LIMIT)], strict) as session:
+            assert session.load().output.strip() == str(strict.processes + SANDBOX_PROCESSES)
+    finally:
+        runner.close()
+    assert not launched.alive()
+
+
 def test_a_zygote_that_cannot_be_launched_ahead_leaves_a_sandbox_per_submission():
     runner = BubblewrapRunner()
     runner.bwrap = "/nonexistent/bwrap"
-    runner.prestart()
+    runner.prestart(Limits())
     assert runner.zygote is None
     assert runner.mode().startswith("a sandbox started for each submission (no zygote: it could not start: bubblewrap")
 
@@ -180,6 +204,8 @@ def test_a_batch_starts_a_zygote_in_its_own_process_only_when_it_grades_there(mo
     finally:
         runner.close()
 
+
+SHOWS_ITS_PROCESS_LIMIT = "import resource\nprint(resource.getrlimit(resource.RLIMIT_NPROC)[0])\n"
 
 COUNTS_ITS_PROCESSES = r"""
 import os, time

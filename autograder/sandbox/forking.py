@@ -104,19 +104,23 @@ class Zygote:
         (a spare): the zygote forks it while this one is graded, on a core the grading leaves idle,
         and the next submission with the same limits finds it ready. A spare never holds anything
         a submission sent: it waits, in namespaces of its own, for the one it is given to."""
-        request = {
-            "rlimits": limits.rlimits(more_processes=SANDBOX_PROCESSES),
-            "tmp_bytes": limits.tmp_mib * 1024 * 1024,
-        }
+        request = _fork_request(limits)
         spare, self.spare = self.spare, None
         worker = spare.take(request) if spare is not None else None
         if worker is None:
             worker = self._ask(request).receive()
-        try:
-            self.spare = self._ask(request)
-        except ZygoteUnavailable:
-            self.spare = None  # the next submission asks for its own, and learns why if it fails
+        self.ask_ahead(limits)
         return worker
+
+    def ask_ahead(self, limits: Limits) -> None:
+        """Ask for a spare sandbox with these limits now, if none is asked for (also before the
+        zygote is ready: it answers once its imports are done, and the first submission's sandbox
+        is then ready too)."""
+        if self.spare is None:
+            try:
+                self.spare = self._ask(_fork_request(limits))
+            except ZygoteUnavailable:
+                self.spare = None  # the next submission asks for its own, and learns why if it fails
 
     def _ask(self, request: dict) -> AskedFork:
         """Send the zygote a fork request; its answer is read by the returned AskedFork."""
@@ -191,6 +195,10 @@ class Zygote:
             return ""
         lines = [line for line in text.splitlines() if line.strip()]
         return lines[-1][:300] if lines else f"it exited with status {self.process.returncode}"
+
+
+def _fork_request(limits: Limits) -> dict:
+    return {"rlimits": limits.rlimits(more_processes=SANDBOX_PROCESSES), "tmp_bytes": limits.tmp_mib * 1024 * 1024}
 
 
 class AskedFork:

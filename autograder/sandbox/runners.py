@@ -74,7 +74,7 @@ class Runner(Protocol):
 
     def mode(self) -> str: ...
 
-    def prestart(self) -> None: ...
+    def prestart(self, limits: Limits) -> None: ...
 
 
 def worker_environment(site: str) -> dict[str, str]:
@@ -152,12 +152,15 @@ class BubblewrapRunner:
                 logger.warning("the zygote ended (%s); this submission gets a sandbox of its own", exc)
             return None
 
-    def prestart(self) -> None:
+    def prestart(self, limits: Limits) -> None:
         """Launch this process's zygote now, without waiting for its imports (about half a second),
-        so that they overlap the grader's own start; the first submission waits for what is left."""
+        so that they overlap the grader's own start, and ask it for a first sandbox with ``limits``
+        (the first submission's): the first submission waits for what is left."""
         with self.lock:
             if self.use_zygote and self.zygote_refused is None and not self._owns_zygote():
                 self._launch()
+                if self.zygote is not None:
+                    self.zygote.ask_ahead(limits)
 
     def _owns_zygote(self) -> bool:
         return self.zygote is not None and self.zygote.owner == os.getpid()
@@ -273,7 +276,7 @@ class UnsafeRunner:
     def mode(self) -> str:
         return "a plain process for each submission, without isolation"
 
-    def prestart(self) -> None:
+    def prestart(self, limits: Limits) -> None:
         pass  # nothing to start ahead
 
     def start(self, limits: Limits) -> WorkerProcess:
