@@ -146,15 +146,39 @@ def test_dicts_of_plain_data_come_back_through_the_protocol():
     from autograder.sandbox.worker import decode_value, encode_value
 
     blobs: list[bytes] = []
-    value = {"weights": np.eye(2), "pairs": [("a", "b", 0.5)], "$npy": 3, "nested": {"k": 1.5}}
+    value = {"weights": np.eye(2), "pairs": [("a", "b", 0.5)], "$array": 3, "nested": {"k": 1.5}}
     encoded = encode_value(value, blobs)
     decoded = decode_returned("f", encoded, blobs)
-    assert set(decoded) == {"weights", "pairs", "$npy", "nested"}  # a key that looks like a tag is just a key
+    assert set(decoded) == {"weights", "pairs", "$array", "nested"}  # a key that looks like a tag is just a key
     assert np.array_equal(decoded["weights"], np.eye(2)) and decoded["pairs"] == [("a", "b", 0.5)]
-    assert decoded["$npy"] == 3 and decoded["nested"] == {"k": 1.5}
+    assert decoded["$array"] == 3 and decoded["nested"] == {"k": 1.5}
     refused = encode_value({1: "not a string key"}, [])
     assert refused == {"$rejected": "object", "type": "dict"}
     assert decode_value([1, 2], []) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("value", "blob", "said"),
+    [
+        ({"$array": 0, "dtype": "|O8", "shape": [1]}, bytes(8), "a numpy array of dtype object"),
+        ({"$array": 0, "dtype": "float64", "shape": [1]}, bytes(8), "dtype that does not hold numbers"),
+        ({"$array": 0, "dtype": "<i3", "shape": [1]}, bytes(3), "an array whose header does not match its data"),
+        ({"$array": 0, "dtype": "<f8", "shape": [2]}, bytes(8), "an array whose header does not match its data"),
+        ({"$array": 0, "dtype": "<f8", "shape": [-1, -1]}, bytes(8), "an array whose header does not match"),
+        ({"$array": 0, "dtype": "<f8", "shape": "8"}, bytes(8), "an array whose header does not match"),
+        ({"$array": 0, "dtype": "<f8", "shape": [True]}, bytes(8), "an array whose header does not match"),
+        ({"$array": 1, "dtype": "<f8", "shape": [1]}, bytes(8), "something the grader cannot read"),
+        ({"$array": 0, "dtype": "<f8", "shape": [1], "x": 1}, bytes(8), "something the grader cannot read"),
+    ],
+)
+def test_a_forged_array_is_refused_before_it_is_read(value, blob, said):
+    """An array's header is the worker's word, and the worker runs the submission: a dtype that is
+    not a plain number's, or a shape its bytes do not fill exactly, is refused with a message."""
+    from autograder.errors import BadReturn
+    from autograder.sandbox.session import decode_returned
+
+    with pytest.raises(BadReturn, match=said):
+        decode_returned("f", value, [blob])
 
 
 def test_the_grader_can_send_dicts_too():

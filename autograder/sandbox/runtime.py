@@ -25,7 +25,7 @@ from . import worker, zygote
 
 STDLIB_SKIP = {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3"}
 SANDBOX_PACKAGES = ("numpy", "matplotlib")  # the default; a course names its own in course.toml
-REQUIRED_PACKAGES = ("numpy",)  # the worker's protocol sends arrays as .npy
+REQUIRED_PACKAGES = ("numpy",)  # the worker's protocol sends numpy arrays
 RUNTIME_MOUNT = "/runtime"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,8 @@ if TYPE_CHECKING:  # numpy is imported where an answer's array is read: a gradin
 
 MAX_DEPTH = 32
 MAX_ITEMS = 1_000_000  # values in one answer (lists, tuples, dicts, numbers, strings, arrays)
-PLAIN_KINDS = "biufc"
+# An array's dtype as the worker names it (numpy's dtype.str): a byte order, a number's kind, a size.
+ARRAY_DTYPE = re.compile(r"[<>|=][biufc][0-9]{1,2}")
 MAX_CELL_MESSAGE = 500
 # The only exception names feedback ever shows: Python's own and numpy's, chosen here from what the
 # worker reports, never a text it sends (the submission controls the worker and could send anything).
@@ -271,6 +273,8 @@ class _Decoder:
                     f"{self.name} returned {describe_rejected(value)}; "
                     "return numbers, strings, lists, tuples, dicts with string keys or plain numpy arrays"
                 )
+            if "$array" in value and len(value) == 3:
+                return self.array(value)
             if len(value) == 1:
                 ((tag, content),) = value.items()
                 if tag == "$float" and type(content) is str and len(content) < 40:
@@ -282,45 +286,34 @@ class _Decoder:
                     return tuple(self.decode(item, depth + 1) for item in content)
                 elif tag == "$dict" and type(content) is dict:
                     return {storable(key): self.decode(item, depth + 1) for key, item in content.items()}
-                elif tag == "$npy" and type(content) is int and 0 <= content < len(self.blobs):
-                    if content in self.used:  # the worker sends each array once: a repeat is forged
-                        raise self.fail("something the grader cannot read (an array used twice)")
-                    self.used.add(content)
-                    return self.array(self.blobs[content])
         raise self.fail("something the grader cannot read")
 
-    def array(self, data: bytes) -> np.ndarray:
-        """An array from ``.npy`` bytes, read without pickle, and only when the bytes hold exactly the
-        data that the header's shape and dtype claim."""
-        try:
-            shape, fortran, dtype, offset = _npy_header(data)
-        except (ValueError, TypeError, SyntaxError, RecursionError, OverflowError, MemoryError) as exc:
-            raise self.fail(f"an array the grader cannot read ({type(exc).__name__})") from None
-        if dtype.kind not in PLAIN_KINDS or dtype.fields is not None or dtype.subdtype is not None:
-            kind = DTYPE_KINDS.get(dtype.kind)
+    def array(self, value: dict) -> np.ndarray:
+        """An array from its raw bytes, only when they hold exactly the data that its dtype (a plain
+        number's, named as numpy's dtype strings name it) and its shape claim; each blob once."""
+        index, dtype_text, shape = value["$array"], value.get("dtype"), value.get("shape")
+        if type(index) is not int or not 0 <= index < len(self.blobs):
+            raise self.fail("something the grader cannot read")
+        if index in self.used:  # the worker sends each array once: a repeat is forged
+            raise self.fail("something the grader cannot read (an array used twice)")
+        self.used.add(index)
+        if type(dtype_text) is not str or not ARRAY_DTYPE.fullmatch(dtype_text):
+            kind = DTYPE_KINDS.get(dtype_text[1:2]) if type(dtype_text) is str else None
             raise self.fail(
                 f"a numpy array of dtype {kind or 'that does not hold numbers'}; return a numeric numpy array"
             )
-        count = math.prod(shape)
-        if len(shape) > MAX_DEPTH or any(size < 0 for size in shape) or count * dtype.itemsize != len(data) - offset:
-            raise self.fail("an array whose header does not match its data")
         import numpy as np
 
-        flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
-        return flat.reshape(shape, order="F" if fortran else "C").copy(order="K")
-
-
-def _npy_header(data: bytes) -> tuple[tuple[int, ...], bool, np.dtype, int]:
-    import io
-
-    from numpy.lib import format as npy
-
-    stream = io.BytesIO(data)
-    readers = {(1, 0): npy.read_array_header_1_0, (2, 0): npy.read_array_header_2_0}
-    reader = readers.get(npy.read_magic(stream))
-    if reader is None:
-        raise ValueError("unknown .npy version")
-    shape, fortran, dtype = reader(stream, max_header_size=10_000)
-    if not isinstance(shape, tuple) or not all(type(size) is int for size in shape):
-        raise ValueError("bad shape")
-    return shape, bool(fortran), dtype, stream.tell()
+        try:
+            dtype = np.dtype(dtype_text)  # the pattern leaves only a byte order, a number kind and a size
+        except TypeError:  # a size numpy has no such type of ("i3")
+            raise self.fail("an array whose header does not match its data") from None
+        data = self.blobs[index]
+        if (
+            type(shape) is not list
+            or len(shape) > MAX_DEPTH
+            or not all(type(size) is int and size >= 0 for size in shape)
+            or math.prod(shape) * dtype.itemsize != len(data)
+        ):
+            raise self.fail("an array whose header does not match its data")
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()

@@ -14,21 +14,18 @@ def _secret(header, blobs):
     return "SECRET " + repr([a.tolist() if hasattr(a, "tolist") else a for a in args])[:3000]
 
 
-def _npy(shape_text, data):
-    header = "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }" % shape_text
-    header = header + " " * (63 - (len(header) + 10) % 64) + "\n"
-    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + data
+def _array(index, shape):
+    return {"$array": index, "dtype": "<f8", "shape": shape}
 
 
 def forged(namespace, header, blobs):
     name = header["name"]
     if name == "softmax":  # 3,000 references to one 1 MiB array: 3 GB if each were decoded
-        blob = _npy("(131072,)", bytes(8 * 131072))
-        return {"ok": True, "value": [{"$npy": 0}] * 3000}, [blob]
+        return {"ok": True, "value": [_array(0, [131072])] * 3000}, [bytes(8 * 131072)]
     if name == "scaled_dot_product_attention":  # a trillion float64s claimed, eight bytes sent
-        return {"ok": True, "value": {"$tuple": [{"$npy": 0}, {"$npy": 1}]}}, [
-            _npy("(1000000000000,)", bytes(8)),
-            _npy("(2, 3)", bytes(8)),
+        return {"ok": True, "value": {"$tuple": [_array(0, [1000000000000]), _array(1, [2, 3])]}}, [
+            bytes(8),
+            bytes(8),
         ]
     if name == "saturation":
         secret = _secret(header, blobs)
