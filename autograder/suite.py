@@ -82,6 +82,7 @@ class SuitePlugin:
     def __init__(self) -> None:
         self.run: _Run | None = None
         self.collection_errors: list[pytest.CollectReport] = []
+        self.labels: dict[pytest.Item, dict[str, str]] = {}  # each test's question, name and description
 
     def _current(self) -> _Run:
         if self.run is None:  # only a test run outside HiddenSuite.run could get here
@@ -116,24 +117,30 @@ class SuitePlugin:
         excinfo = call.excinfo
         skipped = excinfo is not None and isinstance(excinfo.value, pytest.skip.Exception)
         if call.when == "call" or (call.when == "setup" and excinfo is not None and not skipped):
-            self._current().outcomes.append(_outcome(item, excinfo))
-        if excinfo is None or skipped or not isinstance(excinfo.value, Exception):
-            return None  # pytest's own report, cheap for these
-        if isinstance(excinfo.value, BaseExceptionGroup):
-            return None  # pytest tells a group of skips from a failure
-        # A failure's report without the traceback pytest would format for it (a quarter of the
-        # grading of a submission that fails every check): the outcome above is what the grader
-        # reads, and nothing prints a hidden test's failure.
+            self._current().outcomes.append(_outcome(self.labels[item], excinfo))
+        if excinfo is None:
+            outcome, longrepr = "passed", None
+        elif skipped or not isinstance(excinfo.value, Exception) or isinstance(excinfo.value, BaseExceptionGroup):
+            return None  # pytest's own report: it tells a skip (or a group of them) from a failure
+        else:
+            outcome, longrepr = "failed", "failed"
+        # The report pytest would make, less what no one reads here: a failure's formatted traceback
+        # (a quarter of the grading of a submission that fails every check) and the item's keywords
+        # (a fifth of a passing check's cost). The outcome above is what the grader reads, and
+        # nothing prints a hidden test's report (log=False in HiddenSuite.run).
         return pytest.TestReport(
-            item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed", "failed", call.when,
+            item.nodeid, item.location, {}, outcome, longrepr, call.when,
             duration=call.duration, start=call.start, stop=call.stop,
         )  # fmt: skip
 
 
-def _outcome(item, excinfo) -> TestOutcome:
-    question = question_of(item)
-    doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
-    common = {"question": question, "name": item.name, "description": doc}
+def _labels(item) -> dict[str, str]:
+    """What a test's outcome says of the test itself: the same for every submission."""
+    description = (item.function.__doc__ or item.name).strip().splitlines()[0]
+    return {"question": question_of(item), "name": item.name, "description": description}
+
+
+def _outcome(common: dict[str, str], excinfo) -> TestOutcome:
     if excinfo is None:
         return TestOutcome(status="passed", **common)
     error = excinfo.value
@@ -203,6 +210,7 @@ class HiddenSuite:
             self.close()
             raise AssignmentError(_collection_error(folder, self.plugin.collection_errors[0]))
         self.items: list[pytest.Item] = list(self.session.items)
+        self.plugin.labels = {item: _labels(item) for item in self.items}
 
     def _forget_modules(self, before: set[str]) -> None:
         for name in set(sys.modules) - before:
@@ -215,7 +223,7 @@ class HiddenSuite:
         self, student: Any, reference: ModuleType, seed_material: tuple[str, str], only: str | None = None
     ) -> list[TestOutcome]:
         """Every test (with ``only``, that question's) for one submission; each outcome in order."""
-        items = [item for item in self.items if only is None or question_of(item) == only]
+        items = [item for item in self.items if only is None or self.plugin.labels[item]["question"] == only]
         run = self.plugin.run = _Run(student, reference, seed_material)
         directory = os.getcwd()
         try:
