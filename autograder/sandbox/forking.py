@@ -17,6 +17,7 @@ import signal
 import socket
 import struct
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 
@@ -145,6 +146,7 @@ class Zygote:
 
     def close(self) -> None:
         """End the zygote (and any sandbox it forked) and release what it held."""
+        bury_killed(wait=True)  # the sandboxes it ended are gone before it is
         if self.spare is not None:
             self.spare.release()  # its processes end with the zygote's PID namespace, below
             self.spare = None
@@ -246,6 +248,20 @@ class AskedFork:
         close_all(*self.ours)
 
 
+_dying: list[int] = []  # pidfds of killed sandboxes' inits, not yet seen gone
+_dying_lock = threading.Lock()  # a Dask worker's grading threads end sandboxes at once
+
+
+def bury_killed(wait: bool) -> None:
+    """Release the killed sandboxes that are gone; with ``wait``, wait for each (bounded) first."""
+    deadline = time.monotonic() + END_TIMEOUT
+    with _dying_lock:
+        for pidfd in list(_dying):
+            if select.select([pidfd], [], [], max(0.0, deadline - time.monotonic()) if wait else 0)[0] or wait:
+                _dying.remove(pidfd)
+                os.close(pidfd)
+
+
 def _collect(pidfd: int, seconds: float = 2.0) -> None:
     """Collect the process ``pidfd`` holds once it has come to us (we are a subreaper; it comes when
     the bubblewrap that started it is gone), so that no zombie outlives the zygote."""
@@ -289,16 +305,20 @@ class ForkedWorker(WorkerProcess):
 
     def kill(self) -> None:
         """End the sandbox: its worker is done with once its request pipe closes; its init is
-        killed if anything is still running; wait (bounded) until the namespace is gone."""
+        killed if anything is still running, and with it everything in its PID namespace. The
+        kernel takes a few milliseconds to tear the namespaces down: that is not waited for here
+        (the next submission's sandbox is ready meanwhile), but before the zygote is closed."""
         close_all(self.request_fd, self.response_fd)
         if not select.select([self.init_fd], [], [], 0)[0]:
             try:
                 signal.pidfd_send_signal(self.init_fd, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        select.select([self.init_fd], [], [], END_TIMEOUT)
-        close_all(self.init_fd, self.output_fd)
+        close_all(self.output_fd)
         self.report.close()
+        with _dying_lock:
+            _dying.append(self.init_fd)
+        bury_killed(wait=False)
         # A zygote whose bubblewrap died (it dies with the thread that started it) leaves processes
         # that come to us to be collected: collected here, as after any sandbox.
         reap_sandbox_orphans()
