@@ -234,6 +234,41 @@ def test_submission_limits_and_hidden_results_follow_the_manifest():
     assert not hidden_results_visible(after_due.model_copy(update={"due": now - timedelta(minutes=1)}), row)
 
 
+@needs_sandbox
+@pytest.mark.timeout(120)
+def test_a_worker_gets_ready_before_its_first_job_and_a_broken_assignment_is_left_to_its_jobs(tmp_path):
+    """A worker started before any hand-in starts its sandbox and collects every assignment's hidden
+    suite, so the first student it serves does not wait for them; an assignment whose suite cannot
+    be collected neither stops it nor keeps the others from being made ready."""
+    from autograder import batch, suite
+    from course.folder import init_course, read_course
+    from service.worker import warm_up
+
+    folder = tmp_path / "course"
+    init_course(folder)
+    example, broken = folder / "assignments" / "example", folder / "assignments" / "broken"
+    shutil.copytree(example, broken)
+    (broken / "hidden" / "test_mean.py").write_text("def test_broken(:\n")
+    manifest = folder / "course.toml"
+    manifest.write_text(
+        manifest.read_text().replace('["assignments/example"]', '["assignments/broken", "assignments/example"]')
+    )
+    hidden = example / "hidden" / "test_mean.py"  # counts its imports beside the suite's folder
+    hidden.write_text(
+        hidden.read_text() + "\nimport os\nopen(os.path.dirname(__file__) + '/../imports.txt', 'a').write('x')\n"
+    )
+    course = read_course(manifest)
+    runner = batch._runner(False, tuple(course.sandbox.packages))
+    try:
+        warm_up(course, GradeOptions(jobs=1))
+        assert runner.zygote is not None  # launched with the first assignment's limits
+        assert (example / "imports.txt").read_text() == "x"  # the example's suite, collected
+        assert suite._suites.get(example.resolve() / "hidden") is not None
+        assert suite._suites.get(broken.resolve() / "hidden") is None  # its jobs say why, as before
+    finally:
+        runner.close()
+
+
 def test_a_job_whose_worker_died_is_claimed_again_when_its_lease_expires_then_failed(monkeypatch):
     from service import queue
 
