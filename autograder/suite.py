@@ -5,8 +5,8 @@ a process that grades many submissions (a batch's grading process, the service's
 each assignment's suite once and runs its collected tests again for every submission. pytest has no
 public API for running a collected session again: the private entry points used here are the ones
 ``pytest.main`` itself calls (``_prepareconfig``, ``Session.from_config``, ``wrap_session``'s steps,
-and ``runtestprotocol``, without the reporting hooks that only print), confined to this module; pyproject.toml keeps pytest below its next major version, and every grading
-test runs through here.
+and ``runtestprotocol``, without the reporting hooks that only print), confined to this module;
+pyproject.toml keeps pytest below its next major version, and every grading test runs through here.
 
 A suite's test modules are taken out of ``sys.modules`` once collected (its tests keep them): pytest
 names a module by its file name, so two assignments with a ``test_functions.py`` each would
@@ -104,7 +104,7 @@ class SuitePlugin:
         submission's hash and the test, so they are the same on a regrade of the same file (whatever
         order the tests run in) and different for any other file."""
         # The test is the one HiddenSuite.run runs now (a function-scoped fixture serves only it):
-        # asking pytest for ``request`` instead builds a fixture definition each time (a fifth of
+        # asking pytest for ``request`` instead builds a fixture definition each time (a tenth of
         # the suite's own cost).
         run = self._current()
         secret, sha256 = run.seed_material
@@ -131,8 +131,8 @@ class SuitePlugin:
             outcome, longrepr = "failed", "failed"
         # The report pytest would make, less what no one reads here: a failure's formatted traceback
         # (a quarter of the grading of a submission that fails every check) and the item's keywords
-        # (a fifth of a passing check's cost). The outcome above is what the grader reads, and
-        # nothing prints a hidden test's report (log=False in HiddenSuite.run).
+        # (its markers and its parents', walked for every report). The outcome above is what the
+        # grader reads, and nothing prints a hidden test's report (log=False in HiddenSuite.run).
         return pytest.TestReport(
             item.nodeid, item.location, {}, outcome, longrepr, call.when,
             duration=call.duration, start=call.start, stop=call.stop,
