@@ -121,18 +121,19 @@ def grade_batch(
     out.mkdir(parents=True, exist_ok=True)
     if executor is None:
         prepare_sandbox(assignment, options, len(submissions))
+    # A hidden test that cannot be collected is the instructor's to fix: said once, before anything is
+    # graded. (Collected while the sandbox starts: check_limits below waits for the zygote to be
+    # ready. A grading process of its own collects it again.)
+    from .suite import hidden_suite
+
+    hidden_suite(assignment)
+    if executor is None:
         # Refuse early, saying what is missing or which limit is too low, if the sandbox cannot start.
         check_limits(
             _runner(options.unsafe_no_sandbox, tuple(assignment.sandbox_packages)),
             options.limits(assignment),
             tuple(assignment.sandbox_packages),
         )
-    # A hidden test that cannot be collected is the instructor's to fix: said once, before anything is
-    # graded. (Collected while the sandbox starts, check_limits being remembered per machine; a
-    # grading process of its own collects it again.)
-    from .suite import hidden_suite
-
-    hidden_suite(assignment)
     reference_kind = resolve_reference(options.reference, assignment)
     store = store if store is not None else Unrecorded()
     result = BatchResult()
