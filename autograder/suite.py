@@ -142,7 +142,9 @@ class SuitePlugin:
 def _labels(item) -> dict[str, str]:
     """What a test's outcome says of the test itself: the same for every submission."""
     description = (item.function.__doc__ or item.name).strip().splitlines()[0]
-    return {"question": question_of(item), "name": item.name, "description": description}
+    marker = item.get_closest_marker("question")
+    question = marker.args[0] if marker and marker.args else "unmarked"
+    return {"question": question, "name": item.name, "description": description}
 
 
 def _outcome(common: dict[str, str], excinfo) -> TestOutcome:
@@ -154,11 +156,6 @@ def _outcome(common: dict[str, str], excinfo) -> TestOutcome:
     if isinstance(error, Mismatch):
         return TestOutcome(status="failed", message=str(error), **common)
     return TestOutcome(status="failed", message=GENERIC_FAILURE, **common)
-
-
-def question_of(item) -> str:
-    marker = item.get_closest_marker("question")
-    return marker.args[0] if marker and marker.args else "unmarked"
 
 
 def _collection_error(folder: Path, report: pytest.CollectReport) -> str:

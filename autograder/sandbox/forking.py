@@ -10,6 +10,7 @@ its init, which makes the kernel kill everything else in its PID namespace.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -118,10 +119,9 @@ class Zygote:
         zygote is ready: it answers once its imports are done, and the first submission's sandbox
         is then ready too)."""
         if self.spare is None:
-            try:
+            # A refused request leaves no spare: the next submission asks for its own, and learns why.
+            with contextlib.suppress(ZygoteUnavailable):
                 self.spare = self._ask(_fork_request(limits))
-            except ZygoteUnavailable:
-                self.spare = None  # the next submission asks for its own, and learns why if it fails
 
     def _ask(self, request: dict) -> AskedFork:
         """Send the zygote a fork request; its answer is read by the returned AskedFork."""
