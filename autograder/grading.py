@@ -18,11 +18,12 @@ from typing import Any
 from untrusted.text import bounded, storable
 
 from .assignment import ANSWER_STUB, Assignment, Question, question_of_cell
+from .causes import Causes, failing_uses, find_causes
 from .reports.model import QuestionResult, Report, Status, TestOutcome
 from .sandbox.process import Limits
 from .sandbox.runners import Runner
 from .sandbox.session import LoadResult, StudentSession
-from .submissions import Submission, Unreadable, answers_after_heading, extract
+from .submissions import Extracted, Submission, Unreadable, answers_after_heading, extract
 from .suite import hidden_suite
 from .version import grader_version
 
@@ -51,6 +52,7 @@ def grade_submission(
     answers: dict[str, str] = {}
     load: LoadResult | None = None
     question_ids = [question.id for question in assignment.questions]
+    extracted: Extracted | None = None
     try:
         if submission.problem:
             raise Unreadable(submission.problem)
@@ -63,6 +65,9 @@ def grade_submission(
             if not any(question_of_cell(grade_id, question_ids) == question_id for grade_id in answers):
                 found = answers_after_heading(extracted.layout, heading)
                 answers |= {f"{question_id}_{cell}": text for cell, text in found.items()}
+    graded = [question for question in assignment.questions if only_question in (None, question.id)]
+    causes: Causes = {}
+    if extracted is not None:
         with StudentSession(runner, extracted.cells, limits) as session:
             load = session.load()
             if load.failure:
@@ -70,13 +75,15 @@ def grade_submission(
             else:
                 errors += [str(error) for error in load.cell_errors]
                 outcomes = suite.run(session.student, reference, (secret, submission.sha256), only_question)
+                if only_question is None:  # the other questions' results are needed to point at a cause
+                    measured = [_question_result(q, outcomes, load, answers, question_ids) for q in graded]
+                    causes = find_causes(assignment, measured, session, suite, reference, (secret, submission.sha256))
     if len(errors) > MAX_REPORT_ERRORS:
         errors = errors[:MAX_REPORT_ERRORS] + [f"... and {len(errors) - MAX_REPORT_ERRORS} more problems"]
     errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]
-    graded = [question for question in assignment.questions if only_question in (None, question.id)]
     questions = [_question_result(question, outcomes, load, answers, question_ids) for question in graded]
-    if only_question is None:  # the other questions' results are needed to point at a cause
-        questions = with_dependencies(assignment, questions)
+    if only_question is None:
+        questions = with_dependencies(assignment, questions, causes)
     return Report(
         student=submission.student,
         assignment=assignment.name,
@@ -148,7 +155,7 @@ def _question_result(
         lines = [f"{passed} of {len(tests)} checks passed."]
         seen: set[str] = set()
         for test in failing:
-            line = f"- {test.description}: {test.message}"
+            line = f"- {test.description} {test.message}"
             if line not in seen:
                 seen.add(line)
                 lines.append(line)
@@ -156,35 +163,67 @@ def _question_result(
     return QuestionResult(score=score, status=status, feedback=feedback, tests=tests, **base)
 
 
-def with_dependencies(assignment: Assignment, results: list[QuestionResult]) -> list[QuestionResult]:
+def with_dependencies(
+    assignment: Assignment, results: list[QuestionResult], causes: Causes | None = None
+) -> list[QuestionResult]:
     """Feedback that points at the cause: when a question fails and a function it uses (``uses`` in
-    the manifest) fails its own question, the feedback says so first. The dependent question is
-    charged as measured (``charge_dependents = true``, the default) or, when the instructor says
-    ``false``, marked not graded, with no score, until the function it uses passes."""
-    by_id = {result.id: result for result in results}
-    owner = {function: question.id for question in assignment.questions for function in question.functions}
+    the manifest) fails its own question, the feedback says whether that function explains it
+    (``causes``: what it did with what this question gave it, from causes.py; without a finding,
+    that the failures may come from it). A function that went wrong on those inputs, or that the
+    grader could not judge, is the one to fix first: the dependent question is then charged as
+    measured (``charge_dependents = true``, the default) or, when the instructor says ``false``,
+    marked not graded, with no score, until that function passes. One that returned the right
+    values, or was never called, is not blamed: the fault is the question's own."""
+    causes = causes or {}
+    broken_by_question = failing_uses(assignment, results)
     updated = []
     for question, result in zip(assignment.questions, results, strict=True):
-        broken = [
-            function
-            for function in question.uses
-            if function in owner and owner[function] != question.id and by_id[owner[function]].status != "passed"
-        ]
-        if not broken or result.status in {"passed", "manual"}:
+        broken = broken_by_question.get(question.id, [])
+        found = causes.get(question.id, {})
+        blamed = [function for function in broken if found.get(function, "unknown") in ("wrong", "unknown")]
+        innocent = [function for function in broken if found.get(function) == "right"]
+        lines = []
+        if blamed:
+            lines.append(_blame(blamed, question, all(found.get(f) == "wrong" for f in blamed)))
+        if innocent:
+            lines.append(_acquit(innocent, question))
+        if not lines:
             updated.append(result)
             continue
-        names = " and ".join(broken)
-        first = f"Your {names} {'fails' if len(broken) == 1 else 'fail'} {'its' if len(broken) == 1 else 'their'} own tests; fix {'it' if len(broken) == 1 else 'them'} first: these failures may come from {'it' if len(broken) == 1 else 'them'}."
-        if assignment.charge_dependents:
-            updated.append(result.model_copy(update={"feedback": f"{first}\n{result.feedback}"}))
-        else:
+        feedback = "\n".join([*lines, result.feedback])
+        if blamed and not assignment.charge_dependents:
+            names = " and ".join(blamed)
             updated.append(
                 result.model_copy(
                     update={
                         "score": 0.0,
                         "status": "not_graded",
-                        "feedback": f"Not graded: depends on {names}. {first}\n{result.feedback}",
+                        "feedback": f"Not graded: depends on {names}. {feedback}",
                     }
                 )
             )
+        else:
+            updated.append(result.model_copy(update={"feedback": feedback}))
     return updated
+
+
+def _blame(functions: list[str], question: Question, shown: bool) -> str:
+    one = len(functions) == 1
+    names = " and ".join(functions)
+    it = "it" if one else "them"
+    why = (
+        f"{'it goes' if one else 'they go'} wrong on what your {' and '.join(question.functions)} passes {it}."
+        if shown
+        else f"these failures may come from {it}."
+    )
+    return f"Your {names} {'fails its' if one else 'fail their'} own tests; fix {it} first: {why}"
+
+
+def _acquit(functions: list[str], question: Question) -> str:
+    one = len(functions) == 1
+    names = " and ".join(functions)
+    own = " and ".join(question.functions)
+    return (
+        f"Your {names} {'fails its' if one else 'fail their'} own tests, but {'it returns' if one else 'they return'} "
+        f"the right values for everything your {own} passes {'it' if one else 'them'}: look for the fault in {own} itself."
+    )

@@ -20,6 +20,7 @@ import io
 import os
 import re
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -37,7 +38,7 @@ from .reports.model import TestOutcome
 from .secret import input_seed
 from .testing import Mismatch
 
-GENERIC_FAILURE = "the result was not what the question asks for"
+GENERIC_FAILURE = "The result was not what the question asks for."
 # pytest plugins a hidden suite never needs; leaving them out saves about a third of a grading.
 # (Checks go through Mismatch, so assertion rewriting is not needed either: --assert=plain.)
 UNUSED_PLUGINS = [
@@ -141,7 +142,10 @@ class SuitePlugin:
 
 def _labels(item) -> dict[str, str]:
     """What a test's outcome says of the test itself: the same for every submission."""
-    description = (item.function.__doc__ or item.name).strip().splitlines()[0]
+    # A test's docstring starts with its check's text, the sentence the student reads; what follows
+    # a blank line is for the instructor (tests/test_hidden_suites.py holds every suite to it).
+    paragraph = (item.function.__doc__ or item.name).strip().split("\n\n")[0]
+    description = sentence(" ".join(paragraph.split()))
     marker = item.get_closest_marker("question")
     question = marker.args[0] if marker and marker.args else "unmarked"
     return {"question": question, "name": item.name, "description": description}
@@ -152,10 +156,16 @@ def _outcome(common: dict[str, str], excinfo) -> TestOutcome:
         return TestOutcome(status="passed", **common)
     error = excinfo.value
     if isinstance(error, StudentFault):
-        return TestOutcome(status=error.status, message=str(error), **common)
+        return TestOutcome(status=error.status, message=sentence(str(error)), **common)
     if isinstance(error, Mismatch):
-        return TestOutcome(status="failed", message=str(error), **common)
+        return TestOutcome(status="failed", message=sentence(str(error)), **common)
     return TestOutcome(status="failed", message=GENERIC_FAILURE, **common)
+
+
+def sentence(text: str) -> str:
+    """``text`` ending as a sentence does (a check's text, a check's message)."""
+    text = text.strip()
+    return text if not text or text.endswith((".", "!", "?")) else f"{text}."
 
 
 def _collection_error(folder: Path, report: pytest.CollectReport) -> str:
@@ -222,10 +232,21 @@ class HiddenSuite:
                 del sys.modules[name]
 
     def run(
-        self, student: Any, reference: ModuleType, seed_material: tuple[str, str], only: str | None = None
+        self,
+        student: Any,
+        reference: ModuleType,
+        seed_material: tuple[str, str],
+        only: str | None = None,
+        tests: Collection[str] | None = None,
     ) -> list[TestOutcome]:
-        """Every test (with ``only``, that question's) for one submission; each outcome in order."""
-        items = [item for item in self.items if only is None or self.plugin.labels[item]["question"] == only]
+        """Every test (with ``only``, that question's; with ``tests``, those of these names) for one
+        submission; each outcome in order."""
+        labels = self.plugin.labels
+        items = [
+            item
+            for item in self.items
+            if (only is None or labels[item]["question"] == only) and (tests is None or labels[item]["name"] in tests)
+        ]
         run = self.plugin.run = _Run(student, reference, seed_material)
         directory = os.getcwd()
         try:

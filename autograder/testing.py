@@ -3,7 +3,8 @@
 A hidden test must never let pytest's assertion rewriting print its values (they are the hidden
 inputs and references), so tests check with these helpers, which raise ``Mismatch`` with a message
 written in plain words: what was expected, and what came back, described by shape, dtype and error
-size rather than by values.
+size rather than by values. Each message is a whole sentence whatever ``what`` names (one value or
+several: "the output of ...", "the weights of ..."): no verb ever has ``what`` as its subject.
 """
 
 from __future__ import annotations
@@ -46,39 +47,44 @@ def shape_problem(actual: tuple[int, ...], expected: tuple[int, ...]) -> str | N
     """How ``actual`` differs from ``expected``: the number of dimensions, else the first axis that
     disagrees, with its sizes only when both are small."""
     if len(actual) != len(expected):
-        return f"should have {len(expected)} dimension{'s' if len(expected) != 1 else ''}, but it has {len(actual)}"
+        plural = "s" if len(expected) != 1 else ""
+        return f"{len(expected)} dimension{plural} expected, {len(actual)} found"
     for axis, (got, want) in enumerate(zip(actual, expected, strict=True)):
         if got != want:
             sizes = f" ({got} instead of {want})" if max(got, want) <= SMALL else ""
-            return f"has the wrong size along axis {axis}{sizes}"
+            return f"the wrong size along axis {axis}{sizes}"
     return None
 
 
 def expect_array(value: Any, what: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """``value`` is a finite real numpy array (of ``shape`` when given); returns it."""
-    expect(isinstance(value, np.ndarray), f"{what} should be a numpy array, but it is {describe(value)}")
-    expect(value.dtype.kind in "biuf", f"{what} should hold real numbers, but its dtype is {value.dtype}")
+    expect(isinstance(value, np.ndarray), f"Expected a numpy array for {what}, but got {describe(value)}.")
+    expect(value.dtype.kind in "biuf", f"Expected real numbers in {what}, but got an array of dtype {value.dtype}.")
     if shape is not None:
         problem = shape_problem(value.shape, tuple(shape))
-        expect(problem is None, f"{what} {problem}")
-    expect(bool(np.all(np.isfinite(value))), f"{what} contains NaN or infinity")
+        expect(problem is None, f"Wrong shape for {what}: {problem}.")
+    expect(bool(np.all(np.isfinite(value))), f"Found NaN or infinity in {what}.")
     return value
 
 
 def tolerance(dtype: np.dtype) -> tuple[float, float]:
-    """The one tolerance rule of every hidden test: a result is judged at the precision of the dtype
-    it comes in. Relative tolerance 1024 machine epsilons and an absolute floor of 128 (for values
-    near zero), never tighter than 1e-6 and 1e-8: float64 results within a relative 1e-6 (absolute
-    1e-8), float32 ones within 1.2e-4 (1.5e-5), as the grader's own float32 torch reference agrees
-    with its float64 numpy one. Integers are judged as float64; dtypes coarser than float32 at
-    float32's precision, no looser. (``autograder verify`` divides both by its margin, through
-    ``stricter``, to show that correct answers pass with room to spare.)"""
-    kind = np.dtype(dtype)
-    eps = float(np.finfo(kind).eps) if kind.kind == "f" else float(np.finfo(np.float64).eps)
-    eps = min(eps, float(np.finfo(np.float32).eps))
-    return max(1e-6, 1024 * eps) / _strictness[0], max(1e-8, 128 * eps) / _strictness[0]
+    """The one tolerance rule of every hidden test: a result is judged at float32's precision,
+    whatever its dtype (a coarser one, float16, no looser; integers likewise). Relative tolerance
+    1024 machine epsilons of float32 and an absolute floor of 128 (for values near zero): within a
+    relative 1.2e-4 (absolute 1.5e-5), as the grader's own float32 torch reference agrees with its
+    float64 numpy one.
+
+    Not the returned dtype's own precision: a correct answer may compute in float32 and return
+    float64 (float32 attention, then a float64 output projection), and the dtype it returns does not
+    say the precision its arithmetic had; float32 is the least precise arithmetic a correct answer
+    may use. Every known wrong answer is wrong by far more (``autograder verify`` shows it, and
+    divides both tolerances by its margin, through ``stricter``, to show that correct answers pass
+    with room to spare)."""
+    eps = FLOAT32_EPS  # the same for every dtype: the parameter names what is judged, not how
+    return 1024 * eps / _strictness[0], 128 * eps / _strictness[0]
 
 
+FLOAT32_EPS = float(np.finfo(np.float32).eps)
 _strictness = [1.0]
 
 
@@ -102,8 +108,30 @@ def expect_close(value: Any, expected: Any, what: str) -> None:
     error = float(np.max(np.abs(array - expected))) if array.size else 0.0
     expect(
         bool(np.allclose(array, expected, rtol=rtol, atol=atol)),
-        f"{what} differs from the expected values (largest difference {error:.3g})",
+        f"Wrong values in {what}: the largest difference from the expected ones is {error:.3g}.",
     )
+
+
+def agrees(value: Any, expected: Any) -> bool:
+    """Whether ``value`` matches ``expected`` by the one tolerance rule (a tuple or list item by
+    item), for values no check shows a student: what their function gave another (causes.py)."""
+    if isinstance(expected, tuple | list):
+        return (
+            isinstance(value, tuple | list)
+            and len(value) == len(expected)
+            and all(agrees(item, want) for item, want in zip(value, expected, strict=True))
+        )
+    if isinstance(expected, np.ndarray | np.number | float | int) and not isinstance(expected, bool):
+        try:
+            array = np.asarray(value)
+        except Exception:  # noqa: BLE001 - whatever cannot be an array does not match one
+            return False
+        want = np.asarray(expected, dtype=np.float64)
+        if array.dtype.kind not in "biuf" or array.shape != want.shape:
+            return False
+        rtol, atol = tolerance(array.dtype)
+        return bool(np.allclose(array, want, rtol=rtol, atol=atol))
+    return bool(value == expected)
 
 
 def expect_number(value: Any, what: str) -> np.ndarray:
@@ -111,7 +139,7 @@ def expect_number(value: Any, what: str) -> np.ndarray:
     array that keeps its dtype, for ``expect_close``."""
     expect(
         isinstance(value, float | int | np.ndarray) and not isinstance(value, bool) and np.ndim(value) == 0,
-        f"{what} should be one number, but it is {describe(value)}",
+        f"Expected one number for {what}, but got {describe(value)}.",
     )
     return expect_array(np.asarray(value), what)
 
@@ -119,6 +147,6 @@ def expect_number(value: Any, what: str) -> np.ndarray:
 def expect_tuple(value: Any, what: str, length: int) -> tuple:
     expect(
         isinstance(value, tuple | list) and len(value) == length,
-        f"{what} should return a tuple of {length} items, but it returned {describe(value)}",
+        f"Expected {what} to return a tuple of {length} items, but it returned {describe(value)}.",
     )
     return tuple(value)

@@ -16,10 +16,11 @@ from __future__ import annotations
 import secrets as secret_source
 import tomllib
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
-from typing import get_args
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from .assignment import Assignment
 from .errors import AssignmentError
@@ -31,6 +32,7 @@ from .submissions import find_submissions
 from .testing import stricter
 
 VERDICTS_FILE = "verdicts.toml"
+FEEDBACK_KEY = "feedback"  # ["file.py".feedback]: that file's feedback rules, beside its verdicts
 PASSING = {"passed", "manual"}  # a submission expected to earn everything it can automatically
 
 
@@ -42,6 +44,16 @@ class Disagreement(BaseModel):
     secret: str
     feedback: str
     margin: float = 1.0  # > 1: graded with every tolerance divided by this
+    kind: Literal["verdict", "feedback"] = "verdict"  # feedback: a broken feedback rule
+
+
+class FeedbackRule(BaseModel):
+    """What a known submission's feedback on one question must say, and must never say
+    (``["file.py".feedback]`` in verdicts.toml): feedback held to the cause, not only the verdict."""
+
+    model_config = {"extra": "forbid"}
+    says: list[str] = []
+    never: list[str] = []
 
 
 class Verification(BaseModel):
@@ -57,6 +69,16 @@ class Verification(BaseModel):
 def known_verdicts(assignment: Assignment) -> dict[str, dict[str, str]]:
     """``known/verdicts.toml``: each known file's expected verdict per question, checked against the
     assignment (its files exist, its questions are the assignment's, its verdicts are verdicts)."""
+    return _known(assignment)[0]
+
+
+def known_feedback(assignment: Assignment) -> dict[str, dict[str, FeedbackRule]]:
+    """``known/verdicts.toml``'s feedback rules: for a file, ``["file.py".feedback]`` then
+    ``question = { says = ["..."], never = ["..."] }``."""
+    return _known(assignment)[1]
+
+
+def _known(assignment: Assignment) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, FeedbackRule]]]:
     known = assignment.folder / "known"
     path = known / VERDICTS_FILE
     try:
@@ -71,9 +93,13 @@ def known_verdicts(assignment: Assignment) -> dict[str, dict[str, str]]:
     questions = {question.id for question in assignment.questions}
     statuses = set(get_args(Status))
     verdicts: dict[str, dict[str, str]] = {}
+    feedback: dict[str, dict[str, FeedbackRule]] = {}
     for file, expected in table.items():
         if not isinstance(expected, dict):
             raise AssignmentError(f'{path}: [{file!r}] should be a table of question = "verdict"')
+        expected = dict(expected)
+        rules = expected.pop(FEEDBACK_KEY, {})
+        feedback[file] = _feedback_rules(path, file, rules, questions)
         if not expected:
             raise AssignmentError(f"{path}: [{file!r}] lists no verdict")
         if not (known / file).is_file() or "/" in file or file.startswith("."):
@@ -88,7 +114,28 @@ def known_verdicts(assignment: Assignment) -> dict[str, dict[str, str]]:
         verdicts[file] = {str(question): str(verdict) for question, verdict in expected.items()}
     if not verdicts:
         raise AssignmentError(f"{path}: lists no known submission")
-    return verdicts
+    return verdicts, feedback
+
+
+def _feedback_rules(path: Path, file: str, rules: Any, questions: set[str]) -> dict[str, FeedbackRule]:
+    where = f"{path}: [{file!r}.{FEEDBACK_KEY}]"
+    if not isinstance(rules, dict):
+        raise AssignmentError(f"{where} should be a table of question = {{ says = [...], never = [...] }}")
+    found = {}
+    for question, rule in rules.items():
+        if question not in questions:
+            raise AssignmentError(
+                f"{where} {question}: no such question (its questions: {', '.join(sorted(questions))})"
+            )
+        try:
+            found[question] = FeedbackRule.model_validate(rule)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            raise AssignmentError(
+                f"{where} {question}: {'.'.join(map(str, problem['loc'])) or 'the rule'}: {problem['msg']} "
+                '(a rule is { says = ["..."], never = ["..."] })'
+            ) from None
+    return found
 
 
 def gradings_needed(verdicts: dict[str, dict[str, str]], secrets: int, margin: float) -> int:
@@ -114,11 +161,14 @@ def verify_known(
     limits: Limits | None = None,
     margin: float = 4.0,
     on_grading: Callable[[str], None] | None = None,
+    feedback: dict[str, dict[str, FeedbackRule]] | None = None,
 ) -> Verification:
     """Grade every known submission of ``verdicts`` (``known_verdicts``) under each secret (and, for
     those expected to pass, with every tolerance divided by ``margin``); return every verdict that
-    differs from the expected one."""
+    differs from the expected one, and every feedback that breaks its rule (``feedback``, by default
+    the assignment's ``known_feedback``)."""
     known = assignment.folder / "known"
+    feedback = known_feedback(assignment) if feedback is None else feedback
     gradings = 0
     disagreements: list[Disagreement] = []
     for file, expected in verdicts.items():
@@ -129,6 +179,7 @@ def verify_known(
                     report = grade_submission(assignment, submission, runner, reference, limits, secret)
                 gradings += 1
                 disagreements += _differences(file, expected, report, secret, factor)
+                disagreements += _broken_rules(file, feedback.get(file, {}), report, secret, factor)
                 if on_grading:
                     on_grading(file)
     unlisted = sorted(path.name for path in known.iterdir()
@@ -158,4 +209,34 @@ def _differences(file: str, expected: dict[str, str], report: Report, secret: st
                     margin=margin,
                 )  # fmt: skip
             )
+    return found
+
+
+def _broken_rules(
+    file: str, rules: dict[str, FeedbackRule], report: Report, secret: str, margin: float
+) -> list[Disagreement]:
+    """Each phrase a question's feedback should say and does not, or should never say and does."""
+    got = {question.id: question.feedback for question in report.questions}
+    found = []
+    for question, rule in rules.items():
+        feedback = got.get(question, "")
+        problems = [
+            (f'feedback saying "{phrase}"', "feedback without it") for phrase in rule.says if phrase not in feedback
+        ]
+        problems += [
+            (f'feedback never saying "{phrase}"', "feedback saying it") for phrase in rule.never if phrase in feedback
+        ]
+        found += [
+            Disagreement(
+                file=file,
+                question=question,
+                expected=expected,
+                got=wrong,
+                secret=secret,
+                feedback=feedback,
+                margin=margin,
+                kind="feedback",
+            )
+            for expected, wrong in problems
+        ]
     return found

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +23,7 @@ from autograder.assignment import load_assignment  # noqa: E402
 from autograder.batch import load_reference  # noqa: E402
 from autograder.grading import grade_submission  # noqa: E402
 from autograder.submissions import find_submissions  # noqa: E402
+from autograder.verify import known_verdicts  # noqa: E402
 from tests.fake_runner import InProcessRunner  # noqa: E402
 
 
@@ -65,7 +65,7 @@ def main() -> int:
         assignment = load_assignment(ROOT / "assignments" / name)
         references = {kind: load_reference(assignment, kind) for kind in ("numpy", "torch")}
         print(f"{name}: torch reference on {references['torch'].DEVICE}", flush=True)
-        expected = tomllib.loads((assignment.folder / "known" / "verdicts.toml").read_text())
+        expected = known_verdicts(assignment)
         for submission in find_submissions([assignment.folder / "known"]).submissions:
             want = expected[submission.path.name]
             for secret in range(args.secrets):

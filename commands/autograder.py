@@ -958,7 +958,12 @@ def _verify(args: argparse.Namespace) -> int:
     for file in result.unlisted:
         print(f"skip {one_line(file)}: not in known/verdicts.toml, so not graded")
     if result.disagreements:
-        print(f"{len(result.disagreements)} verdicts differ from known/verdicts.toml")
+        verdicts_wrong = sum(d.kind == "verdict" for d in result.disagreements)
+        rules_broken = len(result.disagreements) - verdicts_wrong
+        if verdicts_wrong:
+            print(f"{verdicts_wrong} verdicts differ from known/verdicts.toml")
+        if rules_broken:
+            print(f"{rules_broken} feedback rules of known/verdicts.toml are broken")
         return 1
     print("every verdict holds")
     return 0

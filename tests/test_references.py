@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import tomllib
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from autograder.assignment import load_assignment
 from autograder.batch import GradeOptions, grade_batch, load_reference, resolve_reference
 from autograder.submissions import find_submissions
+from autograder.verify import known_verdicts
 
 from .conftest import ASSIGNMENTS, needs_sandbox
 
@@ -92,7 +92,7 @@ def test_auto_reference_is_numpy_without_a_gpu_and_torch_with_one():
 @pytest.mark.parametrize("name", ["sequences-and-attention", "attention-not-explanation"])
 def test_known_submissions_get_the_same_verdicts_with_the_torch_reference(tmp_path, name):
     assignment = load_assignment(ASSIGNMENTS / name)
-    verdicts = tomllib.loads((ASSIGNMENTS / name / "known" / "verdicts.toml").read_text(encoding="utf-8"))
+    verdicts = known_verdicts(assignment)
     result = grade_batch(
         assignment,
         find_submissions([ASSIGNMENTS / name / "known"]).submissions,

@@ -4,8 +4,6 @@ the inputs drawn; the tolerance rule; feedback that points at the cause; exact s
 
 from __future__ import annotations
 
-import tomllib
-
 import numpy as np
 import pytest
 
@@ -15,6 +13,7 @@ from autograder.errors import AssignmentError
 from autograder.grading import grade_submission
 from autograder.submissions import find_submissions
 from autograder.testing import Mismatch, expect_close, stricter, tolerance
+from autograder.verify import known_feedback, known_verdicts
 
 from .conftest import ASSIGNMENTS
 from .fake_runner import InProcessRunner
@@ -54,9 +53,10 @@ def secrets_for(name: str) -> tuple[str, ...]:
 
 def _known():
     for name in ("sequences-and-attention", "attention-not-explanation"):
-        expected = tomllib.loads((ASSIGNMENTS / name / "known" / "verdicts.toml").read_text())
-        for file, verdicts in expected.items():
-            yield name, file, verdicts
+        assignment = load_assignment(ASSIGNMENTS / name)
+        rules = known_feedback(assignment)
+        for file, verdicts in known_verdicts(assignment).items():
+            yield name, file, verdicts, rules.get(file, {})
 
 
 def _grade(assignment, path, secret="first"):
@@ -66,12 +66,16 @@ def _grade(assignment, path, secret="first"):
     )
 
 
-@pytest.mark.parametrize("name, file, expected", list(_known()))
-def test_every_verdict_holds_whatever_the_inputs_drawn(name, file, expected):
+@pytest.mark.parametrize("name, file, expected, rules", list(_known()))
+def test_every_verdict_and_its_feedback_hold_whatever_the_inputs_drawn(name, file, expected, rules):
     assignment = load_assignment(ASSIGNMENTS / name)
     for secret in secrets_for(name):
         report = _grade(assignment, ASSIGNMENTS / name / "known" / file, secret)
         assert {q.id: q.status for q in report.questions} == expected, (secret, [q.feedback for q in report.questions])
+        feedback = {q.id: q.feedback for q in report.questions}
+        for question, rule in rules.items():
+            assert all(phrase in feedback[question] for phrase in rule.says), (secret, feedback[question])
+            assert not any(phrase in feedback[question] for phrase in rule.never), (secret, feedback[question])
 
 
 @pytest.mark.parametrize("name", ["sequences-and-attention", "attention-not-explanation"])
@@ -89,27 +93,31 @@ def test_a_correct_float32_answer_passes_with_room_to_spare(name):
         )
 
 
-def test_tolerance_follows_the_dtype_returned():
-    assert tolerance(np.float64) == (1e-6, 1e-8)
+def test_every_result_is_judged_at_float32s_precision_whatever_its_dtype():
+    """A float64 answer may have been computed in float32 (its dtype does not say), so it is judged
+    as a float32 one: float32's precision is the least a correct answer may compute in."""
     rtol32, atol32 = tolerance(np.float32)
     assert 1e-4 < rtol32 < 2e-4 and 1e-5 < atol32 < 2e-5
-    assert tolerance(np.float16) == tolerance(np.float32)  # never looser than float32
-    assert tolerance(np.int64) == tolerance(np.float64)
+    assert tolerance(np.float64) == tolerance(np.float16) == tolerance(np.int64) == (rtol32, atol32)
     expected = np.linspace(0.1, 1.0, 10)
     float32_error = (expected * (1 + 5e-5)).astype(np.float32)
     expect_close(float32_error, expected, "a float32 result")  # within float32's precision
-    with pytest.raises(Mismatch):
-        expect_close(float32_error.astype(np.float64), expected, "the same values in float64")
+    expect_close(float32_error.astype(np.float64), expected, "the same values returned as float64")
+    with pytest.raises(Mismatch, match="Wrong values in a wrong result: the largest difference"):
+        expect_close(expected * (1 + 1e-3), expected, "a wrong result")
 
 
-def test_feedback_names_the_function_to_fix_first():
+def test_feedback_names_the_function_to_fix_first_when_it_went_wrong_on_the_questions_inputs():
     assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
     report = _grade(assignment, ASSIGNMENTS / "sequences-and-attention" / "known" / "unstable_softmax_used.py")
     feedback = {q.id: q.feedback for q in report.questions}
     assert feedback["self_attention"].startswith(
-        "Your scaled_dot_product_attention and softmax fail their own tests; fix them first"
+        "Your scaled_dot_product_attention and softmax fail their own tests; fix them first: they go wrong on what "
+        "your self_attention passes them."
     )
-    assert feedback["attention"].startswith("Your softmax fails its own tests; fix it first")
+    assert feedback["attention"].startswith(
+        "Your softmax fails its own tests; fix it first: it goes wrong on what your scaled_dot_product_attention passes it."
+    )
     assert not feedback["softmax"].startswith("Your")
     uncharged = assignment.model_copy(update={"charge_dependents": False})
     report = _grade(uncharged, ASSIGNMENTS / "sequences-and-attention" / "known" / "unstable_softmax_used.py")
@@ -118,6 +126,51 @@ def test_feedback_names_the_function_to_fix_first():
         assert results[question].status == "not_graded" and results[question].score == 0
         assert results[question].feedback.startswith("Not graded: depends on")
     assert results["softmax"].status == "partial" and results["positional_encoding"].status == "passed"
+
+
+def test_a_function_that_works_on_the_questions_inputs_is_not_blamed():
+    """An attention that ignores masks fails its own question, but multi-head attention passes it none:
+    the multi-head failure is its own (a wrong head split), and its feedback says so; with
+    charge_dependents = false it is still graded, since nothing it uses explains it."""
+    assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
+    path = ASSIGNMENTS / "sequences-and-attention" / "known" / "wrong_head_split_ignored_mask.py"
+    multi_head = next(q for q in _grade(assignment, path).questions if q.id == "multi_head")
+    assert multi_head.status == "partial"
+    assert multi_head.feedback.startswith(
+        "Your scaled_dot_product_attention fails its own tests, but it returns the right values for everything your "
+        "multi_head_attention passes it: look for the fault in multi_head_attention itself."
+    )
+    assert "fix it first" not in multi_head.feedback
+    uncharged = assignment.model_copy(update={"charge_dependents": False})
+    multi_head = next(q for q in _grade(uncharged, path).questions if q.id == "multi_head")
+    assert multi_head.status == "partial" and multi_head.score > 0
+
+
+def test_a_function_that_is_never_called_is_not_blamed(tmp_path):
+    """A multi-head attention that does its own attention (never calling the failing one) gets no word
+    about it; one that cannot be judged (no reference of that name) gets the cautious one."""
+    from autograder.causes import judge
+    from autograder.sandbox.session import ObservedCall
+
+    source = (ASSIGNMENTS / "sequences-and-attention" / "known" / "wrong_head_split.py").read_text()
+    broken = tmp_path / "own_attention.py"
+    broken.write_text(source.replace("return _attention(Q, K, V, mask)", "return _attention(Q, K, V)"))
+    assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
+    results = {q.id: q for q in _grade(assignment, broken).questions}
+    assert results["attention"].status == "partial" and results["multi_head"].status == "partial"
+    assert "scaled_dot_product_attention" not in results["multi_head"].feedback
+    reference = load_reference(assignment, "numpy")
+    right = ObservedCall(name="softmax", args=(np.array([1.0, 2.0]),), kwargs={}, value=reference.softmax([1.0, 2.0]))
+    wrong = right.model_copy(update={"value": np.array([0.5, 0.5])})
+    assert judge(reference.softmax, [right]) == "right"
+    assert judge(reference.softmax, [right, wrong]) == "wrong"
+    assert judge(reference.softmax, []) == "unused"
+    assert judge(reference.softmax, [], complete=False) == "unknown"  # some calls were not kept
+    assert judge(reference.softmax, [right], complete=False) == "unknown"
+    assert judge(None, [right]) == "unknown"  # no reference of that name
+    refused = right.model_copy(update={"args": ("not an array",)})
+    assert judge(reference.softmax, [refused]) == "unknown"
+    assert judge(reference.softmax, [right.model_copy(update={"value": None})]) == "wrong"  # it raised
 
 
 def test_scores_are_exact_and_rounded_only_when_shown(tmp_path):

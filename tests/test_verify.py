@@ -81,7 +81,8 @@ def test_a_verdict_that_depends_on_the_secret_and_a_pass_by_a_hair_are_listed(co
     assert lines[4] == "FAIL float32_edge.py"
     assert lines[5].startswith(
         "     mean: expected passed, got failed with tolerances divided by 4 under 2 of 2 secrets (first: s1): "
-        "the mean of random values: mean_of of 1 values differs from the expected values (largest difference"
+        "The mean of random values matches the reference. Wrong values in the mean of 1 random value: the largest "
+        "difference from the expected ones is"
     )
     assert lines[6] == "3 verdicts differ from known/verdicts.toml"
 
@@ -103,6 +104,9 @@ def test_a_verdict_that_depends_on_the_secret_and_a_pass_by_a_hair_are_listed(co
         ('["correct.py"\nmean = "passed"\n', "known/verdicts.toml: Expected ']' at the end of a table declaration (at line 1, column 14)"),
         ('["correct.py"]\n', "known/verdicts.toml: ['correct.py'] lists no verdict"),
         ("", "known/verdicts.toml: lists no known submission"),
+        ('["correct.py"]\nmean = "passed"\n["correct.py".feedback]\nmean = { say = ["x"] }\n', "known/verdicts.toml: ['correct.py'.feedback] mean: say: Extra inputs are not permitted"),
+        ('["correct.py"]\nmean = "passed"\n["correct.py".feedback]\nmedian = { says = ["x"] }\n', "known/verdicts.toml: ['correct.py'.feedback] median: no such question (its questions: mean)"),
+        ('["correct.py"]\nmean = "passed"\nfeedback = 3\n', "known/verdicts.toml: ['correct.py'.feedback] should be a table of question = { says = [...], never = [...] }"),
     ],
 )  # fmt: skip
 def test_a_bad_verdicts_file_is_one_line_naming_it_and_the_place(course, content, message):
@@ -121,7 +125,28 @@ def test_stricter_divides_every_tolerance_while_its_block_runs():
     rtol, atol = tolerance(np.float32)
     with stricter(4):
         assert tolerance(np.float32) == (rtol / 4, atol / 4)
-        assert tolerance(np.float64) == (1e-6 / 4, 1e-8 / 4)
+        assert tolerance(np.float64) == (rtol / 4, atol / 4)  # one rule for every dtype
     with pytest.raises(RuntimeError), stricter(2):
         raise RuntimeError
     assert tolerance(np.float32) == (rtol, atol)
+
+
+@needs_sandbox
+def test_feedback_is_held_to_its_rules_as_verdicts_are(course):
+    """``["file".feedback]`` rules: a phrase the feedback must say, or must never say, is checked on
+    every grading, and a broken rule is listed as a verdict is."""
+    verdicts = course / "assignments" / "example" / "known" / "verdicts.toml"
+    verdicts.write_text(verdicts.read_text() + '\n["correct.py".feedback]\nmean = { says = ["checks passed"] }\n')
+    completed = run("verify", "example", "--secret", "s1", "--margin", "1", cwd=course)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    verdicts.write_text(verdicts.read_text().replace('says = ["checks passed"]', 'never = ["all 3"], says = ["why"]'))
+    completed = run("verify", "example", "--secret", "s1", "--margin", "1", cwd=course)
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert completed.stdout.splitlines()[1:] == [
+        "FAIL correct.py",
+        '     mean: expected feedback saying "why", got feedback without it under 1 of 1 secrets (first: s1): '
+        "all 3 checks passed",
+        '     mean: expected feedback never saying "all 3", got feedback saying it under 1 of 1 secrets (first: s1): '
+        "all 3 checks passed",
+        "2 feedback rules of known/verdicts.toml are broken",
+    ]

@@ -26,6 +26,11 @@ def attention(Q, K, V, mask=None):
     return weights @ V, weights
 
 
+# The notebook's name for it: the grader calls a function by that name to check what a student's
+# question passed their own (autograder/causes.py).
+scaled_dot_product_attention = attention
+
+
 @remembered
 def saturation(d, n=16, trials=200, scaled=True, seed=0):
     # Pure in its arguments: computed once, then remembered in memory and on the grader's disk (about

@@ -64,6 +64,11 @@ def attention(Q, K, V, mask=None, dtype=None):
     return _array(output), _array(weights)
 
 
+# The notebook's name for it: the grader calls a function by that name to check what a student's
+# question passed their own (autograder/causes.py).
+scaled_dot_product_attention = attention
+
+
 def self_attention(X, W_q, W_k, W_v, dtype=None):
     x = _tensor(X, dtype)
     output, weights = _attention(x @ _tensor(W_q, dtype), x @ _tensor(W_k, dtype), x @ _tensor(W_v, dtype))

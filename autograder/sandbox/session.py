@@ -93,6 +93,7 @@ class StudentSession:
         # A function that hung once is not called again: it would spend the submission's time
         # one call timeout at a time.
         self.timed_out: dict[str, float] = {}
+        self.watching: WorkerProcess | None = None  # the worker asked to watch (see watch)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -163,6 +164,54 @@ class StudentSession:
         except Exception as exc:  # noqa: BLE001 - whatever the answer made the decoder do is the answer's fault
             raise BadReturn(f"{name} returned something the grader cannot read ({type(exc).__name__})") from None
 
+    # --- watched functions (see worker.py): what a question's function gave the ones it uses ------
+
+    def watch(self, names: list[str]) -> bool:
+        """Keep the calls the submission's own code makes to ``names`` from the next graded call on,
+        until ``watched``; False when the worker cannot be asked."""
+        if self.worker is None or (self.loaded is not None and self.loaded.failure):
+            return False
+        try:
+            timeout, hard = self._time_left(self.limits.call_timeout, "a watch")
+            response, _ = self.worker.request({"op": "watch", "names": list(names)}, timeout=timeout, hard_timeout=hard)
+        except (TimeoutError, WorkerCrashed, StudentTimeout):
+            self.close()
+            return False
+        self.watching = self.worker  # a worker started after this one (a restart) watches nothing
+        return bool(response.get("ok"))
+
+    def watched(self) -> Watched:
+        """The calls kept since ``watch`` (none when the worker was restarted meanwhile), each decoded
+        as an answer is: plain data within the same bounds; a record that is not is left out."""
+        if self.worker is None or self.worker is not self.watching:
+            return Watched(calls=[], dropped=1)
+        self.watching = None
+        try:
+            timeout, hard = self._time_left(self.limits.call_timeout, "a watch")
+            response, blobs = self.worker.request({"op": "watched"}, timeout=timeout, hard_timeout=hard)
+        except (TimeoutError, WorkerCrashed, StudentTimeout):
+            self.close()
+            return Watched(calls=[], dropped=1)
+        records = response.get("calls")
+        dropped = response.get("dropped")
+        observed = []
+        lost = 0 if type(dropped) is int and dropped == 0 else 1
+        decoder = _Decoder("a watched function", blobs)  # one for all: each blob is read once in all
+        for record in records[:MAX_OBSERVED] if isinstance(records, list) else []:
+            name = record.get("name") if isinstance(record, dict) else None
+            if not isinstance(name, str) or not isinstance(record.get("kwargs"), dict):
+                continue
+            try:
+                args = decoder.decode(record.get("args"), 0)
+                kwargs = decoder.decode({"$dict": record["kwargs"]}, 0)
+                value = decoder.decode(record.get("value"), 0)
+            except BadReturn:
+                lost += 1
+                continue
+            if isinstance(args, list) and isinstance(kwargs, dict):
+                observed.append(ObservedCall(name=name, args=tuple(args), kwargs=kwargs, value=value))
+        return Watched(calls=observed, dropped=lost)
+
     def _start(self) -> None:
         timeout, hard = self._time_left(self.limits.submission_timeout, "your notebook's cells")
         self.worker = self.runner.start(self.limits)
@@ -193,6 +242,26 @@ class StudentSession:
                 f"the submission's time limit ({self.limits.submission_timeout:g} s) was spent before {what} could run"
             )
         return min(wanted, left), min(wanted * STARVED_WALL_FACTOR, left)
+
+
+MAX_OBSERVED = 64  # the worker keeps at most this many (worker.MAX_WATCHED_CALLS); a forged list is cut
+
+
+class ObservedCall(BaseModel):
+    """One call the submission's code made to a watched function: its arguments and what it returned."""
+
+    model_config = {"arbitrary_types_allowed": True}
+    name: str
+    args: tuple
+    kwargs: dict
+    value: Any
+
+
+class Watched(BaseModel):
+    """The calls kept while watching, and whether some were not (a bound, a restart, an unreadable one)."""
+
+    calls: list[ObservedCall]
+    dropped: int
 
 
 class StudentProxy:

@@ -12,6 +12,8 @@ small arrays a hidden test sends).
 Requests:
     {"op": "load", "cells": [{"index": n, "source": "..."}]}  -> {"ok", "cell_errors", "defined"}
     {"op": "call", "name": f, "args": [...], "kwargs": {...}} -> {"ok", "value"} or {"ok": false, "error"}
+    {"op": "watch", "names": [f, ...]}                        -> {"ok", "watching"}
+    {"op": "watched"}                                         -> {"ok", "calls": [{"name", "args", "kwargs", "value"}], "dropped"}
 The worker trusts nothing it runs: a student's return value is encoded only if it is plain data.
 """
 
@@ -212,8 +214,15 @@ def _call(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list
         return {"ok": False, "missing": True}, []
     args = decode_value(header.get("args", []), blobs)
     kwargs = {key: decode_value(value, blobs) for key, value in header.get("kwargs", {}).items()}
+    watching = bool(_WATCH.codes)
     try:
-        result = function(*args, **kwargs)
+        if watching:
+            sys.setprofile(_observe)
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            if watching:
+                sys.setprofile(None)
         out_blobs: list[bytes] = []
         return {"ok": True, "value": encode_value(result, out_blobs)}, out_blobs
     except SystemExit:
@@ -226,6 +235,100 @@ def _call(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list
         # The grader checks the name against its own list of Python's and numpy's exceptions.
         base, own = _public_base(type(exc))
         return {"ok": False, "error": {"type": base, "own_class": own, "line": _where(exc.__traceback__)}}, []
+
+
+# --- watched functions: what a question's function gave the functions it uses ----------------------
+#
+# When a question fails and a function it uses fails its own question, the grader asks whether the one
+# explains the other: it watches that function while the question's checks run again, and compares
+# each value it returned with what the reference returns for the same arguments. Only calls made by the
+# submission's own code are kept (not the grader's direct calls), a bounded number, copied when made.
+# What comes back is the submission's to forge, like any answer: it can change that feedback's wording,
+# never a score.
+
+MAX_WATCHED_CALLS = 64
+MAX_WATCHED_BYTES = 8 * 1024 * 1024
+_VARARGS, _VARKEYWORDS = 0x04, 0x08  # inspect.CO_VARARGS, inspect.CO_VARKEYWORDS, without importing inspect
+
+
+class _Watch:
+    def __init__(self) -> None:
+        self.codes: dict = {}  # a watched function's code object -> its name in the submission
+        self.calls: list[dict] = []
+        self.blobs: list[bytes] = []
+        self.pending: dict[int, dict] = {}  # a running watched call's frame -> its record
+        self.dropped = 0  # calls not kept: past the bounds, or with a value that cannot be copied
+
+    def bytes(self) -> int:
+        return sum(len(blob) for blob in self.blobs)
+
+
+_WATCH = _Watch()
+
+
+def _watch(namespace: dict, names: object) -> dict:
+    global _WATCH
+    _WATCH = _Watch()
+    for name in names[:10] if isinstance(names, list) else []:
+        function = namespace.get(name) if isinstance(name, str) else None
+        if isinstance(function, types.FunctionType):
+            _WATCH.codes[function.__code__] = name
+    return {"ok": True, "watching": sorted(_WATCH.codes.values())}
+
+
+def _watched() -> tuple[dict, list[bytes]]:
+    global _WATCH
+    watch, _WATCH = _WATCH, _Watch()
+    return {"ok": True, "calls": watch.calls, "dropped": watch.dropped + len(watch.pending)}, watch.blobs
+
+
+def _arguments(frame) -> tuple[list, dict]:
+    """The arguments a call was given, read off its frame as the call starts."""
+    code, values = frame.f_code, frame.f_locals
+    names = code.co_varnames
+    positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
+    args = [values[name] for name in names[:positional]]
+    kwargs = {name: values[name] for name in names[positional : positional + keyword_only]}
+    extra = positional + keyword_only
+    if code.co_flags & _VARARGS:
+        args += list(values[names[extra]])
+        extra += 1
+    if code.co_flags & _VARKEYWORDS:
+        kwargs.update(values[names[extra]])
+    return args, kwargs
+
+
+def _observe(frame, event, arg) -> None:
+    """The profile function while a watched call runs (sys.setprofile)."""
+    watch = _WATCH
+    if event == "call":
+        name = watch.codes.get(frame.f_code)
+        if name is None or frame.f_back is None or frame.f_back.f_code is _call.__code__:
+            return  # not watched, or the grader's own call of it
+        if len(watch.calls) + len(watch.pending) >= MAX_WATCHED_CALLS or watch.bytes() > MAX_WATCHED_BYTES:
+            watch.dropped += 1
+            return
+        try:
+            args, kwargs = _arguments(frame)
+            record = {
+                "name": name,
+                "args": [encode_value(value, watch.blobs) for value in args],
+                "kwargs": {key: encode_value(value, watch.blobs) for key, value in kwargs.items()},
+            }
+        except Exception:  # noqa: BLE001 - an argument that cannot be copied: the call is not kept
+            watch.dropped += 1
+            return
+        watch.pending[id(frame)] = record
+    elif event == "return":
+        record = watch.pending.pop(id(frame), {})
+        if not record:
+            return
+        try:
+            record["value"] = encode_value(arg, watch.blobs)  # None when the call raised
+        except Exception:  # noqa: BLE001
+            watch.dropped += 1
+            return
+        watch.calls.append(record)
 
 
 def _public_base(kind: type) -> tuple[str, bool]:
@@ -287,6 +390,10 @@ def answer(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, lis
         return {"ok": True, "cell_errors": errors, "defined": defined[:1000]}, []
     if op == "call":
         return _call(namespace, header, blobs)
+    if op == "watch":
+        return _watch(namespace, header.get("names")), []
+    if op == "watched":
+        return _watched()
     if op == "ping":
         return {"ok": True}, []
     if op == "usage":  # for the benchmarks: this process's peak resident memory

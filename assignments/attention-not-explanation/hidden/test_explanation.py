@@ -17,7 +17,7 @@ MIN_CHANGE = 0.10
 
 @pytest.mark.parametrize("n, d_model, d_k, d_v", [(5, 10, 3, 4), (6, 16, 4, 8), (3, 9, 2, 5), (7, 32, 8, 8)])
 def test_weights_kept_input_and_output_changed(student, reference, rng, n, d_model, d_k, d_v):
-    """the attention weights stay the same while the input and the output change by at least 10%"""
+    """The attention weights stay the same while the input and the output change by at least 10%."""
     X = rng.normal(size=(n, d_model))
     # W_q and W_k with orthonormal columns together (an orthogonal initialisation): the subspace an
     # answer must avoid is then well conditioned, and a float32 answer's own rounding moves the weights
@@ -32,15 +32,15 @@ def test_weights_kept_input_and_output_changed(student, reference, rng, n, d_mod
     rtol, atol = tolerance(X2.dtype)  # a float32 input keeps the weights only to float32's precision
     expect(
         bool(np.allclose(weights2, weights, rtol=rtol, atol=atol)),
-        f"the attention weights changed (by up to {drift:.2g}); they must stay the same",
+        f"The attention weights changed (by up to {drift:.2g}); they must stay the same.",
     )
     input_change = float(np.linalg.norm(X2 - X) / np.linalg.norm(X))
     expect(
         input_change >= MIN_CHANGE,
-        f"the new input differs from the old by {input_change:.1%}; it must differ by at least {MIN_CHANGE:.0%}",
+        f"The new input differs from the old by {input_change:.1%}; it must differ by at least {MIN_CHANGE:.0%}.",
     )
     output_change = float(np.linalg.norm(out2 - out) / np.linalg.norm(out))
     expect(
         output_change >= MIN_CHANGE,
-        f"the attention output changed by {output_change:.1%}; it must change by at least {MIN_CHANGE:.0%}",
+        f"The attention output changed by {output_change:.1%}; it must change by at least {MIN_CHANGE:.0%}.",
     )

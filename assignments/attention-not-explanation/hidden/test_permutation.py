@@ -34,7 +34,7 @@ def _expect_encoded_gap(student, reference, X, W, perm):
 
 @pytest.mark.parametrize("n, d_model", [(6, 8), (5, 7)])
 def test_without_encoding_order_is_invisible(student, reference, rng, n, d_model):
-    """without a positional encoding the gap is (numerically) zero; with one it is not"""
+    """Without a positional encoding the gap is (numerically) zero; with one it is not."""
     X = rng.normal(size=(n, d_model))
     W = [rng.normal(size=(d_model, d_model)) / np.sqrt(d_model) for _ in range(3)]
     perm = _shuffled(rng, n)
@@ -44,14 +44,14 @@ def test_without_encoding_order_is_invisible(student, reference, rng, n, d_model
 
 @pytest.mark.parametrize("n, d_model", [(6, 8), (5, 7), (8, 16)])
 def test_with_encoding_matches_reference(student, reference, rng, n, d_model):
-    """with a positional encoding added after permuting, the gap is the expected one"""
+    """With a positional encoding added after permuting, the gap is the expected one."""
     X = rng.normal(size=(n, d_model))
     W = [rng.normal(size=(d_model, d_model)) / np.sqrt(d_model) for _ in range(3)]
     _expect_encoded_gap(student, reference, X, W, _shuffled(rng, n))
 
 
 def test_identity_permutation_has_no_gap(student, reference, rng):
-    """leaving the order as it is changes nothing, encoding or not; another order does"""
+    """Leaving the order as it is changes nothing, with an encoding or without; another order does change it."""
     X = rng.normal(size=(5, 6))
     W = [rng.normal(size=(6, 6)) / np.sqrt(6) for _ in range(3)]
     for use_pe in (False, True):

@@ -12,17 +12,17 @@ WORDS = ["the", "cat", "sat", "on", "the", "mat", "and", "slept"]
 def _check(student, reference, weights, tokens, k, what):
     got = student.top_pairs(weights, tokens, k=k)
     expected = reference.top_pairs(weights, tokens, k=k)
-    expect(isinstance(got, list | tuple), f"top_pairs should return a list, but it returned a {type(got).__name__}")
-    expect(len(got) == len(expected), f"top_pairs for {what} should return {len(expected)} pairs, not {len(got)}")
+    expect(isinstance(got, list | tuple), f"top_pairs should return a list, but it returned a {type(got).__name__}.")
+    expect(len(got) == len(expected), f"top_pairs for {what} should return {len(expected)} pairs, not {len(got)}.")
     for rank, (pair, want) in enumerate(zip(got, expected, strict=True), start=1):
         expect(
             isinstance(pair, list | tuple) and len(pair) == 3,
-            f"pair {rank} for {what} should be a (query_token, key_token, weight) tuple",
+            f"Pair {rank} for {what} should be a (query_token, key_token, weight) tuple.",
         )
-        expect(tuple(pair[:2]) == tuple(want[:2]), f"pair {rank} for {what} links the wrong tokens")
+        expect(tuple(pair[:2]) == tuple(want[:2]), f"Pair {rank} for {what} links the wrong tokens.")
         expect(
             isinstance(pair[2], float | int | np.ndarray) and np.ndim(pair[2]) == 0,
-            f"the weight of pair {rank} for {what} should be a number",
+            f"The weight of pair {rank} for {what} should be a number.",
         )
         expect_close(np.asarray(float(pair[2])), np.asarray(want[2]), f"the weight of pair {rank} for {what}")
 
@@ -36,19 +36,19 @@ def _random_map(reference, rng, n, spread):
 
 @pytest.mark.parametrize("n, k", [(6, 3), (8, 1), (5, 5)])
 def test_random_maps(student, reference, rng, n, k):
-    """a random attention map: the k strongest links between different positions"""
+    """On a random attention map, the k strongest links between different positions are found."""
     weights = _random_map(reference, rng, n, spread=2)
     _check(student, reference, weights, WORDS[:n], k, f"a random {n}x{n} map with k={k}")
 
 
 def test_diagonal_is_never_a_pair(student, reference, rng):
-    """a word attending to itself is not a pair, however strong"""
+    """A word attending to itself is never a pair, however strong the weight."""
     weights = reference.softmax(rng.normal(size=(6, 6)) + np.eye(6) * 10, axis=-1)
     _check(student, reference, weights, WORDS[:6], 3, "a map whose strongest weights are on the diagonal")
 
 
 def test_ties_are_broken_by_position(student, reference):
-    """equal weights come in (query, key) position order"""
+    """Equal weights come in (query, key) position order."""
     weights = np.full((5, 5), 0.2)
     np.fill_diagonal(weights, 0.1)  # below the ties, so that this test checks ties alone
     weights[3, 1] = weights[1, 4] = weights[2, 0] = 0.3
@@ -56,6 +56,6 @@ def test_ties_are_broken_by_position(student, reference):
 
 
 def test_repeated_tokens_are_reported_by_their_words(student, reference, rng):
-    """a sentence that repeats a word: pairs name the words at the winning positions"""
+    """In a sentence that repeats a word, pairs name the words at the winning positions."""
     weights = _random_map(reference, rng, 8, spread=3)
     _check(student, reference, weights, WORDS, 4, "a sentence with 'the' twice")

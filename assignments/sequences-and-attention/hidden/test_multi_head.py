@@ -16,7 +16,9 @@ def _weights(rng, d_model, d_out=None):
 
 @pytest.mark.parametrize("n, d_model, n_heads", [(5, 8, 2), (4, 12, 3), (6, 8, 4)])
 def test_matches_reference(student, reference, n, d_model, n_heads, rng):
-    """heads use consecutive column blocks; weights are (n_heads, n, n); output is concat @ W_o"""
+    """Heads use consecutive blocks of columns; the weights have shape (n_heads, n, n); the output is the heads'
+    outputs, concatenated, times W_o.
+    """
     X = rng.normal(size=(n, d_model))
     W_q, W_k, W_v, W_o = _weights(rng, d_model)
     out, weights = expect_tuple(student.multi_head_attention(X, W_q, W_k, W_v, W_o, n_heads), "multi_head_attention", 2)
@@ -27,7 +29,7 @@ def test_matches_reference(student, reference, n, d_model, n_heads, rng):
 
 
 def test_one_head_is_self_attention(student, reference, rng):
-    """with one head, the output is self-attention's output times W_o"""
+    """With one head, the output is self-attention's output times W_o."""
     X = rng.normal(size=(5, 6))
     W_q, W_k, W_v, W_o = _weights(rng, 6)
     out, weights = expect_tuple(student.multi_head_attention(X, W_q, W_k, W_v, W_o, 1), "multi_head_attention", 2)
@@ -37,7 +39,7 @@ def test_one_head_is_self_attention(student, reference, rng):
 
 
 def test_output_projection_may_change_width(student, reference, rng):
-    """W_o of shape (d_model, d_out) gives an output of width d_out"""
+    """A W_o of shape (d_model, d_out) gives an output of width d_out."""
     X = rng.normal(size=(4, 8))
     W_q, W_k, W_v, W_o = _weights(rng, 8, d_out=3)
     out, _ = expect_tuple(student.multi_head_attention(X, W_q, W_k, W_v, W_o, 2), "multi_head_attention", 2)
@@ -46,11 +48,13 @@ def test_output_projection_may_change_width(student, reference, rng):
 
 
 def test_large_magnitudes(student, reference, rng):
-    """tokens of large magnitude: each head's scores run into the thousands, where a softmax that
-    does not subtract its maximum overflows. Whole-number tokens and query and key projections make
-    every score exact in float32 too, and values of ordinary size keep the output's rounding small:
-    a correct float32 answer is judged on its attention, not on the rounding of scores in the
-    thousands."""
+    """Tokens of large magnitude: each head's scores run into the thousands, where a softmax that does not subtract
+    its maximum overflows.
+
+    Whole-number tokens and query and key projections make every score exact in float32 too, and values
+    of ordinary size keep the output's rounding small: a correct float32 answer is judged on its
+    attention, not on the rounding of scores in the thousands.
+    """
     X = rng.integers(-20, 21, size=(8, 8)).astype(float)
     W_q, W_k = (rng.integers(-3, 4, size=(8, 8)).astype(float) for _ in range(2))
     _, _, W_v, W_o = _weights(rng, 8)

@@ -26,12 +26,12 @@ def _value(student, *args, **kwargs) -> float:
 def _near(student, reference, d, n, scaled, seed, what):
     got = _value(student, d, n=n, trials=TRIALS, scaled=scaled, seed=seed)
     expected = reference.saturation(d, n=n, trials=2000, scaled=scaled, seed=seed + 100)
-    expect(abs(got - expected) < TOLERANCE, f"{what} is {got:.3f}, too far from the expected mean largest weight")
+    expect(abs(got - expected) < TOLERANCE, f"{what} is {got:.3f}, too far from the expected mean largest weight.")
     return got
 
 
 def test_scaled_matches_the_reference(student, reference):
-    """with the scale, the mean largest weight depends on n, not on d (d = 8 and 128; n = 16 and 4)"""
+    """With the scale, the mean largest weight depends on n, not on d (d = 8 and 128; n = 16 and 4)."""
     # d = 128 is wide enough: unscaled, its mean largest weight is 0.89 against 0.24 scaled (wider
     # widths only cost every grading more of the student's time: TRIALS draws of n x d normals).
     for d, n in ((8, 16), (128, 16), (64, 4)):
@@ -39,22 +39,22 @@ def test_scaled_matches_the_reference(student, reference):
 
 
 def test_unscaled_saturates(student, reference):
-    """without the scale, the largest weight creeps towards one as d grows"""
+    """Without the scale, the largest weight creeps towards one as d grows."""
     for d in (4, 128):
         _near(student, reference, d, 16, False, 5, f"saturation({d}, scaled=False)")
 
 
 def test_number_of_keys(student, reference):
-    """n sets the number of keys (2 keys: the largest weight is at least one half; 8: much less)"""
+    """The number of keys n matters: with 2 keys the largest weight is at least one half, with 8 it is much less."""
     for n in (2, 8):
         got = _near(student, reference, 16, n, True, 1, f"saturation(16, n={n})")
         expect(got >= 1 / n, f"saturation(16, n={n}) is {got:.3f}, below 1/{n}")
 
 
 def test_same_seed_same_value(student, reference):
-    """the same seed gives the same value, and the right one"""
+    """The same seed gives the same value, and the right one."""
     # Two settings, so that no constant answer passes; one of them called twice.
     first = _near(student, reference, 32, 8, True, 42, "saturation(32, n=8)")
     _near(student, reference, 32, 2, True, 42, "saturation(32, n=2)")
     second = _value(student, 32, n=8, trials=TRIALS, scaled=True, seed=42)
-    expect(first == second, "two calls with the same seed gave different values")
+    expect(first == second, "Two calls with the same seed gave different values.")

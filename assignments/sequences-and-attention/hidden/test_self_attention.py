@@ -19,23 +19,27 @@ def _check(student, reference, rng, n, d_model, d_k, d_v):
 
 @pytest.mark.parametrize("n, d_model, d_k, d_v", [(5, 8, 4, 4), (6, 7, 3, 5)])
 def test_matches_reference(student, reference, n, d_model, d_k, d_v, rng):
-    """self-attention of random tokens with random projections"""
+    """Self-attention of random tokens with random projections matches the reference."""
     _check(student, reference, rng, n, d_model, d_k, d_v)
 
 
 def test_one_token_and_three(student, reference, rng):
-    """a single token attends only to itself; three tokens do not (one token alone would let any
-    answer whose weights sum to one pass)"""
+    """A single token attends only to itself; three tokens do not.
+
+    One token alone would let any answer whose weights sum to one pass.
+    """
     _check(student, reference, rng, 1, 4, 2, 2)
     _check(student, reference, rng, 3, 5, 2, 3)
 
 
 def test_large_magnitudes(student, reference, rng):
-    """tokens of large magnitude: the scores run into the thousands, where a softmax that does not
-    subtract its maximum overflows. Whole-number tokens and query and key projections (d_k = 4, a
-    scale of exactly 2) make every score exact in float32 too, and values of ordinary size keep the
-    output's rounding small: a correct float32 answer is judged on its attention, not on the rounding
-    of scores in the thousands."""
+    """Tokens of large magnitude: the scores run into the thousands, where a softmax that does not subtract its
+    maximum overflows.
+
+    Whole-number tokens and query and key projections (d_k = 4, a scale of exactly 2) make every score
+    exact in float32 too, and values of ordinary size keep the output's rounding small: a correct
+    float32 answer is judged on its attention, not on the rounding of scores in the thousands.
+    """
     X = rng.integers(-20, 21, size=(8, 8)).astype(float)
     W_q, W_k = (rng.integers(-3, 4, size=(8, 4)).astype(float) for _ in range(2))
     W_v = rng.normal(size=(8, 4)) / 30  # values of order one from tokens of order ten

@@ -9,14 +9,14 @@ pytestmark = pytest.mark.question("softmax")
 
 
 def test_vector(student, reference, rng):
-    """a 1-D vector of moderate values"""
+    """A 1-D vector of moderate values is normalised."""
     x = rng.normal(size=7)
     expect_close(student.softmax(x), reference.softmax(x), "softmax of a vector of 7 values")
 
 
 @pytest.mark.parametrize("axis", [-1, 1, 0, -2])
 def test_matrix_axes(student, reference, axis, rng):
-    """a matrix, normalised along the given axis"""
+    """A matrix is normalised along the given axis."""
     x = rng.normal(size=(4, 6)) * 3
     expect_close(
         student.softmax(x, axis=axis), reference.softmax(x, axis=axis), f"softmax of a 4x6 matrix along axis={axis}"
@@ -24,20 +24,20 @@ def test_matrix_axes(student, reference, axis, rng):
 
 
 def test_default_axis_is_last(student, reference, rng):
-    """without an axis, the last axis is normalised"""
+    """Without an axis, the last axis is normalised."""
     x = rng.normal(size=(3, 5))
     expect_close(student.softmax(x), reference.softmax(x, axis=-1), "softmax of a 3x5 matrix with the default axis")
 
 
 def test_three_dimensions_middle_axis(student, reference, rng):
-    """a 3-D array along its middle axis"""
+    """A 3-D array is normalised along its middle axis."""
     x = rng.normal(size=(2, 5, 3))
     expect_close(student.softmax(x, axis=1), reference.softmax(x, axis=1), "softmax of a 2x5x3 array along axis=1")
 
 
 @pytest.mark.parametrize("scale", [1e3, 1e5])
 def test_large_inputs_are_stable(student, reference, scale, rng):
-    """large-magnitude inputs give finite probabilities (no overflow)"""
+    """Large-magnitude inputs give finite probabilities (no overflow)."""
     # One value of `scale` itself, past where exp overflows (709), whatever the draw; whole numbers,
     # exact in float32 too, so that a float32 answer is judged on its softmax, not on the rounding
     # of its inputs (at 1e5 that rounding alone moved near-tied probabilities past the tolerance).
@@ -49,10 +49,10 @@ def test_large_inputs_are_stable(student, reference, scale, rng):
 
 
 def test_columns_of_spread_out_values(student, reference, rng):
-    """values spread over tens, normalised along axis 0: each column is its own distribution"""
+    """Values spread over tens, normalised along axis 0, give each column its own distribution."""
     x = rng.normal(size=(6, 9)) * 10
     out = expect_close_or_explain(student.softmax(x, axis=0), reference.softmax(x, axis=0))
-    expect(bool(np.all(out >= 0)), "softmax returned negative values")
+    expect(bool(np.all(out >= 0)), "softmax returned negative values.")
 
 
 def expect_close_or_explain(out, expected):
@@ -60,7 +60,7 @@ def expect_close_or_explain(out, expected):
     point: a uniform answer sums to one too)."""
     array = expect_array(out, "softmax of a 6x9 matrix along axis=0", expected.shape)
     sums_ok = bool(np.allclose(array.sum(axis=0), 1.0, rtol=1e-3))
-    hint = "" if sums_ok else "; its columns do not even sum to one"
+    hint = "" if sums_ok else " Its columns do not even sum to one."
     try:
         expect_close(array, expected, "softmax of a 6x9 matrix along axis=0")
     except Mismatch as mismatch:

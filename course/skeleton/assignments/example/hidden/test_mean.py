@@ -10,7 +10,7 @@ pytestmark = pytest.mark.question("mean")
 
 @pytest.mark.parametrize("size", [1, 7, 1000])
 def test_matches_the_reference(student, reference, rng, size):
-    """the mean of random values"""
+    """The mean of random values matches the reference."""
     values = rng.normal(size=size) * 10 + 3
-    got = expect_number(student.mean_of(values), f"mean_of of {size} values")
-    expect_close(got, reference.mean_of(values), f"mean_of of {size} values")
+    what = f"the mean of {size} random value{'s' if size != 1 else ''}"
+    expect_close(expect_number(student.mean_of(values), what), reference.mean_of(values), what)
