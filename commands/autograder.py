@@ -574,15 +574,17 @@ def _gradebook_commands(commands) -> None:
     grades_export = grades_what.add_parser(
         "export", help="write the file a course platform imports",
         description="One row per student (on the roster or with a submission) and one column per assignment: the "
-        "final score (marks included, late penalty taken off). canvas: Canvas's gradebook import CSV; moodle: "
-        "Moodle's grade import CSV (ID number, Email address); csv: plain.",
+        "final score (marks included, late penalty taken off). canvas: Canvas's gradebook import CSV (a column is "
+        "'Title (id)' where assignment.toml sets canvas_assignment_id, else matched by title); moodle: Moodle's grade "
+        "import CSV (ID number, Email address: the warnings say which to map by); csv: plain.",
     )  # fmt: skip
     grades_export.add_argument("assignments", nargs="+", metavar="ASSIGNMENT")
     grades_export.add_argument("--format", choices=["canvas", "moodle", "csv"], required=True)
     grades_export.add_argument("--out", type=Path, required=True, metavar="FILE")
     grades_export.add_argument(
-        "--missing", choices=["empty", "zero"], default="empty",
-        help="a student with no submission: an empty cell (default) or zero",
+        "--missing", choices=["empty", "zero", "skip"], default="empty",
+        help="a student with no submission: an empty cell (default; Moodle clears the grade it has), zero, or skip "
+        "(no row for a student who handed in none of these assignments: the platform keeps what it has)",
     )  # fmt: skip
     _gradebook_options(grades_export)
     grades_export.set_defaults(handler=_grades_export)
@@ -794,11 +796,8 @@ def _grades_export(args: argparse.Namespace) -> int:
     with _book(args) as book:
         path, table = export_grades(book, specs, args.format, args.out, args.missing)
     print(f"{one_line(str(path))}: {len(table.students)} students, {len(specs)} assignments")
-    if args.format == "canvas":
-        unmatched = [row.student_id for row in table.students if not (row.canvas_id or row.sis_id)]
-        if unmatched:
-            print(f"warning: {len(unmatched)} students have no canvas_id or sis_id, so Canvas cannot match them "
-                  "(autograder roster import)", file=sys.stderr)  # fmt: skip
+    for warning in table.warnings:
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     return 0
 
 
