@@ -640,13 +640,14 @@ def _gradebook_commands(commands) -> None:
         description="Restore FILE (written by gradebook backup): the gradebook into --gradebook PATH (default: where "
         "the service keeps it, <course>/.gradewright/gradebook.db, when it was there) or into the empty database "
         "--database-url names, and the service's state folder into <course>/.gradewright/; then bring the gradebook "
-        "up to this version's tables. Refuses to replace a gradebook or state folder that holds anything, unless "
-        "--force (what was there is kept, renamed). Stop the service and its workers first.",
+        "up to this version's tables. Refuses to replace a gradebook, database or state folder that holds anything, "
+        "unless --force (a file or folder there is kept, renamed; a database's tables are replaced). Stop the "
+        "service and its workers first.",
     )  # fmt: skip
     restore.add_argument("file", type=Path, metavar="FILE")
     _gradebook_options(restore, default="<course>/.gradewright/gradebook.db when the backup's was there")
     _state_options(restore)
-    restore.add_argument("--force", action="store_true", help="replace what is there (kept beside, renamed)")
+    restore.add_argument("--force", action="store_true", help="replace what is there (a file or folder is kept, renamed)")
     restore.set_defaults(handler=_gradebook_restore)
 
 

@@ -172,9 +172,12 @@ def _checked_counts(connection: sqlite3.Connection, where: str) -> Counts:
 
 def _tables() -> dict[str, str]:
     setup_django()
+    from django.db.models import Model
+
     from .models import Mark, Result, Student, Submission
 
-    models = {"students": Student, "submissions": Submission, "results": Result, "marks": Mark}
+    models: dict[str, type[Model]] = {"students": Student, "submissions": Submission, "results": Result,
+                                      "marks": Mark}  # fmt: skip
     return {what: model._meta.db_table for what, model in models.items()}
 
 
@@ -371,6 +374,8 @@ def restore(
                 if not extracted.is_dir():
                     raise BadFile(f"{archive_path}: the state folder is missing; nothing was restored")
                 state = state.absolute()
+                if state.is_dir() and not any(state.iterdir()):
+                    state.rmdir()  # an empty folder: nothing to keep
                 if state.exists():
                     aside = state.with_name(f"{state.name}.replaced-{stamp}")
                     os.replace(state, aside)
