@@ -339,3 +339,35 @@ def test_a_pg_dump_of_another_version_says_so_in_one_line(tmp_path, capsys, monk
     assert "pg_dump failed: pg_dump: error: aborting because of server version mismatch" in err
     assert "use PostgreSQL's tools of the server's version or newer" in err and "gradewright:gradewright" not in err
     assert not (tmp_path / "b.tar.gz").exists()
+
+
+def test_links_in_the_state_folder_are_left_out_of_the_backup(tmp_path, capsys):
+    secret = tmp_path / "elsewhere.txt"
+    secret.write_text("not the course's")
+    state = tmp_path / "state"
+    (state / "reports").mkdir(parents=True)
+    (state / "reports" / "alice.json").write_text("{}")
+    (state / "reports" / "link.json").symlink_to(secret)
+    (state / "outside").symlink_to(tmp_path, target_is_directory=True)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,email\nalice,Alice,alice@example.org\n", encoding="utf-8")
+    assert cli(capsys, "roster", "import", roster, "--gradebook", state / "gradebook.db")[0] == 0
+    archive = tmp_path / "b.tar.gz"
+    code, said, err = cli(capsys, "gradebook", "backup", archive, "--state", state)
+    assert code == 0, err
+    assert said.endswith(f"the state folder {state}, 1 files\n")
+    with tarfile.open(archive) as opened:
+        assert sorted(opened.getnames()) == ["gradebook.sqlite3", "manifest.json", "state", "state/reports",
+                                             "state/reports/alice.json"]  # fmt: skip
+
+
+def test_a_backup_of_a_newer_format_is_refused(tmp_path, capsys):
+    archive = tmp_path / "newer.tar.gz"
+    data = b'{"format": 2, "database": "sqlite"}'
+    with tarfile.open(archive, "w:gz") as opened:
+        info = tarfile.TarInfo("manifest.json")
+        info.size = len(data)
+        opened.addfile(info, io.BytesIO(data))
+    code, _, err = cli(capsys, "gradebook", "restore", archive, "--gradebook", tmp_path / "g.db", "--no-state")
+    assert (code, err) == (2, f"autograder: {archive}: a backup of a newer Gradewright (format 2); upgrade Gradewright\n")
+    assert not (tmp_path / "g.db").exists()
