@@ -104,6 +104,9 @@ class Assignment(BaseModel):
     due: datetime | None = None
     late_penalty: str | None = None
     late_until: datetime | None = None
+    # Canvas's id of the assignment (the number in its address, /courses/<course>/assignments/<id>):
+    # the Canvas grade file names its column "Title (id)", which Canvas matches by id, not by title.
+    canvas_assignment_id: int | None = Field(default=None, ge=1, strict=True)
 
     @field_validator("due", "late_until")
     @classmethod

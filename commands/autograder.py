@@ -574,15 +574,17 @@ def _gradebook_commands(commands) -> None:
     grades_export = grades_what.add_parser(
         "export", help="write the file a course platform imports",
         description="One row per student (on the roster or with a submission) and one column per assignment: the "
-        "final score (marks included, late penalty taken off). canvas: Canvas's gradebook import CSV; moodle: "
-        "Moodle's grade import CSV (ID number, Email address); csv: plain.",
+        "final score (marks included, late penalty taken off). canvas: Canvas's gradebook import CSV (a column is "
+        "'Title (id)' where assignment.toml sets canvas_assignment_id, else matched by title); moodle: Moodle's grade "
+        "import CSV (ID number, Email address: the warnings say which to map by); csv: plain.",
     )  # fmt: skip
     grades_export.add_argument("assignments", nargs="+", metavar="ASSIGNMENT")
     grades_export.add_argument("--format", choices=["canvas", "moodle", "csv"], required=True)
     grades_export.add_argument("--out", type=Path, required=True, metavar="FILE")
     grades_export.add_argument(
-        "--missing", choices=["empty", "zero"], default="empty",
-        help="a student with no submission: an empty cell (default) or zero",
+        "--missing", choices=["empty", "zero", "skip"], default="empty",
+        help="a student with no submission: an empty cell (default; Moodle clears the grade it has), zero, or skip "
+        "(no row for a student who handed in none of these assignments: the platform keeps what it has)",
     )  # fmt: skip
     _gradebook_options(grades_export)
     grades_export.set_defaults(handler=_grades_export)
@@ -621,6 +623,39 @@ def _gradebook_commands(commands) -> None:
     )  # fmt: skip
     upgrade.add_argument("--gradebook", type=Path, default=Path("gradebook.db"), metavar="PATH")
     upgrade.set_defaults(handler=_gradebook_upgrade)
+    backup = gradebook_what.add_parser(
+        "backup", help="write a consistent copy of the gradebook and the service's state to one file",
+        description="Write FILE (a .tar.gz, readable by you only: it holds the grades and the service's secret key): "
+        "the gradebook (SQLite's online backup, or pg_dump for PostgreSQL), safe while the service, workers and "
+        "graders run, and the service's state folder (<course>/.gradewright/: uploads, reports, released notebooks, "
+        "the secret key). The gradebook: --database-url or $AUTOGRADER_DATABASE_URL, else --gradebook, else the "
+        "state folder's gradebook.db, else ./gradebook.db.",
+    )  # fmt: skip
+    backup.add_argument("file", type=Path, metavar="FILE")
+    _gradebook_options(backup, default="<course>/.gradewright/gradebook.db, else ./gradebook.db")
+    _state_options(backup)
+    backup.set_defaults(handler=_gradebook_backup)
+    restore = gradebook_what.add_parser(
+        "restore", help="bring a course's gradebook and state back from a backup",
+        description="Restore FILE (written by gradebook backup): the gradebook into --gradebook PATH (default: where "
+        "the service keeps it, <course>/.gradewright/gradebook.db, when it was there) or into the empty database "
+        "--database-url names, and the service's state folder into <course>/.gradewright/; then bring the gradebook "
+        "up to this version's tables. Refuses to replace a gradebook, database or state folder that holds anything, "
+        "unless --force (a file or folder there is kept, renamed; a database's tables are replaced). Stop the "
+        "service and its workers first.",
+    )  # fmt: skip
+    restore.add_argument("file", type=Path, metavar="FILE")
+    _gradebook_options(restore, default="<course>/.gradewright/gradebook.db when the backup's was there")
+    _state_options(restore)
+    restore.add_argument("--force", action="store_true", help="replace what is there (a file or folder is kept, renamed)")
+    restore.set_defaults(handler=_gradebook_restore)
+
+
+def _state_options(command: argparse.ArgumentParser) -> None:
+    place = command.add_mutually_exclusive_group()
+    place.add_argument("--state", type=Path, metavar="DIR",
+                       help="the service's state folder (default <course>/.gradewright/)")  # fmt: skip
+    place.add_argument("--no-state", action="store_true", help="the gradebook alone, without the state folder")
 
 
 def _moment(text: str):
@@ -762,11 +797,8 @@ def _grades_export(args: argparse.Namespace) -> int:
     with _book(args) as book:
         path, table = export_grades(book, specs, args.format, args.out, args.missing)
     print(f"{one_line(str(path))}: {len(table.students)} students, {len(specs)} assignments")
-    if args.format == "canvas":
-        unmatched = [row.student_id for row in table.students if not (row.canvas_id or row.sis_id)]
-        if unmatched:
-            print(f"warning: {len(unmatched)} students have no canvas_id or sis_id, so Canvas cannot match them "
-                  "(autograder roster import)", file=sys.stderr)  # fmt: skip
+    for warning in table.warnings:
+        print(f"warning: {one_line(warning)}", file=sys.stderr)
     return 0
 
 
@@ -808,6 +840,58 @@ def _gradebook_upgrade(args: argparse.Namespace) -> int:
     result = upgrade(args.gradebook)
     print(f"{one_line(str(args.gradebook))}: {result.submissions} submissions converted; "
           f"the old file is {one_line(str(result.kept_as))}")  # fmt: skip
+    return 0
+
+
+def _state_folder(args: argparse.Namespace, must_exist: bool) -> Path | None:
+    """--state, else the course's .gradewright/ (for a backup: where there is one), else None."""
+    from course.folder import find_course
+    from service.settings import STATE_FOLDER
+
+    if args.no_state:
+        return None
+    if args.state is not None:
+        return args.state
+    try:
+        folder = find_course(args.course).root / STATE_FOLDER
+    except CourseError:
+        if args.course is not None:
+            raise
+        return None
+    return folder if folder.is_dir() or not must_exist else None
+
+
+def _gradebook_backup(args: argparse.Namespace) -> int:
+    from gradebook.backup import backup
+    from gradebook.database import database_url
+
+    state = _state_folder(args, must_exist=True)
+    gradebook = args.gradebook
+    if gradebook is None and not database_url(args.database_url):
+        inside = state / "gradebook.db" if state is not None else None
+        gradebook = inside if inside is not None and inside.is_file() else Path("gradebook.db")
+    made = backup(args.file, gradebook, args.database_url, state)
+    counts = made.manifest.counts
+    print(f"{one_line(str(made.out))}: {counts.submissions} submissions ({counts.results} results), "
+          f"{counts.marks} marks, {counts.students} students"
+          + (f"; the state folder {one_line(str(state))}, {made.state_files} files" if state is not None else "; "
+             "no state folder"))  # fmt: skip
+    return 0
+
+
+def _gradebook_restore(args: argparse.Namespace) -> int:
+    from gradebook.backup import restore
+
+    restored = restore(args.file, args.gradebook, args.database_url, _state_folder(args, must_exist=False),
+                       force=args.force, skip_state=args.no_state)  # fmt: skip
+    counts, made = restored.counts, restored.manifest
+    print(f"{one_line(restored.gradebook)}: {counts.submissions} submissions ({counts.results} results), "
+          f"{counts.marks} marks, {counts.students} students, from the backup of "
+          f"{made.created_at:%Y-%m-%d %H:%M:%S} UTC ({one_line(made.grader_version)})")  # fmt: skip
+    if restored.state is not None:
+        print(f"{one_line(str(restored.state))}: the service's state folder")
+    for path in restored.moved_aside:
+        print(f"kept what was there as {one_line(str(path))}")
     return 0
 
 

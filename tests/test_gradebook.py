@@ -257,6 +257,82 @@ def _roster(tmp_path: Path, rows: str = "") -> Path:
     return path
 
 
+def _assignment_with(tmp_path: Path, line: str) -> Path:
+    """A copy of the assignment whose assignment.toml starts with ``line``."""
+    folder = tmp_path / "assignment"
+    shutil.copytree(ASSIGNMENTS / ASSIGNMENT, folder, ignore=shutil.ignore_patterns("__pycache__", "known"))
+    manifest = folder / "assignment.toml"
+    manifest.write_text(line + "\n" + manifest.read_text(encoding="utf-8"), encoding="utf-8")
+    return folder
+
+
+def test_canvas_columns_carry_the_assignment_id_where_it_is_known(tmp_path, capsys):
+    book = ["--gradebook", str(tmp_path / "gradebook.db")]
+    assert cli(capsys, "roster", "import", _roster(tmp_path), *book)[0] == 0
+    assignment = _assignment_with(tmp_path, "canvas_assignment_id = 4321")
+    out = tmp_path / "canvas.csv"
+    code, said, err = cli(capsys, "grades", "export", assignment, "sequences-and-attention", "--format", "canvas",
+                          "--out", out, *book)  # fmt: skip
+    assert code == 0 and said == f"{out}: 3 students, 2 assignments\n"
+    header = next(csv.reader(out.open(encoding="utf-8")))
+    assert header[5:] == ["Module 10 assignment: attention is not an explanation (4321)",
+                          "Module 10 notebook: attention built by hand"]  # fmt: skip
+    assert err == ("warning: Canvas matches 1 column(s) by title only, and makes a new assignment where no title is "
+                   "the same: Module 10 notebook: attention built by hand (set canvas_assignment_id in "
+                   "assignment.toml to match by id)\n")  # fmt: skip
+    code, said, err = cli(capsys, "grades", "export", assignment, "--format", "canvas", "--out", out, *book)
+    assert (code, err) == (0, "")  # every column matched by id, every student by their ids
+
+
+@pytest.mark.parametrize("value", ['"4321"', "43.5", "0", "true"])
+def test_a_canvas_assignment_id_that_is_not_a_whole_number_is_one_line_naming_the_file(tmp_path, capsys, value):
+    assignment = _assignment_with(tmp_path, f"canvas_assignment_id = {value}")
+    code, said, err = cli(capsys, "grades", "export", assignment, "--format", "canvas", "--out", tmp_path / "c.csv",
+                          "--gradebook", tmp_path / "gradebook.db")  # fmt: skip
+    assert (code, said) == (2, "")
+    assert err.startswith(f"autograder: {assignment / 'assignment.toml'}: canvas_assignment_id: Input should be ")
+    assert len(err.splitlines()) == 1 and not (tmp_path / "c.csv").exists()
+
+
+def test_moodle_leaves_the_id_number_empty_without_an_sis_id_and_says_how_to_map(tmp_path, capsys):
+    """Moodle stops the whole import at an ID number it does not know, and gives a row whose mapped
+    field is empty to the row above's student: every row can be matched by one field, and the rows
+    empty in the other come first, where an import mapped by it stops at once."""
+    book = ["--gradebook", str(tmp_path / "gradebook.db")]
+    roster = _roster(tmp_path, "s004,Mary Somerville,mary@example.edu,,,\ns005,Nobody Known,,,,\n"
+                               "s006,No Mail,,,,SIS-6\n")  # fmt: skip
+    assert cli(capsys, "roster", "import", roster, *book)[0] == 0
+    out = tmp_path / "moodle.csv"
+    code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", out, *book)
+    assert code == 0 and said == f"{out}: 6 students, 1 assignments\n"
+    rows = list(csv.reader(out.open(encoding="utf-8")))
+    assert [row[:3] for row in rows] == [
+        ["ID number", "Email address", "Full name"],
+        ["", "mary@example.edu", "Mary Somerville"],  # first: mapped by ID number, the import stops here
+        ["SIS-1", "ada@example.edu", "Ada Lovelace"],
+        ["SIS-2", "alan@example.edu", "Alan Turing"],
+        ["SIS-3", "grace@example.edu", "Grace Hopper"],
+    ]
+    assert err.splitlines() == [
+        "warning: map the import by Email address on Moodle's import page (mapped by ID number, the import stops "
+        "at the first row, whose ID number is empty)",
+        "warning: 1 students have no sis_id, so their ID number is empty (s004)",
+        "warning: 2 students are left out: Moodle cannot match them by Email address (s005, s006; autograder roster "
+        "import gives them an sis_id and email)",
+        "warning: 4 grade cells are empty (nothing handed in): Moodle imports an empty cell as no grade, clearing "
+        "any grade it has there; --missing zero writes 0, --missing skip leaves out the students who handed in none "
+        "of these assignments",
+    ]
+    # Everyone with an SIS id, someone without an email: for mapping by ID number, that row first.
+    book = ["--gradebook", str(tmp_path / "other.db")]
+    assert cli(capsys, "roster", "import", _roster(tmp_path, "s006,No Mail,,,,SIS-6\n"), *book)[0] == 0
+    code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", out, *book,
+                          "--missing", "zero")  # fmt: skip
+    assert [row[:2] for row in csv.reader(out.open(encoding="utf-8"))][1:3] == [["SIS-6", ""], ["SIS-1", "ada@example.edu"]]
+    assert err == ("warning: map the import by ID number on Moodle's import page (mapped by Email address, the import "
+                   "stops at the first row, whose Email address is empty)\n")  # fmt: skip
+
+
 def test_a_roster_with_a_repeated_id_changes_nothing(tmp_path, capsys):
     book = tmp_path / "gradebook.db"
     roster = _roster(tmp_path, "s004,Ada Again,ada2@example.edu,1001,54,SIS-4\n")
@@ -309,12 +385,30 @@ def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platform
 
     # Moodle: keyed by ID number and email; missing work an empty cell, or zero when asked.
     moodle_file = tmp_path / "moodle.csv"
-    cli(capsys, "grades", "export", ASSIGNMENT, "sequences-and-attention", "--format", "moodle", "--out",
-        moodle_file, "--missing", "zero", *book)  # fmt: skip
+    code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "sequences-and-attention", "--format", "moodle",
+                          "--out", moodle_file, "--missing", "zero", *book)  # fmt: skip
     rows = read_csv(moodle_file)
     assert list(rows[0])[:3] == ["ID number", "Email address", "Full name"]
     ada = next(row for row in rows if row["Email address"] == "ada@example.edu")
     assert (ada["ID number"], ada["Module 10 notebook: attention built by hand"]) == ("SIS-1", "0")
+    # The stranger has neither an SIS id nor an email: never our own id in ID number, which would stop
+    # Moodle's whole import; left out, and said so.
+    assert [row["ID number"] for row in rows] == ["SIS-1", "SIS-2", "SIS-3"]
+    assert "warning: map the import by ID number on Moodle's import page\n" in err
+    assert "1 students are left out: Moodle cannot match them by ID number (strangerdanger_4242;" in err
+    assert "grade cells are empty" not in err  # --missing zero: none is
+    # An empty cell clears Moodle's grade: said, and --missing skip leaves out who handed in nothing.
+    code, said, err = cli(capsys, "grades", "export", "sequences-and-attention", "--format", "moodle", "--out",
+                          moodle_file, *book)  # fmt: skip
+    assert code == 0 and "3 grade cells are empty (nothing handed in): Moodle imports an empty cell as no grade" in err
+    code, said, err = cli(capsys, "grades", "export", "sequences-and-attention", "--format", "moodle", "--out",
+                          moodle_file, "--missing", "skip", *book)  # fmt: skip
+    assert code == 0 and "0 students, 1 assignments" in said
+    assert "3 students handed in none of these assignments and are left out (--missing skip)" in err
+    assert read_csv(moodle_file) == []
+    code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", moodle_file,
+                          "--missing", "skip", *book)  # fmt: skip
+    assert "4 students, 1 assignments" in said and "left out (--missing skip)" not in err
 
     # Statistics over the current grades.
     code, said, _ = cli(capsys, "stats", ASSIGNMENT, "--out", tmp_path / "stats", *book)

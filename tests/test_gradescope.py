@@ -11,9 +11,79 @@ import subprocess
 import sys
 import zipfile
 
+import jsonschema
+
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 
 KNOWN = ASSIGNMENTS / "attention-not-explanation" / "known"
+# Gradescope's results.json, field by field as its autograder specification lists them
+# (gradescope-autograders.readthedocs.io, "Autograder Specifications", "Output format"): nothing else
+# may be written, and each field has the specification's type.
+FORMATS = ["text", "html", "simple_format", "md", "ansi"]
+VISIBILITY = ["hidden", "after_due_date", "after_published", "visible"]
+TEST_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "score": {"type": "number"},
+        "max_score": {"type": "number"},
+        "status": {"enum": ["passed", "failed"]},
+        "name": {"type": "string"},
+        "name_format": {"enum": FORMATS},
+        "number": {"type": "string"},
+        "output": {"type": "string"},
+        "output_format": {"enum": FORMATS},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "visibility": {"enum": VISIBILITY},
+        "extra_data": {"type": "object"},
+    },
+}
+RESULTS_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "anyOf": [{"required": ["score"]}, {"required": ["tests"]}],  # a score, or one on every test
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "integer", "minimum": 0},  # whole seconds
+        "output": {"type": "string"},
+        "output_format": {"enum": FORMATS},
+        "test_output_format": {"enum": FORMATS},
+        "test_name_format": {"enum": FORMATS},
+        "visibility": {"enum": VISIBILITY},
+        "stdout_visibility": {"enum": VISIBILITY},
+        "extra_data": {"type": "object"},
+        "tests": {"type": "array", "items": TEST_SCHEMA},
+        "leaderboard": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "value"],
+                "properties": {"name": {"type": "string"}, "value": {"type": ["number", "string"]},
+                               "order": {"enum": ["asc", "desc"]}},  # fmt: skip
+            },
+        },
+    },
+}
+
+
+def follows_the_specification(results: dict) -> dict:
+    jsonschema.validate(results, RESULTS_SCHEMA)  # raises, naming the field, where it does not
+    if "tests" in results and "score" not in results:
+        assert all("score" in test for test in results["tests"])
+    return results
+
+
+def test_the_schema_catches_what_the_specification_does_not_allow():
+    good = {"score": 1.5, "execution_time": 2, "tests": [{"score": 1, "max_score": 2, "name": "q", "number": "1"}]}
+    follows_the_specification(good)
+    for bad in ({**good, "execution_time": 2.5}, {**good, "visibility": "soon"}, {**good, "elapsed": 1},
+                {**good, "tests": [{"score": 1, "number": 1}]}, {"output": "no score anywhere"}):  # fmt: skip
+        try:
+            follows_the_specification(bad)
+        except jsonschema.ValidationError:
+            continue
+        raise AssertionError(f"accepted {bad}")
 
 
 def autograder(*args, env=None) -> subprocess.CompletedProcess:
@@ -53,7 +123,7 @@ def run_autograder(root):
     completed = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
                                env=env, timeout=300)  # fmt: skip
     assert completed.returncode == 0, completed.stderr
-    return json.loads((root / "results" / "results.json").read_text())
+    return follows_the_specification(json.loads((root / "results" / "results.json").read_text()))
 
 
 @needs_sandbox
@@ -65,7 +135,7 @@ def test_the_bundle_run_as_gradescope_runs_it_gives_the_same_verdicts(tmp_path):
     here = tmp_path / "here"
     assert autograder("grade", "attention-not-explanation", KNOWN / "top_pairs_ties_reversed.py", "--out", here,
                       "--reference", "numpy").returncode == 0  # fmt: skip
-    expected = json.loads((here / "top_pairs_ties_reversed.gradescope.json").read_text())
+    expected = follows_the_specification(json.loads((here / "top_pairs_ties_reversed.gradescope.json").read_text()))
     assert results["score"] == expected["score"] and 0 < results["score"] < 7
     assert [(t["number"], t["name"], t["score"], t["max_score"]) for t in results["tests"]] == [
         (t["number"], t["name"], t["score"], t["max_score"]) for t in expected["tests"]
@@ -75,7 +145,8 @@ def test_the_bundle_run_as_gradescope_runs_it_gives_the_same_verdicts(tmp_path):
     written = results["tests"][3]
     assert (written["max_score"], "status" in written) == (0, False)
     assert results["extra_data"]["sha256"] == expected["extra_data"]["sha256"]
-    assert results["execution_time"] > 0 and results["visibility"] == "visible"
+    assert isinstance(results["execution_time"], int) and results["execution_time"] >= 1
+    assert isinstance(expected["execution_time"], int) and results["visibility"] == "visible"
 
 
 def test_a_submission_folder_without_one_notebook_gets_a_results_file_saying_why(tmp_path):

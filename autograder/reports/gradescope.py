@@ -4,13 +4,14 @@ Per Gradescope's specification: a test per question, named by the question's tit
 ``number``; a question graded by hand is informational (``max_score`` 0, no status) until it is
 marked, then scored; ``visibility`` follows the assignment's ``feedback`` (immediate: visible;
 after_due: after_due_date; hidden: hidden), the questions graded by hand always visible;
-``execution_time`` and ``extra_data`` (the submission's hash, the grader's version) filled; scores
-as graded, never rounded.
+``execution_time`` (whole seconds, as the specification has it: the grading's time rounded up) and
+``extra_data`` (the submission's hash, the grader's version) filled; scores as graded, never rounded.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from .feedback import late_lines, mark_lines
@@ -55,7 +56,7 @@ def results(report: Report) -> dict:
         "extra_data": {"sha256": report.sha256, "grader_version": report.grader_version},
     }
     if report.seconds is not None:
-        document["execution_time"] = report.seconds
+        document["execution_time"] = math.ceil(report.seconds)  # an integer: Gradescope's field is whole seconds
     return document
 
 

@@ -1,6 +1,7 @@
 """Grade files for course platforms, from the gradebook: ``grades_table`` gathers each student's
 final score per assignment (marks included, late penalty taken off); each module here writes one
-platform's import file from it, ``write(table, out) -> Path``, registered in ``FORMATS``."""
+platform's import file from it, ``write(table, out) -> Path``, registered in ``FORMATS``, and says
+what the platform will make of it, ``warnings(table) -> list[str]`` (in ``WARNINGS``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ from ..grades import current_grades
 from . import canvas, moodle, plain
 
 FORMATS = {"canvas": canvas.write, "moodle": moodle.write, "csv": plain.write}
-Missing = Literal["empty", "zero"]
+WARNINGS = {"canvas": canvas.warnings, "moodle": moodle.warnings}
+# A student with nothing handed in: an empty cell, zero, or (skip) no row when they handed in none of
+# the file's assignments (Moodle clears a grade for an empty cell; a row left out changes nothing).
+Missing = Literal["empty", "zero", "skip"]
 
 
 class StudentRow(BaseModel):
@@ -33,11 +37,15 @@ class StudentRow(BaseModel):
 class GradesTable(BaseModel):
     assignments: list[tuple[str, str, float]]  # (name, title, points)
     students: list[StudentRow]
+    canvas_ids: dict[str, int] = {}  # Canvas's assignment id, by assignment name, where it is known
+    skipped: list[str] = []  # the students left out (missing="skip": nothing handed in)
+    warnings: list[str] = []  # what the platform will make of the file, for the instructor
 
 
 def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing = "empty") -> GradesTable:
     """Every student on the roster or with a submission, with a final score per assignment: empty
-    where nothing was handed in, or zero with ``missing="zero"``."""
+    where nothing was handed in, or zero with ``missing="zero"``; with ``missing="skip"``, the
+    students who handed in none of these assignments are left out."""
     rows: dict[str, StudentRow] = {}
     for spec in specs:
         for grade in book.run(partial(current_grades, book, spec, everyone=True)):
@@ -47,13 +55,19 @@ def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing 
                                                        "sis_id"}), scores={}),
             )  # fmt: skip
             row.scores[spec.name] = grade.final_score
-    for row in rows.values():
+    skipped = []
+    for row in list(rows.values()):
         for spec in specs:
             if row.scores.get(spec.name) is None:
                 row.scores[spec.name] = 0.0 if missing == "zero" else None
+        if missing == "skip" and all(score is None for score in row.scores.values()):
+            skipped.append(row.student_id)
+            del rows[row.student_id]
     return GradesTable(
         assignments=[(spec.name, spec.title, spec.max_score) for spec in specs],
         students=sorted(rows.values(), key=lambda row: row.student_id),
+        canvas_ids={spec.name: spec.canvas_assignment_id for spec in specs if spec.canvas_assignment_id},
+        skipped=sorted(skipped),
     )
 
 
@@ -62,4 +76,5 @@ def export_grades(
 ) -> tuple[Path, GradesTable]:
     table = grades_table(book, specs, missing)
     out.parent.mkdir(parents=True, exist_ok=True)
-    return FORMATS[format](table, out), table
+    path = FORMATS[format](table, out)
+    return path, table.model_copy(update={"warnings": WARNINGS[format](table) if format in WARNINGS else []})
