@@ -622,34 +622,6 @@ def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_
             browser.close()
 
 
-@pytest.fixture
-def no_failed_sign_ins():
-    """Every test client signs in from 127.0.0.1: the throttle's count by address starts and ends at zero."""
-    from service.models import SignInFailure
-
-    SignInFailure.objects.all().delete()
-    yield
-    SignInFailure.objects.all().delete()
-
-
-def test_guessing_passwords_is_throttled_on_the_api_and_the_page(no_failed_sign_ins):
-    from service.throttle import LIMIT
-
-    user, _ = student()
-    for _ in range(LIMIT):
-        assert Client().post("/api/v1/token", {"username": user.username, "password": "guess"}).status_code == 401
-    right = {"username": user.username, "password": "a long password 123"}
-    refused = Client().post("/api/v1/token", right)
-    assert refused.status_code == 429 and "too many failed sign-ins" in refused.json()["error"]
-    page = Client().post("/accounts/login/", right)
-    assert page.status_code == 200 and "too many failed sign-ins; try again in 15 minutes" in page.content.decode()
-    from service.models import SignInFailure
-
-    SignInFailure.objects.all().delete()  # the window passes
-    assert Client().post("/api/v1/token", right).status_code == 201
-    assert Client().post("/accounts/login/", right).status_code == 302
-
-
 def test_a_file_name_that_is_html_reaches_the_pages_inert(tmp_path):
     user, client = student()
     path = tmp_path / "x.py"
