@@ -99,6 +99,7 @@ def build(
         # a student tries in between.
         "AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT": False,
         "AXES_CLIENT_IP_CALLABLE": "service.throttle.address_of",
+        "AXES_USERNAME_CALLABLE": "service.throttle.username_of",
         "AXES_LOCKOUT_CALLABLE": "service.throttle.refused",
         # axes would keep a row for every sign-in, for ever; the throttle needs only the failures.
         "AXES_DISABLE_ACCESS_LOG": True,

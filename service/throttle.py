@@ -40,6 +40,13 @@ def address_of(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
 
 
+def username_of(request: HttpRequest, credentials: dict[str, Any] | None = None) -> str | None:
+    """The username a sign-in tries, as axes records it, cut to a username's length (150): Django's
+    sign-in form does not check it, and PostgreSQL refuses a longer one than axes's column holds."""
+    given = credentials.get("username") if credentials else request.POST.get("username")
+    return None if given is None else str(given)[:150]
+
+
 def address_failures(request: HttpRequest) -> int:
     """Failed sign-ins from the request's address, for any username, within the cool-off."""
     address = getattr(request, "axes_ip_address", None)

@@ -179,7 +179,7 @@ def test_an_address_in_x_forwarded_for_is_not_believed_by_the_site():
     assert refused_on_the_page(page(alice, PASSWORD, "10.0.8.1", HTTP_X_FORWARDED_FOR="192.0.2.200"), PAIR_REFUSED)
 
 
-@pytest.mark.parametrize("username", ["x" * 5000, "nul\0byte", ""])
+@pytest.mark.parametrize("username", ["x" * 5000, "nul\0byte", ""], ids=["5000 characters", "a NUL", "empty"])
 def test_a_malformed_username_is_a_wrong_sign_in_not_an_error(username):
     answer = token(username, "guess", "10.0.9.1")
     assert answer.status_code == 401 and answer.json() == {"error": "wrong username or password"}
