@@ -2,7 +2,7 @@
 
 Authentication: ``Authorization: Token <token>`` (from ``POST /api/v1/token`` or ``autograder
 login``), or the pages' session, for which an unsafe method needs Django's CSRF token as a form would.
-Errors are ``{"error": "..."}`` with 400, 401, 403, 404 or 405.
+Errors are ``{"error": "..."}`` with 400, 401, 403, 404, 405 or 429 (too many failed sign-ins).
 """
 
 from __future__ import annotations

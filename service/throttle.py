@@ -29,8 +29,11 @@ from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-PAIR_REFUSED = "too many failed sign-ins for this username from your address; try again in 15 minutes"
-ADDRESS_REFUSED = "too many failed sign-ins from your address; try again in 15 minutes"
+from .settings import COOL_OFF
+
+_LATER = f"try again in {COOL_OFF.seconds // 60} minutes"
+PAIR_REFUSED = f"too many failed sign-ins for this username from your address; {_LATER}"
+ADDRESS_REFUSED = f"too many failed sign-ins from your address; {_LATER}"
 
 
 def address_of(request: HttpRequest) -> str | None:
