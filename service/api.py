@@ -2,7 +2,7 @@
 
 Authentication: ``Authorization: Token <token>`` (from ``POST /api/v1/token`` or ``autograder
 login``), or the pages' session, for which an unsafe method needs Django's CSRF token as a form would.
-Errors are ``{"error": "..."}`` with 400, 401, 403, 404 or 405.
+Errors are ``{"error": "..."}`` with 400, 401, 403, 404, 405 or 429 (too many failed sign-ins).
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import authenticate
-from django.contrib.auth.signals import user_login_failed
+from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.urls import reverse
@@ -33,7 +32,6 @@ from .access import (
 )  # fmt: skip
 from .errors import UploadRefused
 from .models import ApiToken, Job, digest
-from .throttle import REFUSED, address_of, blocked
 from .uploads import allowance, read_upload, store
 
 View = Callable[..., HttpResponse]
@@ -89,16 +87,15 @@ def openapi(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt
 def token(request: HttpRequest) -> HttpResponse:
-    """``POST username, password`` -> ``{"token": ...}``, shown once."""
+    """``POST username, password`` -> ``{"token": ...}``, shown once. The sign-in page's own form
+    checks them, so both are throttled alike (service/throttle.py: a locked sign-in is answered
+    429 with the reason, by axes's middleware)."""
     if request.method != "POST":
         return error(405, "POST username and password")
-    username = request.POST.get("username", "")
-    if blocked(username, address_of(request)):
-        user_login_failed.send(sender=__name__, credentials={"username": username}, request=request)
-        return error(429, REFUSED)
-    user = authenticate(request, username=username, password=request.POST.get("password", ""))
-    if user is None or not user.is_active:
+    form = AuthenticationForm(request, data=request.POST)
+    if not form.is_valid():
         return error(401, "wrong username or password")
+    user = form.get_user()
     return JsonResponse({"token": ApiToken.issue(user), "username": user.username}, status=201)
 
 

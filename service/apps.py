@@ -6,6 +6,3 @@ class ServiceConfig(AppConfig):
     label = "service"
     verbose_name = "Grading service"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self) -> None:
-        from . import throttle  # noqa: F401 - connects the failed sign-in signal

@@ -82,14 +82,6 @@ class Job(models.Model):
         ordering = ["id"]
 
 
-class SignInFailure(models.Model):
-    """A failed sign-in, counted by service.throttle."""
-
-    username = models.CharField(max_length=150, db_index=True)
-    address = models.CharField(max_length=100, blank=True, db_index=True)
-    at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-
 class ReviewRequest(models.Model):
     """A student's request that the staff look again at one question of a graded submission."""
 

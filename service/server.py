@@ -10,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .settings import MAX_UPLOAD_BYTES
 
@@ -61,7 +62,7 @@ def serve(course_root: Path, host: str, port: int, workers: int, database_url: s
     try:
         # waitress refuses a request body over the upload limit before the site reads any of it.
         waitress_serve(get_wsgi_application(), host=host, port=port, threads=8, ident="gradewright",
-                       max_request_body_size=MAX_UPLOAD_BYTES + 1024 * 1024)  # fmt: skip
+                       max_request_body_size=MAX_UPLOAD_BYTES + 1024 * 1024, **proxy_options())  # fmt: skip
     finally:
         for process in started:
             process.send_signal(signal.SIGTERM)
@@ -71,6 +72,19 @@ def serve(course_root: Path, host: str, port: int, workers: int, database_url: s
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def proxy_options() -> dict[str, Any]:
+    """waitress's options for the proxy in front of the site, ``$GRADEWRIGHT_TRUSTED_PROXY`` (its
+    address). From that proxy only, waitress takes the client's address from X-Forwarded-For into
+    REMOTE_ADDR (what sign-in throttling counts by) and keeps X-Forwarded-Proto (what
+    GRADEWRIGHT_HTTPS reads); from anyone else, and when no proxy is named, it drops both, since
+    anyone can write them."""
+    proxy = os.environ.get("GRADEWRIGHT_TRUSTED_PROXY", "").strip()
+    if not proxy:
+        return {}
+    return {"trusted_proxy": proxy, "trusted_proxy_count": 1,
+            "trusted_proxy_headers": "x-forwarded-for x-forwarded-proto"}  # fmt: skip
 
 
 def _start_worker(course_root: Path, database_url: str | None) -> subprocess.Popen:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,12 @@ from .errors import ServiceSetupError
 STATE_FOLDER = ".gradewright"
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # a notebook larger than this is refused before it is stored
 CACHE_TABLE = "gradewright_cache"
+# Sign-in throttling (service/throttle.py, README "Security"): a (username, address) pair is locked
+# after PAIR_FAILURE_LIMIT failures, an address alone only after ADDRESS_FAILURE_LIMIT, many more (one
+# campus NAT is a whole class), a username alone never; until COOL_OFF has passed since the last one.
+PAIR_FAILURE_LIMIT = 10
+ADDRESS_FAILURE_LIMIT = 100
+COOL_OFF = timedelta(minutes=15)
 
 
 def state_folder(course_root: Path) -> Path:
@@ -62,6 +69,7 @@ def build(
             "django.contrib.contenttypes",
             "django.contrib.sessions",
             "django.contrib.messages",
+            "axes",
             "lti_tool",
             "gradebook",
             "service",
@@ -74,9 +82,28 @@ def build(
             "django.contrib.auth.middleware.AuthenticationMiddleware",
             "django.contrib.messages.middleware.MessageMiddleware",
             "django.middleware.clickjacking.XFrameOptionsMiddleware",
+            # Last, as axes asks: it turns a locked sign-in's answer into AXES_LOCKOUT_CALLABLE's.
+            "axes.middleware.AxesMiddleware",
         ],
         "ROOT_URLCONF": "service.urls",
-        "AUTHENTICATION_BACKENDS": ["service.throttle.ThrottledBackend"],
+        # axes's backend first: it refuses a locked sign-in before the password is checked.
+        "AUTHENTICATION_BACKENDS": ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"],
+        "AXES_HANDLER": "service.throttle.PairThenAddressHandler",
+        "AXES_LOCKOUT_PARAMETERS": [["username", "ip_address"]],
+        "AXES_FAILURE_LIMIT": PAIR_FAILURE_LIMIT,
+        "GRADEWRIGHT_ADDRESS_FAILURE_LIMIT": ADDRESS_FAILURE_LIMIT,
+        "AXES_COOLOFF_TIME": COOL_OFF,
+        "AXES_RESET_ON_SUCCESS": True,  # a student's own typos are forgotten once they sign in
+        # A try while locked is refused without its password being checked, so it need not count:
+        # a lock ends COOL_OFF after the failure that made it, as the refusal says, however often
+        # a student tries in between.
+        "AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT": False,
+        "AXES_CLIENT_IP_CALLABLE": "service.throttle.address_of",
+        "AXES_USERNAME_CALLABLE": "service.throttle.username_of",
+        "AXES_LOCKOUT_CALLABLE": "service.throttle.refused",
+        # axes would keep a row for every sign-in, for ever; the throttle needs only the failures.
+        "AXES_DISABLE_ACCESS_LOG": True,
+        "AXES_ENABLE_ADMIN": False,
         "TEMPLATES": [
             {
                 "BACKEND": "django.template.backends.django.DjangoTemplates",

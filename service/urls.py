@@ -5,15 +5,12 @@ from django.views.generic import RedirectView
 from . import api, exam_marking, marking, reviews, staff, views
 from .lti import pages as lti_pages
 from .lti import views as lti
-from .throttle import ThrottledAuthenticationForm
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="assignments"), name="home"),
     path(
         "accounts/login/",
-        auth_views.LoginView.as_view(
-            template_name="service/login.html", authentication_form=ThrottledAuthenticationForm
-        ),
+        auth_views.LoginView.as_view(template_name="service/login.html"),
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

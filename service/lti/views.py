@@ -30,7 +30,7 @@ from .roster import sync_roster
 from .scores import LINE_ITEM_TAG, maximum, remember_line_item
 
 logger = logging.getLogger("service.lti")
-BACKEND = "service.throttle.ThrottledBackend"
+BACKEND = "django.contrib.auth.backends.ModelBackend"
 ASSIGNMENT_PARAMETER = "assignment"  # the custom parameter a placed link carries
 
 
