@@ -42,6 +42,13 @@ MALFORMED = {
     "username": "", "password": "", "issuer": "not a url", "client_id": "", "deployment_ids": ",,,",
     "new_password1": "", "new_password2": "", "names": "1",
 }  # fmt: skip
+# The same fields well chosen but for their numbers and ids, so that a form's choices pass and its
+# numbers are read: each malformed (not a number, out of range, not finite).
+NUMBERS = {
+    "job": "99999999999999999999", "score": "nan", "adjustment": "inf", "points": "-1e999", "question": "attention",
+    "reason": "a reason", "message": "a message", "text": "an item", "format": "canvas",
+    "assignment": "sequences-and-attention", "seen": "", "then": "next",
+}  # fmt: skip
 BROKEN_MULTIPART = b'--zzz\r\nContent-Disposition: form-data; name="file"; filename="a.py"\r\n\r\nprint(1)'
 FINE = {200, 201, 301, 302}
 REFUSED = {301, 302, 400, 401, 403, 404, 405}
@@ -119,6 +126,7 @@ def _again(client: Client) -> None:
         client.force_login(client.user)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("who", ["anonymous", "student", "staff"])
 def test_every_route_answers_bad_ids_and_malformed_requests_without_a_server_error(clients, who):
     client = clients[who]
@@ -140,6 +148,8 @@ def test_every_route_answers_bad_ids_and_malformed_requests_without_a_server_err
             _again(client)
             walked += 1
         address = addresses(route)[0][0]
+        check(client.post(address, NUMBERS), address, FINE | REFUSED, f"{who} POST (malformed numbers)")
+        _again(client)
         check(client.generic("POST", address, BROKEN_MULTIPART, "multipart/form-data"), address,
               FINE | REFUSED, f"{who} POST (a broken multipart body)")  # fmt: skip
         _again(client)
