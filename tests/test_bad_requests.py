@@ -31,8 +31,8 @@ GOOD = {
     "chart_name": "overview", "secret": "no-such-link", "registration_uuid": str(uuid.UUID(int=1)),
     "first": "1", "second": "2", "submission_id": "1", "review_id": "1", "job_id": "1",
 }  # fmt: skip
-BAD = ["abc", "99999999999999999999", "-1", "0", "123456789", "\u00e9\U0001f642", "..", "..%2F..%2Fetc%2Fpasswd",
-       "%00", "%ff", " "]  # fmt: skip
+BAD = ["abc", "99999999999999999999", "9223372036854775808", "-1", "0", "123456789", "\u00e9\U0001f642", "..",
+       "..%2F..%2Fetc%2Fpasswd", "%00", "%ff", " "]  # fmt: skip
 # Every field any form of the site posts, each malformed.
 MALFORMED = {
     "job": "abc", "student": "\u202enobody", "question": "../x", "score": "nan", "adjustment": "inf",
