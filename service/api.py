@@ -2,7 +2,10 @@
 
 Authentication: ``Authorization: Token <token>`` (from ``POST /api/v1/token`` or ``autograder
 login``), or the pages' session, for which an unsafe method needs Django's CSRF token as a form would.
-Errors are ``{"error": "..."}`` with 400, 401, 403, 404, 405 or 429 (too many failed sign-ins).
+Errors are ``{"error": "..."}`` with 400, 401, 403, 404, 405 (with ``Allow``), 429 (too many failed
+sign-ins) or 500, every one of them: those of the views here, and those the site answers for any
+address under /api/v1/ (an unknown one, a submission id that is not a number) from
+service/boundary.py's handlers.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from .access import (
     state,
     student_of,
 )  # fmt: skip
+from .boundary import error_json, not_allowed
 from .errors import UploadRefused
 from .models import ApiToken, Job, digest
 from .uploads import allowance, read_upload, store
@@ -37,22 +41,20 @@ from .uploads import allowance, read_upload, store
 View = Callable[..., HttpResponse]
 
 
-def error(status: int, message: str) -> JsonResponse:
-    return JsonResponse({"error": message}, status=status)
+error = error_json
 
 
 def api_view(methods: set[str]) -> Callable[[View], View]:
-    """A view that answers JSON, authenticates by token or session (with CSRF for a session's
-    unsafe methods), and turns a 404 into JSON too."""
+    """A view that answers JSON and authenticates by token or session (with CSRF for a session's
+    unsafe methods). A method it does not take is a 405 with ``Allow``, before any authentication;
+    a 404 it raises is JSON through the site's handler404 (service/boundary.py)."""
 
     def decorate(view: View) -> View:
         @csrf_exempt  # checked below, for sessions only: a token is not sent by a browser on its own
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            from django.http import Http404
-
             if request.method not in methods:
-                return error(405, f"{request.method} is not allowed here")
+                return not_allowed(request, methods)
             header = request.headers.get("Authorization", "")
             if header.startswith("Token "):
                 token = ApiToken.objects.filter(digest=digest(header[6:].strip())).select_related("user").first()
@@ -67,10 +69,7 @@ def api_view(methods: set[str]) -> Callable[[View], View]:
                         return error(403, "CSRF check failed")
             else:
                 return error(401, "sign in: send Authorization: Token <token>")
-            try:
-                return view(request, *args, **kwargs)
-            except Http404 as missing:
-                return error(404, str(missing) or "not found")
+            return view(request, *args, **kwargs)
 
         return wrapped
 
@@ -82,6 +81,8 @@ OPENAPI = Path(__file__).with_name("openapi.json")
 
 def openapi(request: HttpRequest) -> HttpResponse:
     """The API's OpenAPI 3.1 description (service/openapi.json)."""
+    if request.method not in {"GET", "HEAD"}:
+        return not_allowed(request, {"GET", "HEAD"})
     return HttpResponse(OPENAPI.read_bytes(), content_type="application/json")
 
 
@@ -91,7 +92,7 @@ def token(request: HttpRequest) -> HttpResponse:
     checks them, so both are throttled alike (service/throttle.py: a locked sign-in is answered
     429 with the reason, by axes's middleware)."""
     if request.method != "POST":
-        return error(405, "POST username and password")
+        return not_allowed(request, {"POST"})
     form = AuthenticationForm(request, data=request.POST)
     if not form.is_valid():
         return error(401, "wrong username or password")

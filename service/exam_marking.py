@@ -14,7 +14,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from course.exams.csvfiles import ExamError
 from course.exams.grade import OPEN_POINTS, load_key
@@ -23,6 +23,7 @@ from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
 from untrusted.mathml import answer_markdown
 
 from .access import book, course
+from .boundary import number
 from .staff import staff_only
 
 _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
@@ -44,6 +45,7 @@ def _answers(folder: Path, question: str | None = None) -> list[OpenAnswer]:
 
 
 @login_required
+@require_safe
 def exams_index(request: HttpRequest) -> HttpResponse:
     """The course's exams, each with its open questions: answers, and how many are still unmarked."""
     staff_only(request)
@@ -65,6 +67,7 @@ def exams_index(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
     staff_only(request)
     answers = _answers(_exam_or_404(name), question)
@@ -101,7 +104,7 @@ def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -
 
 def _save(request: HttpRequest, folder: Path, answer: OpenAnswer) -> bool:
     try:
-        score = float(request.POST.get("score", ""))
+        score = number(request.POST.get("score", ""))
     except ValueError:
         messages.error(request, f"the score is a number between 0 and {OPEN_POINTS:g}")
         return False

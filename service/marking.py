@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from autograder.assignment import Question
 from gradebook.grades import latest_submissions
@@ -22,6 +22,7 @@ from gradebook.rubrics import current_rubrics, edit_item
 from untrusted.mathml import answer_markdown
 
 from .access import assignment_or_404, book
+from .boundary import number
 from .staff import staff_only
 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
@@ -50,6 +51,7 @@ def _needs_marking(submission: Submission, question: Question) -> bool:
 
 
 @login_required
+@require_safe
 def marking_index(request: HttpRequest, name: str) -> HttpResponse:
     staff_only(request)
     spec = assignment_or_404(name)
@@ -62,6 +64,7 @@ def marking_index(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
     staff_only(request)
     spec = assignment_or_404(name)
@@ -111,8 +114,8 @@ def _save(request: HttpRequest, question: Question, submission: Submission, mark
     items = {item.id for item in question.rubric}
     applied = [item for item in request.POST.getlist("rubric") if item in items]
     try:
-        adjustment = float(request.POST.get("adjustment") or 0)
-        score = float(request.POST.get("score") or 0) if not question.rubric else 0.0
+        adjustment = number(request.POST.get("adjustment") or "0")
+        score = number(request.POST.get("score") or "0") if not question.rubric else 0.0
     except ValueError:
         messages.error(request, "the score and the adjustment are numbers")
         return None
@@ -150,7 +153,7 @@ def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpRespon
     spec = assignment_or_404(name)
     item_id = request.POST.get("item") or None
     try:
-        points = float(request.POST.get("points", ""))
+        points = number(request.POST.get("points", ""))
         item = edit_item(book(), spec, question_id, item_id, request.POST.get("text", ""), points,
                          request.user.get_username())  # fmt: skip
     except ValueError:

@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from .access import assignment_or_404, job_for, member_of
 from .models import Job, ReviewMessage, ReviewRequest
@@ -54,6 +54,7 @@ def answer(request: HttpRequest, review_id: int) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def open_reviews(request: HttpRequest) -> HttpResponse:
     staff_only(request)
     waiting = ReviewRequest.objects.filter(state=ReviewRequest.OPEN).select_related("job", "job__student")

@@ -8,15 +8,18 @@ import io
 from collections.abc import Callable
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
+from gradebook.errors import NotFound
 from gradebook.grades import CurrentGrade, current_grades
 from gradebook.history import history
 from gradebook.stats import statistics
 
 from .access import assignment_or_404, assignments, book, member_of
+from .boundary import number, posted_id
 from .models import Job
 
 FILTERS: dict[str, tuple[str, Callable[[CurrentGrade], bool]]] = {
@@ -34,6 +37,7 @@ def staff_only(request: HttpRequest) -> None:
 
 
 @login_required
+@require_safe
 def gradebook_index(request: HttpRequest) -> HttpResponse:
     """The gradebook of the course's first assignment (the page links to the others)."""
     staff_only(request)
@@ -44,22 +48,27 @@ def gradebook_index(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
     staff_only(request)
     spec = assignment_or_404(name)
     grades = current_grades(book(), spec, everyone=True)
+    # The query is the page's own form: a filter, threshold or order it does not offer is left out,
+    # as if it had not been asked for (a bookmark of an older page still opens).
     shown = request.GET.get("show", "")
     if shown in FILTERS:
         grades = [g for g in grades if FILTERS[shown][1](g)]
     below = request.GET.get("below", "")
     try:
-        threshold = float(below) if below else None
+        threshold: float | None = number(below) if below else None
     except ValueError:
-        threshold = None
+        threshold, below = None, ""
     if threshold is not None:
         grades = [g for g in grades if g.final_score is not None and g.final_score < threshold]
     order = request.GET.get("sort", "student")
-    grades.sort(key=SORTS.get(order, SORTS["student"]))
+    if order not in SORTS:
+        order = "student"
+    grades.sort(key=SORTS[order])
     rows = [
         {"grade": g, "scores": [next((q for q in g.report.questions if q.id == question.id), None) if g.report else None
                                 for question in spec.questions]}
@@ -71,11 +80,15 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
     staff_only(request)
     from gradebook.models import Submission
 
-    entries = history(book(), student_id, list(assignments().values()))
+    try:
+        entries = history(book(), student_id, list(assignments().values()))
+    except NotFound:
+        raise Http404("no such student") from None
     jobs = {job.sha256: job.id for job in Job.objects.filter(student__student_id=student_id)}
     ids = dict(Submission.objects.filter(student__student_id=student_id).values_list("sha256", "id"))
     # Each submission beside the one before it, in the same assignment: the pair to compare.
@@ -89,6 +102,7 @@ def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
     staff_only(request)
     spec = assignment_or_404(name)
@@ -96,6 +110,7 @@ def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def statistics_chart(request: HttpRequest, name: str, chart_name: str) -> HttpResponse:
     """questions.png or overview.png, drawn on the server (as `autograder stats` draws them)."""
     staff_only(request)
@@ -134,9 +149,9 @@ def override(request: HttpRequest, job_id: int) -> HttpResponse:
         _send_score(request, spec, job)
         return redirect("submission", job_id=job.id)
     try:
-        score = float(text)
+        score = number(text)
     except ValueError:
-        score = -1.0
+        score = -1.0  # refused below, with the form's own message
     reason = request.POST.get("reason", "").strip()
     if not 0 <= score <= question.points or not reason:
         messages.error(request, f"give a score between 0 and {question.points:g}, and the reason the student will read")
@@ -174,7 +189,11 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
     if question and question not in {q.id for q in spec.questions}:
         raise Http404("no such question")
     if request.POST.get("job"):
-        originals = [job_for(request.user, int(request.POST["job"]))]
+        try:
+            job_id = posted_id(request.POST["job"])
+        except ValueError:
+            raise BadRequest("the submission to regrade is named by its id, a whole number") from None
+        originals = [job_for(request.user, job_id)]
     else:
         latest: dict[int, Job] = {}
         jobs = Job.objects.filter(assignment=spec.name, state=Job.GRADED).order_by("id")
@@ -195,6 +214,7 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     """Pairs of students whose latest code is alike, side by side (copydetect, offline)."""
     from gradebook.similarity import DEFAULT_THRESHOLD, similarity
@@ -202,7 +222,7 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     staff_only(request)
     spec = assignment_or_404(name)
     try:
-        threshold = min(max(float(request.GET.get("threshold", DEFAULT_THRESHOLD)), 0.0), 1.0)
+        threshold = min(max(number(request.GET.get("threshold") or str(DEFAULT_THRESHOLD)), 0.0), 1.0)
     except ValueError:
         threshold = DEFAULT_THRESHOLD
     report = similarity(book(), spec, threshold)
@@ -224,7 +244,7 @@ def exports_page(request: HttpRequest) -> HttpResponse:
     chosen = [spec for name, spec in assignments().items() if name in request.POST.getlist("assignment")]
     form = request.POST.get("format", "")
     if not chosen or form not in FORMATS:
-        raise Http404("choose a format and at least one assignment")
+        raise BadRequest("choose a format and at least one assignment")
     missing: Missing = "zero" if request.POST.get("missing") == "zero" else "empty"
     with tempfile.TemporaryDirectory() as folder:
         path, _ = export_grades(book(), chosen, form, Path(folder) / "grades.csv", missing)
@@ -234,6 +254,7 @@ def exports_page(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def diff_page(request: HttpRequest, student_id: str, first: int, second: int) -> HttpResponse:
     """The code of two of a student's submissions, side by side, the changes marked (difflib, which
     escapes what it shows)."""

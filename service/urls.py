@@ -1,13 +1,23 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, register_converter
+from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 
 from . import api, exam_marking, marking, reviews, staff, views
+from .boundary import IdConverter
 from .lti import pages as lti_pages
 from .lti import views as lti
 
+# Every id in an address is an <id:...>: a number the database can hold, or a 404 before any view.
+register_converter(IdConverter, "id")
+# Errors in one place: JSON ({"error": ...}) for every address under /api/v1/, a page otherwise.
+handler400 = "service.boundary.bad_request"
+handler403 = "service.boundary.permission_denied"
+handler404 = "service.boundary.page_not_found"
+handler500 = "service.boundary.server_error"
+
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="assignments"), name="home"),
+    path("", RedirectView.as_view(pattern_name="assignments", http_method_names=["get", "head"]), name="home"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(template_name="service/login.html"),
@@ -18,39 +28,39 @@ urlpatterns = [
     path("assignments/", views.assignment_list, name="assignments"),
     path("assignments/<str:name>/", views.assignment_page, name="assignment"),
     path("assignments/<str:name>/notebook", views.download_notebook, name="notebook"),
-    path("submissions/<int:job_id>/", views.submission_page, name="submission"),
+    path("submissions/<id:job_id>/", views.submission_page, name="submission"),
     path("staff/roster/", views.roster_page, name="roster"),
     path("staff/gradebook/", staff.gradebook_index, name="gradebook-index"),
     path("staff/gradebook/<str:name>/", staff.gradebook_page, name="gradebook"),
     path("staff/statistics/<str:name>/", staff.statistics_page, name="statistics"),
     path("staff/statistics/<str:name>/<str:chart_name>.png", staff.statistics_chart, name="statistics-chart"),
     path("staff/students/<str:student_id>/", staff.student_page, name="student"),
-    path("staff/students/<str:student_id>/diff/<int:first>/<int:second>/", staff.diff_page, name="diff"),
-    path("staff/override/<int:job_id>/", staff.override, name="override"),
+    path("staff/students/<str:student_id>/diff/<id:first>/<id:second>/", staff.diff_page, name="diff"),
+    path("staff/override/<id:job_id>/", staff.override, name="override"),
     path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
     path("staff/similarity/<str:name>/", staff.similarity_page, name="similarity"),
     path("staff/exports/", staff.exports_page, name="exports"),
     path("staff/reviews/", reviews.open_reviews, name="reviews"),
-    path("staff/reviews/<int:review_id>/", reviews.answer, name="review-answer"),
-    path("submissions/<int:job_id>/review/", reviews.ask, name="review-ask"),
+    path("staff/reviews/<id:review_id>/", reviews.answer, name="review-answer"),
+    path("submissions/<id:job_id>/review/", reviews.ask, name="review-ask"),
     path("staff/exams/", exam_marking.exams_index, name="exams"),
     path("staff/exams/<str:name>/<str:question>/", exam_marking.exam_start, name="exam-start"),
     path("staff/exams/<str:name>/<str:question>/<str:student_id>/", exam_marking.exam_mark, name="exam-mark"),
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
     path("staff/rubric/<str:name>/<str:question_id>/", marking.edit_rubric, name="rubric-edit"),
-    path("staff/marking/<str:name>/<str:question_id>/<int:submission_id>/", marking.mark_answer, name="mark-answer"),
+    path("staff/marking/<str:name>/<str:question_id>/<id:submission_id>/", marking.mark_answer, name="mark-answer"),
     path("staff/platforms/", lti_pages.platforms_page, name="platforms"),
     path("lti/login/", lti.Login.as_view(), name="lti-login"),
     # For a platform that leaves the client id out of its login request: one address per registration.
     path("lti/login/<uuid:registration_uuid>/", lti.Login.as_view(), name="lti-login-for"),
     path("lti/launch/", lti.Launch.as_view(), name="lti-launch"),
     path("lti/deep-link/", lti.deep_link_choice, name="lti-deep-link"),
-    path("lti/jwks.json", lti.jwks, name="lti-jwks"),
+    path("lti/jwks.json", require_safe(lti.jwks), name="lti-jwks"),
     path("api/v1/openapi.json", api.openapi, name="api-openapi"),
     path("api/v1/token", api.token, name="api-token"),
     path("api/v1/assignments", api.assignment_list, name="api-assignments"),
     path("api/v1/assignments/<str:name>/grades", api.grades, name="api-grades"),
     path("api/v1/submissions", api.submissions, name="api-submissions"),
-    path("api/v1/submissions/<int:job_id>", api.submission, name="api-submission"),
+    path("api/v1/submissions/<id:job_id>", api.submission, name="api-submission"),
 ]

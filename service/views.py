@@ -10,7 +10,7 @@ from django.contrib.auth.forms import SetPasswordForm
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from .access import (
     assignment_or_404,
@@ -30,6 +30,7 @@ from .uploads import allowance, read_upload, store
 
 
 @login_required
+@require_safe
 def assignment_list(request: HttpRequest) -> HttpResponse:
     student = student_of(request.user)
     rows = [
@@ -82,6 +83,7 @@ def _open_or_close(request: HttpRequest, name: str, member: Member) -> HttpRespo
 
 
 @login_required
+@require_safe
 def download_notebook(request: HttpRequest, name: str) -> FileResponse:
     member_of(request.user)  # members of the course only
     spec = assignment_or_404(name)
@@ -90,6 +92,7 @@ def download_notebook(request: HttpRequest, name: str) -> FileResponse:
 
 
 @login_required
+@require_safe
 def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = job_for(request.user, job_id)
     spec = assignment_or_404(job.assignment)

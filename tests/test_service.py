@@ -668,7 +668,7 @@ def test_the_openapi_description_covers_every_route_and_matches_the_answers():
     assert document["openapi"] == "3.1.0"
     routes = {
         "/"
-        + str(pattern.pattern).removeprefix("api/v1/").replace("<int:job_id>", "{id}").replace("<str:name>", "{name}")
+        + str(pattern.pattern).removeprefix("api/v1/").replace("<id:job_id>", "{id}").replace("<str:name>", "{name}")
         for pattern in get_resolver().url_patterns
         if str(pattern.pattern).startswith("api/v1/") and "openapi" not in str(pattern.pattern)
     }
