@@ -7,6 +7,7 @@ members, and every kind of bad launch refused with a clear page."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -556,3 +557,33 @@ def test_the_instructor_in_the_browser_sees_the_scores_not_sent_and_sends_the_fa
             expect(staff.locator("table.scores-to-send tr[data-state=failed]")).to_have_count(0)
         finally:
             browser.close()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_senders_side_by_side_send_each_score_once(engine):
+    """Several workers' senders over one outbox (SQLite lets one claim at a time; PostgreSQL skips
+    the rows another holds): every score is posted once."""
+    from .test_gradebook import _NO_POSTGRES, POSTGRES_URL
+
+    if engine == "sqlite":
+        url, drop = "sqlite", None  # the service's own file, as `autograder serve` keeps it
+    else:
+        if _NO_POSTGRES is not None and not os.environ.get("GRADEWRIGHT_REQUIRE_POSTGRES"):
+            pytest.skip(_NO_POSTGRES)
+        import psycopg
+
+        drop = f"gradewright_senders_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{drop}"')
+        url = POSTGRES_URL.rsplit("/", 1)[0] + "/" + drop
+    try:
+        env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
+        completed = subprocess.run([sys.executable, "-m", "tests.lti_senders", url], capture_output=True, text=True,
+                                   timeout=240, cwd=ROOT, env=env)  # fmt: skip
+    finally:
+        if drop:
+            with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{drop}" WITH (FORCE)')
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert completed.stdout.strip() == "sent 30 scores to 30 users"

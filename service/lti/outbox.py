@@ -106,7 +106,7 @@ def _send_one(row: ScoreToSend, now: datetime, timeout: float, connectors: dict,
         if using is None:
             from .connection import connector
 
-            using = connectors[registration.pk] = connector(registration, timeout)  # its access token, once a pass
+            using = connectors[registration.pk] = _call(lambda: connector(registration, timeout))  # a token a pass
         _post(row, using)
     except _Refused as refused:
         if refused.unreachable:
@@ -182,6 +182,8 @@ def _call(request):
         raise _Refused("the platform could not be reached", unreachable=True) from None
     except (LtiException, RequestException, ValueError) as exc:
         raise _Refused(" ".join(str(exc).split())[:200] or type(exc).__name__) from None
+    except Exception as exc:  # noqa: BLE001 - whatever a platform's odd answer makes of pylti1p3: this score's problem alone
+        raise _Refused(f"the platform's answer could not be read ({type(exc).__name__})") from None
 
 
 def _record_failure(row: ScoreToSend, now: datetime, refused: _Refused, outcome: Outcome) -> None:
@@ -242,6 +244,9 @@ class ScoreSender:
                     outcome = send_due(timeout=self.timeout)
                 except DatabaseError as exc:  # the database busy or away for a moment: the next pass
                     logger.warning("the scores for the course platforms could not be read: %s", exc)
+                    outcome = Outcome()
+                except Exception:  # a bug of ours: logged, and the sender goes on (the worker with it)
+                    logger.exception("sending the scores to the course platforms failed")
                     outcome = Outcome()
                 for line in outcome.waiting + outcome.failed:
                     logger.warning(line)
