@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from datetime import timedelta
+from datetime import UTC, timedelta
 from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
@@ -421,6 +421,7 @@ def test_a_platform_down_then_back_gets_every_score_once_with_the_latest(own_pla
     # A newer score for Ann while the platform is down: it replaces the one waiting.
     assert hand_in(ann, KNOWN / "wrong_frequencies.py").status_code == 302 and grade_queue() >= 1
     assert rows_of(platform).count() == 2
+    graded = {row.lti_user.sub: row.graded_at for row in rows_of(platform).select_related("lti_user")}
     platform.come_back()
     send_due(now=later + timedelta(hours=2))
     assert set(rows_of(platform).values_list("state", flat=True)) == {ScoreToSend.SENT}
@@ -428,6 +429,9 @@ def test_a_platform_down_then_back_gets_every_score_once_with_the_latest(own_pla
     assert platform.results[(column["id"], "down-1")]["scoreGiven"] == pytest.approx(score_of("down-1"))
     assert platform.results[(column["id"], "down-2")]["scoreGiven"] == 10.0
     assert score_of("down-1") != pytest.approx(7.375)  # the latest, not the first
+    for sub, when in graded.items():  # stamped with the grade's time, not the send's: a late retry loses to a newer score
+        stamp = platform.results[(column["id"], sub)]["timestamp"]
+        assert stamp == when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def timezone_now():
