@@ -351,11 +351,13 @@ def _service_commands(commands) -> None:
     add_platform.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
     add_platform.set_defaults(handler=_lti_add_platform)
     send_scores = lti_commands.add_parser(
-        "send-scores", help="send every student's current score on an assignment to the platforms",
-        description="Post each student's current score (after marks and the late policy) to the grade column of "
-        "the assignment in every platform course it was launched from. Scores are also sent as they change.",
+        "send-scores", help="send the scores waiting for the platforms now, and list what could not be sent",
+        description="Scores go to the platforms' grade columns from an outbox, which every running `autograder "
+        "worker` sends with retries. This sends the outbox now, failed scores too, and prints each score that "
+        "could not be sent, one line each (exit 1 if any). With an ASSIGNMENT, every student's current score on it "
+        "(after marks and the late policy) is put in the outbox first.",
     )  # fmt: skip
-    send_scores.add_argument("assignment", metavar="ASSIGNMENT")
+    send_scores.add_argument("assignment", metavar="ASSIGNMENT", nargs="?")
     send_scores.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
     send_scores.set_defaults(handler=_lti_send_scores)
 
@@ -451,18 +453,13 @@ def _lti_send_scores(args: argparse.Namespace) -> int:
 
     course = find_course(args.course)
     prepare(course.root, args.database_url)
-    from service.access import book
-    from service.lti.scores import send_scores
+    from service.lti.outbox import send_now
 
-    spec = course_assignment(course, args.assignment)
-    from gradebook.models import Student
-
-    students = list(Student.objects.filter(member__isnull=False))
-    problems = send_scores(book(), spec, students)
-    for problem in problems:
+    outcome = send_now(course_assignment(course, args.assignment) if args.assignment else None)
+    for problem in outcome.failed + outcome.waiting:
         print(one_line(problem), file=sys.stderr)
-    print(f"{spec.name}: scores sent for {len(students)} students' accounts, {len(problems)} refused")
-    return 1 if problems else 0
+    print(f"{outcome.sent} scores sent, {len(outcome.failed) + len(outcome.waiting)} could not be sent")
+    return 1 if outcome.failed or outcome.waiting else 0
 
 
 def _login(args: argparse.Namespace) -> int:

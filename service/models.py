@@ -128,3 +128,6 @@ class ClosedAssignment(models.Model):
     name = models.CharField(max_length=200, unique=True)
     closed_at = models.DateTimeField(auto_now_add=True)
     closed_by = models.CharField(max_length=150, blank=True)
+
+
+from .lti.models import ScoreToSend  # noqa: E402,F401  (the outbox of LTI scores: a model of this app)

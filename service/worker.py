@@ -21,6 +21,7 @@ from course.folder import CourseFolder
 from gradebook.book import Gradebook
 from gradebook.errors import GradebookError
 
+from .lti.outbox import ScoreSender
 from .models import Job
 from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
 
@@ -46,9 +47,12 @@ class JobStore:
         from gradebook.book import record_report
         from gradebook.grades import report_of
 
+        from .lti.scores import queue_scores
+
         def write() -> Report:
             recorded = record_report(self.book, self.inner.assignment, report)
             finish(self.job, recorded.id)
+            queue_scores(self.book, self.spec, self.job.student)  # the outbox: sent later, never on grading's time
             return report_of(self.book, self.spec, recorded)
 
         return self.book.run(write)
@@ -73,11 +77,15 @@ def grade_one(
     if result.failed:
         raise AutograderError("the grader failed on this submission")
     if result.skipped:  # the same file, graded before: this job shows that grade
-        recorded = Recorded.objects.get(student=job.student, assignment__name=spec.name, sha256=job.sha256)
-        finish(job, recorded.id)
-    from .lti.scores import score_changed
+        from .lti.scores import queue_scores
 
-    score_changed(spec, job.student)  # to the course platforms; what they refuse is logged, never the job's failure
+        recorded = Recorded.objects.get(student=job.student, assignment__name=spec.name, sha256=job.sha256)
+
+        def end() -> None:  # the job's end and its score for the platforms, together
+            finish(job, recorded.id)
+            queue_scores(book, spec, job.student)
+
+        book.run(end)
 
 
 def run_worker(
@@ -85,9 +93,23 @@ def run_worker(
 ) -> int:
     """Grade jobs as they come; with ``once``, until the queue is empty. The number graded. With an
     ``executor`` (a Dask cluster's), the sandbox runs there and this process keeps the queue."""
-    name, graded = worker_name(), 0
+    name = worker_name()
     if executor is None and not once:
         warm_up(course, options)
+    # The scores for the course platforms go from a thread of their own, never from this loop: a
+    # platform that hangs or is down holds no grading. With ``once``, the outbox is left for a
+    # running worker or `autograder lti send-scores`.
+    sender = None if once else ScoreSender().start()
+    try:
+        return _grade_jobs(name, course, state, options, once, executor)
+    finally:
+        if sender is not None:
+            sender.stop()
+
+
+def _grade_jobs(name: str, course: CourseFolder, state: Path, options: GradeOptions, once: bool,
+                executor: Executor | None) -> int:  # fmt: skip
+    graded = 0
     while True:
         job = claim(name)
         if job is None:

@@ -2,13 +2,19 @@
 Deep Linking 2.0, Assignment and Grade Services 2.0 and Names and Role Provisioning Services 2.0
 specifications. It signs launches with a key of its own and publishes it (JWKS), gives access tokens
 only to a tool that proves itself with a JWT signed by the tool's key (checked against the tool's
-published JWKS), keeps line items and the scores posted to them, and lists its course's members.
+published JWKS), keeps line items and the scores posted to them (each user's result is the score of
+the latest timestamp, as AGS has it), and lists its course's members.
+
+It misbehaves on demand, as platforms do: ``hang()`` takes the tool's requests and answers none
+until ``answer()``; ``go_down()`` closes its port (connections refused) until ``come_back()`` opens
+it again; ``delete_line_item`` drops a column (its scores' URL answers 404).
 
 The browser's part (following the tool's redirect to the platform, posting the signed launch back)
 is played by the tests with Django's test client."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -45,15 +51,60 @@ class Platform:
         self.line_items: list[dict] = []
         self.scores: list[tuple[str, dict]] = []
         self.members: list[dict] = []
+        self.results: dict[tuple[str, str], dict] = {}  # (line item, user) -> the score of the latest timestamp
         self.tokens: set[str] = set()
         self.refused_assertions = 0
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_port}"
+        self.numbers = itertools.count(1)
+        self.answering = threading.Event()
+        self.answering.set()
+        self.held = 0  # requests taken and not answered (while hanging)
+        self.lock = threading.Lock()
+        served = self._serve(0)
+        self.server: ThreadingHTTPServer | None = served
+        self.port = served.server_port
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def _serve(self, port: int) -> ThreadingHTTPServer:
+        server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.answering.set()
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+    # --- misbehaving --------------------------------------------------------------------------------
+
+    def hang(self) -> None:
+        """Accept the tool's connections and answer nothing (until ``answer``)."""
+        self.answering.clear()
+
+    def answer(self) -> None:
+        """Answer again, the requests held meanwhile too."""
+        self.answering.set()
+
+    def go_down(self) -> None:
+        """Close the port: the tool's connections are refused."""
+        self.close()
+
+    def come_back(self) -> None:
+        """Open the same port again, with the same line items and scores."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                self.server = self._serve(self.port)
+                return
+            except OSError:  # the old socket not released yet
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def delete_line_item(self, item_id: str) -> None:
+        """The instructor deletes the column; its scores go with it."""
+        self.line_items = [item for item in self.line_items if item["id"] != item_id]
 
     @property
     def endpoints(self) -> dict[str, str]:
@@ -100,7 +151,7 @@ class Platform:
                           headers={"kid": self.kid})  # fmt: skip
 
     def add_line_item(self, item: dict) -> dict:
-        made = {**item, "id": f"{self.base}/lineitems/{len(self.line_items) + 1}"}
+        made = {**item, "id": f"{self.base}/lineitems/{next(self.numbers)}"}
         self.line_items.append(made)
         return made
 
@@ -131,6 +182,13 @@ def _handler(platform: Platform):
             self.end_headers()
             self.wfile.write(data)
 
+        def _wait_while_hanging(self) -> None:
+            with platform.lock:
+                platform.held += 1
+            platform.answering.wait()
+            with platform.lock:
+                platform.held -= 1
+
         def _authorized(self) -> bool:
             token = self.headers.get("Authorization", "").removeprefix("Bearer ")
             return token in platform.tokens
@@ -143,6 +201,7 @@ def _handler(platform: Platform):
             if path == "/jwks":
                 public = json.loads(platform.key.export_public())
                 return self._send(200, {"keys": [{**public, "alg": "RS256", "use": "sig"}]})
+            self._wait_while_hanging()
             if not self._authorized():
                 return self._send(401, {"error": "no valid access token"})
             if path == "/lineitems":
@@ -155,6 +214,7 @@ def _handler(platform: Platform):
 
         def do_POST(self) -> None:
             path = urlsplit(self.path).path
+            self._wait_while_hanging()
             if path == "/token":
                 form = {key: values[0] for key, values in parse_qs(self._body().decode()).items()}
                 if form.get("grant_type") != "client_credentials" or not platform.check_assertion(
@@ -177,7 +237,12 @@ def _handler(platform: Platform):
                 item = f"{platform.base}{path.removesuffix('/scores')}"
                 if item not in {line["id"] for line in platform.line_items}:
                     return self._send(404)
-                platform.scores.append((item, json.loads(self._body())))
+                score = json.loads(self._body())
+                with platform.lock:
+                    platform.scores.append((item, score))
+                    current = platform.results.get((item, score["userId"]))
+                    if current is None or current["timestamp"] <= score["timestamp"]:  # an older one changes nothing
+                        platform.results[(item, score["userId"])] = score
                 return self._send(200, {})
             return self._send(404)
 

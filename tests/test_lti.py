@@ -1,14 +1,19 @@
 """LTI 1.3, end to end and offline, against the test platform of tests/lti_platform.py on the
 loopback: login initiation, launches as a student, an instructor and a teaching assistant, deep
-linking, the score posted to the right line item for the right user when a hand-in is graded, the
-roster from the platform's members, and every kind of bad launch refused with a clear page."""
+linking, the score posted to the right line item for the right user when a hand-in is graded (from
+the outbox, outside grading: a platform that hangs or is down slows no grading and loses no score;
+an assignment placed again gets its scores in its new column), the roster from the platform's
+members, and every kind of bad launch refused with a clear page."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import time
 import uuid
+from datetime import UTC, timedelta
 from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
@@ -20,27 +25,46 @@ from jwcrypto.jwk import JWK
 from gradebook.grades import latest_submissions, report_of
 from gradebook.models import Student
 from service.access import assignments, book
+from service.lti.models import ScoreToSend
+from service.lti.outbox import NO_COLUMN, ScoreSender, send_due
 from service.lti.platforms import add_platform, platform_settings
-from service.models import Member
+from service.lti.scores import score_changed
+from service.models import Job, Member
 
+from . import test_service
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .lti_platform import INSTRUCTOR, LEARNER, TEACHING_ASSISTANT, Platform
-from .test_service import grade_queue, hand_in
+from .test_service import grade_queue, hand_in, launch_chromium, needs_browser
 
 ASSIGNMENT = "sequences-and-attention"
-PARTIAL = ASSIGNMENTS / ASSIGNMENT / "known" / "missing_sqrt.py"
+KNOWN = ASSIGNMENTS / ASSIGNMENT / "known"
+PARTIAL = KNOWN / "missing_sqrt.py"
 LAUNCH_URL = "http://testserver/lti/launch/"
+served_site = test_service.served  # `autograder serve` on a course copy, a fixture of this module's own
+
+
+def registered_platform(name: str = "Test LMS") -> Platform:
+    made = Platform(tool_jwks=lambda: Client().get("/lti/jwks.json").json())
+    made.client_id = f"tool-{uuid.uuid4().hex[:8]}"  # a registration of its own
+    registration = add_platform(platform_settings(
+        name=name, issuer=made.issuer, client_id=made.client_id, deployment_ids=[made.deployment_id],
+        **made.endpoints,
+    ))  # fmt: skip
+    made.registration = registration
+    return made
 
 
 @pytest.fixture(scope="module")
 def platform():
-    made = Platform(tool_jwks=lambda: Client().get("/lti/jwks.json").json())
-    made.client_id = f"tool-{uuid.uuid4().hex[:8]}"  # a registration of this module's own
-    registration = add_platform(platform_settings(
-        name="Test LMS", issuer=made.issuer, client_id=made.client_id, deployment_ids=[made.deployment_id],
-        **made.endpoints,
-    ))  # fmt: skip
-    made.registration = registration
+    made = registered_platform()
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def own_platform():
+    """A platform of the test's own (one that hangs or goes down troubles no other test)."""
+    made = registered_platform(f"LMS {uuid.uuid4().hex[:6]}")
     yield made
     made.close()
 
@@ -124,6 +148,11 @@ def test_a_student_launches_hands_in_and_the_score_reaches_the_line_item(platfor
     assert member.student.sis_id == "SIS-ada-7"
     assert hand_in(client, PARTIAL).status_code == 302
     assert grade_queue() == 1
+    # Graded: the score waits in the outbox, written with the grade; the sender posts it.
+    (waiting,) = ScoreToSend.objects.filter(lti_user__sub="ada-7", line_item__url=line_item["id"])
+    assert waiting.state == ScoreToSend.PENDING and waiting.student.student_id == "s-ada"
+    assert posted(platform, "ada-7") == []
+    send_due()
     (item, score), *_ = [entry for entry in platform.scores if entry[1]["userId"] == "ada-7"]
     assert item == line_item["id"]
     assert score["scoreMaximum"] == 10 and 0 < score["scoreGiven"] < 10  # missing_sqrt: partly right
@@ -235,3 +264,330 @@ def test_the_instructor_registers_a_platform_on_the_page_and_with_the_command(pl
     assert wrong.stderr.strip().endswith("keyset_url: 'ftp://x' is not an https:// address (http:// only on this "
                                          "machine, for tests)")  # fmt: skip
     assert "Traceback" not in wrong.stderr
+
+
+# --- the outbox: scores sent outside grading -------------------------------------------------------
+
+
+def placed(platform: Platform) -> dict:
+    """The assignment's column, as deep linking makes it."""
+    return platform.add_line_item({"label": "Attention", "scoreMaximum": 10, "resourceId": ASSIGNMENT,
+                                   "tag": "gradewright"})  # fmt: skip
+
+
+def student_launch(platform: Platform, sub: str, line_item: dict, client: Client | None = None) -> Client:
+    client = client or Client()
+    landed = launch(client, platform, sub, [LEARNER], custom={"assignment": ASSIGNMENT}, lineitem=line_item["id"])
+    assert landed.status_code == 302 and landed["Location"] == f"/assignments/{ASSIGNMENT}/", landed.content[:300]
+    return client
+
+
+def posted(platform: Platform, sub: str) -> list[tuple[str, float]]:
+    return [(item, score["scoreGiven"]) for item, score in platform.scores if score["userId"] == sub]
+
+
+def rows_of(platform: Platform):
+    return ScoreToSend.objects.filter(line_item__context__deployment__registration=platform.registration)
+
+
+def _student_of(sub: str) -> Student:
+    from lti_tool.models import LtiUser
+
+    return LtiUser.objects.filter(sub=sub).order_by("-id").first().auth_user.member.student
+
+
+def score_of(sub: str) -> float:
+    student = _student_of(sub)
+    latest = latest_submissions(book(), ASSIGNMENT)[student.student_id]
+    return report_of(book(), assignments()[ASSIGNMENT], latest).final_score
+
+
+def wait_for(condition, what: str, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} never happened"
+        time.sleep(0.05)
+
+
+@needs_sandbox
+def test_an_assignment_placed_again_gets_its_scores_in_the_new_column(own_platform, capsys):
+    from lti_tool.models import LtiLineItem
+
+    platform = own_platform
+    first = placed(platform)
+    client = student_launch(platform, "grace-1", first)
+    assert hand_in(client, PARTIAL).status_code == 302 and grade_queue() >= 1
+    send_due()
+    assert posted(platform, "grace-1") == [(first["id"], pytest.approx(7.375))]
+    # The instructor deletes the column and places the assignment again: the next launch's claim
+    # names the new column, and the next grade goes there, none to the old one.
+    platform.delete_line_item(first["id"])
+    second = placed(platform)
+    student_launch(platform, "grace-1", second, client)
+    assert hand_in(client, KNOWN / "correct_loops.py").status_code == 302 and grade_queue() >= 1
+    send_due()
+    assert posted(platform, "grace-1") == [(first["id"], pytest.approx(7.375)), (second["id"], 10.0)]
+    # Deleted and placed again with no launch since: the old column's 404 sends the tool to the
+    # course's line items, where it finds the assignment's new one (by its resource id).
+    platform.delete_line_item(second["id"])
+    third = placed(platform)
+    spec, student = assignments()[ASSIGNMENT], _student_of("grace-1")
+    score_changed(spec, student)  # as a mark or an override does
+    outcome = send_due()
+    assert posted(platform, "grace-1")[-1] == (third["id"], 10.0)
+    assert platform.results[(third["id"], "grace-1")]["scoreGiven"] == 10.0
+    (stored,) = LtiLineItem.objects.filter(context__deployment__registration=platform.registration,
+                                          resource_id=ASSIGNMENT)  # fmt: skip
+    assert stored.url == third["id"] and outcome.failed == []
+    # Deleted for good: the score fails with what to do, and the command lists it (exit 1).
+    platform.delete_line_item(third["id"])
+    score_changed(spec, student)
+    outcome = send_due()
+    (row,) = rows_of(platform)
+    assert row.state == ScoreToSend.FAILED and row.last_error == NO_COLUMN
+    assert any(NO_COLUMN in line and student.student_id in line for line in outcome.failed)
+    from commands.autograder import main
+
+    capsys.readouterr()
+    assert main(["--course", str(ROOT), "lti", "send-scores"]) == 1
+    out, err = capsys.readouterr()
+    (line,) = [line for line in err.splitlines() if student.student_id in line]
+    assert line.startswith(f"{student.student_id}: {ASSIGNMENT} (10 / 10) to ")
+    assert line.endswith(f" on {platform.registration.name}: {NO_COLUMN}")
+    assert "could not be sent" in out
+    # Placed again and launched: the claim's column takes the score, and the command sends it.
+    fourth = placed(platform)
+    student_launch(platform, "grace-1", fourth, client)
+    assert main(["--course", str(ROOT), "lti", "send-scores", ASSIGNMENT]) in (0, 1)  # other tests' platforms are gone
+    assert platform.results[(fourth["id"], "grace-1")]["scoreGiven"] == 10.0
+    assert rows_of(platform).get().state == ScoreToSend.SENT
+
+
+@needs_sandbox
+@pytest.mark.timeout(300)
+def test_a_platform_that_hangs_slows_no_grading_and_gets_its_scores_when_it_answers(own_platform):
+    platform = own_platform
+    column = placed(platform)
+    students = {sub: student_launch(platform, sub, column) for sub in ("hang-1", "hang-2", "hang-3")}
+    platform.hang()
+    sender = ScoreSender(timeout=300, poll=0.05).start()  # the worker's sender, with a patient timeout
+    try:
+        assert hand_in(students["hang-1"], PARTIAL).status_code == 302 and grade_queue() >= 1
+        wait_for(lambda: platform.held >= 1, "the sender's request to the hung platform")
+        # The sender is stuck on the platform; grading goes on without it.
+        assert hand_in(students["hang-2"], KNOWN / "correct_loops.py").status_code == 302
+        assert hand_in(students["hang-3"], KNOWN / "wrong_frequencies.py").status_code == 302
+        assert hand_in(students["hang-1"], KNOWN / "correct_vectorised.py").status_code == 302
+        assert grade_queue() >= 3
+        assert platform.held >= 1 and platform.scores == []  # still hanging: nothing answered
+        jobs = Job.objects.filter(student__in=[_student_of(sub) for sub in students])
+        assert jobs.count() == 4 and set(jobs.values_list("state", flat=True)) == {Job.GRADED}
+        assert rows_of(platform).count() == 3
+        for row in rows_of(platform):  # waiting, and none tried by the worker on its way (a try leaves its error)
+            assert (row.state, row.attempts, row.last_error) == (ScoreToSend.PENDING, 0, "")
+        assert platform.held == 1  # the sender's one request; the worker made none
+        platform.answer()
+        wait_for(lambda: set(rows_of(platform).values_list("state", flat=True)) == {ScoreToSend.SENT},
+                 "every score sent once the platform answers")  # fmt: skip
+    finally:
+        platform.answer()
+        sender.stop(wait=30)
+    for sub in students:
+        assert platform.results[(column["id"], sub)]["scoreGiven"] == pytest.approx(score_of(sub))
+    assert platform.results[(column["id"], "hang-1")]["scoreGiven"] == 10.0  # the newer of hang-1's two grades
+
+
+@needs_sandbox
+def test_a_platform_down_then_back_gets_every_score_once_with_the_latest(own_platform):
+    platform = own_platform
+    column = placed(platform)
+    ann, bo = student_launch(platform, "down-1", column), student_launch(platform, "down-2", column)
+    platform.go_down()
+    assert hand_in(ann, PARTIAL).status_code == 302 and hand_in(bo, KNOWN / "correct_loops.py").status_code == 302
+    assert grade_queue() >= 2
+    started = timezone_now()
+    outcome = send_due(now=started)
+    assert rows_of(platform).count() == 2
+    for row in rows_of(platform):
+        assert row.state == ScoreToSend.PENDING and row.attempts == 1
+        assert row.last_error == "the platform could not be reached" and row.next_attempt_at > started
+    assert sum("could not be reached" in line for line in outcome.waiting) >= 2
+    send_due(now=started)  # not due yet: the backoff holds them
+    assert set(rows_of(platform).values_list("attempts", flat=True)) == {1}
+    later = started + timedelta(hours=1)
+    send_due(now=later)  # due, still down: a second attempt, a longer wait
+    first_wait = min(row.next_attempt_at for row in rows_of(platform)) - later
+    assert set(rows_of(platform).values_list("attempts", flat=True)) == {2} and first_wait > timedelta(seconds=15)
+    # A newer score for Ann while the platform is down: it replaces the one waiting.
+    assert hand_in(ann, KNOWN / "wrong_frequencies.py").status_code == 302 and grade_queue() >= 1
+    assert rows_of(platform).count() == 2
+    graded = {row.lti_user.sub: row.graded_at for row in rows_of(platform).select_related("lti_user")}
+    platform.come_back()
+    send_due(now=later + timedelta(hours=2))
+    assert set(rows_of(platform).values_list("state", flat=True)) == {ScoreToSend.SENT}
+    assert sorted(score["userId"] for _, score in platform.scores) == ["down-1", "down-2"]  # once each
+    assert platform.results[(column["id"], "down-1")]["scoreGiven"] == pytest.approx(score_of("down-1"))
+    assert platform.results[(column["id"], "down-2")]["scoreGiven"] == 10.0
+    assert score_of("down-1") != pytest.approx(7.375)  # the latest, not the first
+    for sub, when in graded.items():  # stamped with the grade's time, not the send's: a late retry loses to a newer score
+        stamp = platform.results[(column["id"], sub)]["timestamp"]
+        assert stamp == when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def timezone_now():
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+@needs_sandbox
+def test_three_grades_before_sending_make_one_post_with_the_last_score(own_platform):
+    platform = own_platform
+    column = placed(platform)
+    client = student_launch(platform, "often-1", column)
+    for known in ("correct_loops.py", PARTIAL.name, "wrong_frequencies.py"):
+        assert hand_in(client, KNOWN / known).status_code == 302 and grade_queue() >= 1
+    (row,) = rows_of(platform)
+    assert row.state == ScoreToSend.PENDING and row.score_given == pytest.approx(score_of("often-1"))
+    send_due()
+    assert posted(platform, "often-1") == [(column["id"], pytest.approx(score_of("often-1")))]
+    (score,) = [score for _, score in platform.scores]
+    assert score["timestamp"].endswith("Z") and score["gradingProgress"] == "FullyGraded"
+
+
+def test_the_instructors_page_lists_the_scores_not_sent_and_no_one_else_sees_it(own_platform):
+    from django.utils import timezone
+    from lti_tool.models import LtiContext, LtiLineItem, LtiUser
+
+    from .test_service import student
+
+    platform = own_platform
+    context = LtiContext.objects.create(deployment=platform.registration.deployments.get(), id_on_platform="c-9",
+                                        lineitems_url=f"{platform.base}/lineitems", can_publish_scores=True)  # fmt: skip
+    item = LtiLineItem.objects.create(context=context, url=f"{platform.base}/lineitems/page-9", label="Column Nine",
+                                      maximum_score=10, resource_id=ASSIGNMENT)  # fmt: skip
+    now = timezone.now()
+    for sub, state, error in (("page-1", ScoreToSend.FAILED, NO_COLUMN), ("page-2", ScoreToSend.PENDING,
+                              "the platform did not answer in time")):  # fmt: skip
+        row = Student.objects.create(student_id=f"{sub}-{uuid.uuid4().hex[:6]}")
+        ScoreToSend.objects.create(
+            student=row, lti_user=LtiUser.objects.create(registration=platform.registration, sub=sub),
+            line_item=item, assignment=ASSIGNMENT, score_given=6.5, score_maximum=10, activity_progress="Completed",
+            grading_progress="FullyGraded", graded_at=now, revision="r", state=state, attempts=3,
+            next_attempt_at=now, last_error=error,
+        )  # fmt: skip
+    _, instructor = student(Member.INSTRUCTOR)
+    page = unescape(instructor.get("/staff/platforms/").content.decode())
+    assert "Scores not sent yet" in page and "Column Nine" in page and "6.5 / 10" in page
+    assert NO_COLUMN in page and "the platform did not answer in time" in page
+    assert page.count('data-state="failed"') >= 1 and page.count('data-state="pending"') >= 1
+    retried = instructor.post("/staff/platforms/", {"action": "retry",
+                                                   "csrfmiddlewaretoken": instructor.cookies["csrftoken"].value})  # fmt: skip
+    assert retried.status_code == 302
+    assert not ScoreToSend.objects.filter(line_item=item, state=ScoreToSend.FAILED).exists()
+    # Course settings and everyone's scores: not for a student, an assistant, or someone signed out.
+    _, pupil = student()
+    assert pupil.get("/staff/platforms/").status_code == 404
+    _, assistant = student(Member.TA)
+    assert assistant.get("/staff/platforms/").status_code == 404
+    anonymous = Client().get("/staff/platforms/")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
+    assert "Column Nine" not in Client().get("/staff/platforms/", follow=True).content.decode()
+
+
+SEED_OUTBOX = """
+import sys
+from pathlib import Path
+from service.settings import configure
+configure(Path(sys.argv[1]))
+from django.utils import timezone
+from gradebook.models import Student
+from lti_tool.models import LtiContext, LtiLineItem, LtiUser
+from service.lti.models import ScoreToSend
+from service.lti.platforms import add_platform, platform_settings
+gone = "http://127.0.0.1:1"  # nothing listens there: connections are refused
+registration = add_platform(platform_settings(name="Gone LMS", issuer="https://gone.example", client_id="c-1",
+    deployment_ids=["d-1"], auth_url=gone + "/auth", token_url=gone + "/token", keyset_url=gone + "/jwks"))
+context = LtiContext.objects.create(deployment=registration.deployments.get(), id_on_platform="course-1",
+    lineitems_url=gone + "/lineitems", can_publish_scores=True, can_manage_lineitems=True)
+item = LtiLineItem.objects.create(context=context, url=gone + "/lineitems/1", label="Week 10 column",
+    maximum_score=10, resource_id="sequences-and-attention")
+now = timezone.now()
+for sub, state, error in (("lin-1", "failed", "the platform has no column for this assignment; launch it again "
+                           "from the platform"), ("lin-2", "pending", "")):
+    ScoreToSend.objects.create(student=Student.objects.create(student_id=sub), line_item=item,
+        lti_user=LtiUser.objects.create(registration=registration, sub=sub), assignment="sequences-and-attention",
+        score_given=7.5, score_maximum=10, activity_progress="Completed", grading_progress="FullyGraded",
+        graded_at=now, revision="r1", state=state, attempts=2 if state == "failed" else 0, next_attempt_at=now,
+        last_error=error)
+"""
+
+
+@needs_browser
+@pytest.mark.timeout(300)
+def test_the_instructor_in_the_browser_sees_the_scores_not_sent_and_sends_the_failed_again(served_site):
+    """Against `autograder serve`: its worker's sender tries the pending score (the platform is
+    gone), the page says why, and the failed one is sent again from the page."""
+    from playwright.sync_api import expect, sync_playwright
+
+    url, passwords, course_copy, env = served_site
+    seeded = subprocess.run([sys.executable, "-c", SEED_OUTBOX, str(course_copy)], capture_output=True, text=True,
+                            env=env, timeout=120, cwd=ROOT)  # fmt: skip
+    assert seeded.returncode == 0, seeded.stderr
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            staff = browser.new_context().new_page()
+            staff.goto(f"{url}/accounts/login/")
+            staff.fill("input[name=username]", "instructor")
+            staff.fill("input[name=password]", passwords["instructor"])
+            staff.get_by_role("button", name="Sign in").click()
+            staff.goto(f"{url}/staff/platforms/")
+            failed = staff.locator("table.scores-to-send tr", has_text="lin-1")
+            expect(failed).to_contain_text("failed")
+            expect(failed).to_contain_text("the platform has no column for this assignment; launch it again")
+            expect(failed).to_contain_text("7.5 / 10")
+            expect(failed).to_contain_text("Week 10 column (Gone LMS)")
+            # The worker's sender tried the pending one meanwhile, outside any grading.
+            pending = staff.locator("table.scores-to-send tr", has_text="lin-2")
+            deadline = time.monotonic() + 120
+            while "could not be reached" not in pending.inner_text():
+                assert time.monotonic() < deadline, "the worker never tried to send the pending score"
+                time.sleep(0.5)
+                staff.reload()
+            expect(pending).to_contain_text("pending")
+            staff.get_by_role("button", name="Send the failed scores again").click()
+            expect(staff.locator("text=1 failed scores will be sent again")).to_be_visible()
+            expect(staff.locator("table.scores-to-send tr[data-state=failed]")).to_have_count(0)
+        finally:
+            browser.close()
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_senders_side_by_side_send_each_score_once(engine):
+    """Several workers' senders over one outbox (SQLite lets one claim at a time; PostgreSQL skips
+    the rows another holds): every score is posted once."""
+    from .test_gradebook import _NO_POSTGRES, POSTGRES_URL
+
+    if engine == "sqlite":
+        url, drop = "sqlite", None  # the service's own file, as `autograder serve` keeps it
+    else:
+        if _NO_POSTGRES is not None and not os.environ.get("GRADEWRIGHT_REQUIRE_POSTGRES"):
+            pytest.skip(_NO_POSTGRES)
+        import psycopg
+
+        drop = f"gradewright_senders_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{drop}"')
+        url = POSTGRES_URL.rsplit("/", 1)[0] + "/" + drop
+    try:
+        env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
+        completed = subprocess.run([sys.executable, "-m", "tests.lti_senders", url], capture_output=True, text=True,
+                                   timeout=240, cwd=ROOT, env=env)  # fmt: skip
+    finally:
+        if drop:
+            with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{drop}" WITH (FORCE)')
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert completed.stdout.strip() == "sent 30 scores to 30 users"

@@ -9,14 +9,18 @@ PLATFORM_TIMEOUT = 15.0  # seconds per call to a platform's service
 
 
 class _TimedSession(requests.Session):
+    def __init__(self, timeout: float) -> None:
+        super().__init__()
+        self.timeout = timeout
+
     def request(self, *args, **kwargs):
-        kwargs.setdefault("timeout", PLATFORM_TIMEOUT)
+        kwargs.setdefault("timeout", self.timeout)
         return super().request(*args, **kwargs)
 
 
-def connector(registration):
+def connector(registration, timeout: float = PLATFORM_TIMEOUT):
     """A pylti1p3 service connector for a django-lti registration: it gets the platform's access
     tokens with the tool's key (an OAuth2 client assertion), and bounds every call."""
     from pylti1p3.service_connector import ServiceConnector
 
-    return ServiceConnector(registration.to_registration(), requests_session=_TimedSession())
+    return ServiceConnector(registration.to_registration(), requests_session=_TimedSession(timeout))

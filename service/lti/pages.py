@@ -1,6 +1,7 @@
 """The instructor's page of course platforms: the registrations, the addresses to give each
-platform, and a form to register one (as `autograder lti add-platform`). Course settings: the
-instructor's only, never a teaching assistant's."""
+platform, a form to register one (as `autograder lti add-platform`), and the scores not sent to
+the platforms yet (pending, or failed with the reason), the failed ones to be tried again. Course
+settings: the instructor's only, never a teaching assistant's."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from ..access import member_of
 from ..errors import LtiError
 from ..models import Member
+from .outbox import retry_failed, unsent
 from .platforms import add_platform, platform_settings, registrations, tool_addresses
 
 FIELDS = ("name", "issuer", "client_id", "auth_url", "token_url", "keyset_url")
@@ -23,6 +25,10 @@ FIELDS = ("name", "issuer", "client_id", "auth_url", "token_url", "keyset_url")
 def platforms_page(request: HttpRequest) -> HttpResponse:
     if member_of(request.user).role != Member.INSTRUCTOR:
         raise Http404("no such page")
+    if request.method == "POST" and request.POST.get("action") == "retry":
+        count = retry_failed()
+        messages.success(request, f"{count} failed scores will be sent again")
+        return redirect("platforms")
     if request.method == "POST":
         fields = {name: request.POST.get(name, "").strip() for name in FIELDS}
         fields["deployment_ids"] = request.POST.get("deployment_ids", "").replace(",", " ").split()
@@ -41,4 +47,5 @@ def _context(request: HttpRequest, form: dict) -> dict:
     rows = [{"registration": registration, "addresses": tool_addresses(base, registration),
              "deployments": [d.deployment_id for d in registration.deployments.all() if d.is_active]}
             for registration in registrations()]  # fmt: skip
-    return {"rows": rows, "form": form}
+    return {"rows": rows, "form": form, "unsent": [(score, f"{score.score_given:g}", f"{score.score_maximum:g}")
+                                             for score in unsent()[:500]]}  # fmt: skip

@@ -1,16 +1,20 @@
 """Assignment and Grade Services: one line item per assignment in each platform course that
 launched it, and each student's current score (automatic plus hand-graded, after the late policy)
-posted to it whenever it changes.
+put in the outbox whenever it changes, in the transaction that changes it.
 
-Posting is best effort by design: a platform that is down or refuses is reported (in the log and to
-the caller), and never fails the grading or the page that changed the score; the next change, or
-``autograder lti send-scores``, sends the score again (AGS scores replace the previous one)."""
+Nothing here talks to a platform on the grading path: ``service.lti.outbox`` sends the outbox
+later, with retries, so that a platform that is slow or down never holds grading, and a score it
+could not take is sent when it comes back (or listed, on the instructor's page and by
+``autograder lti send-scores``)."""
 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+import uuid
 from typing import Any
+
+from django.utils import timezone
+from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
 from gradebook.book import Gradebook
@@ -30,93 +34,143 @@ def maximum(spec: AssignmentSpec) -> float:
     return float(sum(question.points for question in spec.questions))
 
 
-def _service(context, lineitem: str | None = None):
+def scopes(context) -> list[str]:
+    return [scope for flag, scope in SCOPES.items() if getattr(context, flag)]
+
+
+def service(context, lineitem: str | None = None, using=None):
+    """pylti1p3's AGS client for a django-lti context (through ``using``, a connector, if given)."""
     from pylti1p3.assignments_grades import AssignmentsGradesService
 
-    data: Any = {"scope": [scope for flag, scope in SCOPES.items() if getattr(context, flag)],
-            "lineitems": context.lineitems_url}  # fmt: skip
+    data: Any = {"scope": scopes(context), "lineitems": context.lineitems_url}
     if lineitem:
         data["lineitem"] = lineitem
-    return AssignmentsGradesService(connector(context.deployment.registration), data)
+    return AssignmentsGradesService(using or connector(context.deployment.registration), data)
 
 
 def remember_line_item(lti_launch, spec: AssignmentSpec) -> None:
-    """On a launch of ``spec``: the line item its scores go to in the launch's course, the one the
-    platform bound to the link (made by deep linking), else found or made through the line items
-    service."""
+    """On a launch of ``spec``: the line item its scores go to in the launch's course. The one the
+    launch's claim names is the one to use, on every launch: an instructor who deleted the column
+    and placed the assignment again gave the link a new one. Without a claim: the one stored, else
+    one found or made through the line items service."""
     from lti_tool.models import LtiLineItem
     from pylti1p3.lineitem import LineItem
 
     context = lti_launch.context
-    if LtiLineItem.objects.filter(context=context, resource_id=spec.name).exists():
-        return
     bound = (lti_launch.ags_claim or {}).get("lineitem")
     if bound:
         url = bound
+    elif LtiLineItem.objects.filter(context=context, resource_id=spec.name).exists():
+        return
     elif context.can_manage_lineitems and context.lineitems_url:
         wanted = (LineItem().set_label(spec.title or spec.name).set_score_maximum(maximum(spec))
                   .set_resource_id(spec.name).set_tag(LINE_ITEM_TAG))  # fmt: skip
-        url = _service(context).find_or_create_lineitem(wanted, find_by="resource_id").get_id()
+        url = service(context).find_or_create_lineitem(wanted, find_by="resource_id").get_id()
     else:
         return  # the platform offers no grade service to this link
-    LtiLineItem.objects.update_or_create(
-        url=url,
-        defaults={"context": context, "maximum_score": maximum(spec), "label": spec.title or spec.name,
-                  "resource_id": spec.name, "tag": LINE_ITEM_TAG},
-    )  # fmt: skip
+    bind_line_item(context, spec.name, url, label=spec.title or spec.name, maximum_score=maximum(spec),
+                   resource_link=_resource_link(lti_launch))  # fmt: skip
 
 
-def send_scores(book: Gradebook, spec: AssignmentSpec, students: list[Student]) -> list[str]:
-    """Post each student's current score on ``spec`` to every line item of it in a course they
-    belong to on a platform. Returns the problems, one line each (nothing raised)."""
-    from lti_tool.models import LtiLineItem, LtiUser
-    from pylti1p3.exception import LtiException
-    from pylti1p3.lineitem import LineItem
-    from requests import RequestException
+def _resource_link(lti_launch):
+    """The launch's resource link (django-lti keeps them), by which a column can be found again."""
+    from lti_tool.models import LtiResourceLink
 
-    problems = []
-    for student in students:
-        member = getattr(student, "member", None)
-        if member is None:
-            continue
-        for lti_user in LtiUser.objects.filter(auth_user=member.user_id):
-            items = LtiLineItem.objects.filter(
-                resource_id=spec.name, context__members=lti_user, context__can_publish_scores=True
-            ).select_related("context__deployment__registration")
-            if not items:
+    if not lti_launch.resource_link_claim:
+        return None
+    try:
+        return lti_launch.resource_link
+    except LtiResourceLink.DoesNotExist:
+        return None
+
+
+def bind_line_item(context, assignment: str, url: str, **fields):
+    """The one line item of ``assignment`` in ``context`` is now at ``url``: the stored row moves
+    there (scores waiting for the old column go to the new one), or one is made. Returns it."""
+    from django.db import transaction
+    from lti_tool.models import LtiLineItem
+
+    from .models import ScoreToSend
+
+    with transaction.atomic():
+        stored = list(LtiLineItem.objects.filter(context=context, resource_id=assignment).order_by("id"))
+        keep = next((item for item in stored if item.url == url), None)
+        keep = keep or LtiLineItem.objects.filter(url=url).first() or (stored[0] if stored else None)
+        if keep is None:
+            keep = LtiLineItem(context=context, url=url, maximum_score=0.0)
+        keep.url, keep.context, keep.resource_id, keep.tag = url, context, assignment, LINE_ITEM_TAG
+        for name, value in fields.items():
+            if value is not None:
+                setattr(keep, name, value)
+        keep.save()
+        for item in stored:
+            if item.pk == keep.pk:
                 continue
-            grade = _grade(book, spec, student, lti_user.sub)  # the report once, whatever the number of courses
-            for item in items:
-                try:
-                    _service(item.context, item.url).put_grade(grade, LineItem({"id": item.url}))
-                except (LtiException, RequestException, ValueError) as exc:
-                    problem = f"{student.student_id}: the score could not be sent to {item.label} ({exc})"
-                    logger.warning(problem)
-                    problems.append(problem)
-    return problems
+            for row in ScoreToSend.objects.filter(line_item=item):  # to the column that stays; the newer wins
+                there = ScoreToSend.objects.filter(line_item=keep, lti_user_id=row.lti_user_id).first()
+                if there is not None and there.graded_at >= row.graded_at:
+                    continue
+                if there is not None:
+                    there.delete()
+                ScoreToSend.objects.filter(pk=row.pk).update(line_item=keep)
+            item.delete()
+    return keep
 
 
-def _grade(book: Gradebook, spec: AssignmentSpec, student: Student, user_id: str):
-    from pylti1p3.grade import Grade
+class Score(BaseModel):
+    """A student's current score on an assignment, as AGS sends it."""
 
+    given: float
+    maximum: float
+    activity_progress: str
+    grading_progress: str
+
+
+def current_score(book: Gradebook, spec: AssignmentSpec, student: Student) -> Score:
     latest = submissions_in_order(book, spec.name, student).last()
-    grade = Grade().set_user_id(user_id).set_score_maximum(maximum(spec))
-    grade.set_timestamp(datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"))
     if latest is None:
-        return grade.set_score_given(0.0).set_activity_progress("Initialized").set_grading_progress("NotReady")
+        return Score(given=0.0, maximum=maximum(spec), activity_progress="Initialized", grading_progress="NotReady")
     report = report_of(book, spec, latest)
     awaiting = any(question.status == "manual" and question.mark is None for question in report.questions)
-    grade.set_score_given(report.final_score).set_activity_progress("Submitted" if awaiting else "Completed")
-    return grade.set_grading_progress("PendingManual" if awaiting else "FullyGraded")
+    return Score(given=report.final_score, maximum=maximum(spec),
+                 activity_progress="Submitted" if awaiting else "Completed",
+                 grading_progress="PendingManual" if awaiting else "FullyGraded")  # fmt: skip
+
+
+def queue_scores(book: Gradebook, spec: AssignmentSpec, student: Student) -> int:
+    """Put the student's current score on ``spec`` in the outbox, for every line item of it in a
+    platform course they belong to; a score of theirs still waiting there is replaced (the newer
+    wins: one POST, not one per grade). Call it inside the transaction that changed the score.
+    Returns how many line items will get it."""
+    from lti_tool.models import LtiLineItem, LtiUser
+
+    from .models import ScoreToSend
+
+    member = getattr(student, "member", None)
+    if member is None or not LtiLineItem.objects.filter(resource_id=spec.name).exists():
+        return 0  # no platform has this assignment, or the student never came from one
+    now, queued, score = timezone.now(), 0, None
+    for lti_user in LtiUser.objects.filter(auth_user=member.user_id):
+        items = LtiLineItem.objects.filter(
+            resource_id=spec.name, context__members=lti_user, context__can_publish_scores=True
+        ).distinct()
+        for item in items:
+            score = score or current_score(book, spec, student)  # the report once, whatever the courses
+            ScoreToSend.objects.update_or_create(lti_user=lti_user, line_item=item, defaults={
+                "student": student, "assignment": spec.name, "score_given": score.given,
+                "score_maximum": score.maximum, "activity_progress": score.activity_progress,
+                "grading_progress": score.grading_progress, "graded_at": now, "revision": uuid.uuid4().hex,
+                "state": ScoreToSend.PENDING, "attempts": 0, "next_attempt_at": now, "last_error": "",
+            })  # fmt: skip
+            queued += 1
+    return queued
 
 
 def score_changed(spec: AssignmentSpec, student: Student) -> list[str]:
-    """After a grade, a mark or an override: the student's score to the platforms (if any launched
-    the assignment); the problems, for the page or the log."""
-    from lti_tool.models import LtiLineItem
-
-    if not LtiLineItem.objects.filter(resource_id=spec.name).exists():
-        return []  # no platform has this assignment: nothing to send, no query more
+    """After a grade, a mark or an override: the student's score into the outbox for the platforms
+    (if any launched the assignment). Sent later, never on this page's time: nothing to report now."""
     from ..access import book
 
-    return send_scores(book(), spec, [student])
+    gradebook = book()
+    gradebook.run(lambda: queue_scores(gradebook, spec, student))
+    return []

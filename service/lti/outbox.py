@@ -1,0 +1,271 @@
+"""Sending the outbox of scores (``ScoreToSend``) to the platforms, outside the grading loop: by a
+thread of each long-running ``autograder worker`` (``ScoreSender``), and by ``autograder lti
+send-scores`` at once.
+
+Each pass claims the rows that are due (PostgreSQL skips rows another sender holds; SQLite lets
+one writer at a time), moves their next attempt past the claim so that no other sender takes them
+meanwhile, and posts each outside any transaction with a short timeout. A score the platform
+refuses or never answers is tried again later, the wait doubling up to ``MAX_WAIT``; after
+``MAX_ATTEMPTS`` it is failed (listed; the command tries it again). A column the platform no longer
+has (404) is looked for again among the course's line items: the assignment placed again has a new
+one. A row is marked sent only if no newer score replaced it while it was posted; that newer one
+is sent next, and its later timestamp wins at the platform whatever the order."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
+
+from .models import ScoreToSend
+from .scores import bind_line_item, service
+
+logger = logging.getLogger("service.lti")
+SEND_TIMEOUT = 10.0  # seconds per call to a platform from the sender: a hung platform costs this, once a pass
+FIRST_WAIT = timedelta(seconds=15)
+MAX_WAIT = timedelta(minutes=30)
+MAX_ATTEMPTS = 20  # about seven hours of a platform down before a score is failed
+CLAIM = timedelta(minutes=5)  # a claimed row is no other sender's for this long (or until it is done)
+BATCH = 50
+POLL = 2.0  # seconds between looks at an outbox with nothing due
+NO_COLUMN = "the platform has no column for this assignment; launch it again from the platform"
+
+
+@dataclass
+class Outcome:
+    """What a pass did: how many scores were sent, and a line for each that was not."""
+
+    sent: int = 0
+    waiting: list[str] = field(default_factory=list)  # tried again later
+    failed: list[str] = field(default_factory=list)  # given up: listed, and tried again by the command
+
+    @property
+    def tried(self) -> int:
+        return self.sent + len(self.waiting) + len(self.failed)
+
+
+class _Refused(Exception):
+    """A score the platform did not take; ``final``: trying again would not help."""
+
+    def __init__(self, reason: str, final: bool = False, unreachable: bool = False, status: int = 0) -> None:
+        super().__init__(reason)
+        self.reason, self.final, self.unreachable, self.status = reason, final, unreachable, status
+
+
+def wait_after(attempts: int) -> timedelta:
+    """The wait before the next attempt, after ``attempts`` failed ones: doubling, capped."""
+    return min(MAX_WAIT, FIRST_WAIT * 2 ** max(0, min(attempts - 1, 20)))
+
+
+def send_due(now: datetime | None = None, timeout: float = SEND_TIMEOUT, everything: bool = False,
+             assignment: str | None = None) -> Outcome:  # fmt: skip
+    """One pass over the outbox: every row due (with ``everything``, every row not sent, failed ones
+    too, whatever their wait), claimed in batches. Never raises for a platform's answer."""
+    outcome, tried, connectors = Outcome(), set[int](), dict[int, Any]()
+    unreachable: dict[int, str] = {}  # registration -> why: a platform that did not answer is not asked again this pass
+    while True:
+        rows = _claim(now or timezone.now(), everything, assignment, tried)
+        if not rows:
+            return outcome
+        for row in rows:
+            tried.add(row.pk)
+            _send_one(row, now or timezone.now(), timeout, connectors, unreachable, outcome)
+
+
+def _claim(now: datetime, everything: bool, assignment: str | None, tried: set[int]) -> list[ScoreToSend]:
+    with transaction.atomic():
+        rows = ScoreToSend.objects.exclude(pk__in=tried)
+        if everything:
+            rows = rows.filter(state__in=[ScoreToSend.PENDING, ScoreToSend.FAILED])
+        else:
+            rows = rows.filter(state=ScoreToSend.PENDING, next_attempt_at__lte=now)
+        if assignment:
+            rows = rows.filter(assignment=assignment)
+        rows = rows.order_by("next_attempt_at", "id")
+        if connection.features.has_select_for_update_skip_locked:
+            rows = rows.select_for_update(skip_locked=True, of=("self",))
+        claimed = list(rows.select_related("student", "lti_user", "line_item__context__deployment__registration",
+                                           "line_item__resource_link")[:BATCH])  # fmt: skip
+        ScoreToSend.objects.filter(pk__in=[row.pk for row in claimed]).update(next_attempt_at=now + CLAIM)
+    return claimed
+
+
+def _send_one(row: ScoreToSend, now: datetime, timeout: float, connectors: dict, unreachable: dict,
+              outcome: Outcome) -> None:  # fmt: skip
+    registration = row.line_item.context.deployment.registration
+    try:
+        if registration.pk in unreachable:
+            raise _Refused(unreachable[registration.pk], unreachable=True)
+        using = connectors.get(registration.pk)
+        if using is None:
+            from .connection import connector
+
+            using = connectors[registration.pk] = _call(lambda: connector(registration, timeout))  # a token a pass
+        _post(row, using)
+    except _Refused as refused:
+        if refused.unreachable:
+            unreachable[registration.pk] = refused.reason
+        _record_failure(row, now, refused, outcome)
+        return
+    ScoreToSend.objects.filter(pk=row.pk, revision=row.revision).update(
+        state=ScoreToSend.SENT, sent_at=timezone.now(), attempts=row.attempts + 1, last_error=""
+    )  # a newer score that came meanwhile stays pending, and is sent next
+    outcome.sent += 1
+
+
+def _post(row: ScoreToSend, using) -> None:
+    """The score to its line item; on a 404, the line item looked for again and the score posted there."""
+    try:
+        _put(row, using)
+        return
+    except _Refused as refused:
+        if refused.status != 404:
+            raise
+    url = _find_column(row, using)
+    if url is None:
+        raise _Refused(NO_COLUMN, final=True)
+    row.line_item = bind_line_item(row.line_item.context, row.assignment, url)
+    _put(row, using)
+
+
+def _put(row: ScoreToSend, using) -> None:
+    from pylti1p3.grade import Grade
+    from pylti1p3.lineitem import LineItem
+
+    grade = (Grade().set_user_id(row.lti_user.sub).set_score_given(row.score_given)
+             .set_score_maximum(row.score_maximum).set_activity_progress(row.activity_progress)
+             .set_grading_progress(row.grading_progress).set_timestamp(_iso(row.graded_at)))  # fmt: skip
+    item = row.line_item
+    _call(lambda: service(item.context, item.url, using).put_grade(grade, LineItem({"id": item.url})))
+
+
+def _iso(moment: datetime) -> str:
+    from datetime import UTC
+
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _find_column(row: ScoreToSend, using) -> str | None:
+    """The course's line item for this assignment now: the one with its resource id (deep linking
+    and the tool set it), else the one bound to the same resource link."""
+    context = row.line_item.context
+    if not context.lineitems_url or not (context.can_query_lineitems or context.can_manage_lineitems):
+        return None
+    items = _call(lambda: service(context, using=using).get_lineitems())
+    link = row.line_item.resource_link.id_on_platform if row.line_item.resource_link else None
+    for wanted in (("resourceId", row.assignment), ("resourceLinkId", link)):
+        for item in items:
+            if wanted[1] and item.get(wanted[0]) == wanted[1] and item.get("id"):
+                return str(item["id"])
+    return None
+
+
+def _call(request):
+    from pylti1p3.exception import LtiException, LtiServiceException
+    from requests import ConnectionError, RequestException, Timeout
+
+    try:
+        return request()
+    except LtiServiceException as exc:
+        status = exc.response.status_code
+        body = " ".join(exc.response.text.split())[:120]
+        raise _Refused(f"the platform answered {status}" + (f": {body}" if body else ""), status=status) from None
+    except Timeout:
+        raise _Refused("the platform did not answer in time", unreachable=True) from None
+    except ConnectionError:
+        raise _Refused("the platform could not be reached", unreachable=True) from None
+    except (LtiException, RequestException, ValueError) as exc:
+        raise _Refused(" ".join(str(exc).split())[:200] or type(exc).__name__) from None
+    except Exception as exc:  # noqa: BLE001 - whatever a platform's odd answer makes of pylti1p3: this score's problem alone
+        raise _Refused(f"the platform's answer could not be read ({type(exc).__name__})") from None
+
+
+def _record_failure(row: ScoreToSend, now: datetime, refused: _Refused, outcome: Outcome) -> None:
+    attempts = row.attempts + 1
+    final = refused.final or attempts >= MAX_ATTEMPTS
+    ScoreToSend.objects.filter(pk=row.pk, revision=row.revision).update(
+        state=ScoreToSend.FAILED if final else ScoreToSend.PENDING, attempts=attempts,
+        next_attempt_at=now + wait_after(attempts), last_error=refused.reason,
+    )  # fmt: skip
+    (outcome.failed if final else outcome.waiting).append(describe(row, refused.reason))
+
+
+def describe(row: ScoreToSend, reason: str | None = None) -> str:
+    """One line for the command and the log."""
+    column = row.line_item.label or row.assignment
+    platform = row.line_item.context.deployment.registration.name
+    return (f"{row.student.student_id}: {row.assignment} ({row.score_given:g} / {row.score_maximum:g}) to "
+            f"{column} on {platform}: {reason or row.last_error}")  # fmt: skip
+
+
+def unsent():
+    """The outbox's rows not sent yet, failed ones first, for the instructor's page."""
+    return (ScoreToSend.objects.exclude(state=ScoreToSend.SENT)
+            .select_related("student", "line_item__context__deployment__registration")
+            .order_by("state", "assignment", "student__student_id"))  # fmt: skip
+
+
+def retry_failed() -> int:
+    """The failed rows back to pending, due now (the instructor's page); how many."""
+    return ScoreToSend.objects.filter(state=ScoreToSend.FAILED).update(
+        state=ScoreToSend.PENDING, attempts=0, next_attempt_at=timezone.now()
+    )
+
+
+class ScoreSender:
+    """A thread that sends the outbox as scores come due, beside a worker's grading loop: the
+    grading never waits for a platform."""
+
+    def __init__(self, timeout: float = SEND_TIMEOUT, poll: float = POLL) -> None:
+        self.timeout, self.poll = timeout, poll
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="lti-scores", daemon=True)
+
+    def start(self) -> ScoreSender:
+        self.thread.start()
+        return self
+
+    def stop(self, wait: float = 1.0) -> None:
+        """Stop after the call in progress; a platform that hangs is not waited for past ``wait``
+        (the thread is a daemon; what it claimed is tried again once its claim expires)."""
+        self.stopped.set()
+        self.thread.join(wait)
+
+    def _run(self) -> None:
+        try:
+            while not self.stopped.is_set():
+                try:
+                    outcome = send_due(timeout=self.timeout)
+                except DatabaseError as exc:  # the database busy or away for a moment: the next pass
+                    logger.warning("the scores for the course platforms could not be read: %s", exc)
+                    outcome = Outcome()
+                except Exception:  # a bug of ours: logged, and the sender goes on (the worker with it)
+                    logger.exception("sending the scores to the course platforms failed")
+                    outcome = Outcome()
+                for line in outcome.waiting + outcome.failed:
+                    logger.warning(line)
+                if not outcome.tried:
+                    self.stopped.wait(self.poll)
+        finally:
+            connection.close()  # this thread's own connection
+
+
+def send_now(spec=None) -> Outcome:
+    """``autograder lti send-scores``: with an assignment, every student's current score on it into
+    the outbox first; then the outbox sent at once, failed scores too, whatever their wait."""
+    if spec is not None:
+        from gradebook.models import Student
+
+        from ..access import book
+        from .scores import queue_scores
+
+        gradebook = book()
+        for student in Student.objects.filter(member__isnull=False):
+            gradebook.run(partial(queue_scores, gradebook, spec, student))
+    return send_due(everything=True, assignment=spec.name if spec is not None else None)
