@@ -93,32 +93,16 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _alias_for(sqlite_file: Path, url: str | None) -> str:
-    """This process's Django alias for the served database, which the service has migrated. (Not
-    gradebook.database.open_database: its migration lock is taken and released on the SQLite file
-    itself, and closing that descriptor drops this process's SQLite locks on the file, after which
-    the service, closing a connection, takes itself for the last reader and removes the WAL.)"""
-    import dj_database_url
-    from django.db import connections
-
-    from gradebook.database import SQLITE_OPTIONS
-
-    config = dict(dj_database_url.parse(url)) if url else {
-        "ENGINE": "django.db.backends.sqlite3", "NAME": str(sqlite_file), "OPTIONS": {**SQLITE_OPTIONS, "timeout": 60},
-    }  # fmt: skip
-    alias = f"caps_{uuid.uuid4().hex[:12]}"
-    connections.settings[alias] = connections.configure_settings({"default": {}, alias: config})[alias]
-    return alias
-
-
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=needs_postgres)])
 def served(request, tmp_path_factory) -> Iterator[Served]:
     """``autograder serve --workers 0`` on the capped course, on a new SQLite file or PostgreSQL database."""
+    from gradebook.database import close_database, open_database
+
     home = tmp_path_factory.mktemp(f"caps-{request.param}")
     course = _course_with_caps(home)
+    alias = ""
     with fresh_database() if request.param == "postgres" else nullcontext() as url:  # SQLite: the course's own file
         port, log = _free_port(), home / "serve.log"
-        alias = _alias_for(course / ".gradewright" / "gradebook.db", url)
         env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
         command = [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port),
                    "--workers", "0", *(["--database-url", url] if url else [])]  # fmt: skip
@@ -128,6 +112,8 @@ def served(request, tmp_path_factory) -> Iterator[Served]:
             _wait_for_line(log, server, "serving ")
             address = f"http://127.0.0.1:{port}"
             _wait_for_answer(address)
+            # This process's own connection to the served database (migrated by the service).
+            alias, _ = open_database(course / ".gradewright" / "gradebook.db", url)
             yield Served(address, alias, course)
         finally:
             server.terminate()
@@ -136,9 +122,8 @@ def served(request, tmp_path_factory) -> Iterator[Served]:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
-            from django.db import connections
-
-            connections[alias].close()
+            if alias:
+                close_database(alias)
 
 
 @dataclass
