@@ -198,31 +198,30 @@ def _all_at_once(served: Served, account: Account, assignment: str) -> list[Answ
         return list(pool.map(send, range(AT_ONCE)))
 
 
-def _kept(served: Served, account: Account) -> int:
+def _check(served: Served, account: Account, assignment: str, answers: list[Answer], refusal: str) -> None:
+    """Three kept, as jobs and as files (each assignment's uploads here are one test's); five refused, saying why."""
     from service.models import Job
 
-    return Job.objects.using(served.alias).filter(student__student_id=account.student_id).count()
-
-
-def _check(answers: list[Answer], kept_before: int, kept_after: int, refusal: str) -> None:
     said = [answer.said for answer in answers if not answer.kept]
     assert (sum(answer.kept for answer in answers), len(said)) == (CAP, AT_ONCE - CAP), said
-    assert kept_after - kept_before == CAP
+    jobs = Job.objects.using(served.alias).filter(student__student_id=account.student_id, assignment=assignment)
+    assert jobs.exclude(file="x").count() == CAP  # "x": a job the test made beforehand
     assert all(text.startswith(refusal) for text in said), said
+    assert len(list((served.folder / ".gradewright" / "uploads" / assignment).iterdir())) == CAP
 
 
 @pytest.mark.timeout(300)
 def test_eight_uploads_at_once_against_max_submissions_keep_exactly_three(served):
     account = _account(served)
     answers = _all_at_once(served, account, TOTAL)
-    _check(answers, 0, _kept(served, account), f"you have used all {CAP} submissions of this assignment")
+    _check(served, account, TOTAL, answers, f"you have used all {CAP} submissions of this assignment")
 
 
 @pytest.mark.timeout(300)
 def test_eight_uploads_at_once_against_submissions_per_hour_keep_exactly_three(served):
     account = _account(served)
     answers = _all_at_once(served, account, HOURLY)
-    _check(answers, 0, _kept(served, account), f"{CAP} submissions per hour: the next one is possible at ")
+    _check(served, account, HOURLY, answers, f"{CAP} submissions per hour: the next one is possible at ")
 
 
 @pytest.mark.timeout(300)
@@ -240,7 +239,7 @@ def test_eight_uploads_at_once_against_the_services_hourly_cap_keep_exactly_what
     )  # fmt: skip
     answers = _all_at_once(served, account, UNCAPPED)
     refusal = f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later"
-    _check(answers, UPLOADS_PER_HOUR - CAP, _kept(served, account), refusal)
+    _check(served, account, UNCAPPED, answers, refusal)
 
 
 def test_a_regrade_the_staff_queued_uses_none_of_the_students_submissions():
