@@ -207,7 +207,8 @@ def _check(served: Served, account: Account, assignment: str, answers: list[Answ
     jobs = Job.objects.using(served.alias).filter(student__student_id=account.student_id, assignment=assignment)
     assert jobs.exclude(file="x").count() == CAP  # "x": a job the test made beforehand
     assert all(text.startswith(refusal) for text in said), said
-    assert len(list((served.folder / ".gradewright" / "uploads" / assignment).iterdir())) == CAP
+    kept_files = list((served.folder / ".gradewright" / "uploads" / assignment).iterdir())
+    assert len(kept_files) == CAP  # a refused upload's file is removed with it
 
 
 @pytest.mark.timeout(300)
