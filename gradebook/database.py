@@ -110,13 +110,29 @@ def close_database(alias: str) -> None:
     connections[alias].close()
 
 
+def _create_private(path: Path) -> None:
+    """A new gradebook file is its owner's alone (grades are private); an existing one is left as it
+    is, without opening it (see _one_migrator)."""
+    if path.exists():
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass  # another opener made it first
+
+
 @contextmanager
 def _one_migrator(alias: str, path: Path | None) -> Iterator[None]:
     """One process at a time checks and migrates a gradebook: two graders starting together on a
     new file would otherwise both create its tables."""
     if path is not None:
-        # flock on the file itself: SQLite's own locks are fcntl locks, which flock does not touch.
-        handle = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        _create_private(path)
+        # flock on the gradebook's folder, never on a descriptor of the file itself: closing any
+        # descriptor of the file drops every fcntl lock this process holds on it, SQLite's own
+        # included; another process's SQLite, closing a connection, then takes itself for the
+        # file's last user and removes the WAL this process is still writing to ("disk I/O error",
+        # writes lost). A folder's descriptor holds none of them.
+        handle = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield

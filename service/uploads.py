@@ -9,7 +9,7 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from autograder.assignment import Assignment as AssignmentSpec
@@ -50,7 +50,9 @@ def read_upload(upload) -> bytes:
 
 
 def allowance(student: Student, spec: AssignmentSpec) -> str | None:
-    """Why the student may not hand in another submission now, or None."""
+    """Why the student may not hand in another submission now, or None. Read alone it is advice
+    (the pages and the API's list say it before an upload); it is the rule only inside ``store``'s
+    transaction, where the student's row is held first."""
     from gradebook.models import STAFF_PREFIX
 
     from .models import ClosedAssignment
@@ -58,9 +60,11 @@ def allowance(student: Student, spec: AssignmentSpec) -> str | None:
     if ClosedAssignment.objects.filter(name=spec.name).exists() and not student.student_id.startswith(STAFF_PREFIX):
         return "the instructor has closed this assignment to submissions"
     hour_ago = timezone.now() - timedelta(hours=1)
-    if Job.objects.filter(student=student, created_at__gte=hour_ago).count() >= UPLOADS_PER_HOUR:
+    # The student's own hand-ins: a regrade the staff queued is the course's work, not the student's.
+    handed_in = Job.objects.filter(student=student, regrade=False)
+    if handed_in.filter(created_at__gte=hour_ago).count() >= UPLOADS_PER_HOUR:
         return f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later"
-    jobs = Job.objects.filter(student=student, assignment=spec.name).exclude(state=Job.FAILED)
+    jobs = handed_in.filter(assignment=spec.name).exclude(state=Job.FAILED)
     if spec.max_submissions is not None and jobs.count() >= spec.max_submissions:
         return f"you have used all {spec.max_submissions} submissions of this assignment"
     if spec.submissions_per_hour is not None:
@@ -72,11 +76,26 @@ def allowance(student: Student, spec: AssignmentSpec) -> str | None:
     return None
 
 
+def _hold(student: Student) -> None:
+    """Take the lock that orders this student's hand-ins, inside the caller's transaction: every
+    limit is counted after it and the job inserted before it is let go, so uploads sent at once
+    are counted one after another. On PostgreSQL, the student's row FOR NO KEY UPDATE (which
+    waits for another upload's, and lets writers that only refer to the row, a regrade's job,
+    through), in READ COMMITTED, Django's default, where each count after the lock sees what the
+    upload before it committed. SQLite has one writer at a time, and the service's transactions
+    begin IMMEDIATE (gradebook.database.SQLITE_OPTIONS): the write lock is held from the start of
+    the transaction, before anything is counted, and select_for_update is a no-op there."""
+    Student.objects.select_for_update(no_key=connection.features.has_select_for_no_key_update).filter(
+        pk=student.pk
+    ).exists()  # fmt: skip
+
+
 def store(state: Path, student: Student, spec: AssignmentSpec, name: str, data: bytes) -> Job:
-    """Check and keep a hand-in, and queue it. The file is stored under a name of ours (the
-    released notebook's name, or submission.py), never the student's."""
+    """Check and keep a hand-in, and queue it: the one place that applies the submission limits, for
+    the page and the API alike. The file is stored under a name of ours (the released notebook's
+    name, or submission.py), never the student's."""
     check_content(name, data)
-    refused = allowance(student, spec)
+    refused = allowance(student, spec)  # early, unlocked: a student already at a limit costs no disk write
     if refused:
         raise UploadRefused(refused)
     suffix = Path(name).suffix.lower()
@@ -85,8 +104,15 @@ def store(state: Path, student: Student, spec: AssignmentSpec, name: str, data: 
     path = folder / (spec.released_notebook if suffix == ".ipynb" else "submission.py")
     path.write_bytes(data)
     try:
-        # The job exists once its file does: the student is told "handed in" only after both are kept.
+        # The limits are checked and the job created in one transaction, under the student's lock:
+        # counted outside it, uploads sent together each saw room for one more. The file is written
+        # before, so the lock is held for queries only. The job exists once its file does: the
+        # student is told "handed in" only after both are kept.
         with transaction.atomic():
+            _hold(student)
+            refused = allowance(student, spec)
+            if refused:
+                raise UploadRefused(refused)
             return Job.objects.create(
                 student=student, assignment=spec.name, file=str(path), original_name=name[:300], size=len(data),
                 sha256=hashlib.sha256(data).hexdigest(),

@@ -13,7 +13,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -23,29 +22,10 @@ from commands.autograder import main
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .gradebook_view import recorded
+from .postgres import fresh_database, needs_postgres
 
 KNOWN = ASSIGNMENTS / "attention-not-explanation" / "known"
 ASSIGNMENT = "attention-not-explanation"
-POSTGRES_URL = os.environ.get(
-    "GRADEWRIGHT_TEST_POSTGRES", "postgresql://gradewright:gradewright@127.0.0.1:5432/postgres"
-)
-
-
-def _postgres_problem() -> str | None:
-    try:
-        import psycopg
-
-        with psycopg.connect(POSTGRES_URL, connect_timeout=3):
-            return None
-    except Exception as exc:  # noqa: BLE001 - any failure means: no server to test on
-        return f"no PostgreSQL server at {POSTGRES_URL} ({type(exc).__name__}); .ci/run starts one"
-
-
-_NO_POSTGRES = _postgres_problem()
-# .ci/run starts a server and sets GRADEWRIGHT_REQUIRE_POSTGRES: there, these tests never skip.
-needs_postgres = pytest.mark.skipif(
-    _NO_POSTGRES is not None and not os.environ.get("GRADEWRIGHT_REQUIRE_POSTGRES"), reason=_NO_POSTGRES or ""
-)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=needs_postgres)])
@@ -54,20 +34,8 @@ def database(request, tmp_path):
     if request.param == "sqlite":
         yield ["--gradebook", str(tmp_path / "gradebook.db")]
         return
-    import psycopg
-
-    name = f"gradewright_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    url = POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
-    yield ["--database-url", url]
-    from django.db import connections
-
-    for alias in list(connections.settings):
-        if connections.settings[alias].get("NAME") == name:
-            connections[alias].close()
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_database() as url:
+        yield ["--database-url", url]
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:

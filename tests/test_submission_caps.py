@@ -1,0 +1,260 @@
+"""Submission limits that hold when a student's uploads arrive at the same moment.
+
+A real ``autograder serve`` (waitress, eight threads; no worker: nothing here is graded), on SQLite
+and on PostgreSQL, on a copy of the shipped course whose assignments carry the caps. One student
+sends eight uploads at once, half through the API and half through the page, against a cap of
+three: exactly three are kept, and each of the five others is refused with the cap's own sentence."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .conftest import ASSIGNMENTS, ROOT
+from .postgres import fresh_database, needs_postgres
+
+UPLOAD = ASSIGNMENTS / "sequences-and-attention" / "known" / "missing_sqrt.py"
+TOTAL, HOURLY, UNCAPPED = "capped-in-all", "capped-per-hour", "uncapped"
+CAP = 3
+AT_ONCE = 8
+PASSWORD = "a long password 123"
+
+
+@dataclass
+class Served:
+    url: str
+    alias: str  # this process's Django alias for the served database
+    folder: Path
+
+
+def _course_with_caps(home: Path) -> Path:
+    """The shipped course, its assignment copied three times: three submissions in all, three per
+    hour, and none but the service's own."""
+    course = home / "course"
+    (course / "assignments").mkdir(parents=True)
+    shutil.copytree(ROOT / "lesson_data", course / "lesson_data")
+    shutil.copytree(ASSIGNMENTS / "references", course / "assignments" / "references")
+    caps = {TOTAL: f"max_submissions = {CAP}\n", HOURLY: f"submissions_per_hour = {CAP}\n", UNCAPPED: ""}
+    for name, cap in caps.items():
+        folder = course / "assignments" / name
+        shutil.copytree(ASSIGNMENTS / "sequences-and-attention", folder,
+                        ignore=shutil.ignore_patterns("__pycache__", ".*"))  # fmt: skip
+        manifest = folder / "assignment.toml"
+        text = manifest.read_text().replace('name = "sequences-and-attention"', f'name = "{name}"')
+        manifest.write_text(cap + text)  # top-level keys, before the manifest's first table
+    listed = ", ".join(f'"assignments/{name}"' for name in caps)
+    manifest = (ROOT / "course.toml").read_text()
+    (course / "course.toml").write_text(re.sub(r"assignments = \[.*\]", f"assignments = [{listed}]", manifest))
+    return course
+
+
+def _wait_for_line(log: Path, server: subprocess.Popen, start: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        text = log.read_text() if log.exists() else ""
+        if any(line.startswith(start) for line in text.splitlines()):
+            return
+        if server.poll() is not None:
+            pytest.fail(f"autograder serve ended ({server.returncode}) before serving:\n{text}")
+        time.sleep(0.2)
+    pytest.fail(f"autograder serve did not say {start!r} within {seconds:.0f} s:\n{log.read_text()}")
+
+
+def _wait_for_answer(url: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url + "/accounts/login/", timeout=5)
+            return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    pytest.fail(f"{url} did not answer within {seconds:.0f} s")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=needs_postgres)])
+def served(request, tmp_path_factory) -> Iterator[Served]:
+    """``autograder serve --workers 0`` on the capped course, on a new SQLite file or PostgreSQL database."""
+    from gradebook.database import close_database, open_database
+
+    home = tmp_path_factory.mktemp(f"caps-{request.param}")
+    course = _course_with_caps(home)
+    alias = ""
+    with fresh_database() if request.param == "postgres" else nullcontext() as url:  # SQLite: the course's own file
+        port, log = _free_port(), home / "serve.log"
+        env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
+        command = [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port),
+                   "--workers", "0", *(["--database-url", url] if url else [])]  # fmt: skip
+        with log.open("w") as output:
+            server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
+        try:
+            _wait_for_line(log, server, "serving ")
+            address = f"http://127.0.0.1:{port}"
+            _wait_for_answer(address)
+            # This process's own connection to the served database (migrated by the service).
+            alias, _ = open_database(course / ".gradewright" / "gradebook.db", url)
+            yield Served(address, alias, course)
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+            if alias:
+                close_database(alias)
+
+
+@dataclass
+class Account:
+    student_id: str
+    token: str  # for the API
+    cookies: dict[str, str]  # a signed-in session, for the page
+
+
+def _account(served: Served) -> Account:
+    """A new student on the roster, with an API token and a session signed in through the sign-in page."""
+    from django.contrib.auth.models import User
+
+    from gradebook.models import Student
+    from service.models import ApiToken, Member, digest
+
+    name = f"s{uuid.uuid4().hex[:10]}"
+    user = User.objects.db_manager(served.alias).create_user(name, password=PASSWORD)
+    row = Student.objects.using(served.alias).create(student_id=name, name=name.title(), on_roster=True)
+    Member.objects.using(served.alias).create(user=user, role=Member.STUDENT, student=row)
+    token = uuid.uuid4().hex
+    ApiToken.objects.using(served.alias).create(user=user, digest=digest(token))
+    with httpx.Client(base_url=served.url, timeout=60) as browser:
+        browser.get("/accounts/login/")
+        signed_in = browser.post("/accounts/login/", data={
+            "username": name, "password": PASSWORD, "csrfmiddlewaretoken": browser.cookies["csrftoken"],
+        })  # fmt: skip
+        assert signed_in.status_code == 302, signed_in.text
+        return Account(name, token, dict(browser.cookies))
+
+
+@dataclass
+class Answer:
+    kept: bool
+    said: str  # the refusal, as the student reads it
+
+
+def _through_the_api(served: Served, account: Account, assignment: str) -> Answer:
+    answer = httpx.post(f"{served.url}/api/v1/submissions", headers={"Authorization": f"Token {account.token}"},
+                        data={"assignment": assignment}, files={"file": (UPLOAD.name, UPLOAD.read_bytes())},
+                        timeout=120)  # fmt: skip
+    assert answer.status_code in {201, 400}, answer.text
+    return Answer(answer.status_code == 201, "" if answer.status_code == 201 else answer.json()["error"])
+
+
+def _through_the_page(served: Served, account: Account, assignment: str) -> Answer:
+    # A client of its own (its own cookie jar: the page's messages travel in a cookie), on the one session.
+    with httpx.Client(base_url=served.url, cookies=account.cookies, timeout=120) as browser:
+        page = f"/assignments/{assignment}/"
+        answer = browser.post(page, data={"csrfmiddlewaretoken": account.cookies["csrftoken"]},
+                              files={"notebook": (UPLOAD.name, UPLOAD.read_bytes())})  # fmt: skip
+        assert answer.status_code == 302, answer.text
+        if answer.headers["Location"].startswith("/submissions/"):
+            return Answer(True, "")
+        assert answer.headers["Location"] == page
+        shown = browser.get(page).text
+        said = re.search(r'<p class="error" role="alert">(.*?)</p>', shown, re.S)
+        assert said, shown
+        return Answer(False, said.group(1).strip())
+
+
+def _all_at_once(served: Served, account: Account, assignment: str) -> list[Answer]:
+    """Eight uploads released together: every other one through the API, the rest through the page."""
+    start = threading.Barrier(AT_ONCE)
+
+    def send(index: int) -> Answer:
+        start.wait(timeout=60)
+        through = _through_the_api if index % 2 else _through_the_page
+        return through(served, account, assignment)
+
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        return list(pool.map(send, range(AT_ONCE)))
+
+
+def _check(served: Served, account: Account, assignment: str, answers: list[Answer], refusal: str) -> None:
+    """Three kept, as jobs and as files (each assignment's uploads here are one test's); five refused, saying why."""
+    from service.models import Job
+
+    said = [answer.said for answer in answers if not answer.kept]
+    assert (sum(answer.kept for answer in answers), len(said)) == (CAP, AT_ONCE - CAP), said
+    jobs = Job.objects.using(served.alias).filter(student__student_id=account.student_id, assignment=assignment)
+    assert jobs.exclude(file="x").count() == CAP  # "x": a job the test made beforehand
+    assert all(text.startswith(refusal) for text in said), said
+    kept_files = list((served.folder / ".gradewright" / "uploads" / assignment).iterdir())
+    assert len(kept_files) == CAP  # a refused upload's file is removed with it
+
+
+@pytest.mark.timeout(300)
+def test_eight_uploads_at_once_against_max_submissions_keep_exactly_three(served):
+    account = _account(served)
+    answers = _all_at_once(served, account, TOTAL)
+    _check(served, account, TOTAL, answers, f"you have used all {CAP} submissions of this assignment")
+
+
+@pytest.mark.timeout(300)
+def test_eight_uploads_at_once_against_submissions_per_hour_keep_exactly_three(served):
+    account = _account(served)
+    answers = _all_at_once(served, account, HOURLY)
+    _check(served, account, HOURLY, answers, f"{CAP} submissions per hour: the next one is possible at ")
+
+
+@pytest.mark.timeout(300)
+def test_eight_uploads_at_once_against_the_services_hourly_cap_keep_exactly_what_it_allows(served):
+    from gradebook.models import Student
+    from service.models import Job
+    from service.uploads import UPLOADS_PER_HOUR
+
+    account = _account(served)
+    row = Student.objects.using(served.alias).get(student_id=account.student_id)
+    Job.objects.using(served.alias).bulk_create(
+        Job(student=row, assignment=UNCAPPED, file="x", original_name="x.py", size=1, sha256=f"{n:064x}",
+            state=Job.GRADED)
+        for n in range(UPLOADS_PER_HOUR - CAP)
+    )  # fmt: skip
+    answers = _all_at_once(served, account, UNCAPPED)
+    refusal = f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later"
+    _check(served, account, UNCAPPED, answers, refusal)
+
+
+def test_a_regrade_the_staff_queued_uses_none_of_the_students_submissions():
+    from gradebook.models import Student
+    from service.access import assignments
+    from service.models import Job
+    from service.uploads import allowance
+
+    row = Student.objects.create(student_id=f"s{uuid.uuid4().hex[:10]}", on_roster=True)
+    spec = assignments()["sequences-and-attention"].model_copy(update={"max_submissions": 1, "submissions_per_hour": 1})
+    kept = {"student": row, "assignment": spec.name, "file": "x", "original_name": "x.py", "size": 1,
+            "sha256": "0" * 64, "state": Job.GRADED}  # fmt: skip
+    Job.objects.create(**kept, regrade=True)
+    assert allowance(row, spec) is None
+    Job.objects.create(**kept)
+    assert allowance(row, spec) == "you have used all 1 submissions of this assignment"
+    Job.objects.filter(student=row).delete()  # not for other tests' workers
