@@ -326,6 +326,28 @@ def _service_commands(commands) -> None:
     links.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
     links.set_defaults(handler=_links)
 
+    accounts = commands.add_parser(
+        "accounts", help="the service's accounts: list them, set a password",
+        description="The grading service's accounts (the demo ones made on first start, the students' from "
+        "autograder links or their course platform's launches).",
+    )  # fmt: skip
+    accounts_commands = accounts.add_subparsers(dest="accounts_command", required=True, metavar="COMMAND")
+    list_accounts = accounts_commands.add_parser(
+        "list", help="every account, its role and its student", description="Every account of the service: "
+        "username, role, the roster's student it hands in as, when it last signed in.",
+    )  # fmt: skip
+    list_accounts.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
+    list_accounts.set_defaults(handler=_accounts_list)
+    password = accounts_commands.add_parser(
+        "password", help="set a new password for an account",
+        description="Set a new password for USER, asked twice on the terminal (or read from standard input with "
+        "--password-stdin). The account's API tokens and open sessions end.",
+    )  # fmt: skip
+    password.add_argument("username", metavar="USER")
+    password.add_argument("--password-stdin", action="store_true", help="read the password from standard input (scripts)")
+    password.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
+    password.set_defaults(handler=_accounts_password)
+
     lti = commands.add_parser(
         "lti", help="the service inside Canvas, Moodle or any LTI 1.3 platform",
         description="Register a course platform (LTI 1.3), and send the current scores to its grade columns.",
@@ -378,7 +400,7 @@ def _service_commands(commands) -> None:
     )  # fmt: skip
     submit.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     submit.add_argument("--assignment", required=True, metavar="NAME")
-    submit.add_argument("--server", required=True, metavar="URL")
+    submit.add_argument("--server", metavar="URL", help="(default: the server of the last autograder login)")
     submit.add_argument("--no-wait", action="store_true", help="only hand it in")
     submit.set_defaults(handler=_submit)
 
@@ -463,14 +485,64 @@ def _lti_send_scores(args: argparse.Namespace) -> int:
 
 
 def _login(args: argparse.Namespace) -> int:
-    import getpass
-
     from service.client import login
 
-    username = args.username or input("username: ")
-    password = sys.stdin.readline().rstrip("\n") if args.password_stdin else getpass.getpass("password: ")
+    username = args.username or _asked("username: ", "--username NAME")
+    password = _password(args.password_stdin, confirm=False)
     path = login(args.server, username, password)
     print(f"logged in to {one_line(args.server)}; the token is kept in {path}")
+    return 0
+
+
+def _asked(prompt: str, option: str) -> str:
+    """A line typed at the terminal; without one (a script, a notebook cell), the option to use."""
+    if not sys.stdin.isatty():
+        raise ServiceError(f"no terminal to ask on; pass {option}")
+    return input(prompt)
+
+
+def _password(from_stdin: bool, confirm: bool) -> str:
+    import getpass
+
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    if not sys.stdin.isatty():
+        raise ServiceError("no terminal to ask for the password on; pipe it with --password-stdin")
+    password = getpass.getpass("password: ")
+    if confirm and getpass.getpass("the same again: ") != password:
+        raise ServiceError("the two passwords differ; nothing changed")
+    return password
+
+
+def _accounts_list(args: argparse.Namespace) -> int:
+    from service.server import prepare
+
+    prepare(_course_root(args), args.database_url, demo=False)
+    from rich.console import Console
+    from rich.table import Table
+
+    from service.accounts import list_accounts
+
+    accounts = list_accounts()
+    table = Table(title=f"{len(accounts)} accounts")
+    for column in ("username", "role", "student", "name", "last signed in"):
+        table.add_column(column)
+    for account in accounts:
+        seen = account.last_login.strftime("%-d %b %Y, %H:%M UTC") if account.last_login else "never"
+        table.add_row(*(one_line(text) for text in (account.username, account.role + ("" if account.active else " (disabled)"),
+                      account.student_id or "", account.name, seen)), )  # fmt: skip
+    Console(highlight=False, soft_wrap=True).print(table)
+    return 0
+
+
+def _accounts_password(args: argparse.Namespace) -> int:
+    from service.server import prepare
+
+    prepare(_course_root(args), args.database_url, demo=False)
+    from service.accounts import set_password
+
+    set_password(args.username, _password(args.password_stdin, confirm=True))
+    print(f"{one_line(args.username)}: password set; its API tokens and sessions ended")
     return 0
 
 
@@ -478,7 +550,7 @@ def _submit(args: argparse.Namespace) -> int:
     from service.client import submit
 
     job = submit(args.server, args.notebook, args.assignment, wait=not args.no_wait)
-    print(f"submission {job['id']}: {job['state']} ({one_line(args.server.rstrip('/') + job['page'])})")
+    print(f"submission {job['id']}: {job['state']} ({one_line(job['server'] + job['page'])})")
     report = job.get("report")
     if report:
         if report.get("score") is not None:

@@ -18,6 +18,7 @@ from course.folder import CourseFolder, find_course
 from gradebook.book import Gradebook
 from gradebook.grades import report_of
 from gradebook.models import STAFF_PREFIX, Extension, Student
+from untrusted.text import bounded, storable
 
 from .models import Job, Member
 
@@ -43,7 +44,8 @@ def book() -> Gradebook:
 def assignment_or_404(name: str) -> AssignmentSpec:
     spec = assignments().get(name)
     if spec is None:
-        raise Http404("no such assignment")
+        known = ", ".join(sorted(assignments())) or "none"
+        raise Http404(f"no assignment named {bounded(storable(name), 80)!r}; the course's assignments: {known}")
     return spec
 
 

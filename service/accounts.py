@@ -1,18 +1,23 @@
-"""Accounts for the roster's students, and the one-time sign-in links an instructor mails them."""
+"""Accounts: for the roster's students, the one-time sign-in links an instructor mails them; for
+anyone, the list of accounts and a new password (``autograder accounts``)."""
 
 from __future__ import annotations
 
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.contrib.auth.models import User
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.utils import timezone
+from pydantic import BaseModel
 
-from gradebook.models import Student
+from gradebook.models import STAFF_PREFIX, Student
 from untrusted import spreadsheet
 
-from .models import Member, SignInLink, digest
+from .errors import ServiceError
+from .models import ApiToken, Member, SignInLink, digest
 
 LINK_LIFETIME = timedelta(days=14)
 
@@ -41,3 +46,57 @@ def sign_in_links(base_url: str, out: Path) -> int:
                              f"{base_url.rstrip('/')}/welcome/{secret}/"])  # fmt: skip
             count += 1
     return count
+
+
+class Account(BaseModel):
+    """One account of the service, as ``autograder accounts list`` shows it."""
+
+    username: str
+    role: str
+    student_id: str | None
+    name: str
+    last_login: datetime | None
+    active: bool
+
+
+def list_accounts() -> list[Account]:
+    """Every account, staff first, then by username."""
+    members = {m.user_id: m for m in Member.objects.select_related("student")}
+    accounts = []
+    for user in User.objects.order_by("username"):
+        member = members.get(user.id)
+        student = member.student if member is not None else None
+        accounts.append(
+            Account(
+                username=user.username,
+                role=member.get_role_display() if member is not None else "no role (not a member of the course)",
+                student_id=student.student_id
+                if student is not None and not student.student_id.startswith(STAFF_PREFIX)
+                else None,
+                name=(student.name if student is not None else "") or user.get_full_name(),
+                last_login=user.last_login,
+                active=user.is_active,
+            )
+        )
+    return sorted(accounts, key=lambda account: (account.student_id is not None, account.username))
+
+
+def set_password(username: str, password: str) -> None:
+    """A new password for ``username``, checked by Django's password validators; the account's
+    API tokens and sessions end with the old one (a reset is often because it leaked)."""
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        known = ", ".join(User.objects.order_by("username").values_list("username", flat=True)[:10])
+        raise ServiceError(f"no account named {username!r}" + (f" (accounts: {known}, ...)" if known else ""))
+    try:
+        validate_password(password, user)
+    except ValidationError as invalid:
+        raise ServiceError(f"{username}: {' '.join(invalid.messages)}") from None
+    user.set_password(password)
+    user.save(update_fields=["password"])
+    ApiToken.objects.filter(user=user).delete()
+    from django.contrib.sessions.models import Session
+
+    for session in Session.objects.all():  # the sessions of that user only: Django keeps the user id inside
+        if session.get_decoded().get("_auth_user_id") == str(user.pk):
+            session.delete()

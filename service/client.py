@@ -14,6 +14,7 @@ import httpx
 from .errors import ClientError
 
 WAIT_SECONDS = 600  # how long submit waits for its feedback
+LAST = "_last"  # servers.json's key for the server of the last login: submit's default
 
 
 def config_path() -> Path:
@@ -50,6 +51,7 @@ def login(server: str, username: str, password: str) -> Path:
     data = _call("POST", f"{server.rstrip('/')}/api/v1/token", data={"username": username, "password": password})
     saved = _saved()
     saved[server.rstrip("/")] = {"username": data["username"], "token": data["token"]}
+    saved[LAST] = server.rstrip("/")
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -58,10 +60,16 @@ def login(server: str, username: str, password: str) -> Path:
     return path
 
 
-def submit(server: str, notebook: Path, assignment: str, wait: bool = True) -> dict[str, Any]:
-    """Upload a notebook; with ``wait``, the submission once graded (its report as shown to the student)."""
+def submit(server: str | None, notebook: Path, assignment: str, wait: bool = True) -> dict[str, Any]:
+    """Upload a notebook to ``server`` (None: the one of the last login); with ``wait``, the
+    submission once graded (its report as shown to the student), with the ``server`` it went to."""
+    saved = _saved()
+    if server is None:
+        server = saved.get(LAST)
+        if not isinstance(server, str):
+            raise ClientError("not logged in to any server: run autograder login --server URL")
     server = server.rstrip("/")
-    token = _saved().get(server, {}).get("token")
+    token = saved.get(server, {}).get("token")
     if not token:
         raise ClientError(f"not logged in to {server}: run autograder login --server {server}")
     headers = {"Authorization": f"Token {token}"}
@@ -77,4 +85,4 @@ def submit(server: str, notebook: Path, assignment: str, wait: bool = True) -> d
             raise ClientError(f"submission {job['id']} is still {job['state']}; see {server}{job['page']}")
         time.sleep(1)
         job = _call("GET", f"{server}/api/v1/submissions/{job['id']}", headers=headers)
-    return job
+    return {**job, "server": server}

@@ -18,9 +18,9 @@ DEMO_INSTRUCTOR = "instructor"
 DEMO_STUDENT = "student"
 
 
-def prepare(course_root: Path, database_url: str | None) -> dict[str, str]:
-    """Configure Django for the course, migrate, and on a first start (no account yet) make the
-    demo accounts: {username: password}, shown once; empty when accounts exist already."""
+def prepare(course_root: Path, database_url: str | None, demo: bool = True) -> dict[str, str]:
+    """Configure Django for the course, migrate, and on a first start (no account yet; with
+    ``demo``) make the demo accounts: {username: password}, shown once; empty when accounts exist."""
     from .settings import configure
 
     configure(course_root, database_url)
@@ -36,7 +36,7 @@ def prepare(course_root: Path, database_url: str | None) -> dict[str, str]:
 
     from .models import Member
 
-    if User.objects.exists():
+    if not demo or User.objects.exists():
         return {}
     made = {}
     for username, role in ((DEMO_INSTRUCTOR, Member.INSTRUCTOR), (DEMO_STUDENT, Member.STUDENT)):
@@ -51,9 +51,15 @@ def prepare(course_root: Path, database_url: str | None) -> dict[str, str]:
 def serve(course_root: Path, host: str, port: int, workers: int, database_url: str | None,
           say: Callable[[str], None] = print) -> None:  # fmt: skip
     """Serve until interrupted; the workers are stopped with the site."""
-    for username, password in prepare(course_root, database_url).items():
+    made = prepare(course_root, database_url)
+    for username, password in made.items():
         say(f"demo {'instructor' if username == DEMO_INSTRUCTOR else 'student'}: {username} / {password} "
             "(shown once)")  # fmt: skip
+    if not made:
+        from django.contrib.auth.models import User
+
+        say(f"{User.objects.count()} accounts exist already: `autograder accounts list` lists them, "
+            "`autograder accounts password USER` sets a new password")
     started = [_start_worker(course_root, database_url) for _ in range(workers)]
     say(f"serving {course_root} on http://{host}:{port}/ with {workers} grading worker(s); Ctrl-C stops")
     from django.core.wsgi import get_wsgi_application

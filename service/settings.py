@@ -88,6 +88,13 @@ def build(
         ],
         "ROOT_URLCONF": "service.urls",
         # axes's backend first: it refuses a locked sign-in before the password is checked.
+        # Every password a person sets (the welcome link's form, `autograder accounts password`):
+        # Django's own four checks, so "password" or a student id is never one.
+        "AUTH_PASSWORD_VALIDATORS": [
+            {"NAME": f"django.contrib.auth.password_validation.{name}"}
+            for name in ("UserAttributeSimilarityValidator", "MinimumLengthValidator",
+                         "CommonPasswordValidator", "NumericPasswordValidator")
+        ],  # fmt: skip
         "AUTHENTICATION_BACKENDS": ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"],
         "AXES_HANDLER": "service.throttle.PairThenAddressHandler",
         "AXES_LOCKOUT_PARAMETERS": [["username", "ip_address"]],
