@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("gradebook", "0004_rubric_edit"),
         ("lti_tool", "0008_ltideployment_pns_url_and_more"),
-        ("service", "0008_closed_assignment"),
+        ("service", "0009_remove_signinfailure"),
     ]
 
     operations = [
