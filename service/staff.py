@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from gradebook.errors import NotFound
 from gradebook.grades import CurrentGrade, current_grades
 from gradebook.history import history
 from gradebook.stats import statistics
@@ -75,7 +76,10 @@ def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
     staff_only(request)
     from gradebook.models import Submission
 
-    entries = history(book(), student_id, list(assignments().values()))
+    try:
+        entries = history(book(), student_id, list(assignments().values()))
+    except NotFound:
+        raise Http404("no such student") from None  # an address typed or kept, not a 500
     jobs = {job.sha256: job.id for job in Job.objects.filter(student__student_id=student_id)}
     ids = dict(Submission.objects.filter(student__student_id=student_id).values_list("sha256", "id"))
     # Each submission beside the one before it, in the same assignment: the pair to compare.
