@@ -141,7 +141,7 @@ class Launch(LtiLaunchBaseView):
     def handle_deep_linking_launch(self, request, lti_launch):
         if role_of(lti_launch.roles_claim or []) == Member.STUDENT:
             return refused(request, "only the course's instructors and teaching assistants place assignments")
-        # The platform shows this page in its own dialog (the view may be framed).
+        # The platform shows this page in its own dialog: the launch may be framed (FRAMED).
         return render(request, "service/lti_deep_link.html", {
             "assignments": list(assignments().values()), "launch_id": lti_launch.get_launch_id(),
         })  # fmt: skip
