@@ -22,6 +22,21 @@ CACHE_TABLE = "gradewright_cache"
 PAIR_FAILURE_LIMIT = 10
 ADDRESS_FAILURE_LIMIT = 100
 COOL_OFF = timedelta(minutes=15)
+# Every page's Content-Security-Policy (django-csp): scripts, styles, images and connections from the
+# site itself only, and no inline script or style at all, so that markup slipped into a page (a
+# student's answer, a file name) can run nothing and load nothing; no plugin; not framed by any
+# other site (the LTI pages a course platform shows in its frame excepted: service/lti/views.py);
+# forms post to the site only. Charts are PNGs the site serves, not data: URIs.
+CONTENT_SECURITY_POLICY = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'"],
+    "object-src": ["'none'"],
+    "frame-ancestors": ["'none'"],
+    "base-uri": ["'self'"],
+    "form-action": ["'self'"],
+}
 
 
 def state_folder(course_root: Path) -> Path:
@@ -70,12 +85,17 @@ def build(
             "django.contrib.sessions",
             "django.contrib.messages",
             "axes",
+            "django.contrib.staticfiles",
+            "csp",
             "lti_tool",
             "gradebook",
             "service",
         ],
         "MIDDLEWARE": [
             "django.middleware.security.SecurityMiddleware",
+            # The site's own stylesheet and scripts, served by the site itself (whitenoise): the
+            # same under `autograder serve`, in the tests and offline, never from a CDN.
+            "whitenoise.middleware.WhiteNoiseMiddleware",
             "django.contrib.sessions.middleware.SessionMiddleware",
             "django.middleware.common.CommonMiddleware",
             "service.boundary.RefuseNullCharacters",  # a NUL in the address or a field: 400, before any view
@@ -83,6 +103,7 @@ def build(
             "django.contrib.auth.middleware.AuthenticationMiddleware",
             "django.contrib.messages.middleware.MessageMiddleware",
             "django.middleware.clickjacking.XFrameOptionsMiddleware",
+            "csp.middleware.CSPMiddleware",
             # Last, as axes asks: it turns a locked sign-in's answer into AXES_LOCKOUT_CALLABLE's.
             "axes.middleware.AxesMiddleware",
         ],
@@ -144,6 +165,13 @@ def build(
         "SESSION_COOKIE_SAMESITE": "Lax",
         "CSRF_COOKIE_SAMESITE": "Lax",
         "X_FRAME_OPTIONS": "DENY",
+        "CONTENT_SECURITY_POLICY": {"DIRECTIVES": CONTENT_SECURITY_POLICY},
+        "STATIC_URL": "/static/",
+        # Static files straight from the installed packages (service/static/), found at start by
+        # Django's finders: no `collectstatic` step to forget, and no stale copy after an upgrade.
+        # They are a few small files, read once when the site starts (no autorefresh).
+        "WHITENOISE_USE_FINDERS": True,
+        "WHITENOISE_AUTOREFRESH": False,
         "SECURE_CONTENT_TYPE_NOSNIFF": True,
         "GRADEWRIGHT_COURSE": str(course_root),
         "GRADEWRIGHT_STATE": str(folder),

@@ -22,7 +22,8 @@ from gradebook.backup import read_manifest
 from gradebook.book import Gradebook
 
 from .conftest import ROOT, needs_sandbox
-from .test_gradebook import ASSIGNMENT, KNOWN, POSTGRES_URL, cli, fill, grade, needs_postgres, read_csv
+from .postgres import POSTGRES_URL, needs_postgres
+from .test_gradebook import ASSIGNMENT, KNOWN, cli, fill, grade, read_csv
 
 BURST = ["constant_answers.py", "correct_float32.py", "correct_projection.py", "encoding_before_permuting.py",
          "explanation_epsilon.py", "explanation_scaled.py", "gap_ignores_encoding.py",

@@ -6,7 +6,10 @@ page that says why, never a traceback."""
 from __future__ import annotations
 
 import logging
+import re
+from urllib.parse import urlsplit
 
+from csp.decorators import csp_replace, csp_update
 from django.contrib.auth import login
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
@@ -32,6 +35,17 @@ from .scores import LINE_ITEM_TAG, maximum, remember_line_item
 logger = logging.getLogger("service.lti")
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 ASSIGNMENT_PARAMETER = "assignment"  # the custom parameter a placed link carries
+DEEP_LINKING_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+# The login's parameters that the page checking for cookies passes on (pylti1p3's list).
+LOGIN_PARAMETERS = ("iss", "login_hint", "target_link_uri", "lti_message_hint", "lti_deployment_id", "client_id")
+NEW_WINDOW = "lti1p3_new_window"  # pylti1p3's mark of a login that has been through the cookie check
+# The pages a course platform shows in its own frame (a launch in Canvas's or Moodle's embedding,
+# deep linking's dialog) go without X-Frame-Options, and their Content-Security-Policy lets any
+# site frame them, where every other page's forbids it (frame-ancestors 'none', X-Frame-Options
+# DENY). Which site frames them cannot be known ahead: Canvas shows tools on each school's own
+# domain, not on its issuer's. Nothing on them acts without the platform's signed token.
+FRAMED = {"frame-ancestors": ["*"]}
+ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?")
 
 
 def refused(request: HttpRequest, why: object, status: int = 403) -> HttpResponse:
@@ -39,7 +53,7 @@ def refused(request: HttpRequest, why: object, status: int = 403) -> HttpRespons
     return render(request, "service/lti_refused.html", {"why": text[:300]}, status=status)
 
 
-@method_decorator((csrf_exempt, xframe_options_exempt), name="dispatch")
+@method_decorator((csrf_exempt, xframe_options_exempt, csp_replace(FRAMED)), name="dispatch")
 class Login(OIDCLoginInitView):
     """Step one: the platform names itself; the tool sends the browser back to it with a state and
     a nonce (pylti1p3 keeps them), asking for the signed launch."""
@@ -50,14 +64,30 @@ class Login(OIDCLoginInitView):
         target_link_uri = params.get("target_link_uri")
         if not target_link_uri:
             return refused(request, "the platform's login could not start: it named no target_link_uri", status=400)
+        if not params.get(NEW_WINDOW):
+            return self.cookie_check(request, params)
         login_request = DjangoOIDCLogin(request, _ToolConfig(registration_uuid),
                                         launch_data_storage=DjangoCacheDataStorage())  # fmt: skip
         try:
-            return login_request.enable_check_cookies(self.main_msg, self.click_msg, self.loading_msg).redirect(
-                self.get_redirect_url(target_link_uri)
-            )
+            return login_request.redirect(self.get_redirect_url(target_link_uri))
         except (LtiException, OIDCException) as exc:
             return refused(request, f"the platform's login could not start: {exc}")
+
+    def cookie_check(self, request: HttpRequest, params) -> HttpResponse:
+        """pylti1p3's check that the browser keeps the tool's cookies in the platform's frame (else
+        the launch's state is lost), as a page whose script is a static file: pylti1p3's own page
+        is inline script, which the site's Content-Security-Policy does not run. The script comes
+        back to this address with the same parameters, marked as checked; where cookies are
+        blocked, it offers the address in a new window instead."""
+        query = request.GET.copy()
+        for key in LOGIN_PARAMETERS:
+            if key not in query and params.get(key):
+                query[key] = params[key]
+        query[NEW_WINDOW] = "1"
+        return render(request, "service/lti_cookie_check.html", {
+            "again": f"{request.path}?{query.urlencode()}", "main": self.main_msg, "click": self.click_msg,
+            "loading": self.loading_msg,
+        })  # fmt: skip
 
 
 class _ToolConfig(DjangoToolConfig):
@@ -70,7 +100,7 @@ class _ToolConfig(DjangoToolConfig):
         return super().find_registration_by_params(iss, client_id, *args, **kwargs)
 
 
-@method_decorator(csrf_exempt, name="dispatch")
+@method_decorator((csrf_exempt, xframe_options_exempt, csp_replace(FRAMED)), name="dispatch")
 class Launch(LtiLaunchBaseView):
     """Step two: the platform's signed id_token, checked by pylti1p3 (signature against the
     platform's keys, expiry, audience, state, nonce, registration, deployment)."""
@@ -111,15 +141,15 @@ class Launch(LtiLaunchBaseView):
     def handle_deep_linking_launch(self, request, lti_launch):
         if role_of(lti_launch.roles_claim or []) == Member.STUDENT:
             return refused(request, "only the course's instructors and teaching assistants place assignments")
-        response = render(request, "service/lti_deep_link.html", {
+        # The platform shows this page in its own dialog: the launch may be framed (FRAMED).
+        return render(request, "service/lti_deep_link.html", {
             "assignments": list(assignments().values()), "launch_id": lti_launch.get_launch_id(),
         })  # fmt: skip
-        response.xframe_options_exempt = True  # the platform shows this page in its own dialog
-        return response
 
 
 @csrf_exempt
 @xframe_options_exempt
+@csp_replace(FRAMED)
 @require_POST
 def deep_link_choice(request: HttpRequest) -> HttpResponse:
     """The instructor's choice, sent back to the platform as a signed LtiResourceLink with a line
@@ -153,7 +183,21 @@ def deep_link_choice(request: HttpRequest) -> HttpResponse:
         .set_lineitem(LineItem().set_label(title).set_score_maximum(maximum(spec)).set_resource_id(spec.name)
                       .set_tag(LINE_ITEM_TAG))
     )  # fmt: skip
-    return lti_launch.deep_link_response([resource])
+    return _back_to_the_platform(request, lti_launch, resource)
+
+
+def _back_to_the_platform(request: HttpRequest, lti_launch, resource) -> HttpResponse:
+    """The signed choice, posted to the platform's return address by a form that a static script
+    submits (pylti1p3's own form is submitted by inline script, which the site's policy does not
+    run). The policy's form-action lets this one page post to the platform's origin."""
+    return_url = str((lti_launch.get_claim(DEEP_LINKING_SETTINGS) or {}).get("deep_link_return_url") or "")
+    parts = urlsplit(return_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    if not ORIGIN.fullmatch(origin):
+        return refused(request, "the platform's deep linking return address is not an http(s) address", status=400)
+    signed = lti_launch.get_message_launch().get_deep_link().get_response_jwt([resource])
+    response = render(request, "service/lti_deep_link_return.html", {"return_url": return_url, "jwt": signed})
+    return csp_update({"form-action": [origin]})(lambda _request: response)(request)
 
 
 def jwks(request: HttpRequest) -> HttpResponse:
