@@ -568,7 +568,7 @@ def test_the_instructor_in_the_browser_sees_the_scores_not_sent_and_sends_the_fa
 def test_senders_side_by_side_send_each_score_once(engine):
     """Several workers' senders over one outbox (SQLite lets one claim at a time; PostgreSQL skips
     the rows another holds): every score is posted once."""
-    from .test_gradebook import _NO_POSTGRES, POSTGRES_URL
+    from .postgres import _NO_POSTGRES, POSTGRES_URL
 
     if engine == "sqlite":
         url, drop = "sqlite", None  # the service's own file, as `autograder serve` keeps it
