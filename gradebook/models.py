@@ -30,6 +30,9 @@ class Assignment(models.Model):
     name = models.CharField(max_length=200, unique=True)
     title = models.CharField(max_length=400, blank=True)
     max_score = models.FloatField(default=0)
+    # Canvas's id of its assignment for this one, as its launches say ($Canvas.assignment.id), for the
+    # grade file's "Title (id)" column; assignment.toml's canvas_assignment_id wins where it is set.
+    canvas_assignment_id = models.PositiveBigIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.name

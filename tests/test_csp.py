@@ -450,7 +450,7 @@ def test_the_lti_pages_work_in_the_browser_under_the_policy(served, tmp_path):
                 assert len(returned) == 1 and returned[0].count(".") == 2  # the signed answer, a JWT
                 claims = json.loads(base64.urlsafe_b64decode(returned[0].split(".")[1] + "=="))
                 (item,) = claims["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"]
-                assert item["custom"] == {"assignment": test_lti.ASSIGNMENT}
+                assert item["custom"] == {"assignment": test_lti.ASSIGNMENT, "canvas_assignment_id": "$Canvas.assignment.id"}
                 assert teacher.violations == [] and teacher.console == []
             finally:
                 browser.close()

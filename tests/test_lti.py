@@ -120,11 +120,35 @@ def test_an_instructor_places_an_assignment_by_deep_linking(platform):
     assert claims["https://purl.imsglobal.org/spec/lti-dl/claim/data"] == "platform-data-7"
     (item,) = claims["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"]
     assert item["type"] == "ltiResourceLink" and item["url"] == LAUNCH_URL
-    assert item["custom"] == {"assignment": ASSIGNMENT}
+    # Canvas fills in its assignment's id at each launch of the placed link (the grade file's column id).
+    assert item["custom"] == {"assignment": ASSIGNMENT, "canvas_assignment_id": "$Canvas.assignment.id"}
     assert item["lineItem"]["scoreMaximum"] == 10 and item["lineItem"]["resourceId"] == ASSIGNMENT
     # The choice is good once.
     again = Client().post("/lti/deep-link/", {"launch_id": launch_id, "assignment": ASSIGNMENT})
     assert "made already" in refusal(again)
+
+
+def test_the_canvas_id_a_launch_gives_names_the_grade_files_column(platform, tmp_path):
+    """A link placed in Canvas by deep linking launches with its assignment's Canvas id; the Canvas
+    grade file then writes "Title (id)", which Canvas's importer matches. A platform that does not fill
+    the variable in sends it as it is, and nothing is kept; assignment.toml's id wins, said when it differs."""
+    from gradebook.exports import export_grades
+
+    spec = assignments()[ASSIGNMENT]
+    launch(Client(), platform, "teacher-9", [INSTRUCTOR], custom={"assignment": ASSIGNMENT,
+           "canvas_assignment_id": "$Canvas.assignment.id"})  # fmt: skip
+    path, table = export_grades(book(), [spec], "canvas", tmp_path / "before.csv")
+    assert table.canvas_ids == {} and any("by title only" in warning for warning in table.warnings)
+    launch(Client(), platform, "teacher-9", [INSTRUCTOR], custom={"assignment": ASSIGNMENT,
+           "canvas_assignment_id": "4321"})  # fmt: skip
+    path, table = export_grades(book(), [spec], "canvas", tmp_path / "after.csv")
+    header = path.read_text(encoding="utf-8").splitlines()[0]
+    assert header.endswith(f"{spec.title} (4321)") and table.canvas_ids == {ASSIGNMENT: 4321}
+    assert not any("by title only" in warning for warning in table.warnings)
+    pinned = spec.model_copy(update={"canvas_assignment_id": 99})
+    path, table = export_grades(book(), [pinned], "canvas", tmp_path / "pinned.csv")
+    assert path.read_text(encoding="utf-8").splitlines()[0].endswith(f"{spec.title} (99)")
+    assert any("is not the id Canvas's launches of it give (4321)" in warning for warning in table.warnings)
 
 
 def test_a_student_cannot_place_assignments(platform):

@@ -16,6 +16,7 @@ from autograder.assignment import Assignment as AssignmentSpec
 from ..book import Gradebook
 from ..grades import current_grades
 from . import canvas, moodle, plain
+from .canvas import canvas_ids
 
 FORMATS = {"canvas": canvas.write, "moodle": moodle.write, "csv": plain.write}
 WARNINGS = {"canvas": canvas.warnings, "moodle": moodle.warnings}
@@ -38,6 +39,7 @@ class GradesTable(BaseModel):
     assignments: list[tuple[str, str, float]]  # (name, title, points)
     students: list[StudentRow]
     canvas_ids: dict[str, int] = {}  # Canvas's assignment id, by assignment name, where it is known
+    canvas_conflicts: list[str] = []  # assignment.toml's id is not the one Canvas's launches gave
     skipped: list[str] = []  # the students left out (missing="skip": nothing handed in)
     warnings: list[str] = []  # what the platform will make of the file, for the instructor
 
@@ -63,10 +65,12 @@ def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing 
         if missing == "skip" and all(score is None for score in row.scores.values()):
             skipped.append(row.student_id)
             del rows[row.student_id]
+    known, said = book.run(partial(canvas_ids, book, specs))
     return GradesTable(
         assignments=[(spec.name, spec.title, spec.max_score) for spec in specs],
         students=sorted(rows.values(), key=lambda row: row.student_id),
-        canvas_ids={spec.name: spec.canvas_assignment_id for spec in specs if spec.canvas_assignment_id},
+        canvas_ids=known,
+        canvas_conflicts=said,
         skipped=sorted(skipped),
     )
 

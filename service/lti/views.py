@@ -25,7 +25,9 @@ from lti_tool.views import jwks as tool_jwks
 from pylti1p3.exception import LtiException, OIDCException
 from requests import RequestException
 
-from ..access import assignments
+from gradebook.exports.canvas import remember_canvas_id
+
+from ..access import assignments, book
 from ..errors import LtiError
 from ..models import Member, UsedLaunch
 from .identities import account_for, role_of
@@ -35,6 +37,9 @@ from .scores import LINE_ITEM_TAG, maximum, remember_line_item
 logger = logging.getLogger("service.lti")
 BACKEND = "django.contrib.auth.backends.ModelBackend"
 ASSIGNMENT_PARAMETER = "assignment"  # the custom parameter a placed link carries
+# Canvas fills $Canvas.assignment.id in at each launch (other platforms send it as it is): the id its
+# grade import matches a column by (gradebook/exports/canvas.py).
+CANVAS_ASSIGNMENT_PARAMETER = "canvas_assignment_id"
 DEEP_LINKING_SETTINGS = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
 # The login's parameters that the page checking for cookies passes on (pylti1p3's list).
 LOGIN_PARAMETERS = ("iss", "login_hint", "target_link_uri", "lti_message_hint", "lti_deployment_id", "client_id")
@@ -136,6 +141,9 @@ class Launch(LtiLaunchBaseView):
             remember_line_item(lti_launch, spec)
         except (LtiException, RequestException) as exc:
             logger.warning("no line item for %s: %s", spec.name, exc)
+        canvas_id = str(lti_launch.get_custom_claim(CANVAS_ASSIGNMENT_PARAMETER) or "")
+        if canvas_id.isascii() and canvas_id.isdigit() and 0 < int(canvas_id) < 2**63:  # else not Canvas's
+            remember_canvas_id(book(), spec, int(canvas_id))
         return redirect("assignment", spec.name)
 
     def handle_deep_linking_launch(self, request, lti_launch):
@@ -179,7 +187,7 @@ def deep_link_choice(request: HttpRequest) -> HttpResponse:
     title = spec.title or spec.name
     resource = (
         DeepLinkResource().set_url(request.build_absolute_uri(reverse("lti-launch"))).set_title(title)
-        .set_custom_params({ASSIGNMENT_PARAMETER: spec.name})
+        .set_custom_params({ASSIGNMENT_PARAMETER: spec.name, CANVAS_ASSIGNMENT_PARAMETER: "$Canvas.assignment.id"})
         .set_lineitem(LineItem().set_label(title).set_score_maximum(maximum(spec)).set_resource_id(spec.name)
                       .set_tag(LINE_ITEM_TAG))
     )  # fmt: skip
