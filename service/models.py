@@ -94,6 +94,9 @@ class ReviewRequest(models.Model):
 
     class Meta:
         ordering = ["id"]
+        # One thread per question of a submission, however many requests arrive at once: the
+        # database refuses a second, and get_or_create then reads the first.
+        constraints = [models.UniqueConstraint(fields=["job", "question_id"], name="one_review_per_question")]
 
 
 class ReviewMessage(models.Model):

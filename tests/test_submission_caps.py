@@ -258,3 +258,33 @@ def test_a_regrade_the_staff_queued_uses_none_of_the_students_submissions():
     Job.objects.create(**kept)
     assert allowance(row, spec) == "you have used all 1 submissions of this assignment"
     Job.objects.filter(student=row).delete()  # not for other tests' workers
+
+
+@pytest.mark.timeout(300)
+def test_eight_review_requests_at_once_open_one_thread(served):
+    """A student's request to look again at a question, sent eight times at once (a double click, a
+    script): one thread, with all eight messages; the database's constraint decides, not a count."""
+    from gradebook.models import Student
+    from service.models import Job, ReviewMessage, ReviewRequest
+
+    account = _account(served)
+    row = Student.objects.using(served.alias).get(student_id=account.student_id)
+    job = Job.objects.using(served.alias).create(student=row, assignment=UNCAPPED, file="x", original_name="x.py",
+                                                 size=1, sha256="1" * 64, state=Job.GRADED)  # fmt: skip
+    start = threading.Barrier(AT_ONCE)
+
+    def ask(index: int) -> int:
+        with httpx.Client(base_url=served.url, cookies=account.cookies, timeout=120) as browser:
+            start.wait(timeout=60)
+            answer = browser.post(f"/submissions/{job.id}/review/", data={
+                "question": "attention", "message": f"please look again ({index})",
+                "csrfmiddlewaretoken": account.cookies["csrftoken"],
+            })  # fmt: skip
+            return answer.status_code
+
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        statuses = list(pool.map(ask, range(AT_ONCE)))
+    assert statuses == [302] * AT_ONCE
+    (review,) = ReviewRequest.objects.using(served.alias).filter(job=job)
+    texts = sorted(ReviewMessage.objects.using(served.alias).filter(request=review).values_list("text", flat=True))
+    assert texts == sorted(f"please look again ({index})" for index in range(AT_ONCE))
