@@ -36,6 +36,7 @@ from .access import (
 from .boundary import error_json, not_allowed
 from .errors import UploadRefused
 from .models import ApiToken, Job, digest
+from .throttle import one_try_at_a_time
 from .uploads import allowance, read_upload, store
 
 View = Callable[..., HttpResponse]
@@ -87,6 +88,7 @@ def openapi(request: HttpRequest) -> HttpResponse:
 
 
 @csrf_exempt
+@one_try_at_a_time
 def token(request: HttpRequest) -> HttpResponse:
     """``POST username, password`` -> ``{"token": ...}``, shown once. The sign-in page's own form
     checks them, so both are throttled alike (service/throttle.py: a locked sign-in is answered

@@ -3,7 +3,7 @@ from django.urls import path, register_converter
 from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 
-from . import api, exam_marking, marking, reviews, staff, views
+from . import api, exam_marking, marking, reviews, staff, throttle, views
 from .boundary import IdConverter
 from .lti import pages as lti_pages
 from .lti import views as lti
@@ -20,7 +20,7 @@ urlpatterns = [
     path("", RedirectView.as_view(pattern_name="assignments", http_method_names=["get", "head"]), name="home"),
     path(
         "accounts/login/",
-        auth_views.LoginView.as_view(template_name="service/login.html"),
+        throttle.one_try_at_a_time(auth_views.LoginView.as_view(template_name="service/login.html")),
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
@@ -179,11 +182,19 @@ def test_an_address_in_x_forwarded_for_is_not_believed_by_the_site():
     assert refused_on_the_page(page(alice, PASSWORD, "10.0.8.1", HTTP_X_FORWARDED_FOR="192.0.2.200"), PAIR_REFUSED)
 
 
-@pytest.mark.parametrize("username", ["x" * 5000, "nul\0byte", ""], ids=["5000 characters", "a NUL", "empty"])
+@pytest.mark.parametrize("username", ["x" * 5000, ""], ids=["5000 characters", "empty"])
 def test_a_malformed_username_is_a_wrong_sign_in_not_an_error(username):
     answer = token(username, "guess", "10.0.9.1")
     assert answer.status_code == 401 and answer.json() == {"error": "wrong username or password"}
     assert page(username, "guess", "10.0.9.1").status_code == 200
+
+
+def test_a_username_with_a_nul_is_refused_before_it_is_tried():
+    """No database keeps a NUL in text: the site refuses it before any view (service/boundary.py)."""
+    answer = token("nul\0byte", "guess", "10.0.9.1")
+    assert answer.status_code == 400 and answer.json() == {"error": "a NUL character is in the address or a field"}
+    assert page("nul\0byte", "guess", "10.0.9.1").status_code == 400
+    assert not AccessAttempt.objects.exists()  # not counted: nothing was tried
 
 
 @pytest.mark.parametrize("proxy", ["", "10.9.9.9"])
@@ -284,6 +295,31 @@ def test_the_running_service_throttles_by_the_address_its_proxy_forwards(behind_
     assert forwarded_token(url, "student", passwords["student"], "203.0.113.7").status_code == 429
     assert forwarded_token(url, "student", passwords["student"], "203.0.113.8").status_code == 201  # elsewhere: in
     assert forwarded_token(url, "student", passwords["student"]).status_code == 201  # the proxy's own address
+
+
+@pytest.mark.timeout(300)
+def test_sixteen_guesses_at_once_get_the_answers_sixteen_one_by_one_would(behind_a_proxy):
+    """The running service's eight threads take a burst of guesses together; the pair's tries are
+    made one after another, so nine are checked and the rest refused, as one by one."""
+    url, passwords, env = behind_a_proxy
+    start = threading.Barrier(16)
+
+    def guess(_: int) -> int:
+        start.wait(timeout=60)
+        return forwarded_token(url, "student", "guess", "203.0.113.50").status_code
+
+    with ThreadPoolExecutor(16) as pool:
+        statuses = sorted(pool.map(guess, range(16)))
+    assert statuses == [401] * (PAIR_FAILURE_LIMIT - 1) + [429] * (16 - PAIR_FAILURE_LIMIT + 1)
+    # Ten passwords were checked, not sixteen: a try while locked is refused before its password is.
+    served = Path(env["XDG_CONFIG_HOME"]).parent / "course" / ".gradewright" / "gradebook.db"
+    with sqlite3.connect(served) as database:
+        (checked,) = database.execute(
+            "SELECT failures_since_start FROM axes_accessattempt WHERE username = 'student' AND ip_address = ?",
+            ["203.0.113.50"],
+        ).fetchone()
+    assert checked == PAIR_FAILURE_LIMIT
+    assert forwarded_token(url, "student", passwords["student"], "203.0.113.50").status_code == 429
 
 
 def autograder_login(url: str, username: str, password: str, env: dict[str, str]) -> subprocess.CompletedProcess:
