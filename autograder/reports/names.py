@@ -29,8 +29,11 @@ _RESERVED = {"con", "prn", "aux", "nul", *(f"com{n}" for n in range(10)), *(f"lp
 
 def report_stem(student: str) -> str:
     """A file name stem for a student that is unique, stable and cannot leave the output folder."""
-    if len(student) <= MAX_STEM and _PLAIN.fullmatch(student) and not _HASHED.search(student) and (
-        student not in _RESERVED
+    if (
+        len(student) <= MAX_STEM
+        and _PLAIN.fullmatch(student)
+        and not _HASHED.search(student)
+        and student not in _RESERVED
     ):
         return student
     plain = re.sub(r"[^A-Za-z0-9_-]", "_", student).lstrip("-")[:MAX_STEM] or "_"
