@@ -308,8 +308,14 @@ def answer(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, lis
 
 
 def prepare() -> None:
-    """What every worker needs before a submission: the notebook's ``check`` stubbed, matplotlib's font
-    cache in place. The zygote does it once for all its children."""
+    """What every worker needs before a submission: the runtime's packages on the path, the notebook's
+    ``check`` stubbed, matplotlib's font cache in place. The zygote does it once for all its children."""
+    if _in_runtime():
+        # Python's own site module puts them there already, but a distribution's (Debian's looks in
+        # dist-packages) may not: then first, as the runtime's packages are the ones to import.
+        site = os.path.join(sys.prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
+        if site not in sys.path:
+            sys.path.insert(0, site)
     _stub_autograder()
     _seed_matplotlib_cache()
 
