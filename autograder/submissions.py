@@ -22,6 +22,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +38,8 @@ from .sandbox.session import Cell
 SUFFIXES = {".ipynb", ".py"}
 MAX_SUBMISSION_BYTES = 20 * 1024 * 1024
 MAGIC_LINE = re.compile(r"^(?P<indent>\s*)(?:[%!]|\w+\s*=\s*[%!])")
+NOT_A_NOTEBOOK = "this file is not a Jupyter notebook"
+CELL_TYPES = ("code", "markdown", "raw")
 LINK_PROBLEM = "symbolic links are not accepted; hand in the file itself"
 CANVAS_FILE = re.compile(r"^(?P<name>.+?)_(?:LATE_)?(?P<user>\d+)_(?P<submission>\d+)_(?P<file>.+)$")
 MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<participant>\d+)_assignsubmission_[a-z]+_?$")
@@ -226,30 +229,68 @@ def strip_magics(source: str) -> str:
 def _notebook_cells(text: str) -> Extracted:
     try:
         notebook = json.loads(text)
-    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-        raise Unreadable(f"the notebook is not valid JSON ({getattr(exc, 'msg', exc)})") from None
+    except json.JSONDecodeError as exc:
+        raise Unreadable(f"the notebook is not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        # json's decoder counts its depth against the interpreter's recursion limit and stops cleanly.
+        raise Unreadable(
+            f"{NOT_A_NOTEBOOK}: it is nested too deeply (hundreds of levels of objects and lists)"
+        ) from None
+    except ValueError:  # an integer past Python's limit on digits; nothing Jupyter writes
+        digits = sys.get_int_max_str_digits()
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: it holds a number of more than {digits} digits") from None
     raw_cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(raw_cells, list):
         raise Unreadable("the notebook has no list of cells")
+    version = notebook.get("nbformat")
+    if type(version) is not int:
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: it has no nbformat version (every notebook Jupyter saves has one)")
+    if version < 4:
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: it is in nbformat {version}; open it in Jupyter and save it again")
+    if not isinstance(notebook.get("metadata", {}), dict):
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: its metadata is not an object")
     cells, answers, layout = [], {}, []
     for index, cell in enumerate(raw_cells, start=1):
-        if not isinstance(cell, dict):
-            continue
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        if not isinstance(source, str):
-            continue
-        metadata = cell.get("metadata")
-        nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+        kind, source, metadata = _checked_cell(index, cell)
+        nbgrader = metadata.get("nbgrader")
         nbgrader = nbgrader if isinstance(nbgrader, dict) else {}
         grade_id = nbgrader.get("grade_id")
-        kind = "code" if cell.get("cell_type") == "code" else "markdown"
         layout.append((kind, source))
         if kind == "code":
             cells.append(Cell(index=index, source=strip_magics(source)))
         elif isinstance(grade_id, str) and nbgrader.get("solution"):
             answers[grade_id] = source
     return Extracted(cells=cells, answers=answers, layout=layout)
+
+
+def _checked_cell(index: int, cell: object) -> tuple[str, str, dict]:
+    """A cell's kind ("code", or "markdown" for markdown and raw cells), source and metadata; raises
+    Unreadable, naming the cell, where it is not what nbformat 4 says a cell is. Only what the grader
+    reads is checked, with isinstance alone (nbformat's schema validation would cost a notebook
+    milliseconds): a file that fails is one no Jupyter saved, and its student is told why."""
+    if not isinstance(cell, dict):
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: cell {index} is not a cell (not a JSON object)")
+    kind = cell.get("cell_type")
+    if kind not in CELL_TYPES:
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: cell {index} has no cell_type of code, markdown or raw")
+    source = cell.get("source")
+    if isinstance(source, list):
+        try:
+            source = "".join(source)  # raises for an item that is not text, at no cost for those that are
+        except TypeError:
+            source = None
+    if not isinstance(source, str):
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: cell {index}'s source is not text")
+    metadata = cell.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: cell {index}'s metadata is not an object")
+    outputs = cell.get("outputs", ())
+    if outputs and (
+        not isinstance(outputs, list)
+        or not all(isinstance(output, dict) and isinstance(output.get("output_type"), str) for output in outputs)
+    ):
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: cell {index}'s outputs are not a list of outputs")
+    return ("code" if kind == "code" else "markdown"), source, metadata
 
 
 def heading_of(markdown: str) -> str | None:

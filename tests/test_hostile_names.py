@@ -180,3 +180,94 @@ def test_a_students_math_becomes_mathml_that_is_only_math():
     assert "<mi" in styled and "javascript" not in styled and "url(" not in styled and "style=" not in styled
     assert tex_to_mathml(r"\sqrt{2}", display=True).startswith('<math xmlns="http://www.w3.org/1998/Math/MathML" '
                                                               'display="block">')  # fmt: skip
+
+
+# Names that would make one student's report file another's, or a path out of --out. The folder names
+# come in nbgrader's layout; names no folder can have (a slash, NUL) come from the roster, which maps a
+# Canvas download's user id to any student_id the instructor's spreadsheet holds.
+FOLDER_NAMES = ["bob", "bob.gradescope", "bob.json", "x", "x.feedback", "Bob", "BOB", "back\\slash", "con", "-rf"]
+ROSTER_NAMES = ["../escape", "a/b", "a\\b", "..", ".", "x\x00y", "~/home", "a/../../up"]
+
+
+@pytest.fixture(scope="module")
+def colliding(tmp_path_factory):
+    root = tmp_path_factory.mktemp("colliding")
+    planted = root / "planted"  # a roster name that is an absolute path: nothing may be written there
+    roster_names = [*ROSTER_NAMES, str(planted)]
+    submitted = root / "submitted"
+    # Each file is its own (a comment with its number), so each report's hash says whose it is; bob and x
+    # hand in a correct softmax, the names made to collide with theirs hand in none.
+    for number, name in enumerate(FOLDER_NAMES):
+        text = SOFTMAX if name in {"bob", "x"} else "def other():\n    return 1\n"
+        write(submitted / name / ASSIGNMENT / f"{ASSIGNMENT}.py", f"{text}# {number}\n")
+    canvas = root / "canvas"
+    for number, _ in enumerate(roster_names):
+        write(canvas / f"someone_{7000 + number}_{9000 + number}_{ASSIGNMENT}.py", f"{SOFTMAX}# canvas {number}\n")
+    roster = root / "roster.csv"
+    with roster.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student_id", "name", "email", "canvas_id"])
+        for number, name in enumerate(roster_names):
+            writer.writerow([name, f"Student {number}", f"s{number}@example.edu", 7000 + number])
+    out = root / "out"
+    imported = subprocess.run(
+        [sys.executable, "-m", "autograder", "roster", "import", str(roster), "--gradebook", str(out / "gradebook.db")],
+        capture_output=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    before = {path for path in root.rglob("*") if out not in path.parents}
+    completed = grade(submitted, canvas, out=out)
+    after = {path for path in root.rglob("*") if out not in path.parents}
+    return {"completed": completed, "out": out, "root": root, "new_outside": after - before,
+            "roster_names": roster_names}  # fmt: skip
+
+
+def test_no_name_writes_outside_the_output_folder(colliding):
+    completed = colliding["completed"]
+    assert completed.returncode == 0, completed.stderr
+    assert b"Traceback" not in completed.stderr
+    assert colliding["new_outside"] == set()  # nothing new beside the submissions, nothing above them
+    assert not list(colliding["root"].parent.glob("escape*")) and not list(colliding["root"].glob("up*"))
+    for path in colliding["out"].rglob("*"):
+        assert path.parent == colliding["out"] and path.is_file() and not path.is_symlink(), path
+
+
+def test_every_student_has_three_files_of_their_own(colliding):
+    out = colliding["out"]
+    expected = {name.replace("\\", "\\\\") for name in FOLDER_NAMES} | set(colliding["roster_names"])
+    stems: dict[str, set[str]] = {}
+    for path in out.iterdir():
+        if path.name in {"grades.csv", "gradebook.db"}:
+            continue
+        stem, suffix = path.name.split(".", 1)
+        assert suffix in {"json", "feedback.txt", "gradescope.json"}, path.name
+        stems.setdefault(stem, set()).add(suffix)
+    assert len(stems) == len(expected)  # one stem per student: no two share a file
+    assert all(suffixes == {"json", "feedback.txt", "gradescope.json"} for suffixes in stems.values())
+    owners = {}
+    for stem in stems:
+        report = json.loads((out / f"{stem}.json").read_text(encoding="utf-8"))
+        gradescope = json.loads((out / f"{stem}.gradescope.json").read_text(encoding="utf-8"))
+        assert gradescope["extra_data"]["sha256"] == report["sha256"]  # the same student's, not a namesake's
+        owners[report["student"]] = (stem, report)
+    assert set(owners) == expected
+    # A name ending like another's report file gets a file of its own; the plain names keep theirs.
+    assert owners["bob"][0] == "bob" and owners["x"][0] == "x"
+    assert softmax_score(owners["bob"][1]) == 2 and softmax_score(owners["x"][1]) == 2
+    assert json.loads((out / "bob.gradescope.json").read_text())["score"] == owners["bob"][1]["score"]
+    for name in ("bob.gradescope", "bob.json", "x.feedback", "Bob", "BOB", "con", "-rf"):
+        assert owners[name][0] != name and "." not in owners[name][0], name
+        assert softmax_score(owners[name][1]) == 0
+    # Stems differ whatever the file system's case: Bob's and BOB's files are not bob's on macOS.
+    assert len({stem.casefold() for stem in stems}) == len(stems)
+
+
+def test_the_spreadsheet_and_the_gradebook_keep_the_real_names(colliding):
+    from .gradebook_view import recorded
+
+    expected = {name.replace("\\", "\\\\") for name in FOLDER_NAMES} | set(colliding["roster_names"])
+    assert set(recorded(colliding["out"] / "gradebook.db")) == expected
+    rows = list(csv.reader((colliding["out"] / "grades.csv").open(encoding="utf-8", newline="")))
+    students = {row[0] for row in rows[1:]}
+    assert len(rows) - 1 == len(expected)
+    assert {"bob.gradescope", "x.feedback", "../escape", "a/b", ".."} <= students

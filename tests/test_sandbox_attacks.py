@@ -113,7 +113,7 @@ def test_files_of_the_grader_and_other_students_are_invisible(batch):
     output = report["output"]
     assert "LEAK" not in output
     assert output.count("blocked:") == 13
-    assert "root holds: ['bin', 'dev', 'lib', 'lib64', 'proc', 'runtime', 'tmp', 'usr']" in output
+    assert "root holds: ['bin', 'dev', 'lib', 'lib64', 'proc', 'tmp', 'usr']" in output
     assert GRADER_SECRET not in output and "MODULE10_GRADER_SECRET" not in output
     assert "uid: 0 " not in output
     assert _question(report, "positional_encoding")["feedback"].endswith(
@@ -268,3 +268,40 @@ def test_text_no_file_can_hold_is_stored_escaped(batch):
 
 def test_the_grader_leaves_no_files_behind(batch):
     assert list(batch["tmp"].iterdir()) == []
+
+
+# Words that would tell a submission it is being graded, not run by its student ("autograder" too: the
+# student's notebook imports it, so the file of its own import of it is the one place it may show).
+GIVEAWAYS = ("grad", "sandbox", "hidden", "test", "worker", "zygote", "bwrap", "bubblewrap", "seccomp", "runtime",
+             "judge", "secret")  # fmt: skip
+
+
+def test_a_submission_cannot_tell_it_is_being_graded(batch):
+    report = batch["reports"]["identity"]
+    output = report["output"]
+    assert "LEAK" not in output and "blocked: no sign of grading" in output
+    seen = json.loads(output.split("SEEN: ", 1)[1].split("\n", 1)[0])
+    # What it saw is what a script run by hand on an unnamed machine shows.
+    assert seen["hostname"] == "localhost" == seen["uname"][1]
+    assert seen["cwd"] == "/tmp" and seen["file"] is None  # a notebook's cell has no __file__
+    assert seen["argv"][0] == "/usr/local/main.py" and seen["executable"] == "/usr/local/bin/python3"
+    assert (
+        seen["numpy"]
+        == f"/usr/local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages/numpy/__init__.py"
+    )
+    assert seen["root"] == ["bin", "dev", "lib", "lib64", "proc", "tmp", "usr"]
+    assert seen["check"] == "True"
+    assert len(seen["processes"]) == 2 and all(
+        p["cmdline"].startswith("/usr/local/bin/python3 ") for p in seen["processes"].values()
+    )
+    assert seen["self"]["cmdline"] and seen["self"]["parent"] == seen["processes"]["1"]["cmdline"]
+    # Modules by their libraries' names only (matplotlib's include PIL.GimpGradientFile): none of the grader's.
+    assert not {"autograder", "worker", "zygote", "main", "run"} & set(seen["modules"])
+    assert seen["main"][:2] == [None, None]  # __main__ is the submission's own module, as a script's is
+    text = json.dumps({key: value for key, value in seen.items() if key not in {"checks", "modules"}}).lower()
+    assert [word for word in (*GIVEAWAYS, "autograder") if word in text] == []
+    assert set(seen["environment"]) <= {"PATH", "HOME", "PWD", "LC_CTYPE", "LD_LIBRARY_PATH", "MPLBACKEND",
+                                        "MPLCONFIGDIR", "PYTHONHASHSEED", "PYTHONIOENCODING",
+                                        "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"}  # fmt: skip
+    # And so it answered as it would for its student, during the graded calls too.
+    assert _question(report, "softmax")["status"] == "passed"

@@ -21,7 +21,7 @@ from . import worker
 from .cgroups import new_group
 from .forking import Zygote, ZygoteUnavailable
 from .process import Limits, WorkerProcess, become_subreaper, memory_file, spawn
-from .runtime import RUNTIME_MOUNT, SANDBOX_PACKAGES, ensure_runtime, missing_packages
+from .runtime import RUNTIME_MOUNT, SANDBOX_PACKAGES, WORKER_SCRIPT, ZYGOTE_SCRIPT, ensure_runtime, missing_packages
 
 # Unprivileged uids for workers when the grader runs as root: one per grading process, so that
 # each worker's process limit is its own.
@@ -64,6 +64,9 @@ AF_UNIX = 1
 # namespace where there is no zygote; the zygote's sandboxes need the filter).
 CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 ZYGOTE_SWITCH = "AUTOGRADER_ZYGOTE"  # "off": a sandbox started for each submission, as before the zygote
+# The sandbox's host name: what a machine shows that was never given one (a fresh VM or container), so
+# a submission that asks learns nothing of where it runs, nor that it is being graded.
+SANDBOX_HOSTNAME = "localhost"
 logger = logging.getLogger("autograder.sandbox")
 
 
@@ -77,10 +80,11 @@ class Runner(Protocol):
     def prestart(self, limits: Limits) -> None: ...
 
 
-def worker_environment(site: str) -> dict[str, str]:
+def worker_environment() -> dict[str, str]:
+    """The worker's whole environment: what a numerical script run headless would have, and no name
+    of the grader's (a submission reads it; the runtime's places are found from the script's own)."""
     return {
         "PATH": "/usr/bin:/bin",
-        "WORKER_SITE": site,
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
@@ -94,7 +98,7 @@ def worker_environment(site: str) -> dict[str, str]:
 
 class BubblewrapRunner:
     """Workers in bubblewrap: new user, PID, network, IPC, UTS and cgroup namespaces; a filesystem
-    of the runtime, /usr (without /usr/local) and a small tmpfs; a seccomp filter; no capabilities;
+    of /usr with the runtime as its /usr/local, and a small tmpfs; a seccomp filter; no capabilities;
     an unprivileged uid when the grader is root.
 
     By default one sandbox per grading process holds the zygote, which forks each submission a
@@ -191,7 +195,7 @@ class BubblewrapRunner:
         info_read, info_write = os.pipe()
         try:
             argv = [*self._bwrap_argv(Limits(), zygote=True, info_fd=info_write), f"{RUNTIME_MOUNT}/bin/python3",
-                    "-I", "-B", f"{RUNTIME_MOUNT}/zygote.py"]  # fmt: skip
+                    "-I", "-B", f"{RUNTIME_MOUNT}/{ZYGOTE_SCRIPT}"]  # fmt: skip
             self.zygote = Zygote.launch(argv, seccomp_fd, (info_read, info_write), self._user(), new_group())
         except ZygoteUnavailable as exc:
             self._refuse(f"it could not start: {exc}")
@@ -227,9 +231,9 @@ class BubblewrapRunner:
         runtime = RUNTIME_MOUNT
         argv = [
             self.bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
-            "--ro-bind", str(self.runtime), runtime,
-            "--ro-bind", "/usr", "/usr", "--tmpfs", "/usr/local", "--remount-ro", "/usr/local",
+            "--new-session", "--cap-drop", "ALL", "--hostname", SANDBOX_HOSTNAME,
+            # The runtime in place of the machine's own /usr/local, which the sandbox never sees.
+            "--ro-bind", "/usr", "/usr", "--ro-bind", str(self.runtime), runtime,
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
             "--proc", "/proc", "--dev", "/dev",
             # The only writable places, each of a bounded size: /tmp and /dev/shm; /dev itself is read-only.
@@ -238,11 +242,13 @@ class BubblewrapRunner:
             "--remount-ro", "/", "--clearenv",
         ]  # fmt: skip
         if not zygote:
-            argv += ["--disable-userns", "--seccomp", str(seccomp_fd)]
+            # The worker is its namespace's first process and its own init (worker.py's _reap_as_init):
+            # bubblewrap's init would show the submission bubblewrap's whole command line as process 1.
+            # The zygote keeps bubblewrap's, which reaps the first children of the sandboxes it forks.
+            argv += ["--disable-userns", "--seccomp", str(seccomp_fd), "--as-pid-1"]
         argv += ["--info-fd", str(info_fd)]
-        environment = worker_environment(f"{runtime}/site")
+        environment = worker_environment()
         environment["LD_LIBRARY_PATH"] = f"{runtime}/lib"
-        environment["WORKER_MPL_CACHE"] = f"{runtime}/mplconfig"
         for key, value in environment.items():
             argv += ["--setenv", key, value]
         return [*argv, "--"]
@@ -255,7 +261,7 @@ class BubblewrapRunner:
         seccomp_fd = memory_file("seccomp", self.seccomp)
         info_read, info_write = os.pipe()
         argv = [*self._bwrap_argv(limits, False, seccomp_fd, info_write), f"{RUNTIME_MOUNT}/bin/python3", "-I", "-B",
-                f"{RUNTIME_MOUNT}/worker.py", "{request}", "{response}"]  # fmt: skip
+                f"{RUNTIME_MOUNT}/{WORKER_SCRIPT}", "{request}", "{response}"]  # fmt: skip
         try:
             return spawn(argv, limits, {"PATH": "/usr/bin:/bin"}, extra_fds=(seccomp_fd, info_write),
                          user=self._user(), info_fd=info_read, group=new_group())  # fmt: skip
@@ -281,7 +287,7 @@ class UnsafeRunner:
 
     def start(self, limits: Limits) -> WorkerProcess:
         argv = [sys.executable, "-I", "-B", worker.__file__, "{request}", "{response}"]
-        environment = worker_environment("")
+        environment = worker_environment()
         environment["MPLCONFIGDIR"] = tempfile.gettempdir()
         return spawn(argv, limits, environment)
 

@@ -26,7 +26,23 @@ from . import worker, zygote
 STDLIB_SKIP = {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3"}
 SANDBOX_PACKAGES = ("numpy", "matplotlib")  # the default; a course names its own in course.toml
 REQUIRED_PACKAGES = ("numpy",)  # the worker's protocol sends numpy arrays
-RUNTIME_MOUNT = "/runtime"
+# Where the sandbox sees the runtime: where python.org's builds and the official Docker images keep
+# Python, so that a submission sees an ordinary installation (/usr/local/bin/python3, numpy under
+# /usr/local/lib/python3.X/site-packages), nothing that says it is being graded. The scripts keep
+# names that say nothing either: the worker is main.py, the zygote run.py.
+RUNTIME_MOUNT = "/usr/local"
+WORKER_SCRIPT = "main.py"
+ZYGOTE_SCRIPT = "run.py"
+MATPLOTLIB_CACHE = "share/matplotlib"  # the prebuilt font cache, relative to the runtime
+LAYOUT = "usr-local-2"  # changes the runtime's folder name whenever its layout changes
+# What ``from autograder import check`` finds in the sandbox (notebooks call it to run their public
+# tests; while grading it does nothing, and answers as on the student's machine when they pass).
+CHECK_STUB = '''"""Checks for the course's notebooks."""
+
+
+def check(question, notebook=None):
+    return True
+'''
 
 
 def cache_root() -> Path:
@@ -85,9 +101,10 @@ def ensure_runtime(wanted: tuple[str, ...] = SANDBOX_PACKAGES) -> Path:
     libdir = Path(sysconfig.get_config_var("LIBDIR") or "")
     libpython = sysconfig.get_config_var("INSTSONAME") or ""
     packages = package_dirs(wanted)
-    scripts = {"worker.py": Path(worker.__file__).read_bytes(), "zygote.py": Path(zygote.__file__).read_bytes()}
+    scripts = {WORKER_SCRIPT: Path(worker.__file__).read_bytes(), ZYGOTE_SCRIPT: Path(zygote.__file__).read_bytes()}
     key = hashlib.sha256(
-        "\n".join([sys.version, str(executable), str(stdlib), *map(str, packages), *_versions(wanted)]).encode()
+        "\n".join([LAYOUT, sys.version, str(executable), str(stdlib), *map(str, packages), *_versions(wanted)]).encode()
+        + CHECK_STUB.encode()
         + b"".join(scripts.values())
     ).hexdigest()[:16]
     target = cache_root() / f"runtime-{key}"
@@ -110,14 +127,18 @@ def ensure_runtime(wanted: tuple[str, ...] = SANDBOX_PACKAGES) -> Path:
             copy_function=_place,
             dirs_exist_ok=True,
         )
-        site = building / "site"
+        # Python finds its own site-packages, as any installation's: nothing to put on its path.
+        site_packages = Path("lib") / stdlib.name / "site-packages"
+        site = building / site_packages
         site.mkdir()
         for package in packages:
             if package.is_dir():
                 shutil.copytree(package, site / package.name, copy_function=_place)
             else:
                 _place(package, site / package.name)
-        _matplotlib_font_cache(building / "mplconfig", f"{RUNTIME_MOUNT}/site")
+        (site / "autograder").mkdir()
+        (site / "autograder" / "__init__.py").write_text(CHECK_STUB)
+        _matplotlib_font_cache(building / MATPLOTLIB_CACHE, f"{RUNTIME_MOUNT}/{site_packages}")
         for name, source in scripts.items():
             (building / name).write_bytes(source)
         (building / "ready").write_text(key)
@@ -149,7 +170,7 @@ def _matplotlib_font_cache(folder: Path, sandbox_site: str) -> None:
         caches = list(Path(config).glob("fontlist-*.json"))
         if completed.returncode != 0 or not caches:
             return
-        folder.mkdir()
+        folder.mkdir(parents=True)
         for cache in caches:
             text = cache.read_text(encoding="utf-8").replace(json.dumps(package_parent)[1:-1], sandbox_site)
             (folder / cache.name).write_text(text, encoding="utf-8")

@@ -363,17 +363,28 @@ def _silence_output() -> None:
     os.close(devnull)
 
 
+def _in_runtime() -> bool:
+    """Whether this is the sandbox's runtime (this script at the top of its Python's own prefix, as
+    runtime.py lays it out), not the grader's own Python (``--unsafe-no-sandbox``)."""
+    return os.path.dirname(os.path.abspath(__file__)) == sys.prefix
+
+
 def _stub_autograder() -> None:
-    """Notebooks call ``check("softmax")`` to run their public tests; while grading that is a no-op."""
+    """Notebooks call ``check("softmax")`` to run their public tests; while grading that is a no-op
+    that answers as a passing check does. The runtime has the stub as a file, imported when the notebook
+    imports it, as on the student's machine; the grader's own Python would import the grader instead."""
+    if _in_runtime():
+        return
     stub = types.ModuleType("autograder")
-    stub.check = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    stub.check = lambda *args, **kwargs: True  # type: ignore[attr-defined]
     sys.modules["autograder"] = stub
 
 
 def _seed_matplotlib_cache() -> None:
     """Copy the runtime's prebuilt font cache where matplotlib looks, so it need not build one."""
-    source, target = os.environ.get("WORKER_MPL_CACHE"), os.environ.get("MPLCONFIGDIR")
-    if not source or not target or not os.path.isdir(source):
+    source = os.path.join(sys.prefix, "share", "matplotlib")  # runtime.MATPLOTLIB_CACHE
+    target = os.environ.get("MPLCONFIGDIR")
+    if not _in_runtime() or not target or not os.path.isdir(source):
         return
     os.makedirs(target, exist_ok=True)
     for name in os.listdir(source):
@@ -406,16 +417,24 @@ def answer(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, lis
 def prepare() -> None:
     """What every worker needs before a submission: the runtime's packages on the path, the notebook's
     ``check`` stubbed, matplotlib's font cache in place. The zygote does it once for all its children."""
-    site = os.environ.get("WORKER_SITE")
-    if site and site not in sys.path:
-        sys.path.insert(0, site)
+    if _in_runtime():
+        # Python's own site module puts them there already, but a distribution's (Debian's looks in
+        # dist-packages) may not: then first, as the runtime's packages are the ones to import.
+        site = os.path.join(sys.prefix, "lib", f"python{sys.version_info[0]}.{sys.version_info[1]}", "site-packages")
+        if site not in sys.path:
+            sys.path.insert(0, site)
     _stub_autograder()
     _seed_matplotlib_cache()
 
 
 def serve(request_fd: int, response_fd: int) -> int:
     """Answer requests until the grader closes the channel."""
-    namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
+    # The submission runs in the namespace of a module of its own that is ``__main__``, as a script's
+    # or a notebook's is: ``import __main__`` finds its own names, not this worker.
+    main_module = types.ModuleType("__main__")
+    namespace: dict = main_module.__dict__
+    namespace["__builtins__"] = __builtins__
+    sys.modules["__main__"] = main_module
     while True:
         try:
             header, blobs = read_frame(request_fd)
@@ -436,9 +455,30 @@ def serve(request_fd: int, response_fd: int) -> int:
             )
 
 
+def _reap_as_init() -> None:
+    """In a sandbox of its own (bubblewrap's --as-pid-1), the worker is the first process of its PID
+    namespace: it forks, and the parent stays as that namespace's init, as the zygote's sandboxes have
+    one, reaping what the submission leaves and leaving with the worker's status (128 + N for signal N,
+    as bubblewrap's own init does). Returns in the worker only. Its own init rather than bubblewrap's:
+    what the submission then sees of process 1 is this same Python, not bubblewrap's command line."""
+    worker = os.fork()
+    if worker == 0:
+        return
+    # The channels are the worker's alone: the grader sees end of file the moment the worker ends.
+    os.closerange(3, 1 << 16)
+    while True:
+        pid, status = os.wait()
+        if pid == worker:
+            code = os.waitstatus_to_exitcode(status)
+            os._exit(128 - code if code < 0 else code)
+
+
 def main(argv: list[str]) -> int:
+    request_fd, response_fd = int(argv[1]), int(argv[2])
+    if os.getpid() == 1:
+        _reap_as_init()
     prepare()
-    return serve(int(argv[1]), int(argv[2]))
+    return serve(request_fd, response_fd)
 
 
 if __name__ == "__main__":

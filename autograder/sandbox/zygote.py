@@ -46,6 +46,7 @@ PR_CAP_AMBIENT_CLEAR_ALL, SECCOMP_MODE_FILTER = 4, 2
 CAPABILITY_VERSION_3 = 0x20080522
 LAST_CAPABILITY = 63
 WORKER_REQUEST_FD, WORKER_RESPONSE_FD, FAILURE_FD = 3, 4, 5
+WORKER_MODULE = "main"  # worker.py as the runtime holds it (runtime.WORKER_SCRIPT)
 # What submissions import anyway; numpy.random so that its generator is made, and reseeded, here.
 PRELOAD = ("random", "numpy", "numpy.random", "matplotlib.pyplot")
 
@@ -216,11 +217,11 @@ def worker(request: dict, fds: list[int], program: bytes, failure_write: int, re
         os.write(FAILURE_FD, f"{type(exc).__name__}: {exc}".encode()[:500])
         os._exit(1)
     os.close(FAILURE_FD)  # ready: the zygote answers the grader
-    import worker as sandbox_worker
-
+    sandbox_worker = sys.modules[WORKER_MODULE]
     # What a worker started on its own sees: a submission cannot tell (nor needs to) that it was forked.
-    sys.argv = [sandbox_worker.__file__, str(WORKER_REQUEST_FD), str(WORKER_RESPONSE_FD)]
-    sys.modules["__main__"] = sandbox_worker
+    # (serve makes the submission's own ``__main__``.)
+    sys.argv = [str(sandbox_worker.__file__), str(WORKER_REQUEST_FD), str(WORKER_RESPONSE_FD)]
+    del sys.modules[WORKER_MODULE]
     os._exit(sandbox_worker.serve(WORKER_REQUEST_FD, WORKER_RESPONSE_FD))
 
 
@@ -248,12 +249,14 @@ def main(argv: list[str]) -> int:
     control = socket.socket(fileno=int(argv[1]))
     with os.fdopen(int(argv[2]), "rb") as handle:
         program = handle.read()
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import worker as sandbox_worker
-
-    site = os.environ.get("WORKER_SITE")
-    if site:
-        sys.path.insert(0, site)
+    # The worker sits beside this script in the runtime (runtime.WORKER_SCRIPT); the runtime's folder is
+    # on the path only while it is imported, so a submission's path is an ordinary Python's.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    try:
+        sandbox_worker = __import__(WORKER_MODULE)
+    finally:
+        sys.path.remove(here)
     sandbox_worker.prepare()
     loaded = preload()
     control.send(json.dumps({"ready": True, "preloaded": loaded}).encode())

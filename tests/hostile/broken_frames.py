@@ -8,7 +8,25 @@ import time
 
 import numpy as np
 
-worker = sys.modules["__main__"]
+
+class _Worker:
+    """The worker's module, reached through the frames that run this cell (its __main__ is the
+    submission's own): its names read and replaced as attributes."""
+
+    def __init__(self):
+        frame = sys._getframe()
+        while "_call" not in frame.f_globals:
+            frame = frame.f_back
+        object.__setattr__(self, "namespace", frame.f_globals)
+
+    def __getattr__(self, name):
+        return self.namespace[name]
+
+    def __setattr__(self, name, value):
+        self.namespace[name] = value
+
+
+worker = _Worker()
 original_write = worker.write_frame
 HEADER = struct.Struct("!II")
 

@@ -12,7 +12,7 @@ for place in [
     "/run",
     "/var/tmp",
     "/",
-    "/runtime",
+    "/usr/local",
     "/usr",
     "/proc/self",
     "/home",

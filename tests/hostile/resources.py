@@ -17,7 +17,7 @@ except OSError as error:
     print("blocked: open files", len(handles), type(error).__name__)
 for handle in handles:
     handle.close()
-for path in ["/runtime/x", "/usr/x", "/x"]:
+for path in ["/usr/local/x", "/usr/x", "/x"]:
     try:
         open(path, "w").write("x")
         print("LEAK: wrote", path)
