@@ -101,6 +101,15 @@ def _stop(worker: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module")
+def pair():
+    """Two workers in this process, both joined (none of the fault tests' killed and restarted ones)."""
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                      dashboard_address=None) as local, Client(local) as client:  # fmt: skip
+        _wait_for_workers(client, 2)
+        yield client
+
+
+@pytest.fixture(scope="module")
 def foreign_cluster(tmp_path_factory):
     """A scheduler (this process's) whose only worker runs where the project is not installed:
     (a client, the worker's address)."""
@@ -322,11 +331,10 @@ def test_a_worker_that_joins_later_and_cannot_grade_is_given_nothing_and_said_on
          r"submitting side"),
     ],
 )  # fmt: skip
-def test_every_worker_is_probed_for_what_grading_needs(cluster, change, problem):
+def test_every_worker_is_probed_for_what_grading_needs(pair, change, problem):
     """Both workers lack the same thing: the line names the first, the missing piece, the fix, and
     how many more cannot grade."""
-    _wait_for_workers(cluster, 2)  # a worker that an earlier test killed has restarted
-    address = cluster.scheduler.address
+    address = pair.scheduler.address
     with pytest.raises(ClusterUnfit) as caught:
         with dask_executor(address, NEEDS.model_copy(update=change)):
             pytest.fail("a cluster that cannot grade was given to the batch")
