@@ -83,9 +83,15 @@ def probe_cluster(client: Any, needs: GradingNeeds, address: str) -> ClusterRepo
         address=address, workers=[], resource=needs.resource(),
         plugin=f"gradewright-check-{session}", topic=f"gradewright-refused-{session}",
     )  # fmt: skip
-    client.register_plugin(
-        cluster_probe.GraderCheck(needs.model_dump(mode="json"), report.resource, report.topic), name=report.plugin
-    )
+    check = cluster_probe.GraderCheck(needs.model_dump(mode="json"), report.resource, report.topic)
+    try:
+        client.register_plugin(check, name=report.plugin)
+    except Exception as exc:  # noqa: BLE001 - a worker that cannot even load the check (another Python)
+        forget(client, report)
+        raise ClusterUnfit(
+            f"cluster {address}: a worker cannot load the grader's check ({type(exc).__name__}: {exc}); "
+            f"{INSTALL_THE_PROJECT}, on the same Python"
+        ) from None
     findings = client.run(cluster_probe.problems_of, name=report.plugin, on_error="return")
     unfit: dict[str, list[list[str]]] = {}
     for worker, found in sorted(findings.items()):
