@@ -3,19 +3,25 @@
 Every worker must hold the project (``pip install -e '.[dask]'``), bubblewrap, and the assignments and
 submissions at the same paths as the machine that runs ``autograder grade`` (a shared filesystem).
 Dask's deduplication is off (``pure=False``): a regrade really runs again. Results come back to the
-grading command, which alone writes the reports and the gradebook."""
+grading command, which alone writes the reports and the gradebook. Before the first submission is
+sent the cluster is probed (``cluster.probe_cluster``): a cluster that cannot grade is refused in
+one line, and a worker that joins later and cannot grade is given no submission."""
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
 
+from .cluster import GradingNeeds, forget, probe_cluster, watch_joiners
 from .errors import AutograderError
 
 ADDRESS_VARIABLE = "DASK_SCHEDULER_ADDRESS"
 WORKERS_WAIT_SECONDS = 60.0  # a batch sent to a cluster with no worker would wait forever
+logger = logging.getLogger("autograder.distributed")
 
 
 def scheduler_address(given: str | None) -> str | None:
@@ -24,15 +30,25 @@ def scheduler_address(given: str | None) -> str | None:
 
 @contextmanager
 def dask_executor(
-    address: str, timeout: float = 20.0, workers_wait: float = WORKERS_WAIT_SECONDS
+    address: str,
+    needs: GradingNeeds,
+    timeout: float = 20.0,
+    workers_wait: float = WORKERS_WAIT_SECONDS,
+    on_refused: Callable[[str], None] | None = None,
 ) -> Iterator[Executor]:
-    """The cluster's executor, once at least one worker has joined (``workers_wait`` seconds at most)."""
+    """The cluster's executor, once at least one worker has joined (``workers_wait`` seconds at
+    most) and every worker has passed the probe for ``needs``; its tasks go only to workers that
+    passed. ``on_refused`` hears, once, of each worker that joins later and cannot grade."""
     try:
         from distributed import Client
+        from distributed.versions import VersionMismatchWarning
     except ImportError:
         raise AutograderError(f"--scheduler {address} needs Dask: pip install -e '.[dask]'") from None
     try:
-        client = Client(address, timeout=timeout)
+        with warnings.catch_warnings():
+            # Dask's table of mismatched versions: the probe says it in one line instead.
+            warnings.simplefilter("ignore", VersionMismatchWarning)
+            client = Client(address, timeout=timeout)
     except (OSError, TimeoutError) as exc:
         raise AutograderError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     try:
@@ -43,6 +59,11 @@ def dask_executor(
                 f"no workers joined the Dask scheduler at {address} in {workers_wait:g} s; "
                 f"start some with: dask worker {address}"
             ) from None
-        yield client.get_executor(pure=False)
+        report = probe_cluster(client, needs, address)
+        try:
+            watch_joiners(client, report, on_refused or logger.warning)
+            yield client.get_executor(pure=False, resources={report.resource: 1})
+        finally:
+            forget(client, report)
     finally:
         client.close()

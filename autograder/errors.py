@@ -7,7 +7,8 @@ Two families, kept apart on purpose:
      ├── SubmissionError         a submission path that does not exist or holds nothing gradable
      ├── SandboxUnavailable      the sandbox cannot start here (names what is missing)
      ├── LimitsTooLow            limits too low for the sandbox's runtime to start (names the option)
-     └── ReleaseError            a source notebook that cannot be released
+     ├── ReleaseError            a source notebook that cannot be released
+     └── ClusterUnfit            a Dask cluster (a worker, the scheduler) that cannot grade
 
     StudentFault                 something a student's code did; becomes data in the report
      ├── MissingFunction         the function the test calls is not defined
@@ -47,6 +48,10 @@ class LimitsTooLow(AutograderError):
 
 class ReleaseError(AutograderError):
     pass
+
+
+class ClusterUnfit(AutograderError):
+    """Names the cluster, the part that cannot grade, what it lacks and how to fix it."""
 
 
 class StudentFault(Exception):

@@ -425,17 +425,24 @@ def _worker(args: argparse.Namespace) -> int:
 
     course = find_course(args.course)
     prepare(course.root, args.database_url)
+    from autograder.cluster import GradingNeeds
     from autograder.distributed import dask_executor, scheduler_address
     from service.settings import state_folder
     from service.worker import run_worker
 
     address = scheduler_address(args.scheduler)
     options = GradeOptions(jobs=1, unsafe_no_sandbox=args.unsafe_no_sandbox)
-    with dask_executor(address) if address else nullcontext() as executor:
+    needs = GradingNeeds.here(course.sandbox.packages, args.unsafe_no_sandbox, [course.root])
+    with dask_executor(address, needs, on_refused=_said) if address else nullcontext() as executor:
         graded = run_worker(course, state_folder(course.root), options, once=args.once, executor=executor)
     if args.once:
         print(f"{graded} submissions graded")
     return 0
+
+
+def _said(line: str) -> None:
+    """A warning from a library while the command goes on (a Dask worker left out), on stderr."""
+    print(f"{PROG}: {one_line(line)}", file=sys.stderr, flush=True)
 
 
 def _links(args: argparse.Namespace) -> int:
@@ -979,6 +986,7 @@ def _grade(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from autograder.batch import GradeOptions
+    from autograder.cluster import GradingNeeds
     from autograder.distributed import dask_executor, scheduler_address
     from autograder.submissions import find_submissions
     from gradebook.grading import grade_into_gradebook
@@ -999,7 +1007,8 @@ def _grade(args: argparse.Namespace) -> int:
     ) as progress:  # fmt: skip
         task = progress.add_task("", total=len(submissions))
         address = scheduler_address(args.scheduler)
-        with dask_executor(address) if address else nullcontext() as executor:
+        needs = GradingNeeds.here(assignment.sandbox_packages, args.unsafe_no_sandbox, [assignment.folder])
+        with dask_executor(address, needs, on_refused=_said_on(err)) if address else nullcontext() as executor:
             run = grade_into_gradebook(
                 assignment, submissions, args.out, options, gradebook=args.gradebook,
                 database_url=args.database_url, executor=executor,
@@ -1021,6 +1030,11 @@ def _grade(args: argparse.Namespace) -> int:
     for student in result.failed:
         err.print(f"{_shown(student)}: the grader failed on this submission; it will be regraded on the next run")
     return 0 if result.all_ran else 1
+
+
+def _said_on(err: Console) -> Callable[[str], None]:
+    """``_said`` through the command's console (it keeps the progress bar whole)."""
+    return lambda line: err.print(f"{PROG}: {_shown(line)}")
 
 
 def _shown(text: str) -> str:

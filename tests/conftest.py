@@ -88,3 +88,25 @@ needs_sandbox = pytest.mark.skipif(
     bool(_MISSING) and os.environ.get("CI") != "true",
     reason=f"the sandbox cannot start here: missing {'; '.join(_MISSING)}",
 )
+
+LEFT_BEHIND = "left unfinished by an earlier test"
+
+
+@pytest.fixture
+def empty_queue():
+    """The service's queue, empty: each test that grades the queue starts with nothing in it but its
+    own jobs. A job another test left queued (a test that failed midway, or one that only hands
+    in) would otherwise be claimed, graded and counted by this test's worker. Such jobs are ended
+    as failed, not deleted, so what a test reads of its own students' jobs stays as it was."""
+    from django.utils import timezone
+
+    from service.models import Job
+
+    def end_unfinished() -> None:
+        Job.objects.filter(state__in=[Job.QUEUED, Job.GRADING]).update(
+            state=Job.FAILED, error=LEFT_BEHIND, finished_at=timezone.now(), lease_expires_at=None
+        )
+
+    end_unfinished()
+    yield
+    end_unfinished()  # and none is left for the next

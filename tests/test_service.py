@@ -34,6 +34,7 @@ from service.worker import run_worker
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 
+pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
 CORRECT = ASSIGNMENTS / "sequences-and-attention" / "known" / "correct_loops.py"
 PARTIAL = ASSIGNMENTS / "sequences-and-attention" / "known" / "missing_sqrt.py"
 KNOWN_NOTEBOOK = ASSIGNMENTS / "attention-not-explanation" / "known" / "correct_source_notebook.ipynb"
@@ -394,13 +395,17 @@ def served(tmp_path_factory):
         assert first.startswith("demo instructor: instructor / "), first
         assert second.startswith("demo student: student / "), second
         passwords = {line.split(": ")[1].split(" / ")[0]: line.split(" / ")[1].split()[0] for line in (first, second)}
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
+                if server.poll() is not None:
+                    pytest.fail(f"autograder serve exited ({server.returncode}) before it listened on port {port}")
                 time.sleep(0.2)
+        else:
+            pytest.fail(f"autograder serve did not listen on port {port} within 120 s")
         yield f"http://127.0.0.1:{port}", passwords, course_copy, env
     finally:
         server.terminate()
