@@ -128,3 +128,7 @@ class ClosedAssignment(models.Model):
     name = models.CharField(max_length=200, unique=True)
     closed_at = models.DateTimeField(auto_now_add=True)
     closed_by = models.CharField(max_length=150, blank=True)
+
+
+# Exams taken online: tables of their own module (service/exam_models.py), registered with the app here.
+from .exam_models import ExamAccommodation, ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam  # noqa: E402, F401

@@ -69,6 +69,7 @@ def build(
             "django.contrib.contenttypes",
             "django.contrib.sessions",
             "django.contrib.messages",
+            "django.contrib.staticfiles",
             "axes",
             "lti_tool",
             "gradebook",
@@ -76,6 +77,8 @@ def build(
         ],
         "MIDDLEWARE": [
             "django.middleware.security.SecurityMiddleware",
+            # The site's own scripts (service/static/), served from the apps' folders without collectstatic.
+            "whitenoise.middleware.WhiteNoiseMiddleware",
             "django.contrib.sessions.middleware.SessionMiddleware",
             "django.middleware.common.CommonMiddleware",
             "service.boundary.RefuseNullCharacters",  # a NUL in the address or a field: 400, before any view
@@ -87,6 +90,9 @@ def build(
             "axes.middleware.AxesMiddleware",
         ],
         "ROOT_URLCONF": "service.urls",
+        "STATIC_URL": "/static/",
+        "WHITENOISE_USE_FINDERS": True,
+        "WHITENOISE_AUTOREFRESH": debug,
         # axes's backend first: it refuses a locked sign-in before the password is checked.
         "AUTHENTICATION_BACKENDS": ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"],
         "AXES_HANDLER": "service.throttle.PairThenAddressHandler",
