@@ -449,3 +449,176 @@ def account_client(student_id: str) -> Client:
     client = Client(enforce_csrf_checks=True)
     client.force_login(User.objects.get(username=student_id))
     return client
+
+
+# In a real browser: `autograder serve` on a copy of the shipped course with the exam listed, the
+# staff setting it up on their page, two students taking it in browsers of their own.
+
+
+@pytest.fixture(scope="module")
+def served_exam(tmp_path_factory):
+    """(the site's address, the demo accounts' passwords, the course copy, the commands' environment)."""
+    import os
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import ASSIGNMENTS, ROOT
+    from .test_service import _free_port
+
+    home = tmp_path_factory.mktemp("served-exam")
+    course_copy = home / "course"
+    course_copy.mkdir()
+    shutil.copy(ROOT / "course.toml", course_copy)
+    shutil.copytree(ROOT / "lesson_data", course_copy / "lesson_data")
+    shutil.copytree(ASSIGNMENTS, course_copy / "assignments", ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    (course_copy / "exams").mkdir()
+    build_exam(ROOT / "docs" / "walkthrough" / "roster.csv", course_copy / "exams" / "midterm", seed=4, questions=4,
+               open_questions=1, lessons=[course_copy / "lesson_data"])  # fmt: skip
+    with (course_copy / "course.toml").open("a") as manifest:
+        manifest.write('exams = ["exams/midterm"]\n')
+    port = _free_port()
+    env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config")}
+    env.pop("AUTOGRADER_DATABASE_URL", None)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "autograder", "--course", str(course_copy), "serve", "--port", str(port),
+         "--workers", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    try:
+        first, second = server.stdout.readline(), server.stdout.readline()
+        assert first.startswith("demo instructor: instructor / "), first
+        passwords = {line.split(": ")[1].split(" / ")[0]: line.split(" / ")[1].split()[0] for line in (first, second)}
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the site never started listening"
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}", passwords, course_copy, env
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _fill_settings(page, opens, closes, minutes, results="after_close"):
+    page.fill("#id_opens_at", f"{opens:%Y-%m-%d %H:%M:%S}")
+    page.fill("#id_closes_at", f"{closes:%Y-%m-%d %H:%M:%S}")
+    page.fill("#id_minutes", str(minutes))
+    page.select_option("#id_results", results)
+    page.get_by_role("button", name="Save the settings").click()
+
+
+def _sign_in_by_link(page, link):
+    from playwright.sync_api import expect
+
+    page.goto(link)
+    page.fill("#id_new_password1", "correct horse battery")
+    page.fill("#id_new_password2", "correct horse battery")
+    page.click("text=Set my password")
+    expect(page.locator("h1")).to_have_text("Assignments")
+
+
+def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp_path):
+    """Start, answer, reload and find the answers, lose the connection and keep them, run out of
+    time, be refused after the end, read the feedback after the close; another student reads and
+    saves nothing of it. GRADEWRIGHT_SCREENSHOTS=docs/screenshots refreshes the README's."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from .test_service import CHROMIUM, launch_chromium, roster_links, screenshots_folder
+
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed here (.ci/run installs it)")
+    url, passwords, course_copy, _ = served_exam
+    shots = screenshots_folder(tmp_path)
+    link_of = roster_links(served_exam, tmp_path)
+    key = load_key(course_copy / "exams" / "midterm")
+    ada_variant = variant(key, "correct_source_notebook")
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            staff = browser.new_context().new_page()
+            staff.goto(f"{url}/accounts/login/")
+            staff.fill("input[name=username]", "instructor")
+            staff.fill("input[name=password]", passwords["instructor"])
+            staff.get_by_role("button", name="Sign in").click()
+            staff.goto(f"{url}/staff/online-exams/midterm/")
+            now = timezone.now()
+            _fill_settings(staff, now - timedelta(minutes=1), now + timedelta(hours=1), 10)
+            expect(staff.locator("[role=alert]")).to_have_text("saved: the exam's online settings")
+
+            ada = browser.new_context().new_page()
+            _sign_in_by_link(ada, link_of["correct_source_notebook"])
+            ada.click("#exams >> text=midterm")
+            ada.get_by_role("button", name="Start the exam").click()
+            expect(ada.locator("#clock")).to_contain_text("Time left")
+            first, second, written = ada_variant.questions[0], ada_variant.questions[1], ada_variant.questions[-1]
+            right = key.correct_letter(first)
+            ada.check(f"#q{first.position} input[value={right}]")
+            expect(ada.locator(f"#q{first.position} .saved")).to_have_text("saved")
+            ada.fill(f"#q{written.position} textarea", "The attention matrix grows with the square of the length.")
+            expect(ada.locator(f"#q{written.position} .saved")).to_have_text("saved", timeout=10_000)
+            expect(ada.locator("#answered")).to_have_text("2")
+            ada.screenshot(path=shots / "exam-online.png", full_page=True)
+            assert not any(secret[:40] in ada.content() for secret in secrets_of(key))  # no key in the page
+
+            ada.reload()  # a reload resumes where she was
+            expect(ada.locator(f"#q{first.position} input[value={right}]")).to_be_checked()
+            expect(ada.locator(f"#q{written.position} textarea")).to_have_value(
+                "The attention matrix grows with the square of the length.")  # fmt: skip
+
+            # The connection drops: the answer is kept and sent when it is back.
+            ada.route("**/exams/midterm/answer", lambda route: route.abort())
+            wrong = wrong_letter(key, second)
+            ada.check(f"#q{second.position} input[value={wrong}]")
+            expect(ada.locator("#status")).to_contain_text("connection to the server is lost")
+            expect(ada.locator(f"#q{second.position} .saved")).to_have_text("not saved yet")
+            ada.unroute("**/exams/midterm/answer")
+            expect(ada.locator("#status")).to_have_text("All answers are saved.", timeout=15_000)
+            ada.reload()
+            expect(ada.locator(f"#q{second.position} input[value={wrong}]")).to_be_checked()
+
+            # Alan, in a browser of his own: his own variant, none of Ada's answers, nothing to save into hers.
+            alan = browser.new_context().new_page()
+            _sign_in_by_link(alan, link_of["released_unchanged"])
+            staff.goto(f"{url}/staff/online-exams/midterm/")
+            _fill_settings(staff, now - timedelta(minutes=1), now + timedelta(hours=1), 0.25)  # 15 seconds
+            alan.goto(f"{url}/exams/midterm/")
+            alan.get_by_role("button", name="Start the exam").click()
+            expect(alan.locator("#clock")).to_contain_text("Time left")
+            assert alan.request.get(f"{url}/exams/midterm/state").json()["answers"] == {}
+            alan_first = variant(key, "released_unchanged").questions[0]
+            alan.check(f"#q{alan_first.position} input[value=A]")
+            expect(alan.locator(f"#q{alan_first.position} .saved")).to_have_text("saved")
+            # A second tab whose clock is stopped: its save after the end reaches the server, and is refused.
+            stale = browser.new_context(storage_state=alan.context.storage_state()).new_page()
+            stale.clock.install()
+            stale.clock.pause_at(timezone.now() + timedelta(seconds=1))
+            stale.goto(f"{url}/exams/midterm/")
+            # Alan's own tab runs out of time and shows how it ended.
+            expect(alan.locator("#ended")).to_contain_text("(time limit)", timeout=60_000)
+            stale.check(f"#q{alan_first.position} input[value=B]")
+            expect(stale.locator("#status")).to_contain_text("the exam ended at", timeout=10_000)
+            expect(stale.locator("#status")).to_contain_text("(time limit); this answer was not saved")
+            assert alan.request.get(f"{url}/exams/midterm/state").json()["answers"] == {str(alan_first.position): "A"}
+            assert ada.request.get(f"{url}/exams/midterm/state").json()["answers"][str(second.position)] == wrong
+
+            ada.get_by_role("button", name="Submit the exam").click()
+            expect(ada.locator("#results-later")).to_have_text("Your results are shown after the exam closes.")
+            # The close: then the feedback, the paper path's, for the wrong answer and the right one.
+            staff.goto(f"{url}/staff/online-exams/midterm/")
+            _fill_settings(staff, now - timedelta(minutes=1), timezone.now() - timedelta(seconds=1), 10)
+            ada.reload()
+            expect(ada.locator("#score")).to_contain_text("Score: 1 of 5")
+            expect(ada.locator("#feedback")).to_contain_text(f"The correct answer is {key.correct_letter(second)}")
+            ada.screenshot(path=shots / "exam-feedback.png", full_page=True)
+            staff.goto(f"{url}/staff/online-exams/midterm/")
+            staff.screenshot(path=shots / "exam-staff.png", full_page=True)
+            expect(staff.locator("#attempts")).to_contain_text("correct_source_notebook")
+            staff.locator("#attempts tr", has_text="released_unchanged").get_by_role("link", name="log").click()
+            expect(staff.locator("#log")).to_contain_text("refused")
+        finally:
+            browser.close()

@@ -102,7 +102,7 @@
       const response = await fetch(clock.dataset.stateUrl, { credentials: "same-origin",
                                                              headers: { "Accept": "application/json" } });
       const state = await response.json();
-      if (state.ended) { lock("The exam has ended (" + state.ended_reason + ")."); return; }
+      if (state.ended) { window.location.reload(); return; } // the server's page says how it ended
       endsAt = Date.now() + 1000 * state.seconds_left;
     } catch (error) { /* offline: the countdown goes on; the saves are kept */ }
     retry();
