@@ -158,9 +158,10 @@ def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: 
                 exam=exam.name, student=student, number=taken + 1, trial=trial, started_at=now, ends_at=ends_at,
                 deadline_reason=reason,
             )  # fmt: skip
-    except IntegrityError:  # the same student started on a second device at the same moment
+            log(attempt, "start", address, f"attempt {attempt.number}, ends {attempt.ends_at.isoformat()}")
+    except IntegrityError:  # the same student started on a second device at the same moment: that one
         attempt = ExamAttempt.objects.get(exam=exam.name, student=student, number=taken + 1)
-    log(attempt, "start", address, f"attempt {attempt.number}, ends {attempt.ends_at.isoformat()}")
+        log(attempt, "resume", address)
     return attempt
 
 
@@ -227,13 +228,15 @@ def save_answer(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, position: 
     except ExamRefused as refused:
         log(attempt, "refused", address, f"q{position}: {refused}")
         raise
-    if value.strip():
-        ExamAnswer.objects.update_or_create(attempt=attempt, position=position,
-                                            defaults={"value": value, "saved_at": now})  # fmt: skip
-    else:
-        ExamAnswer.objects.filter(attempt=attempt, position=position).delete()
     shown = value if question.kind == "choice" else f"{len(value)} characters"
-    log(attempt, "save", address, f"q{position}: {shown or 'cleared'}")
+    with transaction.atomic():  # the answer and its log line in one commit: one disk flush per save
+        if value.strip():
+            ExamAnswer.objects.update_or_create(
+                attempt=attempt, position=position, defaults={"value": value, "saved_at": now}
+            )
+        else:
+            ExamAnswer.objects.filter(attempt=attempt, position=position).delete()
+        log(attempt, "save", address, f"q{position}: {shown or 'cleared'}")
 
 
 def submit(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, address: str) -> None:

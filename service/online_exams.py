@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,13 @@ class AnswerForm(forms.Form):
     value = forms.CharField(required=False, strip=False, max_length=sessions.MAX_TEXT + 1)
 
 
+@lru_cache(maxsize=4096)
+def _html(markdown: str) -> str:
+    """A stem's or an option's inline Markdown as the printed page shows it (math as MathML), once
+    per text: every student's page shows the same few texts."""
+    return inline_html(parse_inline(markdown))
+
+
 def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, Any]]:
     """The variant's questions as the page shows them: stems and options with math as MathML,
     the letters of this variant, the answers saved; never which option is right or why one tempts."""
@@ -86,8 +94,8 @@ def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, An
         bank = key.questions[question.question]
         texts = {choice.option: choice.text for choice in bank.options}
         shown.append({
-            "position": question.position, "kind": question.kind, "stem": inline_html(parse_inline(bank.stem)),
-            "options": [(letter, inline_html(parse_inline(texts[option]))) for letter, option in question.letters.items()],
+            "position": question.position, "kind": question.kind, "stem": _html(bank.stem),
+            "options": [(letter, _html(texts[option])) for letter, option in question.letters.items()],
             "value": given.get(question.position, ""),
         })  # fmt: skip
     return shown
