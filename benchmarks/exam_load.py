@@ -134,12 +134,16 @@ async def student(url: str, name: str, session: str, delay: float, saves: list[t
                   timings: dict[str, list[float]], errors: list[str]) -> None:  # fmt: skip
     await asyncio.sleep(delay)
     cookies = {"sessionid": session}
-    async with httpx.AsyncClient(base_url=url, cookies=cookies, timeout=60, follow_redirects=False) as client:
+    async with httpx.AsyncClient(base_url=url, cookies=cookies, timeout=120, follow_redirects=False) as client:
         began = time.perf_counter()
-        page = await client.get("/exams/midterm/")
-        token = client.cookies.get("csrftoken") or ""
-        started = await client.post("/exams/midterm/", data={"csrfmiddlewaretoken": token})
-        await client.get("/exams/midterm/")
+        try:
+            page = await client.get("/exams/midterm/")
+            token = client.cookies.get("csrftoken") or ""
+            started = await client.post("/exams/midterm/", data={"csrfmiddlewaretoken": token})
+            await client.get("/exams/midterm/")
+        except httpx.HTTPError as exc:
+            errors.append(f"{name}: start failed ({type(exc).__name__})")
+            return
         timings["start"].append(time.perf_counter() - began)
         if page.status_code != 200 or started.status_code != 302:
             errors.append(f"{name}: start answered {page.status_code}, {started.status_code}")
@@ -148,8 +152,12 @@ async def student(url: str, name: str, session: str, delay: float, saves: list[t
         for position, value in saves:
             await asyncio.sleep(chance.uniform(0.5, 2.0))  # reading, choosing, typing
             before = time.perf_counter()
-            answer = await client.post("/exams/midterm/answer", headers={"X-CSRFToken": token, "Accept": "application/json"},
-                                       data={"position": position, "value": value})  # fmt: skip
+            try:
+                answer = await client.post("/exams/midterm/answer", data={"position": position, "value": value},
+                                           headers={"X-CSRFToken": token, "Accept": "application/json"})  # fmt: skip
+            except httpx.HTTPError as exc:
+                errors.append(f"{name}: save of q{position} failed ({type(exc).__name__})")
+                continue
             timings["save"].append(time.perf_counter() - before)
             if answer.status_code != 200:
                 errors.append(f"{name}: save of q{position} answered {answer.status_code} {answer.text[:100]}")

@@ -38,6 +38,7 @@ from untrusted import spreadsheet
 from .access import book, course, state
 from .errors import ExamRefused
 from .exam_models import ExamAccommodation, ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
+from .lti.exam_scores import send_exam_score
 
 MAX_TEXT = 20_000  # an open question's answer, in characters
 
@@ -190,6 +191,7 @@ def finish(attempt: ExamAttempt, key: ExamKey, reason: str, at: datetime, addres
     attempt.refresh_from_db()
     if not attempt.trial:
         record_result(key, attempt.student, result)
+        send_exam_score(attempt.exam, attempt.student, result)  # to the course platform, if it placed the exam
 
 
 def record_result(key: ExamKey, student: Student, result: StudentResult) -> None:
@@ -244,6 +246,11 @@ def submit(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, address: str) -
     if attempt.ended_at is not None:
         log(attempt, "refused", address, "submit after the end")
         raise ExamRefused(f"the exam ended already at {attempt.ended_at:%H:%M:%S %Z} ({attempt.ended_reason})")
+    try:
+        check_network(exam, address)
+    except ExamRefused as refused:
+        log(attempt, "refused", address, f"submit: {refused}")
+        raise
     finish(attempt, key, ExamAttempt.SUBMITTED, timezone.now(), address)
 
 
@@ -282,8 +289,15 @@ def results_visible(exam: OnlineExam, attempt: ExamAttempt, now: datetime | None
     if exam.results == OnlineExam.AT_SUBMIT:
         return True
     if exam.results == OnlineExam.AFTER_CLOSE:
-        return (now or timezone.now()) >= terms_of(exam, attempt.student).closes_at
+        return (now or timezone.now()) >= last_close(exam)
     return False
+
+
+def last_close(exam: OnlineExam) -> datetime:
+    """When the last student's window closes (a later close given to one student included): the
+    key is shown to no one before, since it would reach that student from a classmate."""
+    later = ExamAccommodation.objects.filter(exam=exam.name, closes_at__isnull=False).values_list("closes_at", flat=True)
+    return max([exam.closes_at, *later])
 
 
 def counted_attempts(name: str) -> list[ExamAttempt]:
@@ -305,8 +319,13 @@ def grade_online(name: str, folder: Path):
     out = state() / "exams" / name
     out.mkdir(parents=True, exist_ok=True)
     responses = out / "responses.csv"
-    responses.write_text(responses_csv(key, counted_attempts(name)), encoding="utf-8")
-    return grade_exam_into_gradebook(book(), folder, responses, out / "results")
+    counted = counted_attempts(name)
+    responses.write_text(responses_csv(key, counted), encoding="utf-8")
+    graded = grade_exam_into_gradebook(book(), folder, responses, out / "results")
+    students = {attempt.student.student_id: attempt.student for attempt in counted}
+    for result in graded.results:  # the open questions' marks counted now: the platforms' scores again
+        send_exam_score(name, students[result.student_id], result)
+    return graded
 
 
 def responses_csv(key: ExamKey, attempts: list[ExamAttempt]) -> str:

@@ -258,8 +258,12 @@ def test_an_access_code_and_the_rooms_networks(midterm):
     assert outside.status_code == 409 and "network only" in outside.json()["error"]
     assert send(client, "/exams/midterm/answer", address="192.0.2.7", position=question.position,
                 value="A").status_code == 200  # fmt: skip
+    send(client, "/exams/midterm/submit", address="203.0.113.9")
+    assert ExamAttempt.objects.get(pk=attempt.pk).ended_at is None  # not submitted from outside the room
+    send(client, "/exams/midterm/submit", address="10.20.3.4")
     log = list(ExamLogEntry.objects.filter(attempt=attempt).values_list("action", "address"))
-    assert log == [("start", "10.20.3.4"), ("refused", "203.0.113.9"), ("save", "192.0.2.7")]
+    assert log == [("start", "10.20.3.4"), ("refused", "203.0.113.9"), ("save", "192.0.2.7"),
+                   ("refused", "203.0.113.9"), ("end", "10.20.3.4")]  # fmt: skip
 
 
 def test_the_staff_try_it_early_and_their_trial_is_never_counted(midterm):
@@ -329,7 +333,14 @@ def test_results_after_the_close_or_never_and_the_key_stays_hidden_until_then(mi
     assert "Your results are shown after the exam closes" in page and "Score:" not in page
     assert not any(secret[:40] in page for secret in secrets_of(key))
     assert "correct" not in str(client.get("/exams/midterm/state").json())
+    # One classmate may finish later (their own close): no one reads the key before then.
+    later = account(midterm["ids"][1])
+    ExamAccommodation.objects.create(exam="midterm", student=Student.objects.get(student_id=midterm["ids"][1]),
+                                     closes_at=timezone.now() + timedelta(hours=3))  # fmt: skip
     OnlineExam.objects.filter(name="midterm").update(closes_at=timezone.now() - timedelta(seconds=1))
+    assert "Your results are shown after the exam closes" in client.get("/exams/midterm/").content.decode()
+    assert 'href="/exams/midterm/"' in later.get("/assignments/").content.decode()  # still open to them
+    ExamAccommodation.objects.filter(exam="midterm").update(closes_at=timezone.now() - timedelta(seconds=1))
     assert "The correct answer is" in client.get("/exams/midterm/").content.decode()
     OnlineExam.objects.filter(name="midterm").update(results=OnlineExam.NEVER)
     assert "Your results are shown never" in client.get("/exams/midterm/").content.decode()
@@ -622,3 +633,56 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             expect(staff.locator("#log")).to_contain_text("refused")
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="module")
+def lms():
+    """The test platform of tests/lti_platform.py, registered with a client id of this module's own."""
+    from service.lti.platforms import add_platform, platform_settings
+
+    from .lti_platform import Platform
+
+    made = Platform(tool_jwks=lambda: Client().get("/lti/jwks.json").json())
+    made.client_id = f"tool-{uuid.uuid4().hex[:8]}"
+    add_platform(platform_settings(name="Exam LMS", issuer=made.issuer, client_id=made.client_id,
+                                   deployment_ids=[made.deployment_id], **made.endpoints))  # fmt: skip
+    yield made
+    made.close()
+
+
+def test_an_exam_placed_by_deep_linking_and_its_score_sent_at_the_end(midterm, lms):
+    import re
+
+    import jwt
+
+    from .lti_platform import INSTRUCTOR, LEARNER
+    from .test_lti import launch
+
+    key, student_id = midterm["key"], midterm["ids"][0]
+    chooser = launch(Client(), lms, "teacher-exam", [INSTRUCTOR], message_type="LtiDeepLinkingRequest")
+    page = chooser.content.decode()
+    assert 'value="exam:midterm"' in page and key.title in page
+    launch_id = re.search(r'name="launch_id" value="([^"]+)"', page).group(1)
+    answer = Client().post("/lti/deep-link/", {"launch_id": launch_id, "assignment": "exam:midterm"})
+    response_jwt = re.search(r'name="JWT" value="([^"]+)"', answer.content.decode()).group(1)
+    claims = jwt.decode(response_jwt, options={"verify_signature": False})
+    (item,) = claims["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"]
+    assert item["custom"] == {"exam": "midterm"} and item["title"] == key.title
+    assert item["lineItem"]["resourceId"] == "exam:midterm" and item["lineItem"]["scoreMaximum"] == 5
+    assert Client().post("/lti/deep-link/", {"launch_id": launch_id, "assignment": "exam:final"}).status_code == 400
+
+    # A student opens the placed link: signed in, on the exam's page; their score reaches the column at the end.
+    sub = f"learner-{uuid.uuid4().hex[:6]}"
+    Student.objects.create(student_id=student_id, name="Exam Learner", email=f"{sub}@example.edu", on_roster=True)
+    line_item = lms.add_line_item({"label": key.title, "scoreMaximum": 5, "resourceId": "exam:midterm"})
+    client = Client()
+    landed = launch(client, lms, sub, [LEARNER], custom={"exam": "midterm"}, lineitem=line_item["id"])
+    assert landed.status_code == 302 and landed["Location"] == "/exams/midterm/"
+    client.post("/exams/midterm/")
+    question = variant(key, student_id).questions[0]
+    client.post("/exams/midterm/answer", {"position": question.position, "value": key.correct_letter(question)})
+    client.post("/exams/midterm/submit")
+    (item_url, score), *_ = [entry for entry in lms.scores if entry[1]["userId"] == sub]
+    assert item_url == line_item["id"]
+    assert (score["scoreGiven"], score["scoreMaximum"]) == (1, 5)
+    assert score["gradingProgress"] == "PendingManual" and score["activityProgress"] == "Completed"
