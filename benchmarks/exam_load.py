@@ -58,22 +58,23 @@ def course_copy(home: Path, students: int, questions: int) -> tuple[Path, list[s
     return course, names
 
 
-def start(course: Path, port: int, database_url: str | None) -> subprocess.Popen:
+def start(course: Path, port: int, database_url: str | None, log: Path) -> subprocess.Popen:
     command = [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port),
                "--workers", "0"]  # fmt: skip
     if database_url:
         command += ["--database-url", database_url]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for _ in range(3):
-        server.stdout.readline()  # the demo accounts, then "serving ..."
-    deadline = time.monotonic() + 60
+    # Into a file, not a pipe: waitress's and Django's warnings under load would fill a pipe no one
+    # reads, and a full pipe blocks every thread that logs.
+    with log.open("w") as output:
+        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return server
         except OSError:
-            if time.monotonic() > deadline:
-                raise SystemExit("the site never started listening") from None
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise SystemExit(f"the site never started listening: {log.read_text()[-500:]}") from None
             time.sleep(0.2)
 
 
@@ -197,7 +198,7 @@ def main() -> None:
     server = None
     try:
         course, names = course_copy(home, options.students, options.questions)
-        server = start(course, port := free_port(), options.database_url)
+        server = start(course, port := free_port(), options.database_url, home / "server.log")
         sessions = accounts(course, names, options.database_url)
         plans = plans_of(course, names)
         began = time.monotonic()
