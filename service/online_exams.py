@@ -133,6 +133,8 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
                 exam=name, student=student).count() < sessions.terms_of(exam, student).attempts)  # fmt: skip
         return render(request, "service/exam_start.html", context)
     variant = sessions.variant_for(key, student)
+    if variant is None:  # the exam was rebuilt without this student since they started
+        raise Http404("your variant is no longer in this exam's key; the staff rebuilt it; ask them")
     questions = _questions(key, attempt, variant)
     context["count"] = len(questions)
     context["answered"] = sum(bool(q["value"]) for q in questions)
