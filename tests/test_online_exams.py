@@ -533,6 +533,8 @@ def _sign_in_by_link(page, link):
     expect(page.locator("h1")).to_have_text("Assignments")
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(420)
 def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp_path):
     """Start, answer, reload and find the answers, lose the connection and keep them, run out of
     time, be refused after the end, read the feedback after the close; another student reads and
@@ -543,6 +545,7 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
 
     if CHROMIUM is None:
         pytest.skip("Debian's chromium is not installed here (.ci/run installs it)")
+    expect.set_options(timeout=20_000)  # a busy machine: waits, never timed assertions
     url, passwords, course_copy, _ = served_exam
     shots = screenshots_folder(tmp_path)
     link_of = roster_links(served_exam, tmp_path)
@@ -571,7 +574,7 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             ada.check(f"#q{first.position} input[value={right}]")
             expect(ada.locator(f"#q{first.position} .saved")).to_have_text("saved")
             ada.fill(f"#q{written.position} textarea", "The attention matrix grows with the square of the length.")
-            expect(ada.locator(f"#q{written.position} .saved")).to_have_text("saved", timeout=10_000)
+            expect(ada.locator(f"#q{written.position} .saved")).to_have_text("saved")
             expect(ada.locator("#answered")).to_have_text("2")
             ada.screenshot(path=shots / "exam-online.png", full_page=True)
             assert not any(secret[:40] in ada.content() for secret in secrets_of(key))  # no key in the page
@@ -588,7 +591,7 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             expect(ada.locator("#status")).to_contain_text("connection to the server is lost")
             expect(ada.locator(f"#q{second.position} .saved")).to_have_text("not saved yet")
             ada.unroute("**/exams/midterm/answer")
-            expect(ada.locator("#status")).to_have_text("All answers are saved.", timeout=15_000)
+            expect(ada.locator("#status")).to_have_text("All answers are saved.", timeout=30_000)
             ada.reload()
             expect(ada.locator(f"#q{second.position} input[value={wrong}]")).to_be_checked()
 
@@ -596,7 +599,7 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             alan = browser.new_context().new_page()
             _sign_in_by_link(alan, link_of["released_unchanged"])
             staff.goto(f"{url}/staff/online-exams/midterm/")
-            _fill_settings(staff, now - timedelta(minutes=1), now + timedelta(hours=1), 0.25)  # 15 seconds
+            _fill_settings(staff, now - timedelta(minutes=1), now + timedelta(hours=1), 0.5)  # 30 seconds
             alan.goto(f"{url}/exams/midterm/")
             alan.get_by_role("button", name="Start the exam").click()
             expect(alan.locator("#clock")).to_contain_text("Time left")
@@ -610,9 +613,9 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             stale.clock.pause_at(timezone.now() + timedelta(seconds=1))
             stale.goto(f"{url}/exams/midterm/")
             # Alan's own tab runs out of time and shows how it ended.
-            expect(alan.locator("#ended")).to_contain_text("(time limit)", timeout=60_000)
+            expect(alan.locator("#ended")).to_contain_text("(time limit)", timeout=90_000)
             stale.check(f"#q{alan_first.position} input[value=B]")
-            expect(stale.locator("#status")).to_contain_text("the exam ended at", timeout=10_000)
+            expect(stale.locator("#status")).to_contain_text("the exam ended at")
             expect(stale.locator("#status")).to_contain_text("(time limit); this answer was not saved")
             assert alan.request.get(f"{url}/exams/midterm/state").json()["answers"] == {str(alan_first.position): "A"}
             assert ada.request.get(f"{url}/exams/midterm/state").json()["answers"][str(second.position)] == wrong
