@@ -5,8 +5,10 @@ ServiceError          base
  ├── UploadRefused      a hand-in refused before anything runs (too large, not a notebook, over
  │                      the submission limit); shown to the student
  ├── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused
- └── LtiError           a platform's registration is incomplete, or a platform's service refused
-                        (pylti1p3's LtiException is translated here, in service/lti/)
+ ├── LtiError           a platform's registration is incomplete, or a platform's service refused
+ │                      (pylti1p3's LtiException is translated here, in service/lti/)
+ └── ExamRefused        an online exam's start, save or submit refused (not open, ended, wrong
+                        code, not from the room's network); the message says why, to the student
 """
 
 from __future__ import annotations
@@ -29,4 +31,8 @@ class ClientError(ServiceError):
 
 
 class LtiError(ServiceError):
+    pass
+
+
+class ExamRefused(ServiceError):
     pass

@@ -24,6 +24,7 @@ from untrusted.mathml import answer_markdown
 
 from .access import book, course
 from .boundary import number
+from .exam_sessions import online_answer
 from .staff import staff_only
 
 _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
@@ -98,6 +99,8 @@ def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -
         "text_html": _MARKDOWN.render(answer.text), "position": position + 1, "count": len(answers),
         "to_mark": sum(a.score is None for a in answers), "show_names": request.GET.get("names") == "1",
         "previous": answers[position - 1].student_id, "next": following.student_id,
+        # Taken online: the student's typed answer (service/exam_sessions.py), not a paper sheet.
+        "online": online_answer(name, answer.student_id, answer.question),
     }  # fmt: skip
     return render(request, "service/mark_exam_answer.html", context)
 

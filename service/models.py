@@ -134,3 +134,5 @@ class ClosedAssignment(models.Model):
 
 
 from .lti.models import ScoreToSend  # noqa: E402,F401  (the outbox of LTI scores: a model of this app)
+# Exams taken online: tables of their own module (service/exam_models.py), registered with the app here.
+from .exam_models import ExamAccommodation, ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam  # noqa: E402, F401

@@ -3,7 +3,7 @@ from django.urls import path, register_converter
 from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 
-from . import api, exam_marking, marking, reviews, staff, throttle, views
+from . import api, exam_marking, marking, online_exams, reviews, staff, throttle, views
 from .boundary import IdConverter
 from .lti import pages as lti_pages
 from .lti import views as lti
@@ -63,4 +63,11 @@ urlpatterns = [
     path("api/v1/assignments/<str:name>/grades", api.grades, name="api-grades"),
     path("api/v1/submissions", api.submissions, name="api-submissions"),
     path("api/v1/submissions/<id:job_id>", api.submission, name="api-submission"),
+    # Exams taken online (service/online_exams.py): the student's own attempt only, no attempt id.
+    path("exams/<str:name>/", online_exams.exam_page, name="exam-take"),
+    path("exams/<str:name>/answer", online_exams.save, name="exam-save"),
+    path("exams/<str:name>/submit", online_exams.submit, name="exam-submit"),
+    path("exams/<str:name>/state", online_exams.attempt_state, name="exam-state"),
+    path("staff/online-exams/<str:name>/", online_exams.staff_page, name="exam-online"),
+    path("staff/online-exams/<str:name>/attempts/<id:attempt_id>/", online_exams.attempt_log, name="exam-log"),
 ]

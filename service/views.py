@@ -38,7 +38,9 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
          "submissions": Job.objects.filter(student=student, assignment=spec.name).count()}
         for spec in assignments().values()
     ]  # fmt: skip
-    return render(request, "service/assignments.html", {"rows": rows})
+    from .online_exams import exams_open_for  # the online exams open to this student (README "Exams")
+
+    return render(request, "service/assignments.html", {"rows": rows, "exams": exams_open_for(student)})
 
 
 @login_required

@@ -775,10 +775,12 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
                  "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
                  "rubric-edit": ["attention-not-explanation", "written"], "platforms": [],
                  "regrade": name_of, "similarity": name_of, "review-answer": [1], "review-ask": [1], "diff": ["someone", 1, 2],
-                 "exam-start": ["midterm", "q"], "exam-mark": ["midterm", "q", "someone"]}  # fmt: skip
+                 "exam-start": ["midterm", "q"], "exam-mark": ["midterm", "q", "someone"],
+                 **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
+                 "exam-log": ["midterm", 1]}  # fmt: skip
 
     url = reverse(name, args=arguments.get(name, []))
-    posted = name in {"override", "regrade", "review-answer", "review-ask", "rubric-edit"}
+    posted = name in {"override", "regrade", "review-answer", "review-ask", "rubric-edit", "exam-save", "exam-submit"}
     anonymous = Client().post(url) if posted else Client().get(url)
     if name.startswith("api-"):
         assert anonymous.status_code == 401

@@ -308,3 +308,15 @@ def _feedback(key: ExamKey, variant: Variant, result: StudentResult) -> str:
 
 def _number(value: float | None) -> str:
     return "" if value is None else f"{value:.3f}"
+
+
+def grade_sheet(key: ExamKey, variant: Variant, answers: dict[int, str], source: Path) -> StudentResult:
+    """One answer sheet (position -> letter) graded as ``grade_exam`` grades a row of the responses:
+    the online exams' path (service/exam_sessions.py) calls this, so both grade identically."""
+    row = {f"q{position}": letter for position, letter in answers.items()}
+    return _grade_row(key, variant, row, source, 1, [])
+
+
+def feedback_markdown(key: ExamKey, variant: Variant, result: StudentResult) -> str:
+    """The student's feedback, as ``grade_exam`` writes it to feedback/<student>.md."""
+    return _feedback(key, variant, result)

@@ -30,6 +30,7 @@ from gradebook.exports.canvas import remember_canvas_id
 from ..access import assignments, book
 from ..errors import LtiError
 from ..models import Member, UsedLaunch
+from .exam_scores import EXAM_CHOICE, EXAM_PARAMETER, exam_resource, remember_exam_line_item
 from .identities import account_for, role_of
 from .roster import sync_roster
 from .scores import LINE_ITEM_TAG, maximum, remember_line_item
@@ -134,6 +135,9 @@ class Launch(LtiLaunchBaseView):
         login(request, user, backend=BACKEND)
         if user.member.is_staff_member:
             _fill_roster(lti_launch)
+        exam = str(lti_launch.get_custom_claim(EXAM_PARAMETER) or "")
+        if exam:
+            return _exam_launch(lti_launch, exam)
         spec = assignments().get(str(lti_launch.get_custom_claim(ASSIGNMENT_PARAMETER) or ""))
         if spec is None:
             return redirect("assignments")
@@ -152,6 +156,7 @@ class Launch(LtiLaunchBaseView):
         # The platform shows this page in its own dialog: the launch may be framed (FRAMED).
         return render(request, "service/lti_deep_link.html", {
             "assignments": list(assignments().values()), "launch_id": lti_launch.get_launch_id(),
+            "exams": _placeable_exams(),
         })  # fmt: skip
 
 
@@ -176,14 +181,20 @@ def deep_link_choice(request: HttpRequest) -> HttpResponse:
         return refused(request, "this choice came too late, or twice; open the tool again from the course")
     if not lti_launch.is_deep_link_launch or role_of(lti_launch.roles_claim or []) == Member.STUDENT:
         return refused(request, "only the course's instructors and teaching assistants place assignments")
-    spec = assignments().get(request.POST.get(ASSIGNMENT_PARAMETER, ""))
-    if spec is None:
+    chosen = request.POST.get(ASSIGNMENT_PARAMETER, "")
+    exam = _exam_key(chosen.removeprefix(EXAM_CHOICE)) if chosen.startswith(EXAM_CHOICE) else None
+    spec = assignments().get(chosen)
+    if spec is None and exam is None:
         return refused(request, "no such assignment", status=400)
     try:
         with transaction.atomic():
             UsedLaunch.objects.create(issuer=str(lti_launch.get_claim("iss"))[:255], nonce=f"choice:{launch_id}"[:255])
     except IntegrityError:
         return refused(request, "this choice was made already; open the tool again from the course to place another")
+    if exam is not None:
+        launch_url = request.build_absolute_uri(reverse("lti-launch"))
+        return lti_launch.deep_link_response([exam_resource(launch_url, chosen.removeprefix(EXAM_CHOICE), exam)])
+    assert spec is not None
     title = spec.title or spec.name
     resource = (
         DeepLinkResource().set_url(request.build_absolute_uri(reverse("lti-launch"))).set_title(title)
@@ -220,3 +231,44 @@ def _fill_roster(lti_launch) -> None:
         sync_roster(lti_launch.context)
     except (LtiException, RequestException, ValueError) as exc:
         logger.warning("the roster could not be read from the platform: %s", exc)
+
+
+def _placeable_exams() -> list[tuple[str, str]]:
+    """The exams set up to be taken online: (the deep link page's value, the title)."""
+    from ..exam_models import OnlineExam
+    from ..exam_sessions import folders
+
+    names = set(folders())
+    placeable = []
+    for exam in OnlineExam.objects.filter(name__in=names).order_by("name"):
+        key = _exam_key(exam.name)
+        if key is not None:
+            placeable.append((f"{EXAM_CHOICE}{exam.name}", key.title))
+    return placeable
+
+
+def _exam_key(name: str):
+    """An online exam's key, or None for a name that is none (not listed, not set up, unreadable)."""
+    from course.errors import ExamError
+
+    from ..exam_models import OnlineExam
+    from ..exam_sessions import folders, key_of
+
+    folder = folders().get(name)
+    if folder is None or not OnlineExam.objects.filter(name=name).exists():
+        return None
+    try:
+        return key_of(folder)
+    except ExamError:
+        return None
+
+
+def _exam_launch(lti_launch, name: str) -> HttpResponse:
+    key = _exam_key(name)
+    if key is None:
+        return redirect("assignments")
+    try:
+        remember_exam_line_item(lti_launch, name, key)
+    except (LtiException, RequestException) as exc:
+        logger.warning("no line item for the exam %s: %s", name, exc)
+    return redirect("exam-take", name)

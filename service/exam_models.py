@@ -1,0 +1,86 @@
+"""The tables of exams taken online (README "Exams"): an exam's settings, a student's
+accommodations, their attempts, each answer as last saved, and the attempt's log. An exam is known
+by its name in course.toml (its folder's name); its questions and key stay in the folder."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from gradebook.models import Student
+
+
+class OnlineExam(models.Model):
+    """How an exam folder is taken online: its window, its time limit, how its questions are shown,
+    when its results are, and what a proctored room asks (an access code, the room's networks)."""
+
+    AT_SUBMIT, AFTER_CLOSE, NEVER = "at_submit", "after_close", "never"
+    RESULTS = [(AT_SUBMIT, "when the attempt ends"), (AFTER_CLOSE, "after the exam closes"), (NEVER, "never")]
+
+    name = models.CharField(max_length=200, unique=True)
+    opens_at = models.DateTimeField()
+    closes_at = models.DateTimeField()
+    minutes = models.FloatField()  # the time limit of one attempt
+    one_at_a_time = models.BooleanField(default=False)
+    results = models.CharField(max_length=20, choices=RESULTS, default=AFTER_CLOSE)
+    access_code = models.CharField(max_length=100, blank=True)
+    networks = models.TextField(blank=True)  # allowed address ranges, one a line (CIDR); none: anywhere
+    trial = models.BooleanField(default=False)  # the staff's own accounts may take it now, outside the window
+    updated_at = models.DateTimeField(auto_now=True)
+
+
+class ExamAccommodation(models.Model):
+    """A student's own terms on one exam: more time, a later close, more attempts."""
+
+    exam = models.CharField(max_length=200)
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="exam_accommodations")
+    extra_minutes = models.FloatField(default=0)
+    closes_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["exam", "student"], name="one_accommodation_per_exam")]
+
+
+class ExamAttempt(models.Model):
+    SUBMITTED, TIME_LIMIT, CLOSED = "submitted", "time limit", "exam closed"
+
+    exam = models.CharField(max_length=200, db_index=True)
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="exam_attempts")
+    number = models.PositiveIntegerField(default=1)
+    trial = models.BooleanField(default=False)  # the staff's own: never counted
+    started_at = models.DateTimeField()
+    ends_at = models.DateTimeField()  # the server's deadline, fixed at the start
+    deadline_reason = models.CharField(max_length=20)  # what ends_at is: the time limit or the close
+    ended_at = models.DateTimeField(null=True)
+    ended_reason = models.CharField(max_length=20, blank=True)
+    correct = models.IntegerField(null=True)  # check questions right, set when it ends
+    automatic = models.IntegerField(null=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["exam", "student", "number"], name="one_attempt_number")]
+
+
+class ExamAnswer(models.Model):
+    """An answer as last saved: a letter of the student's variant, or an open question's text."""
+
+    attempt = models.ForeignKey(ExamAttempt, on_delete=models.CASCADE, related_name="answers")
+    position = models.PositiveIntegerField()
+    value = models.TextField()
+    saved_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["attempt", "position"], name="one_answer_per_position")]
+
+
+class ExamLogEntry(models.Model):
+    """What happened to an attempt, and from which address: every start, save, refusal and end."""
+
+    attempt = models.ForeignKey(ExamAttempt, on_delete=models.CASCADE, related_name="log")
+    at = models.DateTimeField()
+    action = models.CharField(max_length=20)
+    address = models.CharField(max_length=100, blank=True)
+    detail = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]

@@ -1,0 +1,359 @@
+"""Exams taken online: the rules of an attempt, on the server's clock (README "Exams").
+
+An exam folder made by ``course exam build`` and listed in course.toml is taken online once the
+instructor gives it a window and a time limit (``OnlineExam``). A student on the exam's roster
+starts it inside the window and gets the variant the printed exam gives them (key.json's, from the
+seed rule); every answer is saved as it is given; the attempt ends at submit, at the time limit or
+at the close, whichever comes first, fixed on the server at the start (``ends_at``), and nothing is
+saved after it. Grading goes through the paper path's own functions (course/exams/grade.py), so a
+paper exam and an online one of the same folder grade identically. The staff's own accounts take
+it as a trial, never counted."""
+
+from __future__ import annotations
+
+import io
+import ipaddress
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from course.exams.grade import (
+    OpenMark,
+    StudentResult,
+    feedback_markdown,
+    grade_sheet,
+    load_key,
+)  # fmt: skip
+from course.exams.variants import ExamKey, Variant, make_variant
+from course.exams.variants import Student as ExamStudent
+from gradebook.exams import grade_exam_into_gradebook
+from gradebook.models import STAFF_PREFIX, ExamMark, ExamResult, Student
+from untrusted import spreadsheet
+
+from .access import book, course, state
+from .errors import ExamRefused
+from .exam_models import ExamAccommodation, ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
+from .lti.exam_scores import send_exam_score
+
+MAX_TEXT = 20_000  # an open question's answer, in characters
+
+
+def folders() -> dict[str, Path]:
+    """The course's exam folders by name (``exams`` in course.toml)."""
+    return course().exam_folders
+
+
+@lru_cache(maxsize=32)
+def _key_at(path: Path, modified: int) -> ExamKey:
+    return load_key(path)
+
+
+def key_of(folder: Path) -> ExamKey:
+    """The exam's key, read once per version of key.json (every save needs the variant)."""
+    try:
+        modified = (folder / "key.json").stat().st_mtime_ns
+    except OSError:
+        modified = 0  # load_key says what is wrong
+    return _key_at(folder, modified)
+
+
+def variant_for(key: ExamKey, student: Student) -> Variant | None:
+    """The student's variant: the printed exam's for a student on its roster; for the staff's own
+    account, one drawn by the same seed rule (a trial); None for anyone else."""
+    found = next((v for v in key.variants if v.student.student_id == student.student_id), None)
+    if found is not None or not student.student_id.startswith(STAFF_PREFIX):
+        return found
+    first = key.variants[0].questions
+    choice = sum(q.kind == "choice" for q in first)
+    exam_student = ExamStudent(student_id=student.student_id, name=student.name or student.student_id, email="")
+    return make_variant(exam_student, list(key.questions.values()), key.seed, choice, key.shuffled, len(first) - choice)
+
+
+@dataclass
+class Terms:
+    """A student's own terms on an exam: the exam's, with their accommodation."""
+
+    closes_at: datetime
+    minutes: float
+    attempts: int
+
+
+def terms_of(exam: OnlineExam, student: Student) -> Terms:
+    given = ExamAccommodation.objects.filter(exam=exam.name, student=student).first()
+    if given is None:
+        return Terms(exam.closes_at, exam.minutes, 1)
+    closes = max(exam.closes_at, given.closes_at) if given.closes_at else exam.closes_at
+    return Terms(closes, exam.minutes + given.extra_minutes, given.attempts)
+
+
+def is_trial(student: Student) -> bool:
+    return student.student_id.startswith(STAFF_PREFIX)
+
+
+def latest_attempt(name: str, student: Student) -> ExamAttempt | None:
+    return ExamAttempt.objects.filter(exam=name, student=student).order_by("-number").first()
+
+
+def open_to(exam: OnlineExam, student: Student, now: datetime | None = None) -> bool:
+    """Whether the exam is in its window for this student (for the staff: also when on trial)."""
+    now = now or timezone.now()
+    if is_trial(student) and exam.trial:
+        return True
+    return exam.opens_at <= now < terms_of(exam, student).closes_at
+
+
+def log(attempt: ExamAttempt, action: str, address: str, detail: str = "") -> None:
+    ExamLogEntry.objects.create(attempt=attempt, at=timezone.now(), action=action, address=address, detail=detail)
+
+
+def check_network(exam: OnlineExam, address: str) -> None:
+    """A proctored room's exam is taken from its networks only (an empty list: from anywhere)."""
+    ranges = [line.strip() for line in exam.networks.splitlines() if line.strip()]
+    if not ranges:
+        return
+    try:
+        here = ipaddress.ip_address(address)
+    except ValueError:
+        raise ExamRefused("this exam is taken from the exam room's network only") from None
+    if not any(here in ipaddress.ip_network(text, strict=False) for text in ranges):
+        raise ExamRefused("this exam is taken from the exam room's network only")
+
+
+def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: str = "") -> ExamAttempt:
+    """The student's attempt: the one in progress (resumed), or a new one if the rules allow."""
+    now = timezone.now()
+    current = latest_attempt(exam.name, student)
+    if current is not None:
+        finish_if_due(current, key, now)
+        if current.ended_at is None:
+            check_network(exam, address)
+            log(current, "resume", address)
+            return current
+    check_network(exam, address)
+    trial = is_trial(student)
+    terms = terms_of(exam, student)
+    if not open_to(exam, student, now):
+        if now < exam.opens_at:
+            raise ExamRefused(f"the exam opens at {exam.opens_at:%Y-%m-%d %H:%M %Z}")
+        raise ExamRefused(f"the exam closed at {terms.closes_at:%Y-%m-%d %H:%M %Z}")
+    if variant_for(key, student) is None:
+        raise ExamRefused("you have no variant of this exam (you were not on its roster); ask the staff")
+    taken = ExamAttempt.objects.filter(exam=exam.name, student=student).count()
+    if not trial and taken >= terms.attempts:
+        raise ExamRefused("you have taken this exam already; another attempt is the staff's to grant")
+    if exam.access_code and not secrets.compare_digest(code.strip().encode(), exam.access_code.encode()):
+        raise ExamRefused("wrong access code; the exam room's proctor gives it")
+    limit = now + timedelta(minutes=terms.minutes)
+    if trial or limit <= terms.closes_at:
+        ends_at, reason = limit, ExamAttempt.TIME_LIMIT
+    else:
+        ends_at, reason = terms.closes_at, ExamAttempt.CLOSED
+    try:
+        with transaction.atomic():
+            attempt = ExamAttempt.objects.create(
+                exam=exam.name, student=student, number=taken + 1, trial=trial, started_at=now, ends_at=ends_at,
+                deadline_reason=reason,
+            )  # fmt: skip
+            log(attempt, "start", address, f"attempt {attempt.number}, ends {attempt.ends_at.isoformat()}")
+    except IntegrityError:  # the same student started on a second device at the same moment: that one
+        attempt = ExamAttempt.objects.get(exam=exam.name, student=student, number=taken + 1)
+        log(attempt, "resume", address)
+    return attempt
+
+
+def finish_if_due(attempt: ExamAttempt, key: ExamKey, now: datetime | None = None) -> None:
+    """An attempt past its deadline ends then, whoever notices it first."""
+    now = now or timezone.now()
+    if attempt.ended_at is None and now >= attempt.ends_at:
+        finish(attempt, key, attempt.deadline_reason, attempt.ends_at, "")
+
+
+def finish(attempt: ExamAttempt, key: ExamKey, reason: str, at: datetime, address: str) -> None:
+    """End the attempt (once, even when two requests end it together) and grade its check questions;
+    a counted attempt's result goes to the gradebook."""
+    with transaction.atomic():
+        ended = ExamAttempt.objects.filter(pk=attempt.pk, ended_at__isnull=True).update(
+            ended_at=at, ended_reason=reason
+        )
+    attempt.refresh_from_db()
+    if not ended:
+        return
+    log(attempt, "end", address, reason)
+    result = result_of(attempt, key)
+    if result is None:
+        return
+    ExamAttempt.objects.filter(pk=attempt.pk).update(correct=result.correct, automatic=result.automatic)
+    attempt.refresh_from_db()
+    if not attempt.trial:
+        record_result(key, attempt.student, result)
+        send_exam_score(attempt.exam, attempt.student, result)  # to the course platform, if it placed the exam
+
+
+def record_result(key: ExamKey, student: Student, result: StudentResult) -> None:
+    """The gradebook's record, as ``course exam grade --gradebook`` writes it (by the exam's title)."""
+    ExamResult.objects.update_or_create(
+        exam=key.title, student=student,
+        defaults={"score": result.score, "max_score": result.max_score, "graded_at": timezone.now()},
+    )  # fmt: skip
+
+
+def answers_of(attempt: ExamAttempt) -> dict[int, str]:
+    return dict(attempt.answers.values_list("position", "value"))
+
+
+def save_answer(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, position: int, value: str, address: str) -> None:
+    """Save one answer (the last save wins); refused, and logged, after the attempt's end."""
+    now = timezone.now()
+    finish_if_due(attempt, key, now)
+    variant = variant_for(key, attempt.student)
+    question = next((q for q in variant.questions if q.position == position), None) if variant else None
+    try:
+        if attempt.ended_at is not None:
+            raise ExamRefused(f"the exam ended at {attempt.ended_at:%H:%M:%S %Z} ({attempt.ended_reason}); "
+                              "this answer was not saved")  # fmt: skip
+        check_network(exam, address)
+        if question is None:
+            raise ExamRefused(f"there is no question {position} on your exam")
+        if question.kind == "choice":
+            value = value.strip().upper()
+            if value and value not in question.letters:
+                raise ExamRefused(
+                    f"{value!r} is not an answer to question {position} (one of {''.join(question.letters)})"
+                )
+        elif len(value) > MAX_TEXT:
+            raise ExamRefused(f"an answer holds at most {MAX_TEXT} characters")
+    except ExamRefused as refused:
+        log(attempt, "refused", address, f"q{position}: {refused}")
+        raise
+    shown = value if question.kind == "choice" else f"{len(value)} characters"
+    with transaction.atomic():  # the answer and its log line in one commit: one disk flush per save
+        if value.strip():
+            ExamAnswer.objects.update_or_create(
+                attempt=attempt, position=position, defaults={"value": value, "saved_at": now}
+            )
+        else:
+            ExamAnswer.objects.filter(attempt=attempt, position=position).delete()
+        log(attempt, "save", address, f"q{position}: {shown or 'cleared'}")
+
+
+def submit(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, address: str) -> None:
+    finish_if_due(attempt, key)
+    if attempt.ended_at is not None:
+        log(attempt, "refused", address, "submit after the end")
+        raise ExamRefused(f"the exam ended already at {attempt.ended_at:%H:%M:%S %Z} ({attempt.ended_reason})")
+    try:
+        check_network(exam, address)
+    except ExamRefused as refused:
+        log(attempt, "refused", address, f"submit: {refused}")
+        raise
+    finish(attempt, key, ExamAttempt.SUBMITTED, timezone.now(), address)
+
+
+def marks_of(key: ExamKey, student: Student) -> dict[tuple[str, str], OpenMark]:
+    marks = ExamMark.objects.filter(exam=key.title, student=student)
+    return {(student.student_id, m.question): OpenMark(score=m.score, comment=m.comment) for m in marks}
+
+
+def result_of(attempt: ExamAttempt, key: ExamKey) -> StudentResult | None:
+    """The attempt graded by the paper path's function, with the open questions' marks so far."""
+    variant = variant_for(key, attempt.student)
+    if variant is None:
+        return None
+    given = answers_of(attempt)
+    letters = {q.position: given[q.position] for q in variant.questions if q.kind == "choice" and q.position in given}
+    result = grade_sheet(key, variant, letters, Path(f"online attempt {attempt.pk}"))
+    marks = marks_of(key, attempt.student)
+    result.marks = {q.position: marks[(attempt.student.student_id, q.question)] for q in variant.questions
+                    if q.kind == "open" and (attempt.student.student_id, q.question) in marks}  # fmt: skip
+    return result
+
+
+def feedback_of(attempt: ExamAttempt, key: ExamKey) -> str | None:
+    """The student's feedback, the very text the paper path writes to feedback/<student>.md."""
+    variant = variant_for(key, attempt.student)
+    result = result_of(attempt, key)
+    return None if variant is None or result is None else feedback_markdown(key, variant, result)
+
+
+def results_visible(exam: OnlineExam, attempt: ExamAttempt, now: datetime | None = None) -> bool:
+    """Whether the student may read the attempt's results and the key: never before its end."""
+    if attempt.ended_at is None:
+        return False
+    if attempt.trial:
+        return True  # the staff's trial run shows what a student would read
+    if exam.results == OnlineExam.AT_SUBMIT:
+        return True
+    if exam.results == OnlineExam.AFTER_CLOSE:
+        return (now or timezone.now()) >= last_close(exam)
+    return False
+
+
+def last_close(exam: OnlineExam) -> datetime:
+    """When the last student's window closes (a later close given to one student included): the
+    key is shown to no one before, since it would reach that student from a classmate."""
+    later = ExamAccommodation.objects.filter(exam=exam.name, closes_at__isnull=False).values_list("closes_at", flat=True)
+    return max([exam.closes_at, *later])
+
+
+def counted_attempts(name: str) -> list[ExamAttempt]:
+    """Each student's counted attempt: their latest that ended, never the staff's."""
+    latest: dict[int, ExamAttempt] = {}
+    for attempt in ExamAttempt.objects.filter(exam=name, trial=False, ended_at__isnull=False).select_related("student"):
+        if attempt.student_id not in latest or attempt.number > latest[attempt.student_id].number:
+            latest[attempt.student_id] = attempt
+    return sorted(latest.values(), key=lambda a: a.student.student_id)
+
+
+def grade_online(name: str, folder: Path):
+    """The whole exam graded by ``course exam grade --gradebook``'s own function: the counted
+    attempts written as the paper path's responses.csv, then scores.csv, the feedback files, the
+    item analysis and the gradebook's results, under the state folder's exams/<name>/."""
+    key = key_of(folder)
+    for attempt in ExamAttempt.objects.filter(exam=name, ended_at__isnull=True):
+        finish_if_due(attempt, key)
+    out = state() / "exams" / name
+    out.mkdir(parents=True, exist_ok=True)
+    responses = out / "responses.csv"
+    counted = counted_attempts(name)
+    responses.write_text(responses_csv(key, counted), encoding="utf-8")
+    graded = grade_exam_into_gradebook(book(), folder, responses, out / "results")
+    students = {attempt.student.student_id: attempt.student for attempt in counted}
+    for result in graded.results:  # the open questions' marks counted now: the platforms' scores again
+        send_exam_score(name, students[result.student_id], result)
+    return graded
+
+
+def responses_csv(key: ExamKey, attempts: list[ExamAttempt]) -> str:
+    positions = len(key.variants[0].questions)
+    buffer = io.StringIO()
+    writer = spreadsheet.writer(buffer, lineterminator="\n")
+    writer.writerow(["student_id", *(f"q{n}" for n in range(1, positions + 1))])
+    for attempt in attempts:
+        variant = variant_for(key, attempt.student)
+        if variant is None:
+            continue
+        kinds = {q.position: q.kind for q in variant.questions}
+        given = answers_of(attempt)
+        writer.writerow([attempt.student.student_id, *(given.get(n, "") if kinds.get(n) == "choice" else ""
+                                                       for n in range(1, positions + 1))])  # fmt: skip
+    return buffer.getvalue()
+
+
+def online_answer(name: str, student_id: str, question: str) -> str | None:
+    """The text a student typed for an open question in their counted attempt (the marking page's)."""
+    folder = folders().get(name)
+    if folder is None:
+        return None
+    attempt = next((a for a in counted_attempts(name) if a.student.student_id == student_id), None)
+    if attempt is None:
+        return None
+    variant = variant_for(key_of(folder), attempt.student)
+    placed = next((q for q in variant.questions if q.question == question), None) if variant else None
+    if placed is None:
+        return None
+    return answers_of(attempt).get(placed.position, "")

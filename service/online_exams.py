@@ -1,0 +1,358 @@
+"""The pages of exams taken online (README "Exams"): the student's exam page (start, answer,
+submit, then the results when the exam allows), the small JSON save and state endpoints the
+page's script uses (each answer is also a form that works without a script), and the staff's page
+of an exam's settings, accommodations, attempts and their log. The rules are exam_sessions.py's;
+a student only ever reaches their own attempt (no attempt id is in their addresses)."""
+
+from __future__ import annotations
+
+import ipaddress
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from course.errors import ExamError
+from course.exams.pages import inline_html
+from course.exams.variants import ExamKey
+from course.loaders.markdown import parse_inline
+from gradebook.models import Student
+from untrusted.mathml import answer_markdown
+
+from . import exam_sessions as sessions
+from .access import member_of, student_of
+from .errors import ExamRefused
+from .exam_models import ExamAccommodation, ExamAttempt, OnlineExam
+from .models import Member
+from .staff import staff_only
+
+_MARKDOWN = answer_markdown()  # the feedback: Markdown with math, never raw HTML
+
+
+def _address(request: HttpRequest) -> str:
+    # waitress puts the client's address here (from X-Forwarded-For only behind the trusted proxy).
+    return request.META.get("REMOTE_ADDR", "") or ""
+
+
+def _exam(name: str) -> tuple[OnlineExam, Path, ExamKey]:
+    """The online exam of this name, its folder and its key; a 404 for anything else."""
+    folder = sessions.folders().get(name)
+    exam = OnlineExam.objects.filter(name=name).first()
+    if folder is None or exam is None:
+        raise Http404("no such exam")
+    try:
+        return exam, folder, sessions.key_of(folder)
+    except ExamError:
+        raise Http404("this exam cannot be taken now; the staff are told on their exam page") from None
+
+
+def exams_open_for(student: Student) -> list[dict[str, Any]]:
+    """The online exams a student sees in their list: those open to them now, and those they took."""
+    rows = []
+    now = timezone.now()
+    for exam in OnlineExam.objects.filter(name__in=list(sessions.folders())).order_by("opens_at"):
+        attempt = sessions.latest_attempt(exam.name, student)
+        if attempt is None and not sessions.open_to(exam, student, now):
+            continue
+        if attempt is None:
+            where = "not started"
+        elif attempt.ended_at is None and now < attempt.ends_at:
+            where = "in progress"
+        else:
+            where = "ended"
+        rows.append({"name": exam.name, "closes_at": sessions.terms_of(exam, student).closes_at, "state": where})
+    return rows
+
+
+class AnswerForm(forms.Form):
+    position = forms.IntegerField(min_value=1, max_value=10_000)
+    value = forms.CharField(required=False, strip=False, max_length=sessions.MAX_TEXT + 1)
+
+
+@lru_cache(maxsize=4096)
+def _html(markdown: str) -> str:
+    """A stem's or an option's inline Markdown as the printed page shows it (math as MathML), once
+    per text: every student's page shows the same few texts."""
+    return inline_html(parse_inline(markdown))
+
+
+def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, Any]]:
+    """The variant's questions as the page shows them: stems and options with math as MathML,
+    the letters of this variant, the answers saved; never which option is right or why one tempts."""
+    given = sessions.answers_of(attempt)
+    shown = []
+    for question in variant.questions:
+        bank = key.questions[question.question]
+        texts = {choice.option: choice.text for choice in bank.options}
+        shown.append({
+            "position": question.position, "kind": question.kind, "stem": _html(bank.stem),
+            "options": [(letter, _html(texts[option])) for letter, option in question.letters.items()],
+            "value": given.get(question.position, ""),
+        })  # fmt: skip
+    return shown
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exam_page(request: HttpRequest, name: str) -> HttpResponse:
+    exam, _, key = _exam(name)
+    student = student_of(request.user)
+    if request.method == "POST":
+        try:
+            sessions.start(exam, key, student, _address(request), request.POST.get("code", ""))
+        except ExamRefused as refused:
+            messages.error(request, str(refused))
+        return redirect("exam-take", name=name)
+    attempt = sessions.latest_attempt(name, student)
+    now = timezone.now()
+    if attempt is not None:
+        sessions.finish_if_due(attempt, key, now)
+    context: dict[str, Any] = {"name": name, "title": key.title, "exam": exam, "attempt": attempt,
+                               "open": sessions.open_to(exam, student, now),
+                               "terms": sessions.terms_of(exam, student)}  # fmt: skip
+    if attempt is None or attempt.ended_at is not None:
+        if attempt is not None and sessions.results_visible(exam, attempt, now):
+            context["feedback_html"] = _MARKDOWN.render(sessions.feedback_of(attempt, key) or "")
+            context["result"] = sessions.result_of(attempt, key)
+        elif attempt is not None:
+            context["results_when"] = {OnlineExam.AFTER_CLOSE: "after the exam closes", OnlineExam.NEVER: "never"}.get(
+                exam.results, "after the end"
+            )
+        if attempt is not None:
+            context["answered"] = len(sessions.answers_of(attempt))
+            context["again"] = context["open"] and (attempt.trial or sessions.ExamAttempt.objects.filter(
+                exam=name, student=student).count() < sessions.terms_of(exam, student).attempts)  # fmt: skip
+        return render(request, "service/exam_start.html", context)
+    variant = sessions.variant_for(key, student)
+    if variant is None:  # the exam was rebuilt without this student since they started
+        raise Http404("your variant is no longer in this exam's key; the staff rebuilt it; ask them")
+    questions = _questions(key, attempt, variant)
+    context["count"] = len(questions)
+    context["answered"] = sum(bool(q["value"]) for q in questions)
+    context["seconds_left"] = max(0, int((attempt.ends_at - now).total_seconds()))
+    if exam.one_at_a_time:
+        try:
+            current = min(max(int(request.GET.get("q", "1")), 1), len(questions))
+        except ValueError:
+            current = 1
+        context["numbers"] = [(q["position"], bool(q["value"])) for q in questions]
+        context["current"] = current
+        context["previous"] = current - 1 if current > 1 else None
+        context["following"] = current + 1 if current < len(questions) else None
+        questions = [questions[current - 1]]
+    context["questions"] = questions
+    return render(request, "service/exam_take.html", context)
+
+
+def _refusal(status: int, message: str) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def _wants_page(request: HttpRequest) -> bool:
+    """A form posted without the page's script (it sends ``page``): answer with the page again."""
+    return "page" in request.POST
+
+
+@login_required
+@require_POST
+def save(request: HttpRequest, name: str) -> HttpResponse:
+    """Save one answer of the student's own attempt: JSON ``{"saved": ...}`` or ``{"error": ...}``."""
+    exam, _, key = _exam(name)
+    student = student_of(request.user)
+    attempt = sessions.latest_attempt(name, student)
+    form = AnswerForm(request.POST)
+    back = reverse("exam-take", args=[name]) + (f"?q={request.POST.get('q')}" if request.POST.get("q", "").isdigit()
+                                                 else "")  # fmt: skip
+    if attempt is None:
+        message, status = "you have not started this exam", 409
+    elif not form.is_valid():
+        message, status = "an answer names its question's position and its value", 400
+    else:
+        position, value = form.cleaned_data["position"], form.cleaned_data["value"]
+        try:
+            sessions.save_answer(exam, key, attempt, position, value, _address(request))
+        except ExamRefused as refused:
+            message, status = str(refused), 409
+        else:
+            if _wants_page(request):
+                messages.info(request, f"question {position}: saved")
+                return redirect(back)
+            return JsonResponse(
+                {
+                    "saved": position,
+                    "answered": len(sessions.answers_of(attempt)),
+                    "seconds_left": max(0, int((attempt.ends_at - timezone.now()).total_seconds())),
+                }
+            )
+    if _wants_page(request):
+        messages.error(request, message)
+        return redirect(back)
+    return _refusal(status, message)
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, name: str) -> HttpResponse:
+    exam, _, key = _exam(name)
+    attempt = sessions.latest_attempt(name, student_of(request.user))
+    if attempt is None:
+        messages.error(request, "you have not started this exam")
+    else:
+        try:
+            sessions.submit(exam, key, attempt, _address(request))
+        except ExamRefused as refused:
+            messages.error(request, str(refused))
+    return redirect("exam-take", name=name)
+
+
+@login_required
+@require_safe
+def attempt_state(request: HttpRequest, name: str) -> HttpResponse:
+    """The student's own attempt as the server has it: its clock and the answers saved (never the key)."""
+    exam, _, key = _exam(name)
+    attempt = sessions.latest_attempt(name, student_of(request.user))
+    if attempt is None:
+        return _refusal(404, "you have not started this exam")
+    now = timezone.now()
+    sessions.finish_if_due(attempt, key, now)
+    return JsonResponse({
+        "exam": name, "ends_at": attempt.ends_at.isoformat(), "ended": attempt.ended_at is not None,
+        "ended_reason": attempt.ended_reason, "seconds_left": max(0, int((attempt.ends_at - now).total_seconds()))
+        if attempt.ended_at is None else 0, "answers": {str(p): v for p, v in sessions.answers_of(attempt).items()},
+    })  # fmt: skip
+
+
+# The staff's page.
+
+
+class SettingsForm(forms.ModelForm):
+    class Meta:
+        model = OnlineExam
+        fields = ["opens_at", "closes_at", "minutes", "one_at_a_time", "results", "access_code", "networks", "trial"]
+        labels = {"minutes": "Time limit (minutes)", "one_at_a_time": "One question at a time",
+                  "results": "Students see their results", "networks": "Allowed networks (one CIDR range a line; "
+                  "empty: anywhere)", "trial": "Open now to the staff's own accounts (a trial run, never counted)",
+                  "access_code": "Access code (empty: none)"}  # fmt: skip
+        widgets = {"networks": forms.Textarea(attrs={"rows": 3, "cols": 40})}
+
+    def clean_minutes(self) -> float:
+        minutes = self.cleaned_data["minutes"]
+        if not 0 < minutes <= 60 * 24 * 7:
+            raise forms.ValidationError("a time limit is more than 0 minutes and at most a week")
+        return minutes
+
+    def clean_networks(self) -> str:
+        text = self.cleaned_data["networks"]
+        for line in text.splitlines():
+            if line.strip():
+                try:
+                    ipaddress.ip_network(line.strip(), strict=False)
+                except ValueError:
+                    raise forms.ValidationError(f"{line.strip()!r} is not a network range (as 10.0.0.0/24)") from None
+        return text
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        opens, closes = data.get("opens_at"), data.get("closes_at")
+        if isinstance(opens, datetime) and isinstance(closes, datetime) and closes <= opens:
+            self.add_error("closes_at", "the exam closes after it opens")
+        return data
+
+
+class AccommodationForm(forms.Form):
+    student_id = forms.CharField(max_length=400)
+    extra_minutes = forms.FloatField(min_value=0, max_value=60 * 24 * 7, required=False)
+    closes_at = forms.DateTimeField(required=False, label="Closes for them at")
+    attempts = forms.IntegerField(min_value=1, max_value=100, required=False)
+
+
+def _instructor(request: HttpRequest) -> None:
+    if member_of(request.user).role != Member.INSTRUCTOR:
+        raise Http404("no such page")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def staff_page(request: HttpRequest, name: str) -> HttpResponse:
+    """An exam's online settings (the instructor's), accommodations, attempts, and its grading."""
+    staff_only(request)
+    folder = sessions.folders().get(name)
+    if folder is None:
+        raise Http404("no such exam")
+    exam = OnlineExam.objects.filter(name=name).first()
+    form = SettingsForm(instance=exam)
+    accommodation = AccommodationForm()
+    if request.method == "POST":
+        _instructor(request)
+        action = request.POST.get("action")
+        if action == "settings":
+            form = SettingsForm(request.POST, instance=exam or OnlineExam(name=name))
+            if form.is_valid():
+                form.save()
+                messages.info(request, "saved: the exam's online settings")
+                return redirect("exam-online", name=name)
+        elif action == "accommodation":
+            accommodation = AccommodationForm(request.POST)
+            if accommodation.is_valid() and _accommodate(request, name, accommodation.cleaned_data):
+                return redirect("exam-online", name=name)
+        elif action == "grade" and exam is not None:
+            try:
+                graded = sessions.grade_online(name, folder)
+            except ExamError as exc:
+                messages.error(request, str(exc))
+            else:
+                messages.info(request, f"graded {graded.graded} attempts into the gradebook and "
+                                       f"{sessions.state() / 'exams' / name / 'results'}")  # fmt: skip
+            return redirect("exam-online", name=name)
+    try:
+        title = sessions.key_of(folder).title
+    except ExamError as exc:
+        title, problem = name, str(exc)
+    else:
+        problem = ""
+    attempts = ExamAttempt.objects.filter(exam=name).select_related("student").order_by("student__student_id",
+                                                                                          "number")  # fmt: skip
+    context = {"name": name, "title": title, "problem": problem, "exam": exam, "form": form,
+               "accommodation": accommodation, "attempts": attempts,
+               "accommodations": ExamAccommodation.objects.filter(exam=name).select_related("student"),
+               "instructor": member_of(request.user).role == Member.INSTRUCTOR}  # fmt: skip
+    return render(request, "service/exam_online.html", context)
+
+
+def _accommodate(request: HttpRequest, name: str, data: dict[str, Any]) -> bool:
+    student = Student.objects.filter(student_id=data["student_id"]).first()
+    if student is None:
+        messages.error(request, f"{data['student_id']!r}: no such student in the gradebook")
+        return False
+    given, _ = ExamAccommodation.objects.get_or_create(exam=name, student=student)
+    if data.get("extra_minutes") is not None:
+        given.extra_minutes = data["extra_minutes"]
+    if data.get("closes_at") is not None:
+        given.closes_at = data["closes_at"]
+    if data.get("attempts") is not None:
+        given.attempts = data["attempts"]
+    given.save()
+    messages.info(request, f"{student.student_id}: {given.extra_minutes:g} more minutes, "
+                           f"{given.attempts} attempt(s)" + (f", closes at {given.closes_at:%Y-%m-%d %H:%M %Z}"
+                                                             if given.closes_at else ""))  # fmt: skip
+    return True
+
+
+@login_required
+@require_safe
+def attempt_log(request: HttpRequest, name: str, attempt_id: int) -> HttpResponse:
+    """One attempt's log: every start, save, refusal and end, with the address it came from."""
+    staff_only(request)
+    attempt = ExamAttempt.objects.filter(pk=attempt_id, exam=name).select_related("student").first()
+    if attempt is None:
+        raise Http404("no such attempt")
+    return render(request, "service/exam_log.html", {"name": name, "attempt": attempt, "log": attempt.log.all()})
