@@ -133,6 +133,7 @@ class ClosedAssignment(models.Model):
     closed_by = models.CharField(max_length=150, blank=True)
 
 
-from .lti.models import ScoreToSend  # noqa: E402,F401  (the outbox of LTI scores: a model of this app)
-# Exams taken online: tables of their own module (service/exam_models.py), registered with the app here.
+# Models of this app kept in modules of their own, registered with the app here: exams taken online
+# (service/exam_models.py) and the outbox of LTI scores (service/lti/models.py).
 from .exam_models import ExamAccommodation, ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam  # noqa: E402, F401
+from .lti.models import ScoreToSend  # noqa: E402, F401
