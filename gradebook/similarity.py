@@ -15,6 +15,7 @@ is listed, with its shares."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -257,15 +258,17 @@ def similarity(
     report.candidates = len(pairs)
     index = _Index(prints)
     firsts = pairs[:, 0]
-    bounds = np.flatnonzero(np.concatenate([[True], firsts[1:] != firsts[:-1], [True]])) if len(pairs) else []
-    for start, end in zip(bounds[:-1], bounds[1:], strict=False):  # each submission with its later candidates
+    bounds: list[int] = []
+    if len(pairs):
+        bounds = np.flatnonzero(np.concatenate([[True], firsts[1:] != firsts[:-1], [True]])).tolist()
+    for start, end in zip(bounds[:-1], bounds[1:], strict=True):  # each submission with its later candidates
         i, others = int(firsts[start]), pairs[start:end, 1].tolist()
         shares_i, shares_j = index.shares(i, others)
         for j, share_i, share_j in zip(others, shares_i.tolist(), shares_j.tolist(), strict=True):
             if share_i > threshold or share_j > threshold:
                 report.pairs.append(_pair((students[i], prints[i], share_i), (students[j], prints[j], share_j)))
         if progress is not None:
-            progress(int(end), len(pairs))
+            progress(end, len(pairs))
     report.pairs.sort(key=lambda pair: (-max(pair.first_share, pair.second_share), pair.first, pair.second))
     return report
 
@@ -281,16 +284,18 @@ def similar_to(
         raise NotFound(f"{student_id}: no readable submission of {spec.name} in the gradebook")
     mine = students.index(student_id)
     target = _prepared(codes[mine], boilerplate)
-    holders = np.zeros(len(target.distinct), dtype=np.int64)  # how many submissions hold each of its fingerprints
-    shared: list[tuple[int, np.ndarray]] = []
-    for number, code in enumerate(codes):
-        if number != mine:
-            present = np.isin(target.distinct, code.hashes, assume_unique=False)
-            holders += present
-            if present.any():
-                shared.append((number, present))
-    rare = (holders + 1) <= common_limit(len(codes))
-    candidates = [number for number, present in shared if (present & rare).any()]
+    others = [number for number in range(len(codes)) if number != mine]
+    candidates: list[int] = []
+    if others and len(target.distinct):
+        # The index, for one: every other's fingerprints looked up among mine at once.
+        owner = np.repeat(np.array(others), [len(codes[number].hashes) for number in others])
+        values = np.concatenate([codes[number].hashes for number in others])
+        at = np.minimum(np.searchsorted(target.distinct, values), len(target.distinct) - 1)
+        held = target.distinct[at] == values
+        keys = np.unique(owner[held] * len(target.distinct) + at[held])  # (other, my fingerprint), once each
+        holders = np.bincount(keys % len(target.distinct), minlength=len(target.distinct))  # how many others hold it
+        rare = (holders + 1) <= common_limit(len(codes))  # held by how many submissions, mine included
+        candidates = np.unique(keys[rare[keys % len(target.distinct)]] // len(target.distinct)).tolist()
     report.candidates = len(candidates)
     for number in candidates:
         other = _prepared(codes[number], boilerplate)
@@ -343,15 +348,20 @@ def report_of_run(run: models.SimilarityRun) -> SimilarityReport | None:
 def _compute(book: Gradebook, spec: AssignmentSpec, run: models.SimilarityRun, progress: Progress | None) -> SimilarityReport:
     from .models import SimilarityRun
 
+    last = [0.0]
+
     def said(done: int, total: int) -> None:
-        book.objects(SimilarityRun).filter(id=run.id).update(done=done, total=total, heartbeat_at=datetime.now(UTC))
+        if time.monotonic() - last[0] > 0.5 or done == total:  # a write a half-second at most, for the page
+            book.objects(SimilarityRun).filter(id=run.id).update(done=done, total=total, heartbeat_at=datetime.now(UTC))
+            last[0] = time.monotonic()
         if progress is not None:
             progress(done, total)
 
     try:
         report = similarity(book, spec, run.threshold, said)
-    except GradebookError as exc:
-        book.objects(SimilarityRun).filter(id=run.id).update(state=SimilarityRun.FAILED, error=str(exc),
+    except BaseException as exc:  # stopped too (Ctrl-C, a worker's SIGTERM): the page says so, then it may be asked again
+        said_why = str(exc) if isinstance(exc, GradebookError) else "stopped before it was done"
+        book.objects(SimilarityRun).filter(id=run.id).update(state=SimilarityRun.FAILED, error=said_why,
                                                              finished_at=datetime.now(UTC))  # fmt: skip
         raise
     book.objects(SimilarityRun).filter(id=run.id).update(
