@@ -10,8 +10,8 @@ course's idiom, not one student's copy of another's. A candidate pair's shares a
 exactly as copydetect computes them (its ``compare_files``, every fingerprint of both counted; here on
 arrays, many pairs at once), and the shared regions highlighted only for the pairs above the threshold. So a pair
 is missed only when everything two students share is also in more than ``common_limit`` other
-submissions: never in a class of up to ``COMMON_FLOOR`` students, where every pair copydetect lists
-is listed, with its shares."""
+submissions: never in a class of up to ``SMALL_CLASS`` students, where every pair copydetect lists is
+listed, with its shares."""
 
 from __future__ import annotations
 
@@ -36,8 +36,14 @@ if TYPE_CHECKING:
     from .book import Gradebook
 
 DEFAULT_THRESHOLD = 0.5  # the share of a file's code found in the other's, from which a pair is listed
-COMMON_FLOOR = 30  # a fingerprint in at most this many submissions always names its pairs ...
-COMMON_SHARE = 0.01  # ... and in a larger class, one in at most this share of it
+# In a class of up to SMALL_CLASS, every pair that shares a fingerprint is compared (at most 4,950
+# pairs: seconds), so the pairs are exactly copydetect's. In a larger one, a fingerprint held by more
+# than COMMON_FLOOR submissions (MOSS's default, its -m 10), or by more than COMMON_SHARE of a class
+# over 2,000, names no pair: each fingerprint then names at most limit * (limit - 1) / 2 pairs,
+# whatever the class's size, which is what keeps the candidates sub-quadratic.
+SMALL_CLASS = 100
+COMMON_FLOOR = 10
+COMMON_SHARE = 0.005
 STALE = timedelta(minutes=10)  # a run whose worker said nothing for this long is run again
 
 Progress = Callable[[int, int], None]  # (pairs compared, of how many)
@@ -45,6 +51,8 @@ Progress = Callable[[int, int], None]  # (pairs compared, of how many)
 
 def common_limit(students: int) -> int:
     """The most submissions a fingerprint may be in and still name candidate pairs."""
+    if students <= SMALL_CLASS:
+        return students
     return max(COMMON_FLOOR, int(COMMON_SHARE * students))
 
 

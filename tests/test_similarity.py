@@ -147,7 +147,7 @@ def test_one_new_submission_against_300_stored_ones_compares_only_those_sharing_
     from copydetect import CodeFingerprint
 
     from autograder.release import release
-    from gradebook.similarity import similar_to
+    from gradebook.similarity import common_limit, similar_to
 
     rng = random.Random(30)
     folder = tmp_path / "stored"
@@ -171,10 +171,13 @@ def test_one_new_submission_against_300_stored_ones_compares_only_those_sharing_
             record(book, SEQUENCES, student, path)
         record(book, SEQUENCES, "newcomer", new)
         report = similar_to(book, spec_of(SEQUENCES), "newcomer", 0.5)
-    # Which stored submissions share a fingerprint with it, by copydetect's own fingerprints.
+    # Which stored submissions share with it a fingerprint held by at most common_limit of the class,
+    # by copydetect's own fingerprints.
     boilerplate = list(CodeFingerprint(str(starter_file), 25, 1).hashes)
     mine = CodeFingerprint(str(new), 25, 1, boilerplate).hashes
-    sharing = {s for s, p in stored.items() if mine & CodeFingerprint(str(p), 25, 1, boilerplate).hashes}
+    theirs = {s: CodeFingerprint(str(p), 25, 1, boilerplate).hashes for s, p in stored.items()}
+    rare = {h for h in mine if 1 + sum(h in held for held in theirs.values()) <= common_limit(301)}
+    sharing = {s for s, held in theirs.items() if rare & held}
     assert {"student100", "student200"} <= sharing and len(sharing) < 40
     assert report.compared == 301 and report.candidates == len(sharing)  # 300 stored, only these compared
     listed = {pair.second if pair.first == "newcomer" else pair.first for pair in report.pairs}
