@@ -234,11 +234,32 @@ def _run(args: argparse.Namespace) -> int:
             if size <= args.old_up_to:
                 old, theirs = old_path(students, starter_code, args.threshold)
                 old_times[size] = old
-                row.update(old=old, same=theirs == ours, theirs=len(theirs))
+                row.update(old=old, same=theirs == ours, theirs=len(theirs), missed=_why_missed(theirs - ours, students))
             rows.append(row)
             print(row, file=sys.stderr, flush=True)
     _markdown(rows, old_times, args)
     return 0
+
+
+def _why_missed(missed: set, students: dict[str, str]) -> list[str]:
+    """For each pair the old path listed and the index did not: how many submissions hold the rarest
+    fingerprint the two share (over the common limit: what the index leaves out)."""
+    import numpy as np
+
+    from gradebook.fingerprints import fingerprint
+    from gradebook.similarity import _prepared
+
+    if not missed:
+        return []
+    prints = {s: _prepared(fingerprint(code), np.zeros(0, dtype=np.int64)).distinct for s, code in students.items()}
+    values, counts = np.unique(np.concatenate(list(prints.values())), return_counts=True)
+    said = []
+    for pair in sorted(missed, key=sorted):
+        first, second = sorted(pair)
+        shared = np.intersect1d(prints[first], prints[second])
+        rarest = int(counts[np.searchsorted(values, shared)].min()) if len(shared) else 0
+        said.append(f"{first}-{second}: rarest shared fingerprint in {rarest} submissions")
+    return said
 
 
 def _markdown(rows: list[dict], old_times: dict[int, float], args: argparse.Namespace) -> None:

@@ -35,13 +35,20 @@ _MULTIPLIER = np.uint64(0x100000001B3)  # FNV's 64-bit prime: odd, so the rollin
 
 @dataclass
 class Code:
-    """One file's code as copydetect sees it: the raw text (for highlighting) and every k-gram's hash
-    of the filtered text, in order (the k-gram at position i starts at filtered character i)."""
+    """One file's code as copydetect sees it: every k-gram's hash of the filtered text, in order (the
+    k-gram at position i starts at filtered character i), and the raw text (for highlighting)."""
 
-    raw: str
     hashes: np.ndarray  # int64
     filtered_length: int
     unreadable: str = ""  # why the file could not be read (then the rest is empty)
+    text: str | None = None
+    packed: bytes = b""  # the raw text as kept, unpacked only for the pairs highlighted
+
+    @property
+    def raw(self) -> str:
+        if self.text is None:
+            self.text = zlib.decompress(self.packed).decode("utf-8") if self.packed else ""
+        return self.text
 
 
 def code_of(path: Path) -> str:
@@ -80,14 +87,14 @@ def kgram_hashes(text: str, k: int = K) -> np.ndarray:
 
 def fingerprint(raw: str) -> Code:
     text, _ = filtered(raw)
-    return Code(raw=raw, hashes=kgram_hashes(text), filtered_length=len(text))
+    return Code(hashes=kgram_hashes(text), filtered_length=len(text), text=raw)
 
 
 def fingerprint_file(path: Path) -> Code:
     try:
         return fingerprint(code_of(path))
     except Unreadable as exc:
-        return Code(raw="", hashes=np.zeros(0, dtype=np.int64), filtered_length=0, unreadable=str(exc) or "unreadable")
+        return Code(hashes=np.zeros(0, dtype=np.int64), filtered_length=0, unreadable=str(exc) or "unreadable", text="")
 
 
 def _row(sha256: str, code: Code) -> models.Fingerprint:
@@ -101,9 +108,8 @@ def _row(sha256: str, code: Code) -> models.Fingerprint:
 
 def _code(row: models.Fingerprint) -> Code:
     return Code(
-        raw=zlib.decompress(bytes(row.code)).decode("utf-8"),
-        hashes=np.frombuffer(bytes(row.hashes), dtype="<i8").astype(np.int64),
-        filtered_length=row.filtered_length, unreadable=row.unreadable,
+        hashes=np.frombuffer(bytes(row.hashes), dtype="<i8").astype(np.int64), filtered_length=row.filtered_length,
+        unreadable=row.unreadable, packed=bytes(row.code),
     )  # fmt: skip
 
 
