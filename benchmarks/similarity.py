@@ -77,12 +77,22 @@ def renamed(source: str, rng: random.Random) -> str:
     names = sorted({n for n in re.findall(r"\b([a-z_][a-z0-9_]*)\s*=", source) if len(n) > 1})
     for name in names:
         if rng.random() < 0.6:
-            source = re.sub(rf"\b{name}\b", rng.choice(["my_", "the_", "tmp_", ""]) + name + rng.choice(["", "2", "_v"]), source)
+            source = re.sub(
+                rf"\b{name}\b", rng.choice(["my_", "the_", "tmp_", ""]) + name + rng.choice(["", "2", "_v"]), source
+            )
     return source
 
 
-WRAPPERS = ["({name})", "np.asarray({name})", "{name} * 1", "1.0 * {name}", "({name} + 0)", "{name}[...]",
-            "np.array({name}, copy=False)", "float({name})"]
+WRAPPERS = [
+    "({name})",
+    "np.asarray({name})",
+    "{name} * 1",
+    "1.0 * {name}",
+    "({name} + 0)",
+    "{name}[...]",
+    "np.array({name}, copy=False)",
+    "float({name})",
+]
 
 
 def reworded(line: str, rng: random.Random) -> str:
@@ -176,7 +186,9 @@ def old_path(students: dict[str, str], starter_code: str, threshold: float) -> t
         detector = CopyDetector(test_dirs=[str(submitted)], boilerplate_dirs=[str(starter)], extensions=["py"],
                                 display_t=threshold, autoopen=False, silent=True, out_file=os.devnull)  # fmt: skip
         detector.run()
-        pairs = {frozenset((names[str(f1)], names[str(f2)])) for _, _, f1, f2, _, _, _ in detector.get_copied_code_list()}
+        pairs = {
+            frozenset((names[str(f1)], names[str(f2)])) for _, _, f1, f2, _, _, _ in detector.get_copied_code_list()
+        }
     return time.perf_counter() - start, pairs
 
 
@@ -234,7 +246,9 @@ def _run(args: argparse.Namespace) -> int:
             if size <= args.old_up_to:
                 old, theirs = old_path(students, starter_code, args.threshold)
                 old_times[size] = old
-                row.update(old=old, same=theirs == ours, theirs=len(theirs), missed=_why_missed(theirs - ours, students))
+                row.update(
+                    old=old, same=theirs == ours, theirs=len(theirs), missed=_why_missed(theirs - ours, students)
+                )
             rows.append(row)
             print(row, file=sys.stderr, flush=True)
     _markdown(rows, old_times, args)
@@ -270,9 +284,11 @@ def _markdown(rows: list[dict], old_times: dict[int, float], args: argparse.Name
     else:
         per_pair = None
     print(f"Threshold {args.threshold:.0%}, seed {args.seed}.\n")
-    print("| students | old all-pairs (s) | indexed (s) | old / indexed | indexed, no kept fingerprints (s) "
-          "| pairs compared (of all) | pairs listed | same pairs as old | one new vs the rest (s) | its candidates "
-          "| fingerprinting at grading (ms each) |")
+    print(
+        "| students | old all-pairs (s) | indexed (s) | old / indexed | indexed, no kept fingerprints (s) "
+        "| pairs compared (of all) | pairs listed | same pairs as old | one new vs the rest (s) | its candidates "
+        "| fingerprinting at grading (ms each) |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
         size = row["size"]
@@ -282,11 +298,13 @@ def _markdown(rows: list[dict], old_times: dict[int, float], args: argparse.Name
             old, same = f"~{per_pair * size * (size - 1) / 2:.0f} (estimated)", "not run"
         else:
             old, same = "not run", "not run"
-        ratio = (row["old"] if "old" in row else per_pair * size * (size - 1) / 2 if per_pair else None)
+        ratio = row["old"] if "old" in row else per_pair * size * (size - 1) / 2 if per_pair else None
         times = f"{ratio / row['indexed']:.0f}x" if ratio else "-"
-        print(f"| {size:,} | {old} | {row['indexed']:.2f} | {times} "
-              f"| {row['first_use']:.2f} | {row['candidates']:,} ({row['all_pairs']:,}) | {row['pairs']} | {same} "
-              f"| {row['single']:.2f} | {row['single_candidates']} | {row['fingerprint_ms']:.1f} |")
+        print(
+            f"| {size:,} | {old} | {row['indexed']:.2f} | {times} "
+            f"| {row['first_use']:.2f} | {row['candidates']:,} ({row['all_pairs']:,}) | {row['pairs']} | {same} "
+            f"| {row['single']:.2f} | {row['single_candidates']} | {row['fingerprint_ms']:.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -126,7 +126,9 @@ def _shares(first: _Fingerprint, second: _Fingerprint, highlight: bool = False) 
     if highlight:
         for one, slices in ((first, slices_1), (second, slices_2)):
             if len(one.offsets) > 0:  # filtered positions back to the raw code's, as compare_files does
-                slices += one.offsets[:, 1][np.clip(np.searchsorted(one.offsets[:, 0], slices), 0, one.offsets.shape[0] - 1)]
+                slices += one.offsets[:, 1][
+                    np.clip(np.searchsorted(one.offsets[:, 0], slices), 0, one.offsets.shape[0] - 1)
+                ]
     return float(share_1), float(share_2), (slices_1, slices_2)
 
 
@@ -332,7 +334,9 @@ def queue_run(book: Gradebook, assignment: str, threshold: float, requested_by: 
 def _pending(book: Gradebook, assignment: str) -> models.SimilarityRun | None:
     from .models import SimilarityRun
 
-    runs = book.objects(SimilarityRun).filter(assignment=assignment, state__in=[SimilarityRun.QUEUED, SimilarityRun.RUNNING])
+    runs = book.objects(SimilarityRun).filter(
+        assignment=assignment, state__in=[SimilarityRun.QUEUED, SimilarityRun.RUNNING]
+    )
     return runs.order_by("id").first()
 
 
@@ -353,7 +357,9 @@ def report_of_run(run: models.SimilarityRun) -> SimilarityReport | None:
     return None if run.report is None else SimilarityReport.model_validate(run.report)
 
 
-def _compute(book: Gradebook, spec: AssignmentSpec, run: models.SimilarityRun, progress: Progress | None) -> SimilarityReport:
+def _compute(
+    book: Gradebook, spec: AssignmentSpec, run: models.SimilarityRun, progress: Progress | None
+) -> SimilarityReport:
     from .models import SimilarityRun
 
     last = [0.0]
@@ -367,7 +373,9 @@ def _compute(book: Gradebook, spec: AssignmentSpec, run: models.SimilarityRun, p
 
     try:
         report = similarity(book, spec, run.threshold, said)
-    except BaseException as exc:  # stopped too (Ctrl-C, a worker's SIGTERM): the page says so, then it may be asked again
+    except (
+        BaseException
+    ) as exc:  # stopped too (Ctrl-C, a worker's SIGTERM): the page says so, then it may be asked again
         said_why = str(exc) if isinstance(exc, GradebookError) else "stopped before it was done"
         book.objects(SimilarityRun).filter(id=run.id).update(state=SimilarityRun.FAILED, error=said_why,
                                                              finished_at=datetime.now(UTC))  # fmt: skip
@@ -380,7 +388,10 @@ def _compute(book: Gradebook, spec: AssignmentSpec, run: models.SimilarityRun, p
 
 
 def run_now(
-    book: Gradebook, spec: AssignmentSpec, threshold: float = DEFAULT_THRESHOLD, requested_by: str = "",
+    book: Gradebook,
+    spec: AssignmentSpec,
+    threshold: float = DEFAULT_THRESHOLD,
+    requested_by: str = "",
     progress: Progress | None = None,
 ) -> SimilarityReport:
     """Compute the assignment's report here (``autograder similarity``) and keep it for the page."""
@@ -408,8 +419,10 @@ def work_on_queued(book: Gradebook, spec_of: Callable[[str], AssignmentSpec], wo
     )
     for run in waiting.order_by("id")[:5]:
         # Claimed by the one worker whose update finds it as it was read.
-        claimed = book.objects(SimilarityRun).filter(id=run.id, state=run.state, heartbeat_at=run.heartbeat_at).update(
-            state=SimilarityRun.RUNNING, worker=worker, started_at=now, heartbeat_at=now, done=0, total=0
+        claimed = (
+            book.objects(SimilarityRun)
+            .filter(id=run.id, state=run.state, heartbeat_at=run.heartbeat_at)
+            .update(state=SimilarityRun.RUNNING, worker=worker, started_at=now, heartbeat_at=now, done=0, total=0)
         )
         if not claimed:
             continue

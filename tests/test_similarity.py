@@ -200,7 +200,9 @@ def test_a_fingerprint_is_kept_when_graded_and_made_on_first_use_for_older_submi
         book.objects(Fingerprint).all().delete()  # as a gradebook graded before fingerprints were kept
         report = similarity(book, spec_of(SEQUENCES), 0.5)
         assert {frozenset((p.first, p.second)) for p in report.pairs} == {
-            frozenset(("ada", "alan")), frozenset(("ada", "grace")), frozenset(("alan", "grace"))
+            frozenset(("ada", "alan")),
+            frozenset(("ada", "grace")),
+            frozenset(("alan", "grace")),
         }
         # Fingerprinted now, and kept (the submissions' two files, and the released notebook's code).
         assert book.objects(Fingerprint).filter(sha256__in=[sha256_of(original), sha256_of(copy)]).count() == 2
