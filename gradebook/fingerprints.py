@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 K = 25  # copydetect's default noise threshold: the shortest run of filtered code counted as shared
 # The fingerprinting scheme: kept with each row; a row of another scheme is fingerprinted again.
 SCHEME = 1
+# Code past this many characters is left out (a hand-in may be 5 MB: tokenizing it would take minutes
+# and its fingerprint 40 MB); a notebook's code is a few thousand characters.
+MAX_CODE = 50_000
 _MULTIPLIER = np.uint64(0x100000001B3)  # FNV's 64-bit prime: odd, so the rolling hash loses no bits
 
 
@@ -86,6 +89,7 @@ def kgram_hashes(text: str, k: int = K) -> np.ndarray:
 
 
 def fingerprint(raw: str) -> Code:
+    raw = raw[:MAX_CODE]
     text, _ = filtered(raw)
     return Code(hashes=kgram_hashes(text), filtered_length=len(text), text=raw)
 

@@ -336,3 +336,16 @@ def test_the_command_reports_similar_code_in_pairs_escaped_and_keeps_the_report(
     assert code == 0 and "0 pairs above 50%" in " ".join(said.split())
     code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "nobody"])
     assert code != 0 and "nobody" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(120)
+def test_a_huge_hand_in_is_fingerprinted_only_up_to_a_cap(tmp_path):
+    from gradebook.fingerprints import MAX_CODE, fingerprint_file
+
+    huge = tmp_path / "huge.py"
+    huge.write_text("value = other + 1\n" * 60_000)  # about 1 MB of code
+    code = fingerprint_file(huge)
+    assert not code.unreadable and len(code.raw) == MAX_CODE and 0 < len(code.hashes) <= MAX_CODE
+    unreadable = tmp_path / "binary.py"
+    unreadable.write_bytes(b"\x00\xff" * 10)
+    assert fingerprint_file(unreadable).unreadable and len(fingerprint_file(unreadable).hashes) == 0
