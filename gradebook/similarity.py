@@ -373,9 +373,8 @@ def _compute(
 
     try:
         report = similarity(book, spec, run.threshold, said)
-    except (
-        BaseException
-    ) as exc:  # stopped too (Ctrl-C, a worker's SIGTERM): the page says so, then it may be asked again
+    except BaseException as exc:
+        # Stopped too (Ctrl-C, a worker's SIGTERM): the page says so, and a new report may be asked for.
         said_why = str(exc) if isinstance(exc, GradebookError) else "stopped before it was done"
         book.objects(SimilarityRun).filter(id=run.id).update(state=SimilarityRun.FAILED, error=said_why,
                                                              finished_at=datetime.now(UTC))  # fmt: skip
