@@ -31,6 +31,7 @@ from service.access import course
 from service.models import Member
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+from .test_gradebook import database  # noqa: F401, F811 - the fixture: a fresh SQLite or PostgreSQL gradebook
 
 SEQUENCES = "sequences-and-attention"
 ATTENTION = "attention-not-explanation"
@@ -349,3 +350,25 @@ def test_a_huge_hand_in_is_fingerprinted_only_up_to_a_cap(tmp_path):
     unreadable = tmp_path / "binary.py"
     unreadable.write_bytes(b"\x00\xff" * 10)
     assert fingerprint_file(unreadable).unreadable and len(fingerprint_file(unreadable).hashes) == 0
+
+
+@pytest.mark.timeout(300)
+def test_the_command_keeps_the_report_on_every_database(tmp_path, capsys, database):  # noqa: F811
+    """SQLite and PostgreSQL (the fingerprints are binary columns; the report is JSON)."""
+    url = database[1] if database[0] == "--database-url" else None
+    original = ASSIGNMENTS / SEQUENCES / "known" / "correct_vectorised.py"
+    copy = tmp_path / "copy.py"
+    copy.write_text(original.read_text().replace("weights", "w") + "\n")
+    with Gradebook.open(None if url else Path(database[1]), url) as book:
+        record(book, SEQUENCES, "ada", original)
+        record(book, SEQUENCES, "alan", copy)
+    assert main(["--course", str(ROOT), "similarity", SEQUENCES, *database]) == 0
+    assert "1 pairs above 50%" in " ".join(capsys.readouterr().out.split())
+    with Gradebook.open(None if url else Path(database[1]), url) as book:
+        from gradebook.similarity import report_of_run, runs_of
+
+        last, pending = runs_of(book, SEQUENCES)
+        report = report_of_run(last)
+        assert pending is None and report is not None and report.candidates == 1
+        assert {report.pairs[0].first, report.pairs[0].second} == {"ada", "alan"}
+        assert book.objects(Fingerprint).filter(sha256=sha256_of(copy)).exists()
