@@ -839,14 +839,14 @@ def _progress_bar(unit: str) -> Iterator[Callable[[int, int], None] | None]:
     if not sys.stderr.isatty():
         yield None
         return
-    from tqdm import tqdm
+    from rich.console import Console
+    from rich.progress import Progress
 
-    with tqdm(unit=" " + unit, file=sys.stderr, leave=False) as bar:
+    with Progress(console=Console(file=sys.stderr), transient=True) as bar:
+        task = bar.add_task(unit, total=None)
 
         def said(done: int, total: int) -> None:
-            bar.total = total
-            bar.n = done
-            bar.refresh()
+            bar.update(task, completed=done, total=total)
 
         yield said
 
