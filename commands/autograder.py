@@ -12,8 +12,8 @@ import argparse
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -667,15 +667,18 @@ def _gradebook_commands(commands) -> None:
 
     similar = commands.add_parser(
         "similarity", help="pairs of students whose code is alike",
-        description="Compare each student's latest submission with every other's (copydetect's winnowing, offline; "
-        "the released notebook's starter code left out) and list the pairs sharing more than the threshold "
-        "of their code: a report for your judgement, never a penalty. --out writes it as HTML, the shared "
-        "regions highlighted side by side.",
+        description="Compare the students' latest submissions (copydetect's winnowing, offline; the released "
+        "notebook's starter code left out; only pairs that share a fingerprint are compared) and list the pairs "
+        "sharing more than the threshold of their code: a report for your judgement, never a penalty. The report "
+        "is kept in the gradebook: the staff's similarity page shows it. --out writes it as HTML, the shared "
+        "regions highlighted side by side; --student compares one student's latest submission with the rest.",
     )  # fmt: skip
     similar.add_argument("assignment", metavar="ASSIGNMENT")
     similar.add_argument("--threshold", type=_number(float, 0.0, "a share between 0 and 1"), default=0.5,
                          metavar="SHARE", help="default 0.5")  # fmt: skip
     similar.add_argument("--out", type=Path, metavar="FILE", help="also write the pairs side by side as HTML")
+    similar.add_argument("--student", metavar="STUDENT", help="only this student's latest submission against the rest "
+                         "(not kept)")  # fmt: skip
     _gradebook_options(similar)
     similar.set_defaults(handler=_similarity)
 
@@ -881,11 +884,17 @@ def _grades_export(args: argparse.Namespace) -> int:
 def _similarity(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from gradebook.similarity import similarity, write_html
+    from gradebook.book import who
+    from gradebook.similarity import run_now, similar_to, write_html
 
     assignment = _assignment(args)
+    threshold = min(args.threshold, 1.0)
     with _book(args) as book:
-        report = similarity(book, assignment, min(args.threshold, 1.0))
+        if args.student:
+            report = similar_to(book, assignment, args.student, threshold)
+        else:
+            with _progress_bar("pairs compared") as progress:
+                report = run_now(book, assignment, threshold, who(), progress)
     table = Table(title=f"{assignment.name}: {report.compared} submissions compared, {len(report.pairs)} pairs "
                         f"above {args.threshold:.0%}")  # fmt: skip
     for column in ("student", "shares with", "of theirs", "of the other's"):
@@ -898,6 +907,24 @@ def _similarity(args: argparse.Namespace) -> int:
     if args.out:
         print(one_line(str(write_html(report, args.out))))
     return 0
+
+
+@contextmanager
+def _progress_bar(unit: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr when it is a terminal (none in a pipe or a log)."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(file=sys.stderr), transient=True) as bar:
+        task = bar.add_task(unit, total=None)
+
+        def said(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield said
 
 
 def _extend(args: argparse.Namespace) -> int:

@@ -184,6 +184,10 @@ def record_report(book: Gradebook, assignment: models.Assignment, report: Report
     if created or row.submitted_at is None:
         row.submitted_at = submitted_at or datetime.now(UTC)
         row.save(using=book.alias, update_fields=["submitted_at"])
+    if report.submission:  # fingerprinted once per file, for similarity (milliseconds): never tokenized again
+        from .fingerprints import remember
+
+        remember(book, report.sha256, Path(report.submission))
     # A regrade of one question replaces that question's result; the others stand as recorded.
     replaced = book.objects(Result).filter(submission=row)
     if report.only_question is not None:

@@ -166,3 +166,37 @@ class RubricEdit(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["assignment", "question_id", "item_id"], name="one_edit_per_rubric_item")
         ]
+
+
+class Fingerprint(models.Model):
+    """A graded file's code fingerprint (``gradebook.fingerprints``), by the file's sha256: kept when
+    it is graded, so that similarity compares fingerprints and never reads or tokenizes files again."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    scheme = models.PositiveSmallIntegerField()  # how it was computed (fingerprints.SCHEME)
+    hashes = models.BinaryField()  # int64 little-endian: the hash of every k-gram of the filtered code, in order
+    filtered_length = models.PositiveIntegerField()
+    code = models.BinaryField()  # the code itself, zlib-compressed: the shared regions are highlighted in it
+    unreadable = models.TextField(blank=True)  # why the file could not be read
+
+
+class SimilarityRun(models.Model):
+    """One similarity report of an assignment: queued from the staff's page (a worker computes it) or
+    computed by ``autograder similarity``; its progress while it runs, then the report itself."""
+
+    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+    STATES = [(s, s) for s in (QUEUED, RUNNING, DONE, FAILED)]
+
+    assignment = models.CharField(max_length=200, db_index=True)
+    threshold = models.FloatField()
+    state = models.CharField(max_length=20, choices=STATES, default=QUEUED, db_index=True)
+    requested_at = models.DateTimeField()
+    requested_by = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(null=True)
+    finished_at = models.DateTimeField(null=True)
+    heartbeat_at = models.DateTimeField(null=True)  # its worker's last progress: long silent, it is run again
+    worker = models.CharField(max_length=200, blank=True)
+    done = models.PositiveIntegerField(default=0)  # candidate pairs compared so far ...
+    total = models.PositiveIntegerField(default=0)  # ... of these
+    report = models.JSONField(null=True)  # similarity.SimilarityReport, once done
+    error = models.TextField(blank=True)

@@ -214,19 +214,36 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-@require_safe
+@require_http_methods(["GET", "POST"])
 def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
-    """Pairs of students whose latest code is alike, side by side (copydetect, offline)."""
-    from gradebook.similarity import DEFAULT_THRESHOLD, similarity
+    """The assignment's last similarity report, read from the gradebook with its time, and the button
+    that queues a new one. Never computed here: a worker computes what is queued (gradebook.similarity)
+    while the page, reloading itself, shows how far it has got."""
+    from django import forms
+    from django.contrib import messages
+
+    from gradebook.similarity import DEFAULT_THRESHOLD, queue_run, report_of_run, runs_of
+
+    class Threshold(forms.Form):
+        threshold = forms.FloatField(min_value=0.0, max_value=1.0)
 
     staff_only(request)
     spec = assignment_or_404(name)
-    try:
-        threshold = min(max(number(request.GET.get("threshold") or str(DEFAULT_THRESHOLD)), 0.0), 1.0)
-    except ValueError:
-        threshold = DEFAULT_THRESHOLD
-    report = similarity(book(), spec, threshold)
-    return render(request, "service/similarity.html", {"spec": spec, "report": report, "threshold": threshold})
+    if request.method == "POST":
+        form = Threshold(request.POST)
+        if form.is_valid():
+            queue_run(book(), spec.name, form.cleaned_data["threshold"], request.user.get_username())
+        else:
+            messages.error(request, "threshold: give a share between 0 and 1, such as 0.5")
+        return redirect("similarity", name=spec.name)
+    last, pending = runs_of(book(), spec.name)
+    report = report_of_run(last) if last is not None else None
+    threshold = pending.threshold if pending else report.threshold if report else DEFAULT_THRESHOLD
+    response = render(request, "service/similarity.html",
+                      {"spec": spec, "last": last, "report": report, "pending": pending, "threshold": threshold})  # fmt: skip
+    if pending is not None:
+        response["Refresh"] = "3"  # reloaded until the report is done (no script: nothing for the CSP to allow)
+    return response
 
 
 @login_required

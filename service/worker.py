@@ -113,6 +113,8 @@ def _grade_jobs(name: str, course: CourseFolder, state: Path, options: GradeOpti
     while True:
         job = claim(name)
         if job is None:
+            if similarity_queued(course, name):  # no hand-in waits: a similarity report the staff asked for
+                continue
             if once:
                 return graded
             time.sleep(IDLE_WAIT)
@@ -132,6 +134,14 @@ def _grade_jobs(name: str, course: CourseFolder, state: Path, options: GradeOpti
             release(job)
             raise
         graded += 1
+
+
+def similarity_queued(course: CourseFolder, name: str) -> bool:
+    """Compute one similarity report queued from the staff's page, if any (gradebook.similarity)."""
+    from gradebook.similarity import work_on_queued
+
+    book = Gradebook("default", "the service's database")
+    return work_on_queued(book, lambda assignment: course_assignment(course, assignment), name)
 
 
 def warm_up(course: CourseFolder, options: GradeOptions) -> None:

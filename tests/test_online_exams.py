@@ -685,6 +685,14 @@ def test_an_exam_placed_by_deep_linking_and_its_score_sent_at_the_end(midterm, l
     question = variant(key, student_id).questions[0]
     client.post("/exams/midterm/answer", {"position": question.position, "value": key.correct_letter(question)})
     client.post("/exams/midterm/submit")
+    # The score waits in the outbox, written when the attempt ended; the workers' sender posts it.
+    from service.lti.models import ScoreToSend
+    from service.lti.outbox import send_due
+
+    (waiting,) = ScoreToSend.objects.filter(lti_user__sub=sub, assignment="exam:midterm")
+    assert waiting.state == ScoreToSend.PENDING and waiting.score_given == 1
+    assert [entry for entry in lms.scores if entry[1]["userId"] == sub] == []
+    send_due()
     (item_url, score), *_ = [entry for entry in lms.scores if entry[1]["userId"] == sub]
     assert item_url == line_item["id"]
     assert (score["scoreGiven"], score["scoreMaximum"]) == (1, 5)

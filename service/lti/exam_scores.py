@@ -1,19 +1,20 @@
 """An exam taken online, placed in a platform's course by deep linking (a link with the custom
 parameter ``exam`` and a line item of its own, resource id ``exam:NAME``), and each counted
 attempt's score posted to that line item by Assignment and Grade Services when it ends, and again
-when the staff grade the attempts (the open questions' marks counted). Best effort, as scores.py's:
-a platform that refuses is logged and never fails the attempt or the page."""
+when the staff grade the attempts (the open questions' marks counted), through the outbox of scores
+to send (outbox.py), as an assignment's are: a platform that is slow or down never holds the attempt
+or the page, and a score it refused is retried and listed on the Platforms page."""
 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+import uuid
 
 from course.exams.grade import StudentResult
 from course.exams.variants import ExamKey
 from gradebook.models import Student
 
-from .scores import LINE_ITEM_TAG, _service
+from .scores import LINE_ITEM_TAG
 
 logger = logging.getLogger("service.lti")
 EXAM_PARAMETER = "exam"  # the custom parameter a placed exam link carries
@@ -55,34 +56,31 @@ def remember_exam_line_item(lti_launch, name: str, key: ExamKey) -> None:
     )  # fmt: skip
 
 
-def send_exam_score(name: str, student: Student, result: StudentResult) -> list[str]:
-    """Post the student's exam score to every line item of the exam in a course they belong to."""
+def send_exam_score(name: str, student: Student, result: StudentResult) -> int:
+    """Put the student's exam score in the outbox of scores to send (outbox.py), for every line item
+    of the exam in a course they belong to, as queue_scores does for an assignment: sent by the
+    workers' sender, with retries, never on the attempt's time. Returns how many line items get it."""
+    from django.utils import timezone
     from lti_tool.models import LtiLineItem, LtiUser
-    from pylti1p3.exception import LtiException
-    from pylti1p3.grade import Grade
-    from pylti1p3.lineitem import LineItem
-    from requests import RequestException
 
-    if not LtiLineItem.objects.filter(resource_id=resource_id(name)).exists():
-        return []  # no platform has this exam: no query more
+    from .models import ScoreToSend
+
     member = getattr(student, "member", None)
-    if member is None:
-        return []
-    problems = []
+    if member is None or not LtiLineItem.objects.filter(resource_id=resource_id(name)).exists():
+        return 0  # no platform has this exam, or the student never came from one
     awaiting = result.by_hand > len(result.marks)
+    now, queued = timezone.now(), 0
     for lti_user in LtiUser.objects.filter(auth_user=member.user_id):
         items = LtiLineItem.objects.filter(
             resource_id=resource_id(name), context__members=lti_user, context__can_publish_scores=True
-        ).select_related("context__deployment__registration")
+        ).distinct()
         for item in items:
-            grade = (Grade().set_user_id(lti_user.sub).set_score_given(result.score)
-                     .set_score_maximum(result.max_score).set_activity_progress("Completed")
-                     .set_grading_progress("PendingManual" if awaiting else "FullyGraded")
-                     .set_timestamp(datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")))  # fmt: skip
-            try:
-                _service(item.context, item.url).put_grade(grade, LineItem({"id": item.url}))
-            except (LtiException, RequestException, ValueError) as exc:
-                problem = f"{student.student_id}: the exam score could not be sent to {item.label} ({exc})"
-                logger.warning(problem)
-                problems.append(problem)
-    return problems
+            ScoreToSend.objects.update_or_create(lti_user=lti_user, line_item=item, defaults={
+                "student": student, "assignment": resource_id(name), "score_given": result.score,
+                "score_maximum": result.max_score, "activity_progress": "Completed",
+                "grading_progress": "PendingManual" if awaiting else "FullyGraded", "graded_at": now,
+                "revision": uuid.uuid4().hex, "state": ScoreToSend.PENDING, "attempts": 0,
+                "next_attempt_at": now, "last_error": "",
+            })  # fmt: skip
+            queued += 1
+    return queued

@@ -1,0 +1,311 @@
+"""Benchmark: code similarity, the old all-pairs path against the indexed one, side by side in one run.
+
+    python benchmarks/similarity.py [--sizes 200 2000] [--old-up-to 200] [--seed 30]
+
+Synthetic courses of sequences-and-attention built from its known submissions, with realistic
+variation: each student's functions are drawn from different known submissions (so two students
+rarely share a whole solution), their local names renamed, the functions reordered, and lines of
+their own added here and there (a print, a temporary, an assert: what students add), and about 2% of
+the class planted copies of another student (renamed, reordered, a line or two added).
+
+For each size it times, on an SQLite gradebook:
+- recording: fingerprinting each submission as it is graded (what grading now adds per submission);
+- the indexed path: ``gradebook.similarity.similarity`` (the kept fingerprints, the index, the
+  candidates' shares, the highlights), and the same with no kept fingerprints (a gradebook graded
+  before they were kept: fingerprinted on first use);
+- one new submission against the rest: ``similar_to``;
+- the old path (copydetect's CopyDetector over every latest submission, all pairs, as
+  ``autograder similarity`` did) up to --old-up-to students; beyond it, estimated from its growth
+  (quadratic: n(n-1)/2 comparisons), and both reports' pairs compared where both ran.
+Prints the figures as Markdown for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import random
+import re
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+ASSIGNMENT = "sequences-and-attention"
+KNOWN = ROOT / "assignments" / ASSIGNMENT / "known"
+EXTRA_LINES = [
+    "print({name}.shape)", "{name} = {name}.copy()", "assert {name} is not None", "tmp = len({name}) + {n}",
+    "# {n}: checked by hand", "{name} = np.asarray({name}, dtype=float)", "debug = {n} * {n2}",
+    "if {name} is None:\n{pad}    return None", "print('step', {n}, {name}[:{n2}])",
+    "{name}_{n} = np.zeros(({n}, {n2}))",
+]  # fmt: skip
+
+
+def functions(path: Path) -> tuple[str, list[tuple[str, str]]]:
+    """A known submission's lines before its first function, and its top-level functions' sources."""
+    text = path.read_text()
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    found = [(node.name, "\n".join(lines[node.lineno - 1 : node.end_lineno]))
+             for node in tree.body if isinstance(node, ast.FunctionDef)]  # fmt: skip
+    first = min((node.lineno for node in tree.body if isinstance(node, ast.FunctionDef)), default=len(lines) + 1)
+    return "\n".join(lines[: first - 1]), found
+
+
+def known_parts() -> tuple[list[str], dict[str, list[str]], list[str]]:
+    """The known submissions' headers, each function's variants by name, the functions' order."""
+    headers, variants, order = [], {}, []
+    for path in sorted(KNOWN.glob("*.py")):
+        try:
+            header, found = functions(path)
+        except SyntaxError:
+            continue
+        headers.append(header)
+        for name, source in found:
+            if name not in variants:
+                order.append(name)
+            variants.setdefault(name, []).append(source)
+    return headers, variants, order
+
+
+def renamed(source: str, rng: random.Random) -> str:
+    """Local names changed as a student would (copydetect's tokenizer sees through it)."""
+    names = sorted({n for n in re.findall(r"\b([a-z_][a-z0-9_]*)\s*=", source) if len(n) > 1})
+    for name in names:
+        if rng.random() < 0.6:
+            source = re.sub(
+                rf"\b{name}\b", rng.choice(["my_", "the_", "tmp_", ""]) + name + rng.choice(["", "2", "_v"]), source
+            )
+    return source
+
+
+WRAPPERS = [
+    "({name})",
+    "np.asarray({name})",
+    "{name} * 1",
+    "1.0 * {name}",
+    "({name} + 0)",
+    "{name}[...]",
+    "np.array({name}, copy=False)",
+    "float({name})",
+]
+
+
+def reworded(line: str, rng: random.Random) -> str:
+    """One name of the line written another way, as students write the same thing differently."""
+    names = [m for m in re.finditer(r"(?<![.\w])([A-Za-z_]\w*)\b(?!\s*[=(])", line)
+             if m.group(1) not in {"def", "return", "for", "in", "if", "not", "None", "is", "and", "or", "True",
+                                   "False", "np", "range", "import", "else", "elif", "lambda"}]  # fmt: skip
+    if not names or line.lstrip().startswith(("def ", "for ", "import ", "from ")):
+        return line
+    chosen = rng.choice(names)
+    return line[: chosen.start()] + rng.choice(WRAPPERS).format(name=chosen.group(1)) + line[chosen.end() :]
+
+
+def with_own_lines(source: str, rng: random.Random, rate: float) -> str:
+    """Lines of the student's own after some lines of the function's body, and some expressions written
+    their own way."""
+    out = []
+    lines = source.splitlines()
+    for number, line in enumerate(lines):
+        out.append(reworded(line, rng) if number > 0 and rng.random() < rate else line)
+        body = number > 0 and line.strip() and not line.strip().startswith(("return", "#"))
+        if body and rng.random() < rate:
+            pad = line[: len(line) - len(line.lstrip())]
+            names = re.findall(r"\b([a-z_][a-z0-9_]*)\s*=", line) or ["x"]
+            extra = rng.choice(EXTRA_LINES).format(name=rng.choice(names), n=rng.randrange(1, 99), n2=rng.randrange(1, 9),
+                                                   pad=pad)  # fmt: skip
+            out.extend(pad + part if index == 0 else part for index, part in enumerate(extra.split("\n")))
+    return "\n".join(out)
+
+
+def course_of(size: int, seed: int, rate: float = 0.6) -> dict[str, str]:
+    """{student: code} for a synthetic class of ``size``."""
+    rng = random.Random(seed)
+    headers, variants, order = known_parts()
+    students: dict[str, str] = {}
+    for number in range(size):
+        student = f"student{number:05d}"
+        if number > 10 and rng.random() < 0.02:  # a planted copy of someone before
+            first, *rest = students[rng.choice(list(students))].split("\n\n\n")
+            rng.shuffle(rest)  # its functions in another order
+            students[student] = with_own_lines(renamed("\n\n\n".join([first, *rest]), rng), rng, 0.03)
+            continue
+        parts = [renamed(with_own_lines(rng.choice(variants[name]), rng, rate), rng) for name in order]
+        rng.shuffle(parts)
+        students[student] = rng.choice(headers) + "\n\n" + "\n\n\n".join(parts) + "\n"
+    return students
+
+
+def recorded_gradebook(folder: Path, students: dict[str, str], spec) -> tuple[Path, float]:
+    """An SQLite gradebook with each student's submission recorded as grading records it (which
+    fingerprints it); and the time fingerprinting the files takes, in all."""
+    import hashlib
+
+    from autograder.reports.model import Report
+    from gradebook.book import Gradebook, record_report
+    from gradebook.fingerprints import fingerprint_file
+
+    files = folder / "files"
+    files.mkdir(parents=True)
+    fingerprinting = 0.0
+    with Gradebook.open(folder / "gradebook.db") as book:
+        row = book.run(lambda: book.sync_assignment(spec))
+        for student, code in students.items():
+            path = files / f"{student}.py"
+            path.write_text(code)
+            start = time.perf_counter()
+            fingerprint_file(path)
+            fingerprinting += time.perf_counter() - start
+            report = Report(student=student, assignment=spec.name, score=0, max_score=spec.max_score, questions=[],
+                            submission=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+                            reference="numpy", sandbox="benchmark", graded_at=datetime.now(UTC).isoformat(),
+                            grader_version="benchmark")  # fmt: skip
+            book.run(lambda report=report: record_report(book, row, report))
+    return folder / "gradebook.db", fingerprinting
+
+
+def old_path(students: dict[str, str], starter_code: str, threshold: float) -> tuple[float, set]:
+    """copydetect's CopyDetector over every latest submission, all pairs: what similarity did."""
+    from copydetect import CopyDetector
+
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        submitted, starter = Path(folder) / "submitted", Path(folder) / "starter"
+        submitted.mkdir()
+        starter.mkdir()
+        names = {}
+        for number, (student, code) in enumerate(sorted(students.items())):
+            (submitted / f"{number:05d}.py").write_text(code, encoding="utf-8")
+            names[str(submitted / f"{number:05d}.py")] = student
+        (starter / "starter.py").write_text(starter_code, encoding="utf-8")
+        detector = CopyDetector(test_dirs=[str(submitted)], boilerplate_dirs=[str(starter)], extensions=["py"],
+                                display_t=threshold, autoopen=False, silent=True, out_file=os.devnull)  # fmt: skip
+        detector.run()
+        pairs = {
+            frozenset((names[str(f1)], names[str(f2)])) for _, _, f1, f2, _, _, _ in detector.get_copied_code_list()
+        }
+    return time.perf_counter() - start, pairs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 400, 1000, 2000])
+    parser.add_argument("--old-up-to", type=int, default=400, help="run the old path up to this class size")
+    parser.add_argument("--seed", type=int, default=30)
+    parser.add_argument("--threshold", type=float, default=0.5)
+    args = parser.parse_args()
+
+    from service.settings import configure
+
+    with tempfile.TemporaryDirectory() as state:
+        configure(ROOT, state=Path(state))  # Django, for the gradebook's models
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from autograder.assignment import course_assignment
+    from autograder.release import release
+    from course.folder import find_course
+    from gradebook.book import Gradebook
+    from gradebook.fingerprints import code_of
+    from gradebook.models import Fingerprint, Submission
+    from gradebook.similarity import similar_to, similarity
+
+    spec = course_assignment(find_course(ROOT), ASSIGNMENT)
+    rows = []
+    old_times: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        starter_code = code_of(release(spec, Path(scratch) / "released"))
+        sizes = sorted(set(args.sizes) | ({100} if args.old_up_to >= 100 else set()))
+        for size in sizes:
+            students = course_of(size, args.seed)
+            folder = Path(scratch) / str(size)
+            gradebook, fingerprinting = recorded_gradebook(folder, students, spec)
+            with Gradebook.open(gradebook) as book:
+                similarity(book, spec, args.threshold)  # the starter's fingerprint kept (once per assignment)
+                start = time.perf_counter()
+                report = similarity(book, spec, args.threshold)
+                indexed = time.perf_counter() - start
+                start = time.perf_counter()
+                one = similar_to(book, spec, f"student{size - 1:05d}", args.threshold)
+                single = time.perf_counter() - start
+                shas = list(book.objects(Submission).values_list("sha256", flat=True))
+                book.objects(Fingerprint).filter(sha256__in=shas).delete()  # as if graded before they were kept
+                start = time.perf_counter()
+                similarity(book, spec, args.threshold)
+                first_use = time.perf_counter() - start
+            ours = {frozenset((p.first, p.second)) for p in report.pairs}
+            row = {"size": size, "fingerprint_ms": 1000 * fingerprinting / size, "indexed": indexed,
+                   "first_use": first_use, "single": single, "single_candidates": one.candidates,
+                   "candidates": report.candidates, "all_pairs": report.all_pairs, "pairs": len(report.pairs)}  # fmt: skip
+            if size <= args.old_up_to:
+                old, theirs = old_path(students, starter_code, args.threshold)
+                old_times[size] = old
+                row.update(
+                    old=old, same=theirs == ours, theirs=len(theirs), missed=_why_missed(theirs - ours, students)
+                )
+            rows.append(row)
+            print(row, file=sys.stderr, flush=True)
+    _markdown(rows, old_times, args)
+    return 0
+
+
+def _why_missed(missed: set, students: dict[str, str]) -> list[str]:
+    """For each pair the old path listed and the index did not: how many submissions hold the rarest
+    fingerprint the two share (over the common limit: what the index leaves out)."""
+    import numpy as np
+
+    from gradebook.fingerprints import fingerprint
+    from gradebook.similarity import _prepared
+
+    if not missed:
+        return []
+    prints = {s: _prepared(fingerprint(code), np.zeros(0, dtype=np.int64)).distinct for s, code in students.items()}
+    values, counts = np.unique(np.concatenate(list(prints.values())), return_counts=True)
+    said = []
+    for pair in sorted(missed, key=sorted):
+        first, second = sorted(pair)
+        shared = np.intersect1d(prints[first], prints[second])
+        rarest = int(counts[np.searchsorted(values, shared)].min()) if len(shared) else 0
+        said.append(f"{first}-{second}: rarest shared fingerprint in {rarest} submissions")
+    return said
+
+
+def _markdown(rows: list[dict], old_times: dict[int, float], args: argparse.Namespace) -> None:
+    measured = sorted(old_times)
+    if len(measured) >= 2:  # old path: a n(n-1)/2 fit through its largest measured size
+        largest = measured[-1]
+        per_pair = old_times[largest] / (largest * (largest - 1) / 2)
+    else:
+        per_pair = None
+    print(f"Threshold {args.threshold:.0%}, seed {args.seed}.\n")
+    print(
+        "| students | old all-pairs (s) | indexed (s) | old / indexed | indexed, no kept fingerprints (s) "
+        "| pairs compared (of all) | pairs listed | same pairs as old | one new vs the rest (s) | its candidates "
+        "| fingerprinting at grading (ms each) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for row in rows:
+        size = row["size"]
+        if "old" in row:
+            old, same = f"{row['old']:.1f}", "yes" if row["same"] else f"no ({row['theirs']} vs {row['pairs']})"
+        elif per_pair is not None:
+            old, same = f"~{per_pair * size * (size - 1) / 2:.0f} (estimated)", "not run"
+        else:
+            old, same = "not run", "not run"
+        ratio = row["old"] if "old" in row else per_pair * size * (size - 1) / 2 if per_pair else None
+        times = f"{ratio / row['indexed']:.0f}x" if ratio else "-"
+        print(
+            f"| {size:,} | {old} | {row['indexed']:.2f} | {times} "
+            f"| {row['first_use']:.2f} | {row['candidates']:,} ({row['all_pairs']:,}) | {row['pairs']} | {same} "
+            f"| {row['single']:.2f} | {row['single_candidates']} | {row['fingerprint_ms']:.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

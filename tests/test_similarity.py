@@ -1,0 +1,374 @@
+"""Code similarity: fingerprints kept when a submission is graded, candidate pairs from an index of
+them, copydetect's pairs and shares exactly, and the staff's page that shows the stored report and
+queues a new one (a worker computes it), never computing inside the request."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from autograder.assignment import course_assignment
+from autograder.reports.model import Report
+from commands.autograder import main
+from course.folder import find_course
+from gradebook.book import Gradebook, record_report
+from gradebook.fingerprints import code_of
+from gradebook.models import Fingerprint, SimilarityRun
+from service.access import course
+from service.models import Member
+
+from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+from .test_gradebook import database  # noqa: F401, F811 - the fixture: a fresh SQLite or PostgreSQL gradebook
+
+SEQUENCES = "sequences-and-attention"
+ATTENTION = "attention-not-explanation"
+
+
+@functools.cache
+def spec_of(name: str):
+    return course_assignment(find_course(ROOT), name)
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def record(book: Gradebook, name: str, student: str, path: Path) -> None:
+    """A graded submission as the grader records it (its results do not matter here)."""
+    spec = spec_of(name)
+    row = book.run(lambda: book.sync_assignment(spec))
+    report = Report(
+        student=student, assignment=name, score=0, max_score=spec.max_score, questions=[], submission=str(path),
+        sha256=sha256_of(path), reference="numpy", sandbox="test", graded_at=datetime.now(UTC).isoformat(),
+        grader_version="test",
+    )  # fmt: skip
+    book.run(lambda: record_report(book, row, report))
+
+
+def known_with_copies(name: str, folder: Path) -> dict[str, Path]:
+    """Every known submission of the assignment (notebooks too, the unreadable one included) and a
+    few planted copies: renamed variables, functions in another order, a comment and lines added."""
+    known = ASSIGNMENTS / name / "known"
+    files = {path.stem: path for path in sorted(known.iterdir()) if path.suffix in {".py", ".ipynb"}}
+    folder.mkdir(parents=True)
+    first = sorted(p for p in files.values() if p.suffix == ".py")[0]
+    text = first.read_text()
+    renamed = folder / "renamed.py"
+    renamed.write_text(text.replace("scores", "marks").replace("weights", "ws").replace("x", "xx"))
+    blocks = text.split("\n\ndef ")
+    reordered = folder / "reordered.py"
+    reordered.write_text("\n\ndef ".join([blocks[0], *reversed(blocks[1:])]) + "\n")
+    padded = folder / "padded.py"
+    padded.write_text("# my own work\nimport math\n\n" + sorted(files.values())[5].read_text() + "\nprint('done')\n")
+    return {**files, "planted_renamed": renamed, "planted_reordered": reordered, "planted_padded": padded}
+
+
+def copydetect_pairs(files: dict[str, Path], starter_code: str, threshold: float) -> dict:
+    """copydetect's CopyDetector over the same code, run directly: {pair: {student: (share, html)}}."""
+    from copydetect import CopyDetector
+
+    from autograder.submissions import Unreadable
+
+    with tempfile.TemporaryDirectory() as folder:
+        submitted, starter = Path(folder) / "submitted", Path(folder) / "starter"
+        submitted.mkdir()
+        starter.mkdir()
+        names = {}
+        for number, (student, path) in enumerate(sorted(files.items())):
+            try:
+                code = code_of(path)
+            except Unreadable:
+                continue
+            (submitted / f"{number:05d}.py").write_text(code, encoding="utf-8")
+            names[str(submitted / f"{number:05d}.py")] = student
+        (starter / "starter.py").write_text(starter_code, encoding="utf-8")
+        detector = CopyDetector(test_dirs=[str(submitted)], boilerplate_dirs=[str(starter)], extensions=["py"],
+                                display_t=threshold, autoopen=False, silent=True, out_file=os.devnull)  # fmt: skip
+        detector.run()
+        found = {}
+        for share_1, share_2, file_1, file_2, html_1, html_2, _ in detector.get_copied_code_list():
+            first, second = names[str(file_1)], names[str(file_2)]
+            found[frozenset((first, second))] = {first: (round(float(share_1), 9), html_1.replace("highlight-green", "highlight-red")),
+                                                 second: (round(float(share_2), 9), html_2.replace("highlight-green", "highlight-red"))}  # fmt: skip
+        return found
+
+
+def ours(report) -> dict:
+    return {frozenset((p.first, p.second)): {p.first: (round(p.first_share, 9), p.first_html),
+                                              p.second: (round(p.second_share, 9), p.second_html.replace("highlight-green", "highlight-red"))}
+            for p in report.pairs}  # fmt: skip
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", [SEQUENCES, ATTENTION])
+def test_the_index_finds_exactly_copydetects_pairs_and_shares_on_the_shipped_corpus(tmp_path, name):
+    from autograder.release import release
+    from gradebook.similarity import similarity
+
+    files = known_with_copies(name, tmp_path / "planted")
+    starter_code = code_of(release(spec_of(name), tmp_path / "released"))
+    with Gradebook.open(tmp_path / "gradebook.db") as book:
+        for student, path in files.items():
+            record(book, name, student, path)
+        for threshold in (0.3, 0.5, 0.9):
+            report = similarity(book, spec_of(name), threshold)
+            expected = copydetect_pairs(files, starter_code, threshold)
+            assert len(expected) >= 3  # the planted copies at least: a comparison that says something
+            assert ours(report) == expected  # the same pairs, the same shares, the same highlighting
+            assert report.candidates <= report.all_pairs
+        listed = {student for pair in ours(report) for student in pair}
+        assert {"planted_renamed", "planted_reordered", "planted_padded"} <= listed
+        assert report.compared + len(report.unreadable) == len(files)
+
+
+def _random_program(rng: random.Random) -> str:
+    """Code of nobody's: arithmetic on random numbers, so no two of them share a 25-token run."""
+    lines = []
+    for number in range(40):
+        a, b = rng.randrange(10**6), rng.randrange(10**6)
+        lines.append(f"value_{number} = {a} {rng.choice('+-*')} {b} {rng.choice('+-*')} value_{max(number - 1, 0)}")
+    return "value_0 = 0\n" + "\n".join(lines) + "\n"
+
+
+@pytest.mark.timeout(300)
+def test_one_new_submission_against_300_stored_ones_compares_only_those_sharing_a_fingerprint(tmp_path):
+    from copydetect import CodeFingerprint
+
+    from autograder.release import release
+    from gradebook.similarity import common_limit, similar_to
+
+    rng = random.Random(30)
+    folder = tmp_path / "stored"
+    folder.mkdir()
+    known = sorted((ASSIGNMENTS / SEQUENCES / "known").glob("*.py"))
+    new = ASSIGNMENTS / SEQUENCES / "known" / "correct_loops.py"
+    stored: dict[str, Path] = {}
+    for number in range(300):
+        path = folder / f"{number:03d}.py"
+        if number < len(known) - 1:  # the other known submissions: variants of one solution
+            shutil.copy([k for k in known if k != new][number], path)
+        elif number in {100, 200}:  # two copies of the new one, one with its names changed
+            path.write_text(new.read_text().replace("scores", "s").replace("weights", "w"))
+        else:
+            path.write_text(_random_program(rng))
+        stored[f"student{number:03d}"] = path
+    starter_file = tmp_path / "starter.py"
+    starter_file.write_text(code_of(release(spec_of(SEQUENCES), tmp_path / "released")))
+    with Gradebook.open(tmp_path / "gradebook.db") as book:
+        for student, path in stored.items():
+            record(book, SEQUENCES, student, path)
+        record(book, SEQUENCES, "newcomer", new)
+        report = similar_to(book, spec_of(SEQUENCES), "newcomer", 0.5)
+    # Which stored submissions share with it a fingerprint held by at most common_limit of the class,
+    # by copydetect's own fingerprints.
+    boilerplate = list(CodeFingerprint(str(starter_file), 25, 1).hashes)
+    mine = CodeFingerprint(str(new), 25, 1, boilerplate).hashes
+    theirs = {s: CodeFingerprint(str(p), 25, 1, boilerplate).hashes for s, p in stored.items()}
+    rare = {h for h in mine if 1 + sum(h in held for held in theirs.values()) <= common_limit(301)}
+    sharing = {s for s, held in theirs.items() if rare & held}
+    assert {"student100", "student200"} <= sharing and len(sharing) < 40
+    assert report.compared == 301 and report.candidates == len(sharing)  # 300 stored, only these compared
+    listed = {pair.second if pair.first == "newcomer" else pair.first for pair in report.pairs}
+    assert {"student100", "student200"} <= listed <= sharing
+
+
+@pytest.mark.timeout(120)
+def test_a_fingerprint_is_kept_when_graded_and_made_on_first_use_for_older_submissions(tmp_path):
+    from gradebook.similarity import similarity
+
+    original = ASSIGNMENTS / SEQUENCES / "known" / "correct_loops.py"
+    copy = tmp_path / "copy.py"
+    copy.write_text(original.read_text() + "\n# mine\n")
+    with Gradebook.open(tmp_path / "gradebook.db") as book:
+        record(book, SEQUENCES, "ada", original)
+        record(book, SEQUENCES, "alan", copy)
+        record(book, SEQUENCES, "grace", original)  # the same file: one fingerprint for both
+        kept = book.objects(Fingerprint).filter(sha256__in=[sha256_of(original), sha256_of(copy)])
+        assert kept.count() == 2 and book.objects(Fingerprint).count() == 2
+        book.objects(Fingerprint).all().delete()  # as a gradebook graded before fingerprints were kept
+        report = similarity(book, spec_of(SEQUENCES), 0.5)
+        assert {frozenset((p.first, p.second)) for p in report.pairs} == {
+            frozenset(("ada", "alan")),
+            frozenset(("ada", "grace")),
+            frozenset(("alan", "grace")),
+        }
+        # Fingerprinted now, and kept (the submissions' two files, and the released notebook's code).
+        assert book.objects(Fingerprint).filter(sha256__in=[sha256_of(original), sha256_of(copy)]).count() == 2
+        assert book.objects(Fingerprint).count() == 3
+
+
+# The staff's page, on the service's own database.
+def _member(role: str) -> tuple[User, Client]:
+    user = User.objects.create_user(f"u{uuid.uuid4().hex[:10]}", password="a long password 123")
+    row = None
+    if role == Member.STUDENT:
+        from gradebook.models import Student
+
+        row = Student.objects.create(student_id=user.username, on_roster=True)
+    Member.objects.create(user=user, role=role, student=row)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user)
+    return user, client
+
+
+def _post(client: Client, url: str, data: dict):
+    client.get(url)
+    return client.post(url, {**data, "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+
+
+@pytest.mark.timeout(300)
+def test_the_page_shows_the_stored_report_and_queues_a_run_a_worker_computes(monkeypatch):
+    import gradebook.similarity as engine
+    from service.worker import similarity_queued
+
+    book = Gradebook("default", "the service's database")
+    name = ATTENTION
+    SimilarityRun.objects.filter(assignment=name).delete()
+    tag = uuid.uuid4().hex[:6]
+    original = ASSIGNMENTS / name / "known" / "correct_projection.py"
+    for student in ("ada", "alan"):
+        record(book, name, f"{student}-{tag}", original)
+    _, staff = _member(Member.TA)
+    url = f"/staff/similarity/{name}/"
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("the page computed similarity inside the request")
+
+    monkeypatch.setattr(engine, "similarity", never)
+    monkeypatch.setattr(engine, "similar_to", never)
+    monkeypatch.setattr(engine, "fingerprints", never)
+    page = staff.get(url)
+    assert page.status_code == 200 and "No report yet" in page.content.decode() and "Refresh" not in page
+    assert _post(staff, url, {"threshold": "2"}).status_code == 302  # refused: not a share
+    assert not SimilarityRun.objects.filter(assignment=name).exists()
+    queued = _post(staff, url, {"threshold": "0.9"})
+    assert queued.status_code == 302 and queued["Location"] == url
+    run = SimilarityRun.objects.get(assignment=name)
+    assert run.state == SimilarityRun.QUEUED and run.threshold == 0.9
+    _post(staff, url, {"threshold": "0.9"})  # asked again while it waits: still the one run
+    assert SimilarityRun.objects.filter(assignment=name).count() == 1
+    page = staff.get(url)
+    assert "waiting for a worker" in page.content.decode() and page["Refresh"] == "3"
+    SimilarityRun.objects.filter(id=run.id).update(state=SimilarityRun.RUNNING, done=5, total=9,
+                                                   heartbeat_at=datetime.now(UTC))  # fmt: skip
+    assert "Comparing: 5 of 9 pairs compared" in staff.get(url).content.decode()
+    SimilarityRun.objects.filter(id=run.id).update(state=SimilarityRun.QUEUED, heartbeat_at=None)
+
+    monkeypatch.undo()  # the worker computes
+    assert similarity_queued(course(), "test-worker") is True
+    assert similarity_queued(course(), "test-worker") is False  # nothing else waits
+    run.refresh_from_db()
+    assert run.state == SimilarityRun.DONE and run.worker == "test-worker" and run.report["pairs"]
+    monkeypatch.setattr(engine, "similarity", never)
+    page = staff.get(url)
+    text = page.content.decode()
+    assert page.status_code == 200 and "Refresh" not in page
+    assert "pairs share more than 90% of their code" in text and "highlight-red" in text
+    assert f"ada-{tag}" in text and f"alan-{tag}" in text
+
+
+@pytest.mark.timeout(120)
+def test_a_run_for_an_assignment_the_course_lacks_ends_as_failed_and_says_why():
+    from service.worker import similarity_queued
+
+    SimilarityRun.objects.filter(state__in=[SimilarityRun.QUEUED, SimilarityRun.RUNNING]).delete()
+    run = SimilarityRun.objects.create(assignment="no-such-assignment", threshold=0.5, requested_at=datetime.now(UTC))
+    assert similarity_queued(course(), "test-worker") is True
+    run.refresh_from_db()
+    assert run.state == SimilarityRun.FAILED and "no-such-assignment" in run.error
+
+
+def test_the_similarity_page_refuses_anonymous_users_and_students():
+    url = f"/staff/similarity/{SEQUENCES}/"
+    before = SimilarityRun.objects.count()
+    for anonymous in (Client().get(url), Client().post(url, {"threshold": "0.5"})):
+        assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
+    _, student = _member(Member.STUDENT)
+    assert student.get(url).status_code == 404
+    assert _post(student, f"/assignments/{SEQUENCES}/", {}).status_code in {200, 302}  # a page they may use
+    client_token = student.cookies["csrftoken"].value
+    assert student.post(url, {"threshold": "0.5", "csrfmiddlewaretoken": client_token}).status_code == 404
+    assert SimilarityRun.objects.count() == before  # nothing queued
+
+
+@needs_sandbox
+@pytest.mark.timeout(400)
+def test_the_command_reports_similar_code_in_pairs_escaped_and_keeps_the_report(tmp_path, capsys):
+    source = ASSIGNMENTS / SEQUENCES / "known"
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    shutil.copy(source / "correct_loops.py", folder / "ada.py")
+    renamed = (source / "correct_loops.py").read_text().replace("scores", "marks").replace("weights", "ws")
+    (folder / "alan.py").write_text(renamed + "\n# <script>alert(1)</script>\n")
+    shutil.copy(source / "correct_vectorised.py", folder / "grace.py")
+    completed = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", SEQUENCES, str(folder), "--out",
+         str(tmp_path / "out"), "--reference", "numpy"], capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stderr
+    gradebook = tmp_path / "out" / "gradebook.db"
+    with Gradebook.open(gradebook) as book:  # fingerprinted as they were graded
+        assert book.objects(Fingerprint).count() == 3
+    html = tmp_path / "similar.html"
+    code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--out", str(html)])
+    said = capsys.readouterr().out
+    assert code == 0 and "3 submissions compared, 1 pairs above 50%" in " ".join(said.split())
+    assert "ada" in said and "alan" in said and "grace" not in said  # renamed variables do not hide a copy
+    page = html.read_text()
+    assert "highlight-red" in page and "&lt;script&gt;" in page and "<script>" not in page
+    with Gradebook.open(gradebook) as book:  # kept for the page
+        run = book.objects(SimilarityRun).get()
+        assert run.state == SimilarityRun.DONE and len(run.report["pairs"]) == 1
+    code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "grace"])
+    said = capsys.readouterr().out
+    assert code == 0 and "0 pairs above 50%" in " ".join(said.split())
+    code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "nobody"])
+    assert code != 0 and "nobody" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(120)
+def test_a_huge_hand_in_is_fingerprinted_only_up_to_a_cap(tmp_path):
+    from gradebook.fingerprints import MAX_CODE, fingerprint_file
+
+    huge = tmp_path / "huge.py"
+    huge.write_text("value = other + 1\n" * 60_000)  # about 1 MB of code
+    code = fingerprint_file(huge)
+    assert not code.unreadable and len(code.raw) == MAX_CODE and 0 < len(code.hashes) <= MAX_CODE
+    unreadable = tmp_path / "binary.py"
+    unreadable.write_bytes(b"\x00\xff" * 10)
+    assert fingerprint_file(unreadable).unreadable and len(fingerprint_file(unreadable).hashes) == 0
+
+
+@pytest.mark.timeout(300)
+def test_the_command_keeps_the_report_on_every_database(tmp_path, capsys, database):  # noqa: F811
+    """SQLite and PostgreSQL (the fingerprints are binary columns; the report is JSON)."""
+    url = database[1] if database[0] == "--database-url" else None
+    original = ASSIGNMENTS / SEQUENCES / "known" / "correct_vectorised.py"
+    copy = tmp_path / "copy.py"
+    copy.write_text(original.read_text().replace("weights", "w") + "\n")
+    with Gradebook.open(None if url else Path(database[1]), url) as book:
+        record(book, SEQUENCES, "ada", original)
+        record(book, SEQUENCES, "alan", copy)
+    assert main(["--course", str(ROOT), "similarity", SEQUENCES, *database]) == 0
+    assert "1 pairs above 50%" in " ".join(capsys.readouterr().out.split())
+    with Gradebook.open(None if url else Path(database[1]), url) as book:
+        from gradebook.similarity import report_of_run, runs_of
+
+        last, pending = runs_of(book, SEQUENCES)
+        report = report_of_run(last)
+        assert pending is None and report is not None and report.candidates == 1
+        assert {report.pairs[0].first, report.pairs[0].second} == {"ada", "alan"}
+        assert book.objects(Fingerprint).filter(sha256=sha256_of(copy)).exists()
