@@ -3,7 +3,7 @@ from django.urls import path, register_converter
 from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 
-from . import api, exam_marking, marking, reviews, staff, throttle, views
+from . import api, exam_marking, hub, marking, reviews, staff, throttle, views
 from .boundary import IdConverter
 from .lti import pages as lti_pages
 from .lti import views as lti
@@ -63,4 +63,8 @@ urlpatterns = [
     path("api/v1/assignments/<str:name>/grades", api.grades, name="api-grades"),
     path("api/v1/submissions", api.submissions, name="api-submissions"),
     path("api/v1/submissions/<id:job_id>", api.submission, name="api-submission"),
+    # JupyterHub sign-in (service/hub.py): the hub's OAuth, started here, finished at the callback
+    # (JupyterHub's default address for a service's: <prefix>oauth_callback).
+    path("hub/login/", hub.hub_login, name="hub-login"),
+    path("oauth_callback", hub.oauth_callback, name="hub-oauth-callback"),
 ]
