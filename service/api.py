@@ -127,6 +127,20 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
 
 
 @api_view({"GET"})
+def notebook(request: HttpRequest, name: str) -> HttpResponse:
+    """The assignment's released notebook, as the assignment page's download gives it (what
+    gradewright.fetch() and JupyterLab's Fetch put in a student's home)."""
+    from django.http import FileResponse
+
+    from .releases import released_notebook
+
+    member_of(request.user)  # members of the course only
+    spec = assignment_or_404(name)
+    return FileResponse(released_notebook(spec, state()).open("rb"), as_attachment=True,
+                        filename=spec.released_notebook, content_type="application/x-ipynb+json")  # fmt: skip
+
+
+@api_view({"GET"})
 def grades(request: HttpRequest, name: str) -> HttpResponse:
     """An assignment's current grades, for the course's staff: every student on the roster or with a
     submission (marks included, late penalty taken off, as the grade files have them)."""

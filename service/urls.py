@@ -61,6 +61,7 @@ urlpatterns = [
     path("api/v1/token", api.token, name="api-token"),
     path("api/v1/assignments", api.assignment_list, name="api-assignments"),
     path("api/v1/assignments/<str:name>/grades", api.grades, name="api-grades"),
+    path("api/v1/assignments/<str:name>/notebook", api.notebook, name="api-notebook"),
     path("api/v1/submissions", api.submissions, name="api-submissions"),
     path("api/v1/submissions/<id:job_id>", api.submission, name="api-submission"),
     # JupyterHub sign-in (service/hub.py): the hub's OAuth, started here, finished at the callback
