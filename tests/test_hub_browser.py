@@ -31,7 +31,9 @@ needs_hub = pytest.mark.skipif(
 pytestmark = [needs_hub, pytest.mark.slow, pytest.mark.timeout(900)]
 CORRECT = ASSIGNMENTS / "sequences-and-attention" / "known" / "correct_fresh_notebook.ipynb"
 ASSIGNMENT = "sequences-and-attention"
-STUDENTS = ("ada", "alan")
+STUDENTS = ("ada", "alan", "katherine")
+EXTENSION = ROOT / "jupyterlab_gradewright"
+SOFTMAX = "def softmax(x, axis=-1): e = np.exp(x - np.max(x, axis=axis, keepdims=True)); return e / e.sum(axis=axis, keepdims=True)"
 INSTRUCTOR = "grace"
 
 
@@ -70,6 +72,15 @@ def real_hub(tmp_path_factory):
     tester = secrets.token_hex(32)
     passed_on = {key: os.environ[key] for key in ("PATH", "PYTHONPATH", "LANG", "GRADEWRIGHT_REFERENCE_CACHE")
                  if key in os.environ}  # fmt: skip
+    # Users' servers load JupyterLab's Fetch/Check/Submit as `pip install` would put them: the built
+    # extension where JupyterLab looks, and its server side enabled (the package's own files).
+    labextensions = home / "jupyter" / "labextensions" / "jupyterlab-gradewright"
+    shutil.copytree(EXTENSION / "labextension", labextensions)
+    server_config = home / "jupyter-config" / "jupyter_server_config.d"
+    server_config.mkdir(parents=True)
+    shutil.copy(EXTENSION / "jupyter-config" / "jupyterlab_gradewright.json", server_config)
+    servers_env = {**passed_on, "JUPYTER_PATH": str(home / "jupyter"), "JUPYTER_CONFIG_PATH": str(home / "jupyter-config"),
+                   "GRADEWRIGHT_URL": f"http://127.0.0.1:{public}/services/gradewright"}  # fmt: skip
     config = home / "jupyterhub_config.py"
     config.write_text(
         textwrap.dedent(f"""
@@ -89,7 +100,7 @@ def real_hub(tmp_path_factory):
         c.SimpleLocalProcessSpawner.home_dir_template = "{home}/homes/{{username}}"
         c.Spawner.args = ["--allow-root"]  # the tests run as root; the spawner makes no system users
         c.Spawner.default_url = "/lab"
-        c.Spawner.environment = {{**{passed_on!r}, "GRADEWRIGHT_URL": "http://127.0.0.1:{public}/services/gradewright"}}
+        c.Spawner.environment = {servers_env!r}
         c.JupyterHub.load_groups = {{"instructors": {{"users": [{INSTRUCTOR!r}]}}}}
         # README "On your JupyterHub": the site as a service the hub starts, its OAuth client
         # approved without a consent page, every user allowed to sign in to it.
@@ -277,3 +288,72 @@ def test_hub_users_reach_the_site_through_the_hubs_oauth_with_their_roles(real_h
             assert denied is not None and denied.status in {403, 404}
         finally:
             browser.close()
+
+
+@needs_sandbox
+@needs_browser
+def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedback(real_hub, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    url, tester, homes = real_hub
+    shots = screenshots_folder(tmp_path)
+    notebook = homes / "katherine" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 900})
+            lab = context.new_page()
+            sign_in_at_the_hub(lab, url, "katherine")
+            expect(lab.locator(".jp-Launcher").first).to_be_visible(timeout=120_000)
+
+            def fetch_from_the_palette() -> None:
+                lab.keyboard.press("Control+Shift+C")
+                lab.locator(".lm-CommandPalette-input").fill("Fetch an assignment")
+                lab.keyboard.press("Enter")
+                dialog = lab.locator(".jp-Dialog")
+                dialog.locator("select").select_option(ASSIGNMENT)
+                dialog.get_by_role("button", name="OK").click()
+
+            fetch_from_the_palette()
+            panel = lab.locator(".jp-NotebookPanel").first
+            expect(panel).to_be_visible(timeout=60_000)
+            assert notebook.is_file()
+            # The student's edit: softmax (the notebook's fifth cell, its first answer cell) answered.
+            answer_cell = panel.locator(".jp-Notebook .jp-Cell").nth(4)
+            answer_cell.locator(".cm-content").click()
+            lab.keyboard.press("Control+A")
+            lab.keyboard.type(SOFTMAX)
+            toolbar = panel.locator(".jp-NotebookPanel-toolbar")
+            toolbar.get_by_text("Check", exact=True).click()
+            checked = lab.locator(".jp-Dialog")
+            expect(checked.get_by_text("Public tests")).to_be_visible(timeout=180_000)
+            expect(checked.locator(".jp-Dialog-body p").first).to_contain_text("softmax: ")
+            checked.get_by_role("button", name="Ok").click()
+            assert SOFTMAX in notebook.read_text()  # Check saved it first
+            toolbar.get_by_text("Submit", exact=True).click()
+            feedback = lab.locator(".jp-gradewright-feedback")
+            expect(feedback.get_by_text("State: graded")).to_be_visible(timeout=300_000)
+            expect(feedback.locator(".jp-gradewright-score")).to_contain_text("Score: ")
+            softmax_row = feedback.locator("tr", has_text="softmax")
+            expect(softmax_row).to_contain_text("2 / 2")  # her answer, graded
+            expect(softmax_row).to_contain_text("passed")
+            lab.screenshot(path=str(shots / "jupyterlab-feedback.png"))
+            shown = feedback.locator(".jp-gradewright-score").inner_text()
+            # Fetching again offers to keep the student's notebook, and keeps it.
+            fetch_from_the_palette()
+            expect(lab.get_by_text("Replace your notebook?")).to_be_visible(timeout=30_000)
+            lab.get_by_role("button", name="Keep mine").click()
+            assert SOFTMAX in notebook.read_text()
+            # The panel's link: the submission's page on the site, through the hub's OAuth.
+            with context.expect_page() as opened:
+                feedback.get_by_role("link", name="Open the submission page").click()
+            site = opened.value
+            site.wait_for_url(f"{url}/services/gradewright/submissions/**", timeout=60_000)
+            expect(site.get_by_text(shown.removeprefix("Score: ").split(" /")[0]).first).to_be_visible()
+            job_id = int(site.url.rstrip("/").split("/")[-1])
+        finally:
+            browser.close()
+    # The second student, with their own hub token, is refused the first's submission.
+    theirs = httpx.get(f"{url}/services/gradewright/api/v1/submissions/{job_id}", timeout=30,
+                       headers={"Authorization": f"token {hub_token(url, tester, 'ada')}"})  # fmt: skip
+    assert theirs.status_code == 404 and theirs.json() == {"error": "no such submission"}
