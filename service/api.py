@@ -137,7 +137,7 @@ def notebook(request: HttpRequest, name: str) -> HttpResponse:
     member_of(request.user)  # members of the course only
     spec = assignment_or_404(name)
     return FileResponse(released_notebook(spec, state()).open("rb"), as_attachment=True,
-                        filename=spec.released_notebook, content_type="application/x-ipynb+json")  # fmt: skip
+                        filename=spec.released_notebook, content_type="application/json")  # a notebook is JSON  # fmt: skip
 
 
 @api_view({"GET"})
