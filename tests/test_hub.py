@@ -308,3 +308,65 @@ def test_the_prefix_of_the_hubs_proxy_moves_to_the_script_name():
     assert seen == {"script": "/services/gradewright", "path": "/api/v1/submissions"}
     stripped({"PATH_INFO": "/services/gradewrighter/x"}, None)
     assert seen == {"script": "", "path": "/services/gradewrighter/x"}
+
+
+def test_a_closed_assignment_refuses_a_hub_token_in_the_sites_own_words(on_hub):
+    from service.models import ClosedAssignment
+    from service.uploads import allowance
+
+    name = roster_student()
+    token = on_hub.token_for(name)
+    closed = ClosedAssignment.objects.create(name="attention-not-explanation", closed_by="test")
+    try:
+        with NOTEBOOK.open("rb") as handle:
+            upload = SimpleUploadedFile("attempt.ipynb", handle.read())
+        refused = api(token, data={"assignment": "attention-not-explanation", "file": upload})
+        from service.access import assignments
+
+        site_says = allowance(Student.objects.get(student_id=name), assignments()["attention-not-explanation"])
+    finally:
+        closed.delete()
+    assert refused.status_code == 400
+    assert (
+        refused.json() == {"error": site_says}
+        and site_says == "the instructor has closed this assignment to submissions"
+    )
+
+
+def test_submit_from_a_cell_signs_in_with_the_hubs_token_else_autograder_logins(tmp_path, monkeypatch):
+    from gradewright import GradewrightError
+    from gradewright.cell import assignment_of, connect, current_notebook
+
+    for key in ("JUPYTERHUB_API_TOKEN", "JUPYTERHUB_USER", "GRADEWRIGHT_URL", "JPY_SESSION_NAME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    with pytest.raises(GradewrightError, match="no server to hand in to: pass server=URL, set GRADEWRIGHT_URL"):
+        connect()
+    saved = tmp_path / "config" / "gradewright" / "servers.json"
+    saved.parent.mkdir(parents=True)
+    saved.write_text(
+        json.dumps({"_last": "https://grades.example.edu", "https://grades.example.edu": {"token": "own"}})
+    )
+    assert connect().headers == {"Authorization": "Token own"}  # autograder login's
+    monkeypatch.setenv("GRADEWRIGHT_URL", "https://hub.example.edu/services/gradewright/")
+    with pytest.raises(GradewrightError, match="not signed in to https://hub.example.edu/services/gradewright: run"):
+        connect()
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "hubs")
+    monkeypatch.setenv("JUPYTERHUB_USER", "ada")
+    hub_side = connect()
+    assert hub_side.server == "https://hub.example.edu/services/gradewright"
+    assert hub_side.headers == {"Authorization": "token hubs", hub.CLAIMED_USER_HEADER: "ada"}
+    # The notebook this kernel runs, as Jupyter's server names it, and its assignment.
+    with pytest.raises(GradewrightError, match="cannot tell which notebook this is"):
+        current_notebook()
+    notebook = tmp_path / "work" / "mine.ipynb"
+    notebook.parent.mkdir()
+    notebook.write_text(
+        json.dumps({"cells": [], "metadata": {"gradewright": {"assignment": "sequences-and-attention"}}})
+    )
+    monkeypatch.setenv("JPY_SESSION_NAME", str(notebook))
+    assert current_notebook() == notebook
+    assert assignment_of(notebook, ["sequences-and-attention"]) == "sequences-and-attention"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}}))
+    with pytest.raises(GradewrightError, match="mine.ipynb: which assignment is it"):
+        assignment_of(notebook, ["sequences-and-attention"])
