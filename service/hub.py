@@ -127,6 +127,11 @@ def user_for_token(token: str, claimed: str | None = None) -> HubUser:
     name = model.get(hub["username_claim"])
     if not isinstance(name, str) or not name:
         raise HubRefused(403, f"the hub's account has no {hub['username_claim']!r} to match to the roster")
+    scope = hub.get("access_scope")
+    granted = model.get("scopes")
+    if scope and not (isinstance(granted, list) and (scope in granted or "access:services" in granted)):
+        raise HubRefused(403, f"this hub token is not one for this site: it lacks the scope {scope!r}, which "
+                         "the hub's administrator grants (README \"On your JupyterHub\")")  # fmt: skip
     if claimed is not None and claimed != name:
         raise HubRefused(403, f"this hub token is another user's, not {claimed!r}'s: hand in with your own")
     groups = model.get("groups")

@@ -203,6 +203,8 @@ def _hub() -> dict[str, Any]:
     - ``GRADEWRIGHT_HUB_INSTRUCTOR_GROUPS`` / ``GRADEWRIGHT_HUB_TA_GROUPS``: hub groups, comma-separated,
       whose members are instructors / teaching assistants (default ``instructors`` /
       ``teaching-assistants``); anyone else is a student;
+    - ``GRADEWRIGHT_HUB_ACCESS_SCOPE``: the scope a hub token must have (default
+      ``access:services!service=$JUPYTERHUB_SERVICE_NAME``, as the hub names the service);
     - ``GRADEWRIGHT_HUB_TIMEOUT``: seconds to wait for the hub (default 5); a hub token's check is
       remembered for ``GRADEWRIGHT_HUB_CACHE_SECONDS`` (default 5, at most 30).
     """
@@ -231,6 +233,11 @@ def _hub() -> dict[str, Any]:
         "ta_groups": _csv("GRADEWRIGHT_HUB_TA_GROUPS", "teaching-assistants"),
         "timeout": timeout,
         "cache_seconds": max(0.0, cache_seconds),
+        # A hub token is taken only if the hub lets it reach this service, as JupyterHub's own
+        # services check: the OAuth sign-in's token has the scope, a user's server's token has it
+        # once the administrator adds it to the `server` role (README "On your JupyterHub").
+        "access_scope": os.environ.get("GRADEWRIGHT_HUB_ACCESS_SCOPE")
+        or (f"access:services!service={service}" if (service := os.environ.get("JUPYTERHUB_SERVICE_NAME")) else ""),
     }
     extra: dict[str, Any] = {"GRADEWRIGHT_HUB": hub, "LOGIN_URL": "hub-login"}
     if prefix:

@@ -83,7 +83,13 @@ class FakeHub:
 
     def token_for(self, name: str, groups: tuple[str, ...] = (), kind: str = "user") -> str:
         token = secrets.token_hex(16)
-        self.tokens[token] = {"kind": kind, "name": name, "groups": list(groups), "admin": False}
+        self.tokens[token] = {
+            "kind": kind,
+            "name": name,
+            "groups": list(groups),
+            "admin": False,
+            "scopes": ["access:services!service=gradewright", f"read:users:name!user={name}"],
+        }
         return token
 
 
@@ -100,6 +106,7 @@ def hub_settings(api_url: str, **changes) -> dict:
             "callback_url": "http://testserver/oauth_callback", "authorize_url": f"{api_url}/oauth2/authorize",
             "username_claim": "name", "instructor_groups": frozenset({"instructors"}),
             "ta_groups": frozenset({"teaching-assistants"}), "timeout": 1.0, "cache_seconds": 0.0,
+            "access_scope": "access:services!service=gradewright",
             **changes}  # fmt: skip
 
 
@@ -193,6 +200,19 @@ def test_hub_users_off_the_roster_and_services_tokens_are_refused(on_hub):
     assert stranger.json()["error"] == "hub user 'not-on-the-roster' is not on the course's roster; ask your instructor"
     service = api(on_hub.token_for("announcer", kind="service"))
     assert service.status_code == 403 and "a hub service's token, not a hub user's" in service.json()["error"]
+
+
+def test_a_hub_token_without_access_to_the_site_is_refused(on_hub):
+    name = roster_student()
+    token = on_hub.token_for(name)
+    on_hub.tokens[token]["scopes"] = [f"read:users:name!user={name}"]  # a token made for something else
+    refused = api(token)
+    assert refused.status_code == 403
+    assert refused.json()["error"].startswith(
+        "this hub token is not one for this site: it lacks the scope 'access:services!service=gradewright'"
+    )
+    on_hub.tokens[token]["scopes"] = ["access:services"]  # every service's: this one's too
+    assert api(token).status_code == 200
 
 
 def test_hub_groups_give_the_role(on_hub):

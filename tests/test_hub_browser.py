@@ -117,6 +117,8 @@ def real_hub(tmp_path_factory):
         ]
         c.JupyterHub.load_roles = [
             {{"name": "user", "scopes": ["self", "access:services!service=gradewright"]}},
+            {{"name": "server", "scopes": ["users:activity!user", "access:servers!server",
+                                          "access:services!service=gradewright"]}},
             {{"name": "tester", "services": ["tester"], "scopes": ["admin:users", "tokens", "admin:servers"]}},
         ]
     """)
