@@ -1,9 +1,10 @@
 """The JSON API under ``/api/v1/``: what ``autograder submit`` and the pages' own scripts call.
 
 Authentication: ``Authorization: Token <token>`` (from ``POST /api/v1/token`` or ``autograder
-login``), or the pages' session, for which an unsafe method needs Django's CSRF token as a form would.
+login``), on a JupyterHub's site a hub token (``Authorization: token <hub token>``, checked with the
+hub: service/hub.py), or the pages' session, for which an unsafe method needs Django's CSRF token as a form would.
 Errors are ``{"error": "..."}`` with 400, 401, 403, 404, 405 (with ``Allow``), 429 (too many failed
-sign-ins) or 500, every one of them: those of the views here, and those the site answers for any
+sign-ins), 503 (the hub cannot be reached to check its token) or 500, every one of them: those of the views here, and those the site answers for any
 address under /api/v1/ (an unknown one, a submission id that is not a number) from
 service/boundary.py's handlers.
 """
@@ -22,6 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from . import hub
 from .access import (
     assignment_or_404,
     assignments,
@@ -57,12 +59,22 @@ def api_view(methods: set[str]) -> Callable[[View], View]:
             if request.method not in methods:
                 return not_allowed(request, methods)
             header = request.headers.get("Authorization", "")
-            if header.startswith("Token "):
-                token = ApiToken.objects.filter(digest=digest(header[6:].strip())).select_related("user").first()
-                if token is None or not token.user.is_active:
+            scheme, _, secret = header.partition(" ")
+            if scheme.lower() in {"token", "bearer"} and secret.strip():
+                # The site's own token first; else, on a hub's site, a hub token, which the hub
+                # itself must say is whose (service/hub.py): never a username merely stated.
+                token = ApiToken.objects.filter(digest=digest(secret.strip())).select_related("user").first()
+                if token is not None and token.user.is_active:
+                    ApiToken.objects.filter(id=token.id).update(last_used_at=timezone.now())
+                    request.user = token.user
+                elif token is None and hub.enabled():
+                    try:
+                        request.user = hub.account_for_token(secret.strip(),
+                                                             request.headers.get(hub.CLAIMED_USER_HEADER))
+                    except hub.HubRefused as not_theirs:
+                        return error(not_theirs.status, str(not_theirs))
+                else:
                     return error(401, "the token is not valid; sign in again with autograder login")
-                ApiToken.objects.filter(id=token.id).update(last_used_at=timezone.now())
-                request.user = token.user
             elif request.user.is_authenticated:
                 if request.method not in {"GET", "HEAD", "OPTIONS"}:
                     refused = CsrfViewMiddleware(lambda _: HttpResponse()).process_view(request, None, (), {})
@@ -112,6 +124,20 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
                        "due": due.isoformat() if due else None, "feedback": spec.feedback,
                        "can_submit": refused is None, "why_not": refused})  # fmt: skip
     return JsonResponse({"assignments": listed})
+
+
+@api_view({"GET"})
+def notebook(request: HttpRequest, name: str) -> HttpResponse:
+    """The assignment's released notebook, as the assignment page's download gives it (what
+    gradewright.fetch() and JupyterLab's Fetch put in a student's home)."""
+    from django.http import FileResponse
+
+    from .releases import released_notebook
+
+    member_of(request.user)  # members of the course only
+    spec = assignment_or_404(name)
+    return FileResponse(released_notebook(spec, state()).open("rb"), as_attachment=True,
+                        filename=spec.released_notebook, content_type="application/json")  # a notebook is JSON  # fmt: skip
 
 
 @api_view({"GET"})

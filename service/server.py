@@ -62,12 +62,11 @@ def serve(course_root: Path, host: str, port: int, workers: int, database_url: s
             "`autograder accounts password USER` sets a new password")
     started = [_start_worker(course_root, database_url) for _ in range(workers)]
     say(f"serving {course_root} on http://{host}:{port}/ with {workers} grading worker(s); Ctrl-C stops")
-    from django.core.wsgi import get_wsgi_application
     from waitress import serve as waitress_serve
 
     try:
         # waitress refuses a request body over the upload limit before the site reads any of it.
-        waitress_serve(get_wsgi_application(), host=host, port=port, threads=8, ident="gradewright",
+        waitress_serve(application(), host=host, port=port, threads=8, ident="gradewright",
                        max_request_body_size=MAX_UPLOAD_BYTES + 1024 * 1024, **proxy_options())  # fmt: skip
     finally:
         for process in started:
@@ -78,6 +77,17 @@ def serve(course_root: Path, host: str, port: int, workers: int, database_url: s
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def application() -> Any:
+    """The site's WSGI application; under a JupyterHub's proxy, its prefix taken off first."""
+    from django.conf import settings
+    from django.core.wsgi import get_wsgi_application
+
+    from .hub import StripPrefix
+
+    prefix = getattr(settings, "FORCE_SCRIPT_NAME", None)
+    return StripPrefix(get_wsgi_application(), prefix) if prefix else get_wsgi_application()
 
 
 def proxy_options() -> dict[str, Any]:

@@ -142,6 +142,7 @@ def build(
                         "django.template.context_processors.request",
                         "django.contrib.auth.context_processors.auth",
                         "django.contrib.messages.context_processors.messages",
+                        "service.hub.context",  # the sign-in page's "Sign in with JupyterHub"
                     ]
                 },
             }
@@ -176,7 +177,76 @@ def build(
         "GRADEWRIGHT_COURSE": str(course_root),
         "GRADEWRIGHT_STATE": str(folder),
         **(_behind_https() if os.environ.get("GRADEWRIGHT_HTTPS") == "1" else {}),
+        **_hub(),
     }
+
+
+def _csv(name: str, default: str) -> frozenset[str]:
+    return frozenset(part.strip() for part in os.environ.get(name, default).split(",") if part.strip())
+
+
+def _hub() -> dict[str, Any]:
+    """The site as a JupyterHub service (service/hub.py, README "On your JupyterHub"), when the hub
+    gave it an OAuth client: JupyterHub's own variables, which the hub sets for a service it starts
+    (for one started otherwise, the administrator sets them the same):
+
+    - ``JUPYTERHUB_API_URL`` (the hub's API, e.g. http://127.0.0.1:8081/hub/api), ``JUPYTERHUB_API_TOKEN``
+      (the service's token, its OAuth client secret) and ``JUPYTERHUB_CLIENT_ID`` (``service-<name>``);
+    - ``JUPYTERHUB_OAUTH_CALLBACK_URL`` (where the hub sends the browser back; default
+      ``<prefix>oauth_callback``, as the hub has it), ``JUPYTERHUB_SERVICE_PREFIX`` (``/services/<name>/``: the site's
+      addresses under the hub's proxy) and ``JUPYTERHUB_BASE_URL`` (the hub's, default ``/``);
+
+    and the site's own:
+
+    - ``GRADEWRIGHT_HUB_USERNAME_CLAIM``: the field of the hub's user model matched to the roster's
+      student_id (default ``name``, the hub username);
+    - ``GRADEWRIGHT_HUB_INSTRUCTOR_GROUPS`` / ``GRADEWRIGHT_HUB_TA_GROUPS``: hub groups, comma-separated,
+      whose members are instructors / teaching assistants (default ``instructors`` /
+      ``teaching-assistants``); anyone else is a student;
+    - ``GRADEWRIGHT_HUB_ACCESS_SCOPE``: the scope a hub token must have (default
+      ``access:services!service=$JUPYTERHUB_SERVICE_NAME``, as the hub names the service);
+    - ``GRADEWRIGHT_HUB_TIMEOUT``: seconds to wait for the hub (default 5); a hub token's check is
+      remembered for ``GRADEWRIGHT_HUB_CACHE_SECONDS`` (default 5, at most 30).
+    """
+    api_url = os.environ.get("JUPYTERHUB_API_URL", "").rstrip("/")
+    client_id = os.environ.get("JUPYTERHUB_CLIENT_ID", "")
+    api_token = os.environ.get("JUPYTERHUB_API_TOKEN", "")
+    if not (api_url and client_id and api_token):
+        return {}
+    prefix = "/" + os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/").strip("/")
+    prefix = "" if prefix == "/" else prefix
+    base = "/" + os.environ.get("JUPYTERHUB_BASE_URL", "/").strip("/")
+    host = os.environ.get("JUPYTERHUB_HOST", "").rstrip("/")
+    try:
+        timeout = float(os.environ.get("GRADEWRIGHT_HUB_TIMEOUT", "5"))
+        cache_seconds = min(30.0, float(os.environ.get("GRADEWRIGHT_HUB_CACHE_SECONDS", "5")))
+    except ValueError:
+        raise ServiceSetupError("GRADEWRIGHT_HUB_TIMEOUT and GRADEWRIGHT_HUB_CACHE_SECONDS are numbers of seconds") from None
+    hub = {
+        "api_url": api_url,
+        "api_token": api_token,
+        "client_id": client_id,
+        "callback_url": os.environ.get("JUPYTERHUB_OAUTH_CALLBACK_URL") or f"{prefix}/oauth_callback",
+        "authorize_url": f"{host}{base.rstrip('/')}/hub/api/oauth2/authorize",
+        "username_claim": os.environ.get("GRADEWRIGHT_HUB_USERNAME_CLAIM", "name"),
+        "instructor_groups": _csv("GRADEWRIGHT_HUB_INSTRUCTOR_GROUPS", "instructors"),
+        "ta_groups": _csv("GRADEWRIGHT_HUB_TA_GROUPS", "teaching-assistants"),
+        "timeout": timeout,
+        "cache_seconds": max(0.0, cache_seconds),
+        # A hub token is taken only if the hub lets it reach this service, as JupyterHub's own
+        # services check: the OAuth sign-in's token has the scope, a user's server's token has it
+        # once the administrator adds it to the `server` role (README "On your JupyterHub").
+        "access_scope": os.environ.get("GRADEWRIGHT_HUB_ACCESS_SCOPE")
+        or (f"access:services!service={service}" if (service := os.environ.get("JUPYTERHUB_SERVICE_NAME")) else ""),
+    }
+    extra: dict[str, Any] = {"GRADEWRIGHT_HUB": hub, "LOGIN_URL": "hub-login"}
+    if prefix:
+        # Under the hub's proxy (service/hub.py StripPrefix): addresses, static files and cookies
+        # within the service's own prefix, apart from the hub's and the users' servers'.
+        extra.update(FORCE_SCRIPT_NAME=prefix, STATIC_URL=f"{prefix}/static/", SESSION_COOKIE_PATH=f"{prefix}/",
+                     CSRF_COOKIE_PATH=f"{prefix}/", SESSION_COOKIE_NAME="gradewright-session",
+                     CSRF_COOKIE_NAME="gradewright-csrftoken")  # fmt: skip
+    return extra
 
 
 def _behind_https() -> dict[str, Any]:

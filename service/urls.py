@@ -3,7 +3,7 @@ from django.urls import path, register_converter
 from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 
-from . import api, exam_marking, marking, online_exams, reviews, staff, throttle, views
+from . import api, exam_marking, hub, marking, online_exams, reviews, staff, throttle, views
 from .boundary import IdConverter
 from .lti import pages as lti_pages
 from .lti import views as lti
@@ -61,6 +61,7 @@ urlpatterns = [
     path("api/v1/token", api.token, name="api-token"),
     path("api/v1/assignments", api.assignment_list, name="api-assignments"),
     path("api/v1/assignments/<str:name>/grades", api.grades, name="api-grades"),
+    path("api/v1/assignments/<str:name>/notebook", api.notebook, name="api-notebook"),
     path("api/v1/submissions", api.submissions, name="api-submissions"),
     path("api/v1/submissions/<id:job_id>", api.submission, name="api-submission"),
     # Exams taken online (service/online_exams.py): the student's own attempt only, no attempt id.
@@ -70,4 +71,8 @@ urlpatterns = [
     path("exams/<str:name>/state", online_exams.attempt_state, name="exam-state"),
     path("staff/online-exams/<str:name>/", online_exams.staff_page, name="exam-online"),
     path("staff/online-exams/<str:name>/attempts/<id:attempt_id>/", online_exams.attempt_log, name="exam-log"),
+    # JupyterHub sign-in (service/hub.py): the hub's OAuth, started here, finished at the callback
+    # (JupyterHub's default address for a service's: <prefix>oauth_callback).
+    path("hub/login/", hub.hub_login, name="hub-login"),
+    path("oauth_callback", hub.oauth_callback, name="hub-oauth-callback"),
 ]

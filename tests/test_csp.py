@@ -65,7 +65,7 @@ def _arguments(name: str) -> list:
     assignment = ["sequences-and-attention"]
     marked = ["attention-not-explanation", "written"]
     return {"assignment": assignment, "notebook": assignment, "submission": [1], "api-submission": [1],
-            "api-grades": assignment, "gradebook": assignment, "statistics": assignment,
+            "api-grades": assignment, "api-notebook": assignment, "gradebook": assignment, "statistics": assignment,
             "statistics-chart": assignment + ["overview"], "student": ["someone"], "marking": marked[:1],
             "mark-start": marked, "mark-answer": marked + [1], "override": [1], "rubric-edit": marked,
             "regrade": assignment, "similarity": assignment, "review-answer": [1], "review-ask": [1],

@@ -754,7 +754,9 @@ def test_the_instructor_imports_the_roster_and_downloads_links_on_the_web(tmp_pa
 # The platform's LTI requests carry their own proof (a signed token; the deep linking choice, the
 # launch's id): tests/test_lti.py attacks them.
 OPEN_TO_ALL = {"login", "welcome", "api-token", "api-openapi", "home", "lti-login", "lti-login-for", "lti-launch",
-               "lti-deep-link", "lti-jwks"}  # fmt: skip
+               "lti-deep-link", "lti-jwks",
+               # The hub's OAuth: its callback carries the hub's proof (a code for the hub's token); tests/test_hub.py.
+               "hub-login", "hub-oauth-callback"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -772,7 +774,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
 
     name_of = ["sequences-and-attention"]
     arguments = {"assignment": name_of, "notebook": name_of, "submission": [1], "api-submission": [1],
-                 "api-grades": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of + ["overview"],
+                 "api-grades": name_of, "api-notebook": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of + ["overview"],
                  "student": ["someone"], "marking": ["attention-not-explanation"],
                  "mark-start": ["attention-not-explanation", "written"],
                  "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],

@@ -1,0 +1,222 @@
+"""``fetch``, ``check`` and ``submit`` from a notebook cell, through the service's API (service/api.py).
+
+The server: ``server=``, else ``$GRADEWRIGHT_URL`` (a hub's administrator sets it for every user's
+server: README "On your JupyterHub"), else the server of the last ``autograder login``. The token:
+on a JupyterHub the server's own hub token, ``$JUPYTERHUB_API_TOKEN``, sent as JupyterHub's
+``Authorization: token ...`` with the hub username it runs as (``$JUPYTERHUB_USER``), which the
+service checks with the hub; elsewhere the token ``autograder login`` saved for that server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .errors import GradewrightError
+
+WAIT_SECONDS = 600  # how long submit() waits for its feedback
+HUB_USER_HEADER = "X-Gradewright-Hub-User"  # service/hub.py CLAIMED_USER_HEADER
+
+
+@dataclass
+class Connection:
+    server: str
+    headers: dict[str, str]
+
+    def call(self, method: str, path: str, **options: Any) -> httpx.Response:
+        url = f"{self.server}{path}"
+        try:
+            response = httpx.request(method, url, headers=self.headers, timeout=60, **options)
+        except httpx.HTTPError as exc:
+            raise GradewrightError(f"{self.server}: cannot reach the server ({type(exc).__name__})") from None
+        if response.status_code >= 400:
+            try:
+                message = response.json().get("error") or response.status_code
+            except (ValueError, AttributeError):
+                message = f"the server answered {response.status_code}"
+            raise GradewrightError(str(message))
+        return response
+
+    def json(self, method: str, path: str, **options: Any) -> dict[str, Any]:
+        response = self.call(method, path, **options)
+        try:
+            data = response.json()
+        except ValueError:
+            raise GradewrightError(
+                f"{self.server}{path}: the server answered {response.status_code}, not JSON"
+            ) from None
+        if not isinstance(data, dict):
+            raise GradewrightError(f"{self.server}{path}: the server answered something unexpected")
+        return data
+
+
+def connect(server: str | None = None) -> Connection:
+    """The service and the credentials to reach it with (see the module's text)."""
+    from service.client import LAST, _saved
+
+    saved = _saved()
+    chosen = server or os.environ.get("GRADEWRIGHT_URL") or saved.get(LAST)
+    if not isinstance(chosen, str) or not chosen:
+        raise GradewrightError("no server to hand in to: pass server=URL, set GRADEWRIGHT_URL, or run "
+                               "autograder login --server URL")  # fmt: skip
+    chosen = chosen.rstrip("/")
+    hub_token = os.environ.get("JUPYTERHUB_API_TOKEN")
+    if hub_token:
+        headers = {"Authorization": f"token {hub_token}"}
+        if os.environ.get("JUPYTERHUB_USER"):
+            headers[HUB_USER_HEADER] = os.environ["JUPYTERHUB_USER"]
+        return Connection(chosen, headers)
+    token = saved.get(chosen, {}).get("token") if isinstance(saved.get(chosen), dict) else None
+    if not token:
+        raise GradewrightError(f"not signed in to {chosen}: run autograder login --server {chosen}")
+    return Connection(chosen, {"Authorization": f"Token {token}"})
+
+
+def current_notebook() -> Path:
+    """The notebook this kernel runs: Jupyter's server says so in ``$JPY_SESSION_NAME``; VS Code in
+    ``__vsc_ipynb_file__``."""
+    candidates = []
+    if os.environ.get("JPY_SESSION_NAME"):
+        named = Path(os.environ["JPY_SESSION_NAME"])
+        candidates += [named, Path.cwd() / named.name]
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None and shell.user_ns.get("__vsc_ipynb_file__"):
+            candidates.append(Path(shell.user_ns["__vsc_ipynb_file__"]))
+    except ImportError:
+        pass
+    for candidate in candidates:
+        if candidate.suffix == ".ipynb" and candidate.is_file():
+            return candidate
+    raise GradewrightError("cannot tell which notebook this is: pass notebook='path/to/notebook.ipynb'")
+
+
+def assignment_of(notebook: Path, known: list[str]) -> str:
+    """The notebook's assignment: as fetch() marked it in its metadata, else its file or folder's name."""
+    try:
+        marked = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {}).get("gradewright", {})
+    except (OSError, ValueError, AttributeError):
+        marked = {}
+    name = marked.get("assignment") if isinstance(marked, dict) else None
+    if isinstance(name, str) and name:
+        return name
+    for guess in (notebook.stem, notebook.parent.name):
+        if guess in known:
+            return guess
+    raise GradewrightError(f"{notebook.name}: which assignment is it? pass assignment=, one of: {', '.join(known)}")
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, int | float) else "?"
+
+
+@dataclass
+class Feedback:
+    """A submission as the service shows it to its student: shown in a notebook as its summary."""
+
+    data: dict[str, Any]
+    server: str
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def page(self) -> str:
+        from urllib.parse import urljoin
+
+        return urljoin(self.server + "/", str(self.data.get("page", "")))  # the page's address is from the root
+
+    def summary(self) -> str:
+        job = self.data
+        lines = [f"submission {job['id']} of {job['assignment']}: {job['state']}"]
+        report = job.get("report") or {}
+        if report.get("final_score") is not None:
+            lines.append(f"score: {report['final_score']:g} / {_number(report.get('max_score'))}")
+        elif job["state"] == "graded":
+            lines.append(f"hidden tests' results: {report.get('hidden_results', 'not shown')}")
+        for question in report.get("questions", []):
+            score = (
+                "hidden"
+                if question.get("score") is None
+                else f"{question['score']:g} / {_number(question.get('max_score'))}"
+            )
+            lines.append(f"  {question['id']}: {score} {question.get('status', '')}".rstrip())
+        if job.get("error"):
+            lines.append(job["error"])
+        lines.append(f"feedback page: {self.page}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _repr_markdown_(self) -> str:  # Jupyter shows this rather than repr()
+        head, *rest = self.summary().splitlines()
+        return f"**{head}**\n\n```\n" + "\n".join(rest[:-1]) + f"\n```\n\n[The submission's page]({self.page})"
+
+
+def submit(assignment: str | None = None, notebook: str | os.PathLike[str] | None = None,
+           server: str | None = None, wait: bool = True) -> Feedback:  # fmt: skip
+    """Hand in ``notebook`` (default: this one, as last saved: save it first) for ``assignment``
+    (default: the one fetch() marked, or the file's name); with ``wait``, until it is graded."""
+    connection = connect(server)
+    path = Path(notebook) if notebook is not None else current_notebook()
+    if assignment is None:
+        listed = connection.json("GET", "/api/v1/assignments").get("assignments", [])
+        assignment = assignment_of(path, [a["name"] for a in listed if isinstance(a, dict)])
+    try:
+        content = path.read_bytes()
+    except OSError as exc:
+        raise GradewrightError(f"{path}: cannot be read ({exc.strerror})") from None
+    job = connection.json("POST", "/api/v1/submissions", data={"assignment": assignment},
+                          files={"file": (path.name, content)})  # fmt: skip
+    deadline = time.monotonic() + WAIT_SECONDS
+    while wait and job.get("state") in {"queued", "grading"}:
+        if time.monotonic() > deadline:
+            break  # still waiting: the summary says so, with the page to watch
+        time.sleep(1)
+        job = connection.json("GET", f"/api/v1/submissions/{job['id']}")
+    return Feedback(job, connection.server)
+
+
+def fetch(assignment: str, folder: str | os.PathLike[str] | None = None, overwrite: bool = False,
+          server: str | None = None) -> Path:  # fmt: skip
+    """The assignment's released notebook, into ``folder`` (default: ``~/<assignment>/``). A notebook
+    there already is the student's work: kept, unless ``overwrite=True``."""
+    connection = connect(server)
+    response = connection.call("GET", f"/api/v1/assignments/{assignment}/notebook")
+    disposition = response.headers.get("Content-Disposition", "")
+    name = disposition.split("filename=")[-1].strip('"; ') if "filename=" in disposition else f"{assignment}.ipynb"
+    name = Path(name).name or f"{assignment}.ipynb"  # a file name only, never a path the answer chose
+    target = Path(folder) if folder is not None else Path.home() / assignment
+    path = target / name
+    if path.exists() and not overwrite:
+        raise GradewrightError(f"{path} exists already (your work?): kept; pass overwrite=True to replace it")
+    try:
+        document = response.json()
+    except ValueError:
+        raise GradewrightError(f"the server's notebook for {assignment} is not a notebook") from None
+    document.setdefault("metadata", {})["gradewright"] = {"assignment": assignment}
+    target.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def check(notebook: str | os.PathLike[str] | None = None, question: str | None = None) -> list[Any]:
+    """The notebook's public tests, as ``autograder check`` runs them (its code, in a fresh process)."""
+    from autograder.errors import AutograderError
+    from autograder.public_tests import check_notebook
+
+    path = Path(notebook) if notebook is not None else current_notebook()
+    try:
+        results = check_notebook(path, question)
+    except AutograderError as exc:
+        raise GradewrightError(str(exc)) from None
+    for result in results:
+        print(f"{result.question}: {'passed' if result.passed else 'FAILED'} {result.message}".rstrip())
+    return results

@@ -1,0 +1,255 @@
+/**
+ * Fetch, Check and Submit on a notebook's toolbar (and the command palette), through this server's
+ * `gradewright/` handlers (jupyterlab_gradewright/handlers.py), which reach the Gradewright service
+ * with the server's hub token. Submit saves the notebook first, then shows the feedback in a panel
+ * once graded, with a link to the submission's page on the site.
+ */
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import {
+  Dialog,
+  ICommandPalette,
+  InputDialog,
+  MainAreaWidget,
+  ToolbarButton,
+  showDialog,
+  showErrorMessage
+} from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { ServerConnection } from '@jupyterlab/services';
+import { Widget } from '@lumino/widgets';
+
+type Json = { [key: string]: any };
+
+class Refused extends Error {
+  constructor(
+    message: string,
+    readonly status: number
+  ) {
+    super(message);
+  }
+}
+
+async function call(path: string, method = 'GET', body?: Json): Promise<Json> {
+  const settings = ServerConnection.makeSettings();
+  const url = `${settings.baseUrl}gradewright/${path}`;
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+  }
+  const response = await ServerConnection.makeRequest(url, init, settings);
+  let data: Json = {};
+  try {
+    data = await response.json();
+  } catch {
+    throw new Refused(`the server answered ${response.status}`, response.status);
+  }
+  if (!response.ok) {
+    throw new Refused(String(data.error ?? response.status), response.status);
+  }
+  return data;
+}
+
+function text(tag: string, content: string, className?: string): HTMLElement {
+  const node = document.createElement(tag);
+  node.textContent = content; // the service's words, never markup
+  if (className) {
+    node.className = className;
+  }
+  return node;
+}
+
+function score(value: unknown): string {
+  return typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : 'hidden';
+}
+
+/** A submission's state, then its feedback, as the site shows it to its student. */
+class FeedbackPanel extends Widget {
+  constructor(private job: Json) {
+    super();
+    this.addClass('jp-gradewright-feedback');
+    this.id = `gradewright-feedback-${job.id}`;
+    this.title.label = `Feedback: ${job.assignment}`;
+    this.title.closable = true;
+    this.render();
+  }
+
+  update_job(job: Json): void {
+    this.job = job;
+    this.render();
+  }
+
+  private render(): void {
+    const job = this.job;
+    const node = this.node;
+    node.replaceChildren();
+    node.appendChild(text('h2', `Submission ${job.id} of ${job.assignment}`));
+    node.appendChild(text('p', `State: ${job.state}`, 'jp-gradewright-state'));
+    const report = job.report as Json | undefined;
+    if (report) {
+      if (report.final_score !== null && report.final_score !== undefined) {
+        node.appendChild(
+          text('p', `Score: ${score(report.final_score)} / ${score(report.max_score)}`, 'jp-gradewright-score')
+        );
+      } else {
+        node.appendChild(text('p', `Hidden tests' results: ${report.hidden_results}`));
+      }
+      const table = document.createElement('table');
+      const head = document.createElement('tr');
+      ['Question', 'Score', 'Status'].forEach(label => head.appendChild(text('th', label)));
+      table.appendChild(head);
+      for (const question of report.questions ?? []) {
+        const row = document.createElement('tr');
+        row.appendChild(text('td', String(question.id)));
+        row.appendChild(text('td', `${score(question.score)} / ${score(question.max_score)}`));
+        row.appendChild(text('td', String(question.status ?? '')));
+        table.appendChild(row);
+      }
+      node.appendChild(table);
+    } else if (job.state === 'queued' || job.state === 'grading') {
+      node.appendChild(text('p', 'Grading… this panel shows the feedback when it is ready.'));
+    }
+    if (job.error) {
+      node.appendChild(text('p', String(job.error), 'jp-gradewright-error'));
+    }
+    const link = document.createElement('a');
+    link.href = String(job.page_url);
+    link.target = '_blank';
+    link.rel = 'noopener';
+    link.textContent = 'Open the submission page';
+    const paragraph = document.createElement('p');
+    paragraph.appendChild(link);
+    node.appendChild(paragraph);
+  }
+}
+
+async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
+  let listed: Json;
+  try {
+    listed = await call('assignments');
+  } catch (error) {
+    await showErrorMessage('Fetch refused', String((error as Error).message));
+    return;
+  }
+  const names: string[] = (listed.assignments ?? []).map((a: Json) => String(a.name));
+  const chosen = await InputDialog.getItem({ title: 'Fetch which assignment?', items: names });
+  if (!chosen.button.accept || !chosen.value) {
+    return;
+  }
+  let fetched: Json;
+  try {
+    fetched = await call('fetch', 'POST', { assignment: chosen.value });
+  } catch (error) {
+    if (!(error instanceof Refused) || error.status !== 409) {
+      await showErrorMessage('Fetch refused', String((error as Error).message));
+      return;
+    }
+    // The notebook is there already: the student's work, replaced only if they say so.
+    const replace = await showDialog({
+      title: 'Replace your notebook?',
+      body: `${error.message.replace(/; pass overwrite=True to replace it$/, '')}. Replace it with the released notebook? Your work in it would be lost.`,
+      buttons: [Dialog.cancelButton({ label: 'Keep mine' }), Dialog.warnButton({ label: 'Replace' })]
+    });
+    if (!replace.button.accept) {
+      return;
+    }
+    fetched = await call('fetch', 'POST', { assignment: chosen.value, overwrite: true });
+  }
+  await app.commands.execute('docmanager:open', { path: fetched.path });
+}
+
+async function checkNotebook(panel: NotebookPanel): Promise<void> {
+  await panel.context.save();
+  try {
+    const checked = await call('check', 'POST', { path: panel.context.path });
+    const body = document.createElement('div');
+    for (const result of checked.results ?? []) {
+      body.appendChild(
+        text('p', `${result.question}: ${result.passed ? 'passed' : 'FAILED'} ${result.message ?? ''}`)
+      );
+    }
+    if (!(checked.results ?? []).length) {
+      body.appendChild(text('p', 'This notebook has no public tests.'));
+    }
+    await showDialog({ title: 'Public tests', body: new Widget({ node: body }), buttons: [Dialog.okButton()] });
+  } catch (error) {
+    await showErrorMessage('Check refused', String((error as Error).message));
+  }
+}
+
+async function submitNotebook(app: JupyterFrontEnd, panel: NotebookPanel): Promise<void> {
+  await panel.context.save(); // what is handed in is what the student sees
+  let job: Json;
+  try {
+    job = await call('submit', 'POST', { path: panel.context.path });
+  } catch (error) {
+    await showErrorMessage('Submit refused', String((error as Error).message));
+    return;
+  }
+  const content = new FeedbackPanel(job);
+  const widget = new MainAreaWidget({ content });
+  widget.id = content.id;
+  widget.title.label = content.title.label;
+  widget.title.closable = true;
+  app.shell.add(widget, 'main', { mode: 'split-right' });
+  while (job.state === 'queued' || job.state === 'grading') {
+    await new Promise(resolve => setTimeout(resolve, 2000));
+    if (widget.isDisposed) {
+      return;
+    }
+    try {
+      job = await call(`submissions/${job.id}`);
+    } catch (error) {
+      await showErrorMessage('Feedback', String((error as Error).message));
+      return;
+    }
+    content.update_job(job);
+  }
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyterlab-gradewright:plugin',
+  description: 'Fetch, Check and Submit for Gradewright assignments',
+  autoStart: true,
+  requires: [INotebookTracker],
+  optional: [ICommandPalette],
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker, palette: ICommandPalette | null) => {
+    const current = () => tracker.currentWidget;
+    app.commands.addCommand('gradewright:fetch', {
+      label: 'Fetch an assignment',
+      execute: () => fetchAssignment(app)
+    });
+    app.commands.addCommand('gradewright:check', {
+      label: 'Check (public tests)',
+      isEnabled: () => current() !== null,
+      execute: () => (current() ? checkNotebook(current()!) : undefined)
+    });
+    app.commands.addCommand('gradewright:submit', {
+      label: 'Submit to Gradewright',
+      isEnabled: () => current() !== null,
+      execute: () => (current() ? submitNotebook(app, current()!) : undefined)
+    });
+    if (palette) {
+      for (const command of ['gradewright:fetch', 'gradewright:check', 'gradewright:submit']) {
+        palette.addItem({ command, category: 'Gradewright' });
+      }
+    }
+    app.docRegistry.addWidgetExtension('Notebook', {
+      createNew: (panel: NotebookPanel) => {
+        const buttons = [
+          new ToolbarButton({ label: 'Fetch', tooltip: 'Fetch an assignment', onClick: () => void fetchAssignment(app) }),
+          new ToolbarButton({ label: 'Check', tooltip: 'Run the public tests', onClick: () => void checkNotebook(panel) }),
+          new ToolbarButton({ label: 'Submit', tooltip: 'Hand this notebook in', onClick: () => void submitNotebook(app, panel) })
+        ];
+        buttons.forEach((button, index) => panel.toolbar.insertItem(10 + index, `gradewright-${index}`, button));
+        return {
+          dispose: () => buttons.forEach(button => button.dispose()),
+          get isDisposed() {
+            return buttons.every(button => button.isDisposed);
+          }
+        } as any;
+      }
+    });
+  }
+};
+
+export default plugin;
