@@ -44,15 +44,26 @@ class AssignmentStatistics(BaseModel):
 
 
 def statistics(book: Gradebook, spec: AssignmentSpec) -> AssignmentStatistics:
-    reports = [grade.report for grade in book.run(lambda: current_grades(book, spec)) if grade.report is not None]
+    """A fixed number of queries, whatever the number of students: the scores from ``current_grades``
+    without the reports' detail, the checks' outcomes read as they are stored (one query)."""
+    return book.run(lambda: _statistics(book, spec))
+
+
+def _statistics(book: Gradebook, spec: AssignmentSpec) -> AssignmentStatistics:
+    from .grades import latest_rows
+    from .models import Result
+
+    reports = [grade.report for grade in current_grades(book, spec, detail=False) if grade.report is not None]
+    # By test function: a parametrised test's cases count once per student.
+    failing: dict[str, Counter[str]] = {question.id: Counter() for question in spec.questions}
+    rows = book.objects(Result).filter(submission__in=latest_rows(book, spec.name).values("id"))
+    for question_id, tests in rows.values_list("question_id", "tests"):
+        if question_id in failing:
+            failing[question_id].update({test["name"].split("[")[0] for test in tests if test["status"] != "passed"})
     questions = []
     for question in spec.questions:
         results = [next(q for q in report.questions if q.id == question.id) for report in reports]
         scores = [result.score for result in results]
-        failing: Counter[str] = Counter()
-        for result in results:
-            # By test function: a parametrised test's cases count once per student.
-            failing.update({test.name.split("[")[0] for test in result.tests if test.status != "passed"})
         questions.append(
             QuestionStatistics(
                 question=question.id,
@@ -61,7 +72,7 @@ def statistics(book: Gradebook, spec: AssignmentSpec) -> AssignmentStatistics:
                 mean=sum(scores) / len(scores) if scores else None,
                 share_full=_share(scores, lambda s, full=question.points: s >= full),
                 share_zero=_share(scores, lambda s: s == 0),
-                most_failed=sorted(failing.items(), key=lambda item: (-item[1], item[0]))[:MOST_FAILED],
+                most_failed=sorted(failing[question.id].items(), key=lambda item: (-item[1], item[0]))[:MOST_FAILED],
             )  # fmt: skip
         )
     finals = [report.final_score for report in reports]
@@ -76,9 +87,11 @@ def _arrivals(book: Gradebook, spec: AssignmentSpec) -> list[float]:
     from .grades import submissions_in_order
 
     times = [
-        submission.submitted_at or submission.graded_at
-        for submission in book.run(lambda: list(submissions_in_order(book, spec.name)))
-    ]
+        submitted or graded
+        for submitted, graded in submissions_in_order(book, spec.name).select_related(None).values_list(
+            "submitted_at", "graded_at"
+        )
+    ]  # fmt: skip
     if not times:
         return []
     origin = spec.due or min(times)
