@@ -76,7 +76,7 @@ def measure(clients, runs: int) -> dict[str, tuple[float, int, float]]:
         client = clients[Member.INSTRUCTOR if label == "roster" else Member.TA]
         times = []
         queries = 0
-        for run in range(runs):
+        for _ in range(runs):
             with CaptureQueriesContext(connection) as captured:
                 began = time.perf_counter()
                 answer = client.get(url)
@@ -116,7 +116,7 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- |")
     for label in PAGES:
         (t1, q1, f1), (t2, q2, f2) = results[small][label], results[large][label]
-        first = " ({:.2f} s, {:.2f} s)".format(f1, f2) if "chart" in label else ""
+        first = f" ({f1:.2f} s, {f2:.2f} s)" if "chart" in label else ""
         queries = f"{q1} and {q2}" if q1 != q2 else f"{q1} at both"
         print(f"| {label} | {t1:.3f} s | {t2:.3f} s | {t2 / t1:.1f} times for {large / small:g} times the students"
               f"{first} | {queries} |")  # fmt: skip

@@ -50,8 +50,6 @@ def submissions_in_order(book: Gradebook, assignment: str, student: models.Stude
 def report_of(book: Gradebook, spec: AssignmentSpec, submission: models.Submission) -> Report:
     """A submission's report as it stands: its automatic results, the student's marks on this
     assignment (flagged when the answer changed since), and the late penalty."""
-    from .rubrics import current_rubrics
-
     return reports_of(book, spec, [submission], submission.student)[0]
 
 
@@ -90,7 +88,9 @@ class _Reading:
         # Plain rows, not model instances: building 10,000 of those is most of a large course's cost;
         # and the written answers only of the questions graded by hand (no other has any).
         manual = [q.id for q in spec.questions if q.manual]
-        fields = ["submission_id", "question_id", "score", "status", *(["feedback", "tests", "answers"] if detail else [])]
+        fields = ["submission_id", "question_id", "score", "status"] + (
+            ["feedback", "tests", "answers"] if detail else []
+        )
         self.results: dict[int, dict[str, dict]] = {}
         for row in results.values(*fields):
             self.results.setdefault(row["submission_id"], {})[row["question_id"]] = row
@@ -160,7 +160,9 @@ class _Reading:
             submitted_at=_iso(submitted_at), late=late, feedback=spec.feedback, seconds=submission.seconds,
         )  # fmt: skip
 
-    def _hand_mark(self, mark: models.Mark, question: Question, submission: models.Submission, answers: dict) -> HandMark:
+    def _hand_mark(
+        self, mark: models.Mark, question: Question, submission: models.Submission, answers: dict
+    ) -> HandMark:
         from .marks import mark_score, rubric_lines
 
         changed = False

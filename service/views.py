@@ -171,7 +171,9 @@ def roster_page(request: HttpRequest) -> HttpResponse:
     students = Student.objects.filter(on_roster=True).order_by("student_id")
     search = request.GET.get("q", "").strip()
     if search:
-        students = students.filter(Q(student_id__icontains=search) | Q(name__icontains=search) | Q(email__icontains=search))
+        students = students.filter(
+            Q(student_id__icontains=search) | Q(name__icontains=search) | Q(email__icontains=search)
+        )
     page = Paginator(students, ROSTER_PAGE).get_page(request.GET.get("page"))
     accounts = set(Member.objects.filter(student__in=list(page)).values_list("student_id", flat=True))
     context = {"students": page, "page": page, "accounts": accounts, "search": search,

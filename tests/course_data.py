@@ -50,7 +50,7 @@ def seed(spec: AssignmentSpec, count: int, prefix: str, accounts: bool = True) -
         if users and users[0].pk is None:
             users = list(User.objects.filter(username__in=[u.username for u in users]).order_by("username"))
         Member.objects.bulk_create(
-            [Member(user=user, role=Member.STUDENT, student=student) for user, student in zip(users, students[::2])]
+            [Member(user=user, role=Member.STUDENT, student=student) for user, student in zip(users, students[::2], strict=True)]
         )  # fmt: skip
     start = datetime(2026, 11, 1, 9, tzinfo=UTC)
     rows = []
@@ -83,7 +83,9 @@ def seed(spec: AssignmentSpec, count: int, prefix: str, accounts: bool = True) -
                 answers = {}
                 if question.manual:
                     changed = attempt == 1 and n % 3 == 0
-                    answers = {f"{question.id}_link": f"the answer of {student.student_id}{' (edited)' if changed else ''}"}
+                    answers = {
+                        f"{question.id}_link": f"the answer of {student.student_id}{' (edited)' if changed else ''}"
+                    }
                 results.append(Result(submission_id=submission_id, question_id=question.id, score=score,
                                       max_score=question.points, status="manual" if question.manual else
                                       ("passed" if score == question.points else "failed"),
