@@ -37,7 +37,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from service_load import KNOWN, course_copy, free_port, kill_one_worker  # noqa: E402
+from service_load import KNOWN, course_copy, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "sequences-and-attention"
@@ -140,6 +140,26 @@ def burst(url: str, tokens: dict[str, str], seconds: float, on_third=None) -> tu
     return ids, refused
 
 
+def kill_a_grading_worker(server: subprocess.Popen) -> None:
+    """SIGKILL one of the site's workers while it grades a job (its lease then runs out and another
+    worker claims the job again): the worst moment to lose one."""
+    import psutil
+
+    from service.models import Job
+
+    workers = {p.pid for p in psutil.Process(server.pid).children() if "worker" in " ".join(p.cmdline())}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for job in Job.objects.filter(state=Job.GRADING):
+            pid = int(job.worker.rsplit(":", 1)[-1]) if job.worker.rsplit(":", 1)[-1].isdigit() else None
+            if pid in workers:
+                os.kill(pid, signal.SIGKILL)
+                print(f"killed worker {pid} while it graded job {job.id}", file=sys.stderr)
+                return
+        time.sleep(0.05)
+    raise SystemExit("no worker was grading a job within 60 s: nothing to kill")
+
+
 def warm_up(site: str, token: str) -> None:
     """One hand-in before the burst, waited for: the workers are up and warm, as on a real night."""
     from service.models import Job
@@ -211,10 +231,10 @@ def main() -> None:
                 continue
             server = serve(course, port, args.workers)
             try:
-                killer = partial(kill_one_worker, server) if run == "killed" else None
+                killer = partial(kill_a_grading_worker, server) if run == "killed" else None
                 warm_up(site, warm)
                 ids, refused = burst(site, tokens, args.seconds, on_third=killer)
-                label = f"{args.workers} workers" + (", one killed a third into the burst" if killer else "")
+                label = f"{args.workers} workers" + (", one killed mid-job a third into the burst" if killer else "")
                 rows.append(outcome(label, ids, refused, args.seconds, args.wait))
             finally:
                 stop(server)

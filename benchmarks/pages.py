@@ -5,9 +5,9 @@
 Writes a course's grades straight into a fresh gradebook (tests/course_data.py: two graded
 submissions per student, hand marks on the written question), then asks for each staff page
 through Django's test client in this process, signed in as a teaching assistant (an instructor for
-the roster), and prints Markdown for docs/benchmarks.md: each page's median time over --runs, its
-database queries, and how each grows from the first size to the last. The database is SQLite in a
-temporary folder unless --database-url names an empty PostgreSQL database.
+the roster), and prints Markdown for docs/benchmarks.md: each page's median time over --runs (wall
+and this process's CPU), its database queries, and how each grows from the first size to the last.
+The database is SQLite in a temporary folder unless --database-url names an empty PostgreSQL one.
 """
 
 from __future__ import annotations
@@ -64,8 +64,10 @@ def staff_clients():
     return clients
 
 
-def measure(clients, runs: int) -> dict[str, tuple[float, int, float]]:
-    """Per page: (median seconds, queries, first request's seconds: a chart drawn anew)."""
+def measure(clients, runs: int) -> dict[str, tuple[float, float, int, float]]:
+    """Per page: (median seconds, median CPU seconds of this process, queries, the first request's
+    seconds: a chart drawn anew). SQLite runs in this process, so its CPU time is the request's
+    whole cost, whatever else the machine is doing; the wall time is what a user waits."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -74,17 +76,18 @@ def measure(clients, runs: int) -> dict[str, tuple[float, int, float]]:
     figures = {}
     for label, url in PAGES.items():
         client = clients[Member.INSTRUCTOR if label == "roster" else Member.TA]
-        times = []
+        times, cpu = [], []
         queries = 0
         for _ in range(runs):
             with CaptureQueriesContext(connection) as captured:
-                began = time.perf_counter()
+                began, began_cpu = time.perf_counter(), time.process_time()
                 answer = client.get(url)
                 times.append(time.perf_counter() - began)
+                cpu.append(time.process_time() - began_cpu)
             if answer.status_code != 200:
                 raise SystemExit(f"{url}: answered {answer.status_code}")
             queries = len(captured)
-        figures[label] = (statistics.median(times), queries, times[0])
+        figures[label] = (statistics.median(times), statistics.median(cpu), queries, times[0])
     return figures
 
 
@@ -111,15 +114,16 @@ def main() -> None:
         print(f"{size} students seeded in {made:.1f} s", file=sys.stderr)
     small, large = min(results), max(results)
     print(f"Staff pages, {os.cpu_count()} cores, {'PostgreSQL' if args.database_url else 'SQLite'}; the median of "
-          f"{args.runs} requests (the first in brackets: a chart drawn anew), and the database queries:\n")  # fmt: skip
-    print(f"| page | {small} students | {large} students | growth (time) | queries |")
-    print("| --- | --- | --- | --- | --- |")
+          f"{args.runs} requests (a chart's first: drawn anew), and the database queries:\n")  # fmt: skip
+    print(f"| page | {small} students | {large} students | CPU, {small} | CPU, {large} | growth (CPU) | queries |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     for label in PAGES:
-        (t1, q1, f1), (t2, q2, f2) = results[small][label], results[large][label]
-        first = f" ({f1:.2f} s, {f2:.2f} s)" if "chart" in label else ""
+        (t1, c1, q1, f1), (t2, c2, q2, f2) = results[small][label], results[large][label]
+        first = f" (first: {f1:.2f} s)" if "chart" in label else ""
+        last = f" (first: {f2:.2f} s)" if "chart" in label else ""
         queries = f"{q1} and {q2}" if q1 != q2 else f"{q1} at both"
-        print(f"| {label} | {t1:.3f} s | {t2:.3f} s | {t2 / t1:.1f} times for {large / small:g} times the students"
-              f"{first} | {queries} |")  # fmt: skip
+        print(f"| {label} | {t1:.3f} s{first} | {t2:.3f} s{last} | {c1:.3f} s | {c2:.3f} s "
+              f"| {c2 / max(c1, 1e-9):.1f} times | {queries} |")  # fmt: skip
 
 
 if __name__ == "__main__":

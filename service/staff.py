@@ -103,7 +103,8 @@ def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
 def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
     staff_only(request)
     spec = assignment_or_404(name)
-    return render(request, "service/statistics.html", {"spec": spec, "stats": statistics(book(), spec)})
+    stats = statistics(book(), spec, arrivals=False)  # the page shows no arrival times (the chart does)
+    return render(request, "service/statistics.html", {"spec": spec, "stats": stats})
 
 
 @login_required
