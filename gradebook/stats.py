@@ -117,9 +117,9 @@ def _failed_checks(book: Gradebook, spec: AssignmentSpec) -> list[tuple[str, str
 
 
 def _arrivals(book: Gradebook, spec: AssignmentSpec) -> list[float]:
-    from .grades import submissions_in_order
-
     from django.db.models.functions import Coalesce
+
+    from .grades import submissions_in_order
 
     rows = submissions_in_order(book, spec.name).select_related(None)
     times = list(rows.annotate(at=Coalesce("submitted_at", "graded_at")).values_list("at", flat=True))

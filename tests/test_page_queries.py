@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -24,6 +25,7 @@ from service.staff import PER_PAGE
 from service.views import ROSTER_PAGE
 
 from .course_data import Seeded, seed
+from .test_gradebook import database  # noqa: F401 - the fixture: an SQLite file, or a PostgreSQL database
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -162,3 +164,47 @@ def test_a_chart_is_drawn_once_per_change_of_its_data(monkeypatch):
         Result.objects.filter(submission__student__student_id=seeded.students[0]).update(score=0)
         changed = clients[Member.TA].get(url)
         assert drawn == [20, 20] and changed.content[:4] == b"\x89PNG"
+
+
+def test_the_failed_checks_are_counted_in_the_database_alike_on_sqlite_and_postgresql(database):  # noqa: F811
+    """The statistics' "checks failed most often" come from SQL of each database's own (JSON
+    unpacked in the database): by test function, a parametrised test's cases once per student."""
+    from datetime import UTC, datetime
+
+    from gradebook.book import Gradebook
+    from gradebook.models import Result, Student, Submission
+    from gradebook.stats import statistics
+
+    option, where = database
+    spec = assignments()[GRADED]
+    moment = datetime(2026, 11, 1, tzinfo=UTC)
+
+    def check(name: str, status: str) -> dict:
+        return {"question": "softmax", "name": name, "description": "", "status": status, "message": ""}
+
+    outcomes = {  # per student: their first submission's checks, then their latest's
+        "ann": ([check("test_sums", "failed")], [check("test_shape[2]", "failed"), check("test_shape[3]", "error")]),
+        "bob": ([], [check("test_shape[2]", "failed"), check("test_sums", "failed"), check("test_max", "passed")]),
+        "cy": ([check("test_shape[1]", "failed")], [check("test_max", "timeout"), check("test_sums", "passed")]),
+        "staff:dee": ([], [check("test_max", "failed")]),  # the staff's own try: never counted
+    }
+    with Gradebook.open(
+        None if option == "--database-url" else Path(where), where if option == "--database-url" else None
+    ) as book:
+
+        def fill() -> None:
+            row = book.sync_assignment(spec)
+            for n, (student_id, attempts) in enumerate(outcomes.items()):
+                student = book.objects(Student).create(student_id=student_id)
+                for attempt, tests in enumerate(attempts):
+                    submission = book.objects(Submission).create(
+                        student=student, assignment=row, sha256=f"{n}{attempt}", submitted_at=moment.replace(day=1 + attempt),
+                        graded_at=moment,
+                    )  # fmt: skip
+                    book.objects(Result).create(submission=submission, question_id="softmax", score=0, max_score=2,
+                                                status="failed", feedback="", tests=tests)  # fmt: skip
+
+        book.run(fill)
+        softmax = next(q for q in statistics(book, spec).questions if q.question == "softmax")
+    assert softmax.students == 3
+    assert softmax.most_failed == [("test_shape", 2), ("test_max", 1), ("test_sums", 1)]
