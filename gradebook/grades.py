@@ -50,71 +50,133 @@ def submissions_in_order(book: Gradebook, assignment: str, student: models.Stude
 def report_of(book: Gradebook, spec: AssignmentSpec, submission: models.Submission) -> Report:
     """A submission's report as it stands: its automatic results, the student's marks on this
     assignment (flagged when the answer changed since), and the late penalty."""
+    return reports_of(book, spec, [submission], submission.student)[0]
+
+
+def reports_of(
+    book: Gradebook, spec: AssignmentSpec, submissions: list[models.Submission], student: models.Student
+) -> list[Report]:
+    """``report_of`` for each of a student's submissions, read at once (a student's history)."""
     from .rubrics import current_rubrics
 
-    return _report(book, current_rubrics(book, spec), submission)  # marks follow the items' current points
+    spec = current_rubrics(book, spec)  # marks follow the items' current points
+    reading = _Reading(book, spec, submissions, student=student)
+    return [reading.report(submission) for submission in submissions]
 
 
-def _report(book: Gradebook, spec: AssignmentSpec, submission: models.Submission) -> Report:
-    """``report_of`` for a spec whose rubric edits are applied already (once for many reports)."""
-    from .models import Extension, Mark, Result
+class _Reading:
+    """What the reports of many submissions of one assignment need, read with one query per table
+    (results, marks, extensions, the marked answers), never one per submission: the staff's pages
+    read a whole course's grades at once. ``student``: only that student's marks and extension;
+    otherwise every student's on the assignment. ``submissions`` is a list, or a query of the rows
+    whose results to read (a subquery then, not a list of ids that grows with the course). Without
+    ``detail``, the reports leave out what only a report's own page shows: the checks' outcomes, the
+    feedback texts, the grading's output and errors (the gradebook's table reads a whole course)."""
 
-    results = {row.question_id: row for row in book.objects(Result).filter(submission=submission)}
-    marks = {
-        mark.question_id: mark
-        for mark in book.objects(Mark)
-        .filter(student=submission.student, assignment=submission.assignment)
-        .select_related("submission")  # fmt: skip
-    }
-    questions = []
-    for question in spec.questions:
-        row = results.get(question.id)
-        if row is None:  # a question added to the manifest after this submission was graded
-            result = QuestionResult(id=question.id, title=question.title, score=0.0, max_score=question.points, status="not_graded",
-                                    feedback="not graded yet: regrade this submission")  # fmt: skip
+    def __init__(self, book: Gradebook, spec: AssignmentSpec, submissions, student: models.Student | None = None,
+                 detail: bool = True):  # fmt: skip
+        from django.db.models import F
+
+        from .models import Extension, Mark, Result
+
+        self.book, self.spec, self.detail = book, spec, detail
+        results = book.objects(Result)
+        if isinstance(submissions, list):
+            results = results.filter(submission_id__in=[row.id for row in submissions])
         else:
-            result = QuestionResult(
-                id=row.question_id, title=question.title, score=row.score, max_score=question.points, status=row.status,
-                feedback=row.feedback, tests=[TestOutcome.model_validate(t) for t in row.tests], answers=row.answers,
+            results = results.filter(submission__in=submissions.values("id"))
+        # Plain rows, not model instances: building 10,000 of those is most of a large course's cost;
+        # and the written answers only of the questions graded by hand (no other has any).
+        manual = [q.id for q in spec.questions if q.manual]
+        fields = ["submission_id", "question_id", "score", "status"] + (
+            ["feedback", "tests", "answers"] if detail else []
+        )
+        self.results: dict[int, dict[str, dict]] = {}
+        for row in results.values(*fields):
+            self.results.setdefault(row["submission_id"], {})[row["question_id"]] = row
+        if manual and not detail:
+            for submission_id, question_id, answers in results.filter(question_id__in=manual).values_list(
+                "submission_id", "question_id", "answers"
+            ):  # fmt: skip
+                self.results[submission_id][question_id]["answers"] = answers
+        marks = book.objects(Mark).filter(assignment__name=spec.name)
+        extensions = book.objects(Extension).filter(assignment__name=spec.name)
+        if student is not None:
+            marks, extensions = marks.filter(student=student), extensions.filter(student=student)
+        self.marks: dict[int, dict[str, models.Mark]] = {}
+        for mark in marks:
+            self.marks.setdefault(mark.student_id, {})[mark.question_id] = mark
+        self.extensions = {row.student_id: row for row in extensions} if spec.late_policy is not None else {}
+        # The answers each hand mark was given for (a later submission's that differ are flagged).
+        self.marked: dict[tuple[int, str], dict] = {}
+        latest_ids = {row.id for row in submissions} if isinstance(submissions, list) else None
+        if manual and any(m.submission_id is not None and (latest_ids is None or m.submission_id not in latest_ids)
+                          for byq in self.marks.values() for m in byq.values()):  # fmt: skip
+            marked = book.objects(Result).filter(
+                question_id__in=manual, submission__marks__assignment__name=spec.name,
+                submission__marks__question_id=F("question_id"),
             )  # fmt: skip
-        mark = marks.get(question.id)
-        # A hand-graded question's mark; or an automatic score the staff overrode, with a reason, for
-        # that very submission (a new submission is graded afresh).
-        if mark is not None and (question.manual or mark.submission_id == submission.id):
-            hand = _hand_mark(book, mark, question, submission, result.answers)
-            result = result.model_copy(update={"score": hand.score, "mark": hand})
-        questions.append(result)
-    score = sum(q.score for q in questions)
-    submitted_at = submission.submitted_at or submission.graded_at
-    late = None
-    policy = spec.late_policy
-    if policy is not None:
-        extension = book.objects(Extension).filter(student=submission.student, assignment=submission.assignment).first()
-        late = policy.penalty(submitted_at, score, extension.until if extension else None)
-    return Report(
-        student=submission.student.student_id, assignment=spec.name, score=score, max_score=spec.max_score,
-        questions=questions, errors=list(submission.errors), output=submission.output, submission=submission.file,
-        sha256=submission.sha256, reference=submission.reference, sandbox=submission.sandbox,
-        graded_at=_iso(submission.graded_at), grader_version=submission.grader_version, ran=submission.ran,
-        submitted_at=_iso(submitted_at), late=late, feedback=spec.feedback, seconds=submission.seconds,
-    )  # fmt: skip
+            if student is not None:
+                marked = marked.filter(submission__student=student)
+            for row in marked.only("submission_id", "question_id", "answers"):
+                self.marked[(row.submission_id, row.question_id)] = row.answers
 
+    def report(self, submission: models.Submission) -> Report:
+        spec = self.spec
+        results = self.results.get(submission.id, {})
+        marks = self.marks.get(submission.student_id, {})
+        questions = []
+        for question in spec.questions:
+            row = results.get(question.id)
+            if row is None:  # a question added to the manifest after this submission was graded
+                result = QuestionResult(id=question.id, title=question.title, score=0.0, max_score=question.points, status="not_graded",
+                                        feedback="not graded yet: regrade this submission")  # fmt: skip
+            else:
+                result = QuestionResult(
+                    id=question.id, title=question.title, score=row["score"], max_score=question.points, status=row["status"],
+                    feedback=row.get("feedback", ""), answers=row.get("answers", {}),
+                    tests=[TestOutcome.model_validate(t) for t in row["tests"]] if self.detail else [],
+                )  # fmt: skip
+            mark = marks.get(question.id)
+            # A hand-graded question's mark; or an automatic score the staff overrode, with a reason, for
+            # that very submission (a new submission is graded afresh).
+            if mark is not None and (question.manual or mark.submission_id == submission.id):
+                hand = self._hand_mark(mark, question, submission, result.answers)
+                result = result.model_copy(update={"score": hand.score, "mark": hand})
+            questions.append(result)
+        score = sum(q.score for q in questions)
+        submitted_at = submission.submitted_at or submission.graded_at
+        late = None
+        policy = spec.late_policy
+        if policy is not None:
+            extension = self.extensions.get(submission.student_id)
+            late = policy.penalty(submitted_at, score, extension.until if extension else None)
+        return Report(
+            student=submission.student.student_id, assignment=spec.name, score=score, max_score=spec.max_score,
+            questions=questions, errors=list(submission.errors) if self.detail else [],
+            output=submission.output if self.detail else "", submission=submission.file,
+            sha256=submission.sha256, reference=submission.reference, sandbox=submission.sandbox,
+            graded_at=_iso(submission.graded_at), grader_version=submission.grader_version, ran=submission.ran,
+            submitted_at=_iso(submitted_at), late=late, feedback=spec.feedback, seconds=submission.seconds,
+        )  # fmt: skip
 
-def _hand_mark(
-    book: Gradebook, mark: models.Mark, question: Question, submission: models.Submission, answers: dict
-) -> HandMark:
-    from .marks import mark_score, rubric_lines
-    from .models import Result
+    def _hand_mark(
+        self, mark: models.Mark, question: Question, submission: models.Submission, answers: dict
+    ) -> HandMark:
+        from .marks import mark_score, rubric_lines
 
-    changed = False
-    if mark.submission_id != submission.id:
-        marked = book.objects(Result).filter(submission_id=mark.submission_id, question_id=mark.question_id).first()
-        changed = marked is None or _text(marked.answers) != _text(answers)
-    return HandMark(
-        score=mark_score(mark, question), comment=mark.comment, rubric=rubric_lines(mark, question),
-        marked_at=_iso(mark.marked_at), marked_by=mark.marked_by, answer_changed=changed and question.manual,
-        override=not question.manual,
-    )  # fmt: skip
+        changed = False
+        if mark.submission_id != submission.id:
+            marked = self.marked.get((mark.submission_id, mark.question_id))
+            if marked is None and mark.submission_id in self.results:  # one of the submissions read
+                row = self.results[mark.submission_id].get(mark.question_id)
+                marked = row.get("answers", {}) if row is not None else None
+            changed = marked is None or _text(marked) != _text(answers)
+        return HandMark(
+            score=mark_score(mark, question), comment=mark.comment, rubric=rubric_lines(mark, question),
+            marked_at=_iso(mark.marked_at), marked_by=mark.marked_by, answer_changed=changed and question.manual,
+            override=not question.manual,
+        )  # fmt: skip
 
 
 def _text(answers: dict) -> str:
@@ -129,29 +191,54 @@ def latest_submissions(book: Gradebook, assignment: str) -> dict[str, models.Sub
     return latest
 
 
-def current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool = False) -> list[CurrentGrade]:
-    """Every student's current grade on the assignment, by student id: those who handed something
-    in, and with ``everyone`` also the roster's students who did not."""
-    from django.db.models import Count
+def latest_rows(book: Gradebook, assignment: str):
+    """The query of each student's latest submission of an assignment (never the staff's tries), in
+    the order they were handed in: the database picks them, whatever the course's size."""
+    from django.db.models import OuterRef, Subquery
 
-    from .models import Student, Submission
+    from .models import Submission
+
+    last = (
+        book.objects(Submission).filter(assignment=OuterRef("assignment"), student=OuterRef("student"))
+        .order_by("-submitted_at", "-id").values("id")[:1]  # the last of submissions_in_order's order
+    )  # fmt: skip
+    return submissions_in_order(book, assignment).filter(id=Subquery(last))
+
+
+def current_grades(
+    book: Gradebook, spec: AssignmentSpec, everyone: bool = False, detail: bool = True
+) -> list[CurrentGrade]:
+    """Every student's current grade on the assignment, by student id: those who handed something
+    in, and with ``everyone`` also the roster's students who did not. A fixed number of queries,
+    whatever the number of students. Without ``detail``, the reports' scores, statuses, marks and
+    late penalties only (``_Reading``): what a table of the whole course shows."""
+    from django.db.models import Count, Exists, OuterRef, Q
+
+    from .models import STAFF_PREFIX, Student, Submission
     from .rubrics import current_rubrics
 
     spec = current_rubrics(book, spec)
-    latest = latest_submissions(book, spec.name)
+    rows = latest_rows(book, spec.name).select_related(None)  # each row's student is the one read below
+    if not detail:
+        rows = rows.defer("output", "errors")
+    latest = {row.student_id: row for row in rows}
+    reading = _Reading(book, spec, rows, detail=detail)
     counts = dict(
         book.objects(Submission)
         .filter(assignment__name=spec.name)
-        .values_list("student__student_id")
+        .values_list("student_id")
         .annotate(n=Count("id"))
-        .values_list("student__student_id", "n")  # fmt: skip
+        .values_list("student_id", "n")  # fmt: skip
     )
-    students = book.objects(Student).filter(student_id__in=list(latest))
-    if everyone:
-        students = book.objects(Student).filter(on_roster=True) | students
+    handed_in = Exists(
+        book.objects(Submission).filter(student=OuterRef("pk"), assignment__name=spec.name)
+    ) & ~Q(student_id__startswith=STAFF_PREFIX)  # fmt: skip
+    students = book.objects(Student).filter(handed_in | Q(on_roster=True) if everyone else handed_in)
     grades = []
-    for student in students.distinct().order_by("student_id"):
-        submission = latest.get(student.student_id)
+    for student in students.order_by("student_id"):
+        submission = latest.get(student.id)
+        if submission is not None:
+            submission.student = student
         grades.append(
             CurrentGrade(
                 student_id=student.student_id,
@@ -160,8 +247,8 @@ def current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool = False
                 canvas_id=student.canvas_id,
                 moodle_id=student.moodle_id,
                 sis_id=student.sis_id,
-                submissions=counts.get(student.student_id, 0),
-                report=_report(book, spec, submission) if submission is not None else None,
+                submissions=counts.get(student.id, 0),
+                report=reading.report(submission) if submission is not None else None,
             )  # fmt: skip
         )
     return grades

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 from autograder.assignment import Assignment as AssignmentSpec
 
 from .book import Gradebook
-from .grades import report_of, submissions_in_order
+from .grades import reports_of, submissions_in_order
 
 
 class HistoryEntry(BaseModel):
@@ -32,8 +32,7 @@ def history(book: Gradebook, student_id: str, specs: list[AssignmentSpec]) -> li
         entries = []
         for spec in specs:
             submissions = list(submissions_in_order(book, spec.name, student))
-            for submission in submissions:
-                report = report_of(book, spec, submission)
+            for submission, report in zip(submissions, reports_of(book, spec, submissions, student), strict=True):
                 entries.append(
                     HistoryEntry(
                         assignment=spec.name,

@@ -43,16 +43,23 @@ class AssignmentStatistics(BaseModel):
     due: str | None = None
 
 
-def statistics(book: Gradebook, spec: AssignmentSpec) -> AssignmentStatistics:
-    reports = [grade.report for grade in book.run(lambda: current_grades(book, spec)) if grade.report is not None]
+def statistics(book: Gradebook, spec: AssignmentSpec, arrivals: bool = True) -> AssignmentStatistics:
+    """A fixed number of queries, whatever the number of students: the scores from ``current_grades``
+    without the reports' detail, the failed checks counted in the database. Without ``arrivals``,
+    not when each submission came (only the overview chart shows it)."""
+    return book.run(lambda: _statistics(book, spec, arrivals))
+
+
+def _statistics(book: Gradebook, spec: AssignmentSpec, arrivals: bool) -> AssignmentStatistics:
+    reports = [grade.report for grade in current_grades(book, spec, detail=False) if grade.report is not None]
+    failing: dict[str, Counter[str]] = {question.id: Counter() for question in spec.questions}
+    for question_id, test, students in _failed_checks(book, spec):
+        if question_id in failing:
+            failing[question_id][test] += students
     questions = []
     for question in spec.questions:
         results = [next(q for q in report.questions if q.id == question.id) for report in reports]
         scores = [result.score for result in results]
-        failing: Counter[str] = Counter()
-        for result in results:
-            # By test function: a parametrised test's cases count once per student.
-            failing.update({test.name.split("[")[0] for test in result.tests if test.status != "passed"})
         questions.append(
             QuestionStatistics(
                 question=question.id,
@@ -61,24 +68,61 @@ def statistics(book: Gradebook, spec: AssignmentSpec) -> AssignmentStatistics:
                 mean=sum(scores) / len(scores) if scores else None,
                 share_full=_share(scores, lambda s, full=question.points: s >= full),
                 share_zero=_share(scores, lambda s: s == 0),
-                most_failed=sorted(failing.items(), key=lambda item: (-item[1], item[0]))[:MOST_FAILED],
+                most_failed=sorted(failing[question.id].items(), key=lambda item: (-item[1], item[0]))[:MOST_FAILED],
             )  # fmt: skip
         )
     finals = [report.final_score for report in reports]
     return AssignmentStatistics(
         assignment=spec.name, students=len(reports), mean_score=sum(finals) / len(finals) if finals else None,
         max_score=spec.max_score, questions=questions, final_scores=finals,
-        arrivals_hours=_arrivals(book, spec), due=spec.due.isoformat() if spec.due else None,
+        arrivals_hours=_arrivals(book, spec) if arrivals else [], due=spec.due.isoformat() if spec.due else None,
     )  # fmt: skip
 
 
+# The checks failed, counted in the database (each check of each latest submission, unpacked from
+# the JSON its result keeps): by test function, a parametrised test's cases once per student.
+_FAILED_SQL = {
+    "sqlite": """SELECT r.question_id, CASE WHEN instr(json_extract(t.value, '$.name'), '[') > 0
+                   THEN substr(json_extract(t.value, '$.name'), 1, instr(json_extract(t.value, '$.name'), '[') - 1)
+                   ELSE json_extract(t.value, '$.name') END AS test, COUNT(DISTINCT r.id)
+                 FROM gradebook_result r, json_each(r.tests) t
+                 WHERE r.submission_id IN ({latest}) AND json_extract(t.value, '$.status') <> 'passed'
+                 GROUP BY r.question_id, test""",
+    "postgresql": """SELECT r.question_id, split_part(t.value ->> 'name', '[', 1) AS test, COUNT(DISTINCT r.id)
+                     FROM gradebook_result r CROSS JOIN LATERAL jsonb_array_elements(r.tests) t
+                     WHERE r.submission_id IN ({latest}) AND t.value ->> 'status' <> 'passed'
+                     GROUP BY r.question_id, test""",
+}
+
+
+def _failed_checks(book: Gradebook, spec: AssignmentSpec) -> list[tuple[str, str, int]]:
+    """(question, test function, students failing it) over each student's latest submission."""
+    from django.db import connections
+
+    from .grades import latest_rows
+    from .models import Result
+
+    latest = latest_rows(book, spec.name).select_related(None).values("id")
+    connection = connections[book.alias]
+    sql = _FAILED_SQL.get(connection.vendor)
+    if sql is not None:
+        inner, params = latest.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(sql.format(latest=inner), params)
+            return [(question, test, count) for question, test, count in cursor.fetchall()]
+    counts: Counter[tuple[str, str]] = Counter()  # another database: the same, counted here
+    for question_id, tests in book.objects(Result).filter(submission__in=latest).values_list("question_id", "tests"):
+        counts.update({(question_id, t["name"].split("[")[0]) for t in tests if t["status"] != "passed"})
+    return [(question, test, count) for (question, test), count in counts.items()]
+
+
 def _arrivals(book: Gradebook, spec: AssignmentSpec) -> list[float]:
+    from django.db.models.functions import Coalesce
+
     from .grades import submissions_in_order
 
-    times = [
-        submission.submitted_at or submission.graded_at
-        for submission in book.run(lambda: list(submissions_in_order(book, spec.name)))
-    ]
+    rows = submissions_in_order(book, spec.name).select_related(None)
+    times = list(rows.annotate(at=Coalesce("submitted_at", "graded_at")).values_list("at", flat=True))
     if not times:
         return []
     origin = spec.due or min(times)

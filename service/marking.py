@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
 from autograder.assignment import Question
-from gradebook.grades import latest_submissions
+from gradebook.grades import latest_rows
 from gradebook.marks import mark_score
 from gradebook.models import Mark, Result, Submission
 from gradebook.rubrics import current_rubrics, edit_item
@@ -28,26 +28,31 @@ from .staff import staff_only
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
 
-def _queue(assignment: str) -> list[Submission]:
-    """Each student's latest submission, in the order they were recorded (not by name: anonymous)."""
-    return sorted(latest_submissions(book(), assignment).values(), key=lambda submission: submission.id)
+def _queue(assignment: str) -> list[int]:
+    """Each student's latest submission (its id), in the order they were recorded (not by name:
+    anonymous); one query, whatever the course's size."""
+    return list(latest_rows(book(), assignment).select_related(None).order_by("id").values_list("id", flat=True))
 
 
 def _manual(spec, question_id: str) -> Question:
-    question = next((q for q in spec.questions if q.id == question_id and q.manual), None)
+    question = next((q for q in spec.questions if q.manual and q.id == question_id), None)
     if question is None:
         raise Http404("no such question graded by hand")
     return question
 
 
-def _needs_marking(submission: Submission, question: Question) -> bool:
-    from gradebook.grades import report_of
+def _waiting(spec, questions: list[Question]) -> dict[str, set[int]]:
+    """Per hand-graded question, the latest submissions (their ids) whose answer is not marked, or
+    changed since it was: from the whole course's grades at once (a fixed number of queries)."""
+    from gradebook.grades import current_grades
 
-    from .access import assignments, book
-
-    report = report_of(book(), assignments()[submission.assignment.name], submission)
-    result = next(q for q in report.questions if q.id == question.id)
-    return result.mark is None or result.mark.answer_changed
+    students = dict(latest_rows(book(), spec.name).select_related(None).values_list("student__student_id", "id"))
+    waiting: dict[str, set[int]] = {question.id: set() for question in questions}
+    for grade in current_grades(book(), spec, detail=False):
+        for result in grade.report.questions if grade.report else []:
+            if result.id in waiting and (result.mark is None or result.mark.answer_changed):
+                waiting[result.id].add(students[grade.student_id])
+    return waiting
 
 
 @login_required
@@ -55,11 +60,10 @@ def _needs_marking(submission: Submission, question: Question) -> bool:
 def marking_index(request: HttpRequest, name: str) -> HttpResponse:
     staff_only(request)
     spec = assignment_or_404(name)
-    queue = _queue(spec.name)
-    rows = [
-        {"question": q, "answers": len(queue), "to_mark": sum(_needs_marking(s, q) for s in queue)}
-        for q in spec.questions if q.manual
-    ]  # fmt: skip
+    manual = [q for q in spec.questions if q.manual]
+    answers = latest_rows(book(), spec.name).count() if manual else 0
+    waiting = _waiting(spec, manual) if manual else {}
+    rows = [{"question": q, "answers": answers, "to_mark": len(waiting[q.id])} for q in manual]
     return render(request, "service/marking_index.html", {"spec": spec, "rows": rows})
 
 
@@ -73,8 +77,9 @@ def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResp
     if not queue:
         messages.info(request, "no answer to mark yet")
         return redirect("marking", name=name)
-    first = next((s for s in queue if _needs_marking(s, question)), queue[0])
-    return redirect("mark-answer", name=name, question_id=question_id, submission_id=first.id)
+    waiting = _waiting(spec, [question])[question.id]
+    first = next((s for s in queue if s in waiting), queue[0])
+    return redirect("mark-answer", name=name, question_id=question_id, submission_id=first)
 
 
 @login_required
@@ -84,18 +89,18 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
     spec = current_rubrics(book(), assignment_or_404(name))
     question = _manual(spec, question_id)
     queue = _queue(spec.name)
-    position = next((i for i, s in enumerate(queue) if s.id == submission_id), None)
+    position = next((i for i, s in enumerate(queue) if s == submission_id), None)
     if position is None:
         raise Http404("not an answer to mark")
-    submission = queue[position]
+    submission = Submission.objects.select_related("student", "assignment").get(id=submission_id)
     mark = Mark.objects.filter(student=submission.student, assignment=submission.assignment,
                                question_id=question.id).first()  # fmt: skip
     if request.method == "POST":
         saved = _save(request, question, submission, mark)
         if saved is None:
             return redirect(request.path)
-        following = queue[(position + 1) % len(queue)] if request.POST.get("then") == "next" else submission
-        return redirect("mark-answer", name=name, question_id=question_id, submission_id=following.id)
+        following = queue[(position + 1) % len(queue)] if request.POST.get("then") == "next" else submission.id
+        return redirect("mark-answer", name=name, question_id=question_id, submission_id=following)
     result = Result.objects.filter(submission=submission, question_id=question.id).first()
     answers = (result.answers if result else {}) or {}
     context = {
@@ -103,7 +108,7 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
         "score": mark_score(mark, question) if mark else None,
         "answer_html": [_MARKDOWN.render(text) for _, text in sorted(answers.items())],
         "position": position + 1, "count": len(queue), "show_names": request.GET.get("names") == "1",
-        "previous": queue[position - 1].id, "next": queue[(position + 1) % len(queue)].id,
+        "previous": queue[position - 1], "next": queue[(position + 1) % len(queue)],
         "rubric": [(n, item) for n, item in enumerate(question.rubric, start=1)],
     }  # fmt: skip
     return render(request, "service/mark_answer.html", context)

@@ -4,11 +4,14 @@ from the gradebook's own functions, as the commands' files do."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 from collections.abc import Callable
 
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import BadRequest
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
@@ -29,6 +32,8 @@ FILTERS: dict[str, tuple[str, Callable[[CurrentGrade], bool]]] = {
         q.status == "manual" and (q.mark is None or q.mark.answer_changed) for q in g.report.questions))),
 }  # fmt: skip
 SORTS = {"student": lambda g: g.student_id, "score": lambda g: (g.final_score is None, -(g.final_score or 0))}
+CHART_KEPT = 7 * 24 * 3600  # seconds a drawn chart stays in the cache unasked (a changed one is a new key)
+PER_PAGE = 100  # the gradebook's rows on one page: filtered and sorted over the whole course first
 
 
 def staff_only(request: HttpRequest) -> None:
@@ -52,7 +57,9 @@ def gradebook_index(request: HttpRequest) -> HttpResponse:
 def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
     staff_only(request)
     spec = assignment_or_404(name)
-    grades = current_grades(book(), spec, everyone=True)
+    # The whole course's grades in a fixed number of queries, without what only a report's own page
+    # shows (the checks, the feedback texts); filtered and sorted, then one page of them is shown.
+    grades = current_grades(book(), spec, everyone=True, detail=False)
     # The query is the page's own form: a filter, threshold or order it does not offer is left out,
     # as if it had not been asked for (a bookmark of an older page still opens).
     shown = request.GET.get("show", "")
@@ -69,13 +76,17 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
     if order not in SORTS:
         order = "student"
     grades.sort(key=SORTS[order])
+    page = Paginator(grades, PER_PAGE).get_page(request.GET.get("page"))  # a page past the end: the last
     rows = [
         {"grade": g, "scores": [next((q for q in g.report.questions if q.id == question.id), None) if g.report else None
                                 for question in spec.questions]}
-        for g in grades
+        for g in page
     ]  # fmt: skip
+    query = request.GET.copy()
+    query.pop("page", None)
     context = {"spec": spec, "rows": rows, "filters": {key: label for key, (label, _) in FILTERS.items()},
-               "shown": shown, "below": below, "order": order, "assignments": assignments().values()}  # fmt: skip
+               "shown": shown, "below": below, "order": order, "assignments": assignments().values(),
+               "page": page, "query": query.urlencode()}  # fmt: skip
     return render(request, "service/gradebook.html", context)
 
 
@@ -106,7 +117,8 @@ def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
 def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
     staff_only(request)
     spec = assignment_or_404(name)
-    return render(request, "service/statistics.html", {"spec": spec, "stats": statistics(book(), spec)})
+    stats = statistics(book(), spec, arrivals=False)  # the page shows no arrival times (the chart does)
+    return render(request, "service/statistics.html", {"spec": spec, "stats": stats})
 
 
 @login_required
@@ -120,9 +132,17 @@ def statistics_chart(request: HttpRequest, name: str, chart_name: str) -> HttpRe
     if draw is None:
         raise Http404("no such chart")
     spec = assignment_or_404(name)
-    image = io.BytesIO()
-    draw(image, statistics(book(), spec))
-    return HttpResponse(image.getvalue(), content_type="image/png")
+    stats = statistics(book(), spec)
+    # Drawn once per change of what it shows (matplotlib takes longer than reading the grades): kept
+    # in the site's cache (the database's, shared by every process) under a digest of its data.
+    key = "chart:" + hashlib.sha256(f"{chart_name}\0{stats.model_dump_json()}".encode()).hexdigest()
+    png = cache.get(key)
+    if png is None:
+        image = io.BytesIO()
+        draw(image, stats)
+        png = image.getvalue()
+        cache.set(key, png, timeout=CHART_KEPT)
+    return HttpResponse(png, content_type="image/png")
 
 
 @login_required

@@ -1,0 +1,280 @@
+"""Benchmark: a deadline night. Many students hand in within minutes through the API, on PostgreSQL,
+graded by the service's workers; then the same with a worker killed mid-burst; then with the
+workers' grading sent to a Dask cluster of two workers (`autograder worker --scheduler`).
+
+    python benchmarks/deadline_night.py [--students 1000] [--seconds 300] [--workers 2]
+        [--postgres postgresql://gradewright:gradewright@127.0.0.1:5432/postgres] [--wait 3600]
+        [--runs burst killed dask]
+
+Everything is on this machine (loopback only): a fresh PostgreSQL database made for the run on the
+server --postgres names (dropped at the end), `autograder serve` on a copy of the shipped course, and
+for the Dask run a LocalCluster of two worker processes. Each run is a new set of --students
+accounts (made straight in the database, each with an API token), each uploading one known
+submission of sequences-and-attention, spread evenly over --seconds. For each run: every submission
+graded and none lost (checked, not assumed), the time from upload to feedback from the jobs' own
+times (median, 95th percentile, worst), the arrival rate against the grading throughput (jobs per
+second while the queue was not empty) and how long the queue took to drain after the last upload.
+A run whose queue is not empty --wait seconds after its last upload stops the benchmark. Prints
+Markdown for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from functools import partial
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from service_load import KNOWN, course_copy, free_port  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT = "sequences-and-attention"
+
+
+def database(server_url: str) -> tuple[str, str]:
+    """A new, empty database on the PostgreSQL server: (its URL, its name)."""
+    import psycopg
+
+    name = f"gradewright_night_{os.getpid()}_{secrets.token_hex(3)}"
+    with psycopg.connect(server_url, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    return server_url.rsplit("/", 1)[0] + f"/{name}", name
+
+
+def drop(server_url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server_url, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def serve(course: Path, port: int, workers: int) -> subprocess.Popen:
+    """`autograder serve` with ``workers`` grading workers, once it answers."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port), "--workers",
+         str(workers)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"autograder serve ended ({server.returncode}) before it answered")
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/accounts/login/", timeout=5)
+            return server
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    server.kill()
+    raise SystemExit("autograder serve did not answer within 120 s")
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def accounts(prefix: str, count: int) -> dict[str, str]:
+    """``count`` student accounts on the roster, made at once in the database: {name: API token}."""
+    from django.contrib.auth.models import User
+
+    from gradebook.models import Student
+    from service.models import ApiToken, Member, digest
+
+    names = [f"{prefix}{n:05d}" for n in range(count)]
+    User.objects.bulk_create([User(username=name, password="!") for name in names])
+    Student.objects.bulk_create([Student(student_id=name, on_roster=True) for name in names])
+    users = {u.username: u for u in User.objects.filter(username__startswith=prefix)}
+    students = {s.student_id: s for s in Student.objects.filter(student_id__startswith=prefix)}
+    Member.objects.bulk_create([Member(user=users[n], role=Member.STUDENT, student=students[n]) for n in names])
+    tokens = {name: secrets.token_urlsafe(32) for name in names}
+    ApiToken.objects.bulk_create([ApiToken(user=users[n], digest=digest(tokens[n])) for n in names])
+    return tokens
+
+
+def burst(url: str, tokens: dict[str, str], seconds: float, on_third=None) -> tuple[list[int], list[str]]:
+    """Each student uploads one known submission, spread evenly over ``seconds``: the job ids, and
+    the uploads that were refused or failed (none, in a run that counts)."""
+    known = sorted(p for p in KNOWN.iterdir() if p.suffix == ".py")
+    ids: list[int] = []
+    refused: list[str] = []
+    lock = threading.Lock()
+    began = time.monotonic()
+
+    def upload(index: int, name: str) -> None:
+        time.sleep(max(0.0, began + index * seconds / len(tokens) - time.monotonic()))
+        path = known[index % len(known)]
+        try:
+            with httpx.Client(base_url=url, timeout=120) as client:
+                answer = client.post("/api/v1/submissions", headers={"Authorization": f"Token {tokens[name]}"},
+                                     data={"assignment": ASSIGNMENT}, files={"file": (path.name, path.read_bytes())})  # fmt: skip
+            answer.raise_for_status()
+            with lock:
+                ids.append(answer.json()["id"])
+        except httpx.HTTPError as exc:
+            with lock:
+                refused.append(f"{name}: {exc}")
+
+    threads = [threading.Thread(target=upload, args=(i, name)) for i, name in enumerate(tokens)]
+    for thread in threads:
+        thread.start()
+    if on_third:
+        time.sleep(seconds / 3)
+        on_third()
+    for thread in threads:
+        thread.join()
+    return ids, refused
+
+
+def kill_a_grading_worker(server: subprocess.Popen) -> None:
+    """SIGKILL one of the site's workers while it grades a job (its lease then runs out and another
+    worker claims the job again): the worst moment to lose one."""
+    import psutil
+
+    from service.models import Job
+
+    workers = {p.pid for p in psutil.Process(server.pid).children() if "worker" in " ".join(p.cmdline())}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for job in Job.objects.filter(state=Job.GRADING):
+            pid = int(job.worker.rsplit(":", 1)[-1]) if job.worker.rsplit(":", 1)[-1].isdigit() else None
+            if pid in workers:
+                os.kill(pid, signal.SIGKILL)
+                print(f"killed worker {pid} while it graded job {job.id}", file=sys.stderr)
+                return
+        time.sleep(0.05)
+    raise SystemExit("no worker was grading a job within 60 s: nothing to kill")
+
+
+def warm_up(site: str, token: str) -> None:
+    """One hand-in before the burst, waited for: the workers are up and warm, as on a real night."""
+    from service.models import Job
+
+    ids, refused = burst(site, {"warm": token}, 0)
+    if refused:
+        raise SystemExit(f"the warm-up hand-in was refused: {refused[0]}")
+    deadline = time.monotonic() + 300
+    while Job.objects.filter(id__in=ids, state__in=[Job.QUEUED, Job.GRADING]).exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("the warm-up hand-in was not graded within 300 s")
+        time.sleep(0.5)
+
+
+def outcome(label: str, ids: list[int], refused: list[str], seconds: float, wait: float) -> str:
+    """Wait for every job to end, check none was lost, and the run's Markdown row."""
+    from service.models import Job
+
+    deadline = time.monotonic() + wait
+    while Job.objects.filter(id__in=ids, state__in=[Job.QUEUED, Job.GRADING]).exists():
+        if time.monotonic() > deadline:
+            left = Job.objects.filter(id__in=ids, state__in=[Job.QUEUED, Job.GRADING]).count()
+            raise SystemExit(f"{label}: {left} jobs still waiting {wait:g} s after the last upload")
+        time.sleep(1)
+    jobs = list(Job.objects.filter(id__in=ids))
+    lost = len(ids) - len(jobs)
+    graded = [job for job in jobs if job.state == Job.GRADED and job.submission_id is not None]
+    latency = sorted((job.finished_at - job.created_at).total_seconds() for job in jobs)
+    p95 = latency[max(0, int(round(0.95 * len(latency))) - 1)]
+    first = min(job.started_at for job in jobs if job.started_at)
+    last = max(job.finished_at for job in jobs)
+    drained = (last - max(job.created_at for job in jobs)).total_seconds()
+    throughput = len(jobs) / max((last - first).total_seconds(), 1e-9)
+    attempts = sum(job.attempts for job in jobs) - len(jobs)
+    return (f"| {label} | {len(ids) + len(refused)} in {seconds:g} s ({(len(ids) + len(refused)) / seconds:.2f}/s) "
+            f"| {len(graded)} graded, {len(jobs) - len(graded)} failed, {lost} lost, {len(refused)} refused "
+            f"| {statistics.median(latency):.1f} s | {p95:.1f} s | {latency[-1]:.1f} s | {throughput:.2f}/s "
+            f"| {drained:.0f} s | {attempts} |")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=300)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--postgres", default="postgresql://gradewright:gradewright@127.0.0.1:5432/postgres")
+    parser.add_argument("--wait", type=float, default=3600, help="seconds a run's queue may take to drain")
+    parser.add_argument("--runs", nargs="+", choices=["burst", "killed", "dask"], default=["burst", "killed", "dask"])
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="gradewright-deadline-night-"))
+    url, name = database(args.postgres)
+    os.environ["AUTOGRADER_DATABASE_URL"] = url  # the service, its workers and this process share it
+    course = course_copy(home)
+    port = free_port()
+    site = f"http://127.0.0.1:{port}"
+    rows = []
+    try:
+        from service.settings import configure
+
+        configure(course)
+        from django.core.management import call_command
+
+        call_command("migrate", interactive=False, verbosity=0)
+        for run in args.runs:
+            tokens = accounts(f"{run}-", args.students + 1)
+            warm = tokens.pop(next(iter(tokens)))
+            if run == "dask":
+                rows.append(dask_run(course, port, site, tokens, warm, args))
+                continue
+            server = serve(course, port, args.workers)
+            try:
+                killer = partial(kill_a_grading_worker, server) if run == "killed" else None
+                warm_up(site, warm)
+                ids, refused = burst(site, tokens, args.seconds, on_third=killer)
+                label = f"{args.workers} workers" + (", one killed mid-job a third into the burst" if killer else "")
+                rows.append(outcome(label, ids, refused, args.seconds, args.wait))
+            finally:
+                stop(server)
+            print(rows[-1], file=sys.stderr)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        drop(args.postgres, name)
+        shutil.rmtree(home, ignore_errors=True)
+    print(f"Deadline night, PostgreSQL, {os.cpu_count()} cores; upload to feedback from the jobs' own times:\n")
+    print("| run | uploads | jobs | median | p95 | worst | grading throughput | drained after the last upload "
+          "| attempts again |")  # fmt: skip
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(rows))
+
+
+def dask_run(course: Path, port: int, site: str, tokens: dict[str, str], warm: str, args: argparse.Namespace) -> str:
+    """The site with no worker of its own; ``args.workers`` `autograder worker --scheduler` processes
+    keep the queue and send the grading to a LocalCluster of two worker processes."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        server = serve(course, port, 0)
+        workers = [
+            subprocess.Popen([sys.executable, "-m", "autograder", "--course", str(course), "worker", "--scheduler",
+                              cluster.scheduler_address], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(args.workers)
+        ]  # fmt: skip
+        try:
+            warm_up(site, warm)
+            ids, refused = burst(site, tokens, args.seconds)
+            row = outcome(f"{args.workers} workers grading on Dask (2 workers)", ids, refused, args.seconds, args.wait)
+        finally:
+            for worker in workers:
+                stop(worker)
+            stop(server)
+    print(row, file=sys.stderr)
+    return row
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Benchmark: the staff's pages at course scale, 200 students and then 2,000, side by side.
+
+    python benchmarks/pages.py [--sizes 200 2000] [--runs 5] [--database-url URL]
+
+Writes a course's grades straight into a fresh gradebook (tests/course_data.py: two graded
+submissions per student, hand marks on the written question), then asks for each staff page
+through Django's test client in this process, signed in as a teaching assistant (an instructor for
+the roster), and prints Markdown for docs/benchmarks.md: each page's median time over --runs (wall
+and this process's CPU), its database queries, and how each grows from the first size to the last.
+The database is SQLite in a temporary folder unless --database-url names an empty PostgreSQL one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+GRADED = "sequences-and-attention"
+HAND = "attention-not-explanation"
+PAGES = {
+    "gradebook": f"/staff/gradebook/{GRADED}/",
+    "gradebook, by score": f"/staff/gradebook/{GRADED}/?sort=score",
+    "gradebook, by score, page 10": f"/staff/gradebook/{GRADED}/?sort=score&page=10",
+    "gradebook, below 5": f"/staff/gradebook/{GRADED}/?below=5",
+    "gradebook, awaiting hand grading": f"/staff/gradebook/{HAND}/?show=hand",
+    "statistics": f"/staff/statistics/{GRADED}/",
+    "statistics chart (overview.png)": f"/staff/statistics/{GRADED}/overview.png",
+    "statistics chart (questions.png)": f"/staff/statistics/{GRADED}/questions.png",
+    "hand grading": f"/staff/marking/{HAND}/",
+    "roster": "/staff/roster/",
+}
+
+
+def setup(database_url: str | None) -> None:
+    from service.settings import configure
+
+    configure(ROOT, database_url=database_url, state=Path(tempfile.mkdtemp(prefix="gradewright-pages-benchmark-")))
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+    call_command("createcachetable", verbosity=0)
+
+
+def staff_clients():
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from service.models import Member
+
+    clients = {}
+    for role in (Member.TA, Member.INSTRUCTOR):
+        user = User.objects.create_user(f"bench-{role}")
+        Member.objects.create(user=user, role=role)
+        clients[role] = Client()
+        clients[role].force_login(user)
+    return clients
+
+
+def measure(clients, runs: int) -> dict[str, tuple[float, float, int, float]]:
+    """Per page: (median seconds, median CPU seconds of this process, queries, the first request's
+    seconds: a chart drawn anew). SQLite runs in this process, so its CPU time is the request's
+    whole cost, whatever else the machine is doing; the wall time is what a user waits."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from service.models import Member
+
+    figures = {}
+    for label, url in PAGES.items():
+        client = clients[Member.INSTRUCTOR if label == "roster" else Member.TA]
+        times, cpu = [], []
+        queries = 0
+        for _ in range(runs):
+            connection.queries_log.clear()  # a full log (9,000) would make the capture read 0
+            with CaptureQueriesContext(connection) as captured:
+                began, began_cpu = time.perf_counter(), time.process_time()
+                answer = client.get(url)
+                times.append(time.perf_counter() - began)
+                cpu.append(time.process_time() - began_cpu)
+            if answer.status_code != 200:
+                raise SystemExit(f"{url}: answered {answer.status_code}")
+            queries = len(captured)
+        figures[label] = (statistics.median(times), statistics.median(cpu), queries, times[0])
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 2000])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--database-url")
+    args = parser.parse_args()
+    setup(args.database_url)
+    from service.access import assignments
+    from tests.course_data import seed
+
+    clients = staff_clients()
+    results = {}
+    seeded = 0
+    for size in sorted(args.sizes):
+        began = time.perf_counter()
+        for name in (GRADED, HAND):
+            seed(assignments()[name], size - seeded, prefix=f"s{size}-", accounts=name == GRADED)
+        made = time.perf_counter() - began
+        seeded = size
+        results[size] = measure(clients, args.runs)
+        print(f"{size} students seeded in {made:.1f} s", file=sys.stderr)
+    small, large = min(results), max(results)
+    print(f"Staff pages, {os.cpu_count()} cores, {'PostgreSQL' if args.database_url else 'SQLite'}; the median of "
+          f"{args.runs} requests (a chart's first: drawn anew), and the database queries:\n")  # fmt: skip
+    print(f"| page | {small} students | {large} students | CPU, {small} | CPU, {large} | growth (CPU) | queries |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for label in PAGES:
+        (t1, c1, q1, f1), (t2, c2, q2, f2) = results[small][label], results[large][label]
+        first = f" (first: {f1:.2f} s)" if "chart" in label else ""
+        last = f" (first: {f2:.2f} s)" if "chart" in label else ""
+        queries = f"{q1} and {q2}" if q1 != q2 else f"{q1} at both"
+        print(f"| {label} | {t1:.3f} s{first} | {t2:.3f} s{last} | {c1:.3f} s | {c2:.3f} s "
+              f"| {c2 / max(c1, 1e-9):.1f} times | {queries} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
