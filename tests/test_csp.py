@@ -70,10 +70,13 @@ def _arguments(name: str) -> list:
             "mark-start": marked, "mark-answer": marked + [1], "override": [1], "rubric-edit": marked,
             "regrade": assignment, "similarity": assignment, "review-answer": [1], "review-ask": [1],
             "diff": ["someone", 1, 2], "exam-start": ["midterm", "q"], "exam-mark": ["midterm", "q", "someone"],
-            "welcome": ["not-a-link"], "lti-login-for": [uuid.uuid4()]}.get(name, [])  # fmt: skip
+            "welcome": ["not-a-link"], "lti-login-for": [uuid.uuid4()], "exam-log": ["midterm", 1],
+            **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
+            }.get(name, [])  # fmt: skip
 
 
-POSTED = {"override", "regrade", "review-answer", "review-ask", "rubric-edit", "logout", "lti-launch", "lti-deep-link"}
+POSTED = {"override", "regrade", "review-answer", "review-ask", "rubric-edit", "logout", "lti-launch", "lti-deep-link",
+          "exam-save", "exam-submit"}  # fmt: skip
 # The pages that render for the staff with no more than the shipped course.
 RENDERED_FOR_STAFF = {"assignments", "assignment", "roster", "platforms", "exports", "reviews", "exams", "gradebook",
                       "statistics", "similarity", "marking"}  # fmt: skip
