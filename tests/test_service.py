@@ -463,8 +463,16 @@ def roster_links(served, tmp_path: Path) -> dict[str, str]:
 
     url, _, course_copy, env = served
     gradebook = course_copy / ".gradewright" / "gradebook.db"
-    assert autograder("roster", "import", ROOT / "docs" / "walkthrough" / "roster.csv", "--gradebook", gradebook,
-                      env=env).returncode == 0  # fmt: skip
+    # Once (seen once in four whole runs, in two processes) the import was told the gradebook was
+    # locked for its 30 s wait, while the served site and its worker had just started: said, and
+    # tried once more, so that what is checked here is the pages, not that start-up's contention.
+    for _ in range(2):
+        imported = autograder("roster", "import", ROOT / "docs" / "walkthrough" / "roster.csv", "--gradebook",
+                              gradebook, env=env)  # fmt: skip
+        if "locked" not in imported.stderr:
+            break
+        print(f"roster import, tried again: {imported.stderr.strip()}")
+    assert imported.returncode == 0, imported.stderr
     links = tmp_path / "links.csv"
     made = autograder("--course", course_copy, "links", "--server", url, "--out", links, env=env)
     assert made.returncode == 0, made.stderr
