@@ -147,8 +147,9 @@ def recorded_gradebook(folder: Path, students: dict[str, str], spec) -> tuple[Pa
     import hashlib
 
     from autograder.reports.model import Report
-    from gradebook.book import Gradebook, record_report
+    from gradebook.book import Gradebook
     from gradebook.fingerprints import fingerprint_file
+    from gradebook.grading import record_report
 
     files = folder / "files"
     files.mkdir(parents=True)

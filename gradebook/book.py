@@ -5,12 +5,10 @@ from __future__ import annotations
 import getpass
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from autograder.assignment import Assignment as AssignmentSpec
-from autograder.reports.model import Report
 from autograder.submissions import Submission as SubmissionFile
 
 from .database import close_database, open_database
@@ -127,85 +125,3 @@ class Gradebook:
         from .models import Student
 
         return self.objects(Student).filter(on_roster=True).exists()
-
-    # What a batch of grading needs: autograder.batch.GradeStore.
-    def store_for(self, spec: AssignmentSpec) -> AssignmentStore:
-        return AssignmentStore(self, spec, self.run(lambda: self.sync_assignment(spec)))
-
-
-class AssignmentStore:
-    """The gradebook as one assignment's ``GradeStore``: a submission is recorded once per file
-    (student and hash); regrading the same file replaces its results and keeps its marks."""
-
-    def __init__(self, book: Gradebook, spec: AssignmentSpec, assignment: models.Assignment):
-        self.book = book
-        self.spec = spec
-        self.assignment = assignment  # its rows as the manifest has them, synced once for the batch
-
-    def is_graded(self, submission: SubmissionFile) -> bool:
-        from .models import Submission
-
-        def graded() -> bool:
-            student = self.book.student_for(submission)
-            return (
-                self.book.objects(Submission)
-                .filter(student=student, assignment__name=self.spec.name, sha256=submission.sha256)
-                .exists()
-            )
-
-        return self.book.run(graded)
-
-    def record(self, report: Report) -> Report:
-        from .grades import report_of
-
-        def write() -> Report:
-            submission = record_report(self.book, self.assignment, report)
-            return report_of(self.book, self.spec, submission)
-
-        return self.book.run(write)
-
-
-def record_report(book: Gradebook, assignment: models.Assignment, report: Report) -> models.Submission:
-    """A graded report as a submission's rows (replacing the results of the same file graded before:
-    all of them, or the one question a one-question regrade graded). ``assignment`` is the row the
-    caller synced with the manifest (``Gradebook.store_for``: once for a batch, not per submission)."""
-    from .models import Result, Student, Submission
-
-    student = book.objects(Student).get_or_create(student_id=report.student)[0]
-    submitted_at = datetime.fromisoformat(report.submitted_at) if report.submitted_at else None
-    row, created = book.objects(Submission).update_or_create(
-        student=student, assignment=assignment, sha256=report.sha256,
-        defaults={
-            "file": report.submission, "graded_at": datetime.fromisoformat(report.graded_at), "graded_by": who(),
-            "grader_version": report.grader_version, "reference": report.reference, "sandbox": report.sandbox,
-            "ran": report.ran, "errors": report.errors, "output": report.output, "seconds": report.seconds,
-        },
-    )  # fmt: skip
-    if created or row.submitted_at is None:
-        row.submitted_at = submitted_at or datetime.now(UTC)
-        row.save(using=book.alias, update_fields=["submitted_at"])
-    if report.submission:  # fingerprinted once per file, for similarity (milliseconds): never tokenized again
-        from .fingerprints import remember
-
-        remember(book, report.sha256, Path(report.submission))
-    # A regrade of one question replaces that question's result; the others stand as recorded.
-    replaced = book.objects(Result).filter(submission=row)
-    if report.only_question is not None:
-        replaced = replaced.filter(question_id=report.only_question)
-    replaced.delete()
-    book.objects(Result).bulk_create(
-        [
-            Result(
-                submission=row,
-                question_id=q.id,
-                score=q.score,
-                max_score=q.max_score,
-                status=q.status,
-                feedback=q.feedback,
-                tests=[t.model_dump(mode="json") for t in q.tests],
-                answers=q.answers,
-            )  # fmt: skip
-            for q in report.questions
-        ]
-    )
-    return row

@@ -31,15 +31,19 @@ def read_table(path: Path, required: list[str]) -> list[tuple[int, dict[str, str
         raise BadFile(str(exc)) from None
 
 
+def score_problem(score: float, points: float) -> str | None:
+    """Why a score given by hand cannot be a question's worth ``points``, or None: the one statement
+    of a hand score's bounds, for the marks sheets and for ``gradebook.marks.give_mark``."""
+    return None if 0 <= score <= points else f"score {score:g} is outside 0..{points:g}"
+
+
 def score_in_range(text: str, points: float) -> float | str:
     """A score given by hand, or why it is not one."""
     try:
         score = float(text)
     except ValueError:
         return f"score {text!r} is not a number"
-    if not 0 <= score <= points:
-        return f"score {score:g} is outside 0..{points:g}"
-    return score
+    return score_problem(score, points) or score
 
 
 class MarksImport(BaseModel):

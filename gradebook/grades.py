@@ -163,8 +163,6 @@ class _Reading:
     def _hand_mark(
         self, mark: models.Mark, question: Question, submission: models.Submission, answers: dict
     ) -> HandMark:
-        from .marks import mark_score, rubric_lines
-
         changed = False
         if mark.submission_id != submission.id:
             marked = self.marked.get((mark.submission_id, mark.question_id))
@@ -177,6 +175,24 @@ class _Reading:
             marked_at=_iso(mark.marked_at), marked_by=mark.marked_by, answer_changed=changed and question.manual,
             override=not question.manual,
         )  # fmt: skip
+
+
+def mark_score(mark: models.Mark, question: Question) -> float:
+    """A mark's score: the points given, or with rubric items applied, their current points plus the
+    adjustment, within 0..the question's points."""
+    if not mark.rubric:
+        return mark.score
+    points = {item.id: item.points for item in question.rubric}
+    return min(max(sum(points.get(item, 0.0) for item in mark.rubric) + mark.adjustment, 0.0), question.points)
+
+
+def rubric_lines(mark: models.Mark, question: Question) -> list[str]:
+    """The applied rubric items as the student reads them: "+1 Proposes ..."."""
+    items = {item.id: item for item in question.rubric}
+    lines = [f"{items[i].points:+g} {items[i].text}" for i in mark.rubric if i in items]
+    if mark.rubric and mark.adjustment:
+        lines.append(f"{mark.adjustment:+g} adjustment")
+    return lines
 
 
 def _text(answers: dict) -> str:

@@ -1,11 +1,13 @@
 """Grading into the gradebook: what ``autograder grade`` does. The engine grades (autograder.batch);
 the gradebook says who each submission's student is, what is already graded, and records each
-report as it arrives; then every current report and ``grades.csv`` are written from it."""
+report as it arrives (``AssignmentStore``, the one writer of a graded report's rows, which the
+service's job store reuses); then every current report and ``grades.csv`` are written from it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Executor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,7 @@ from autograder.reports.model import Report
 from autograder.submissions import Submission
 
 if TYPE_CHECKING:
+    from . import models
     from .book import Gradebook
 
 
@@ -47,7 +50,7 @@ def grade_into_gradebook(
     from .reports import write_grades_csv
 
     with Gradebook.open(gradebook or out / "gradebook.db", database_url) as book:
-        store = book.store_for(spec)
+        store = store_for(book, spec)
         resolved = book.run(lambda: [_as_student(book, submission) for submission in submissions])
         roster = book.has_roster()
         not_on_roster = sorted({s.student for s, on_roster in resolved if roster and not on_roster})
@@ -64,3 +67,93 @@ def grade_into_gradebook(
 def _as_student(book: Gradebook, submission: Submission) -> tuple[Submission, bool]:
     student = book.student_for(submission)
     return submission.model_copy(update={"student": student.student_id}), student.on_roster
+
+
+def store_for(book: Gradebook, spec: AssignmentSpec) -> AssignmentStore:
+    """What a batch of grading needs (autograder.batch.GradeStore): the gradebook as one assignment's
+    store, its rows synced with the manifest once for the batch."""
+    return AssignmentStore(book, spec, book.run(lambda: book.sync_assignment(spec)))
+
+
+class AssignmentStore:
+    """The gradebook as one assignment's ``GradeStore``: a submission is recorded once per file
+    (student and hash); regrading the same file replaces its results and keeps its marks."""
+
+    def __init__(self, book: Gradebook, spec: AssignmentSpec, assignment: models.Assignment):
+        self.book = book
+        self.spec = spec
+        self.assignment = assignment  # its rows as the manifest has them, synced once for the batch
+
+    def is_graded(self, submission: Submission) -> bool:
+        from .models import Submission
+
+        def graded() -> bool:
+            student = self.book.student_for(submission)
+            return (
+                self.book.objects(Submission)
+                .filter(student=student, assignment__name=self.spec.name, sha256=submission.sha256)
+                .exists()
+            )
+
+        return self.book.run(graded)
+
+    def record(self, report: Report, then: Callable[[models.Submission], None] | None = None) -> Report:
+        """Record ``report`` and give it back as the gradebook now reads it (its marks, its lateness),
+        in one transaction; ``then(submission)`` runs in that transaction too (the service's job store
+        ends its job there, so a grade never lacks its job's end)."""
+        from .grades import report_of
+
+        def write() -> Report:
+            submission = record_report(self.book, self.assignment, report)
+            if then is not None:
+                then(submission)
+            return report_of(self.book, self.spec, submission)
+
+        return self.book.run(write)
+
+
+def record_report(book: Gradebook, assignment: models.Assignment, report: Report) -> models.Submission:
+    """A graded report as a submission's rows (replacing the results of the same file graded before:
+    all of them, or the one question a one-question regrade graded). ``assignment`` is the row the
+    caller synced with the manifest (``Gradebook.store_for``: once for a batch, not per submission)."""
+    from .book import who
+    from .models import Result, Student, Submission
+
+    student = book.objects(Student).get_or_create(student_id=report.student)[0]
+    submitted_at = datetime.fromisoformat(report.submitted_at) if report.submitted_at else None
+    row, created = book.objects(Submission).update_or_create(
+        student=student, assignment=assignment, sha256=report.sha256,
+        defaults={
+            "file": report.submission, "graded_at": datetime.fromisoformat(report.graded_at), "graded_by": who(),
+            "grader_version": report.grader_version, "reference": report.reference, "sandbox": report.sandbox,
+            "ran": report.ran, "errors": report.errors, "output": report.output, "seconds": report.seconds,
+        },
+    )  # fmt: skip
+    if created or row.submitted_at is None:
+        row.submitted_at = submitted_at or datetime.now(UTC)
+        row.save(using=book.alias, update_fields=["submitted_at"])
+    if report.submission:  # fingerprinted once per file, for similarity (milliseconds): never tokenized again
+        from .fingerprints import remember
+
+        remember(book, report.sha256, Path(report.submission))
+    # A regrade of one question replaces that question's result; the others stand as recorded.
+    replaced = book.objects(Result).filter(submission=row)
+    if report.only_question is not None:
+        replaced = replaced.filter(question_id=report.only_question)
+    replaced.delete()
+    book.objects(Result).bulk_create(
+        [
+            Result(
+                submission=row,
+                question_id=q.id,
+                score=q.score,
+                max_score=q.max_score,
+                status=q.status,
+                feedback=q.feedback,
+                tests=[t.model_dump(mode="json") for t in q.tests],
+                answers=q.answers,
+            )  # fmt: skip
+            for q in report.questions
+        ]
+    )
+    return row

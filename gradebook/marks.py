@@ -1,6 +1,7 @@
-"""Hand grading from a spreadsheet: ``autograder marks export`` writes one row per student and
-hand-graded question with the answer to read; ``marks import`` records the scores and comments filled
-in. A mark belongs to the submission it was given for: a regrade of the same file keeps it, and a new
+"""Hand grading: ``give_mark`` is the one writer of a ``Mark`` (the marking page, the staff's
+override and the marks sheet all record through it, and it checks the score's bounds); from a
+spreadsheet, ``autograder marks export`` writes one row per student and hand-graded question with the
+answer to read, and ``marks import`` records the scores and comments filled in. A mark belongs to the submission it was given for: a regrade of the same file keeps it, and a new
 submission whose answer differs shows it flagged "answer changed since marked" until it is marked again.
 """
 
@@ -15,7 +16,8 @@ from autograder.assignment import Question
 from untrusted import spreadsheet
 
 from .book import Gradebook, who
-from .files import MarksImport, marks_sheet, scored_rows
+from .errors import BadEdit
+from .files import MarksImport, marks_sheet, score_problem, scored_rows
 from .grades import current_grades, latest_submissions
 
 if TYPE_CHECKING:
@@ -26,22 +28,48 @@ COLUMNS = ["assignment", "student", "name", "question", "points", "status", "mar
 REQUIRED = ["assignment", "student", "question", "score", "comment"]
 
 
-def mark_score(mark: models.Mark, question: Question) -> float:
-    """A mark's score: the points given, or with rubric items applied, their current points plus the
-    adjustment, within 0..the question's points."""
-    if not mark.rubric:
-        return mark.score
-    points = {item.id: item.points for item in question.rubric}
-    return min(max(sum(points.get(item, 0.0) for item in mark.rubric) + mark.adjustment, 0.0), question.points)
+def give_mark(
+    book: Gradebook,
+    submission: models.Submission,
+    question: Question,
+    score: float,
+    comment: str,
+    by: str,
+    rubric: list[str] | None = None,
+    adjustment: float = 0.0,
+    at: datetime | None = None,
+) -> models.Mark:
+    """Record the mark of ``question`` on ``submission`` (the last one given wins: one mark per
+    student and question, kept with the submission it was given for). ``score`` is the points given
+    (0 with rubric items: they and ``adjustment`` make the score, see grades.mark_score); a score
+    outside 0..the question's points is refused (BadEdit) and nothing is written."""
+    from .models import Mark
+
+    problem = score_problem(score, question.points)
+    if problem is not None:
+        raise BadEdit(problem)
+
+    def write() -> models.Mark:
+        mark, _ = book.objects(Mark).update_or_create(
+            student=submission.student, assignment=submission.assignment, question_id=question.id,
+            defaults={"submission": submission, "score": score, "comment": comment, "rubric": rubric or [],
+                      "adjustment": adjustment, "marked_at": at or datetime.now(UTC), "marked_by": by},
+        )  # fmt: skip
+        return mark
+
+    return book.run(write)
 
 
-def rubric_lines(mark: models.Mark, question: Question) -> list[str]:
-    """The applied rubric items as the student reads them: "+1 Proposes ..."."""
-    items = {item.id: item for item in question.rubric}
-    lines = [f"{items[i].points:+g} {items[i].text}" for i in mark.rubric if i in items]
-    if mark.rubric and mark.adjustment:
-        lines.append(f"{mark.adjustment:+g} adjustment")
-    return lines
+def remove_mark(book: Gradebook, submission: models.Submission, question_id: str) -> None:
+    """Take back the mark given for ``question_id`` on ``submission`` (the staff's override emptied)."""
+    from .models import Mark
+
+    def delete() -> None:
+        book.objects(Mark).filter(
+            student=submission.student, assignment=submission.assignment, question_id=question_id, submission=submission
+        ).delete()
+
+    book.run(delete)
 
 
 def manual_questions(spec: AssignmentSpec) -> dict[str, float]:
@@ -79,10 +107,10 @@ def import_marks(book: Gradebook, spec: AssignmentSpec, path: Path) -> MarksImpo
     """Record the marks of a filled-in sheet, for each student's latest submission. A sheet of another
     assignment changes nothing (BadFile); a row with an unknown student or question, or a score
     outside 0..points, is reported with its number and the other rows are recorded."""
-    from .models import Mark
-
     rows = marks_sheet(path, REQUIRED, "assignment", spec.name, "assignment")
     manual = manual_questions(spec)
+    questions = {q.id: q for q in spec.questions}
+    by = who()
     result = MarksImport()
 
     def record() -> None:
@@ -98,12 +126,8 @@ def import_marks(book: Gradebook, spec: AssignmentSpec, path: Path) -> MarksImpo
             return manual[row["question"]]
 
         for row, score in scored_rows(path, rows, result, points_of):
-            submission = latest[row["student"]]
-            book.objects(Mark).update_or_create(
-                student=submission.student, assignment=submission.assignment, question_id=row["question"],
-                defaults={"submission": submission, "score": score, "comment": row["comment"], "marked_at": now,
-                          "marked_by": who(), "rubric": [], "adjustment": 0.0},
-            )  # fmt: skip
+            question = questions[row["question"]]
+            give_mark(book, latest[row["student"]], question, score, row["comment"], by, at=now)
 
     book.run(record)
     return result

@@ -1,7 +1,7 @@
 """Hand grading on the page: for each hand-graded question, one answer at a time, the student's name
 hidden unless asked for, the answer rendered (Markdown, never raw HTML), the question's rubric (items
 applied with a click or a key) and a comment. A mark's score comes from the rubric items' current
-points (gradebook.marks.mark_score), so changing an item's points in the manifest regrades every
+points (gradebook.grades.mark_score), so changing an item's points in the manifest regrades every
 answer that used it. Two graders never lose each other's work unseen: the last save wins, and the
 one whose save replaced another's is told."""
 
@@ -11,12 +11,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
 from autograder.assignment import Question
-from gradebook.grades import latest_rows
-from gradebook.marks import mark_score
+from gradebook.errors import BadEdit
+from gradebook.grades import latest_rows, mark_score
+from gradebook.marks import give_mark
 from gradebook.models import Mark, Result, Submission
 from gradebook.rubrics import current_rubrics, edit_item
 from untrusted.mathml import answer_markdown
@@ -124,19 +124,17 @@ def _save(request: HttpRequest, question: Question, submission: Submission, mark
     except ValueError:
         messages.error(request, "the score and the adjustment are numbers")
         return None
-    if not question.rubric and not 0 <= score <= question.points:
-        messages.error(request, f"the score is between 0 and {question.points:g}")
-        return None
     seen = request.POST.get("seen", "")
+    try:
+        saved = give_mark(book(), submission, question, score, request.POST.get("comment", ""),
+                          request.user.get_username(), rubric=applied,
+                          adjustment=adjustment if question.rubric else 0.0)  # fmt: skip
+    except BadEdit as exc:  # the score out of the question's bounds: the form's error
+        messages.error(request, str(exc))
+        return None
     if mark is not None and mark.marked_at.isoformat() != seen:
         messages.warning(request, f"{mark.marked_by or 'another grader'} had marked this answer at "
                                   f"{mark.marked_at:%H:%M:%S}; your mark replaced theirs")  # fmt: skip
-    saved, _ = Mark.objects.update_or_create(
-        student=submission.student, assignment=submission.assignment, question_id=question.id,
-        defaults={"submission": submission, "rubric": applied, "adjustment": adjustment if question.rubric else 0.0,
-                  "score": score, "comment": request.POST.get("comment", ""), "marked_at": timezone.now(),
-                  "marked_by": request.user.get_username()},
-    )  # fmt: skip
     from .lti.scores import score_changed
 
     for problem in score_changed(assignment_or_404(submission.assignment.name), submission.student):

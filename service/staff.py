@@ -150,9 +150,9 @@ def statistics_chart(request: HttpRequest, name: str, chart_name: str) -> HttpRe
 def override(request: HttpRequest, job_id: int) -> HttpResponse:
     """Set (or, with an empty score, remove) a question's score on a graded submission, with a reason."""
     from django.contrib import messages
-    from django.utils import timezone
 
-    from gradebook.models import Mark
+    from gradebook.errors import BadEdit
+    from gradebook.marks import give_mark, remove_mark
 
     from .access import job_for
 
@@ -162,23 +162,25 @@ def override(request: HttpRequest, job_id: int) -> HttpResponse:
     question = next((q for q in spec.questions if q.id == request.POST.get("question")), None)
     if job.submission is None or question is None:
         raise Http404("no such graded question")
-    key = {"student": job.student, "assignment": job.submission.assignment, "question_id": question.id}
     text = request.POST.get("score", "").strip()
     if not text:
-        Mark.objects.filter(**key, submission=job.submission).delete()
+        remove_mark(book(), job.submission, question.id)
         _send_score(request, spec, job)
         return redirect("submission", job_id=job.id)
-    try:
-        score = number(text)
-    except ValueError:
-        score = -1.0  # refused below, with the form's own message
+    refused = f"give a score between 0 and {question.points:g}, and the reason the student will read"
     reason = request.POST.get("reason", "").strip()
-    if not 0 <= score <= question.points or not reason:
-        messages.error(request, f"give a score between 0 and {question.points:g}, and the reason the student will read")
+    try:
+        score = number(text) if reason else None
+    except ValueError:
+        score = None
+    if score is None:  # not a number, or no reason
+        messages.error(request, refused)
         return redirect("submission", job_id=job.id)
-    Mark.objects.update_or_create(**key, defaults={
-        "submission": job.submission, "score": score, "comment": reason, "rubric": [], "adjustment": 0.0,
-        "marked_at": timezone.now(), "marked_by": request.user.get_username()})  # fmt: skip
+    try:
+        give_mark(book(), job.submission, question, score, reason, request.user.get_username())
+    except BadEdit as exc:  # out of the question's bounds: the gradebook's words, and what to give
+        messages.error(request, f"{exc}: {refused}")
+        return redirect("submission", job_id=job.id)
     _send_score(request, spec, job)
     return redirect("submission", job_id=job.id)
 

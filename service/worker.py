@@ -10,6 +10,7 @@ import socket
 import time
 from concurrent.futures import Executor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import course_assignment
@@ -20,10 +21,14 @@ from autograder.submissions import Submission
 from course.folder import CourseFolder
 from gradebook.book import Gradebook
 from gradebook.errors import GradebookError
+from gradebook.grading import store_for
 
 from .lti.outbox import ScoreSender
 from .models import Job
 from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
+
+if TYPE_CHECKING:
+    from gradebook.models import Submission as Recorded
 
 IDLE_WAIT = 0.5  # seconds between looks at an empty queue
 
@@ -37,25 +42,20 @@ class JobStore:
     transaction, so a graded job never lacks its grade and a grade never lacks its job's end."""
 
     def __init__(self, book: Gradebook, spec: AssignmentSpec, job: Job):
-        self.inner = book.store_for(spec)
+        self.inner = store_for(book, spec)
         self.book, self.spec, self.job = book, spec, job
 
     def is_graded(self, submission: Submission) -> bool:
         return self.inner.is_graded(submission)
 
     def record(self, report: Report) -> Report:
-        from gradebook.book import record_report
-        from gradebook.grades import report_of
-
         from .lti.scores import queue_scores
 
-        def write() -> Report:
-            recorded = record_report(self.book, self.inner.assignment, report)
+        def end_job(recorded: Recorded) -> None:
             finish(self.job, recorded.id)
             queue_scores(self.book, self.spec, self.job.student)  # the outbox: sent later, never on grading's time
-            return report_of(self.book, self.spec, recorded)
 
-        return self.book.run(write)
+        return self.inner.record(report, then=end_job)
 
 
 def grade_one(

@@ -24,8 +24,9 @@ from autograder.assignment import course_assignment
 from autograder.reports.model import Report
 from commands.autograder import main
 from course.folder import find_course
-from gradebook.book import Gradebook, record_report
+from gradebook.book import Gradebook
 from gradebook.fingerprints import code_of
+from gradebook.grading import record_report
 from gradebook.models import Fingerprint, SimilarityRun
 from service.access import course
 from service.models import Member

@@ -11,8 +11,8 @@ from untrusted import spreadsheet
 
 from ..catalog import load_catalog
 from ..errors import Problem
-from . import pages
 from .csvfiles import SAFE_ID, ExamError, problem, read_rows
+from .pages import markdown, page, sheet
 from .variants import ExamKey, Student, bank_of, make_variant
 
 ROSTER_COLUMNS = ["student_id", "name", "email"]
@@ -93,9 +93,9 @@ def build_exam(
     out.mkdir(exist_ok=True)
     for variant in variants:
         student_id = variant.student.student_id
-        (out / f"{student_id}.md").write_text(pages.markdown(key, variant), encoding="utf-8")
-        (out / f"{student_id}.html").write_text(pages.page(key, variant), encoding="utf-8")
-        (out / f"{student_id}.sheet.html").write_text(pages.sheet(key, variant), encoding="utf-8")
+        (out / f"{student_id}.md").write_text(markdown(key, variant), encoding="utf-8")
+        (out / f"{student_id}.html").write_text(page(key, variant), encoding="utf-8")
+        (out / f"{student_id}.sheet.html").write_text(sheet(key, variant), encoding="utf-8")
     (out / "key.json").write_text(key.model_dump_json(indent=2) + "\n", encoding="utf-8")
     (out / "responses-template.csv").write_text(_template(variants, count + open_count), encoding="utf-8")
     return BuildResult(students=len(students), questions=count + open_count, problems=problems)

@@ -6,33 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
-import zipfile
 from collections.abc import Callable
-from io import BytesIO
 from pathlib import Path
-
-from pydantic import BaseModel
 
 from ..errors import CheckImportError, LessonFileError, dependency_error
 from ..loaders import load_lesson
-from ..models import Check, slugify
+from ..models import slugify
+from .base import ImportedBank, identifier_or_none, zip_members
 
-IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9._-]{0,199}$")
-
-
-def identifier_or_none(text: str | None) -> str | None:
-    """A platform's name for a question, kept as the check's id when it can be one."""
-    text = (text or "").strip()
-    return text if IDENTIFIER.match(text) else None
-
-
-class ImportedBank(BaseModel):
-    slug: str | None = None  # the lesson's, where the format keeps it (the JSON export)
-    title: str | None = None
-    key_idea: str | None = None
-    checks: list[Check]
+__all__ = ["ImportedBank", "detect", "identifier_or_none", "import_checks", "zip_members"]
 
 
 def detect(data: bytes) -> str:
@@ -132,8 +115,3 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
         ) from None
     os.replace(temporary, out)
     return out, len(bank.checks)
-
-
-def zip_members(data: bytes) -> dict[str, bytes]:
-    with zipfile.ZipFile(BytesIO(data)) as archive:
-        return {name: archive.read(name) for name in archive.namelist() if not name.endswith("/")}

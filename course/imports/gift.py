@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+from ..errors import CheckImportError
 from ..inline import runs_from_html, runs_from_text
 from ..models import Check, Option, RichText
-from . import CheckImportError, ImportedBank, identifier_or_none
+from .base import ImportedBank, identifier_or_none
 
 # GIFT escapes only its own special characters (and writes a line break as \\n); any other
 # backslash is the author's, as in LaTeX's \\( \\), and stays as written.

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 
+from ..errors import CheckImportError
 from ..exports.items import CONFIRMATION
 from ..loaders.markdown import parse_inline
 from ..models import Check, Option
 from ..schemas import schema_problems
-from . import CheckImportError, ImportedBank, identifier_or_none
+from .base import ImportedBank, identifier_or_none
 
 SCHEMA = "checks-export"
 

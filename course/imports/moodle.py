@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from lxml import etree
 
+from ..errors import CheckImportError
 from ..inline import runs_from_html
 from ..models import Check, Option
-from . import CheckImportError, ImportedBank, identifier_or_none
+from .base import ImportedBank, identifier_or_none
 
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True, strip_cdata=True)
 

@@ -8,9 +8,10 @@ import re
 
 from lxml import etree
 
+from ..errors import CheckImportError
 from ..inline import runs_from_element
 from ..models import Check, Option, RichText
-from . import CheckImportError, ImportedBank, identifier_or_none, zip_members
+from .base import ImportedBank, identifier_or_none, zip_members
 
 QTI = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True)

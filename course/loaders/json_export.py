@@ -32,7 +32,7 @@ from ..models import (
     normalise_text,
 )
 from ..schemas import pointer, schema_problems
-from . import markdown
+from .markdown import parse_blocks, parse_inline
 from .outline import Located, build_outline, find_assignment, find_objectives, find_open_questions, heading
 from .source import LoadedLesson, SourceText, build_model
 
@@ -48,7 +48,7 @@ def load(source: SourceText) -> LoadedLesson:
     warnings: list = []
     info, reader = document["lesson"], document.get("reader") or {}
 
-    body_blocks = markdown.parse_blocks(document["body"]["text"]) if "body" in document else None
+    body_blocks = parse_blocks(document["body"]["text"]) if "body" in document else None
     reader_blocks = [_block(raw) for raw in reader["blocks"]] if "blocks" in reader else None
     if body_blocks is not None and reader_blocks is not None:
         _compare_blocks(source, [item.block for item in body_blocks], reader_blocks, warnings)
@@ -164,13 +164,13 @@ def _check_from_strings(source: SourceText, raw: dict[str, Any], base: str) -> C
         source,
         lambda loc: _check_pointer(base, loc),
         Check,
-        stem=markdown.parse_inline(raw["question"]),
+        stem=parse_inline(raw["question"]),
         id=raw.get("id"),
         options=[
             {
-                "text": markdown.parse_inline(option["text"]),
+                "text": parse_inline(option["text"]),
                 "correct": option["correct"],
-                "tempting": markdown.parse_inline(option["tempting"]) if option.get("tempting") else None,
+                "tempting": parse_inline(option["tempting"]) if option.get("tempting") else None,
             }
             for option in raw["options"]
         ],

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
 
@@ -17,31 +14,12 @@ from ..book import Gradebook
 from ..grades import current_grades
 from . import canvas, moodle, plain
 from .canvas import canvas_ids
+from .table import GradesTable, Missing, StudentRow
+
+__all__ = ["FORMATS", "WARNINGS", "GradesTable", "Missing", "StudentRow", "export_grades", "grades_table"]
 
 FORMATS = {"canvas": canvas.write, "moodle": moodle.write, "csv": plain.write}
 WARNINGS = {"canvas": canvas.warnings, "moodle": moodle.warnings}
-# A student with nothing handed in: an empty cell, zero, or (skip) no row when they handed in none of
-# the file's assignments (Moodle clears a grade for an empty cell; a row left out changes nothing).
-Missing = Literal["empty", "zero", "skip"]
-
-
-class StudentRow(BaseModel):
-    student_id: str
-    name: str
-    email: str
-    canvas_id: str
-    moodle_id: str
-    sis_id: str
-    scores: dict[str, float | None]  # by assignment name; None: nothing handed in
-
-
-class GradesTable(BaseModel):
-    assignments: list[tuple[str, str, float]]  # (name, title, points)
-    students: list[StudentRow]
-    canvas_ids: dict[str, int] = {}  # Canvas's assignment id, by assignment name, where it is known
-    canvas_conflicts: list[str] = []  # assignment.toml's id is not the one Canvas's launches gave
-    skipped: list[str] = []  # the students left out (missing="skip": nothing handed in)
-    warnings: list[str] = []  # what the platform will make of the file, for the instructor
 
 
 def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing = "empty") -> GradesTable:

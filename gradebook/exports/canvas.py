@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from autograder.assignment import Assignment as AssignmentSpec
 
     from ..book import Gradebook
-    from . import GradesTable
+    from .table import GradesTable
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 

@@ -24,7 +24,7 @@ from untrusted.text import one_line
 from ..reports import number
 
 if TYPE_CHECKING:
-    from . import GradesTable, StudentRow
+    from .table import GradesTable, StudentRow
 
 HEADER = ["ID number", "Email address", "Full name"]
 

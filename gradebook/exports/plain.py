@@ -10,7 +10,7 @@ from untrusted import spreadsheet
 from ..reports import number
 
 if TYPE_CHECKING:
-    from . import GradesTable
+    from .table import GradesTable
 
 
 def write(table: GradesTable, out: Path) -> Path:

@@ -1,0 +1,31 @@
+"""The table every platform's writer is given: kept apart from the package's ``__init__`` (which
+registers the writers) so a writer never imports the module that imports it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+# A student with nothing handed in: an empty cell, zero, or (skip) no row when they handed in none of
+# the file's assignments (Moodle clears a grade for an empty cell; a row left out changes nothing).
+Missing = Literal["empty", "zero", "skip"]
+
+
+class StudentRow(BaseModel):
+    student_id: str
+    name: str
+    email: str
+    canvas_id: str
+    moodle_id: str
+    sis_id: str
+    scores: dict[str, float | None]  # by assignment name; None: nothing handed in
+
+
+class GradesTable(BaseModel):
+    assignments: list[tuple[str, str, float]]  # (name, title, points)
+    students: list[StudentRow]
+    canvas_ids: dict[str, int] = {}  # Canvas's assignment id, by assignment name, where it is known
+    canvas_conflicts: list[str] = []  # assignment.toml's id is not the one Canvas's launches gave
+    skipped: list[str] = []  # the students left out (missing="skip": nothing handed in)
+    warnings: list[str] = []  # what the platform will make of the file, for the instructor
