@@ -4,7 +4,7 @@ name = "sequences-and-attention"
 title = "..."
 notebook = "source/sequences-and-attention.ipynb"   # the nbgrader-style source notebook
 hidden_tests = "hidden"                             # the hidden pytest suite
-[limits]                                            # optional; see sandbox.process.Limits
+[limits]                                            # optional; see sandbox.limits.Limits
 call_timeout = 10
 [[questions]]
 id = "softmax"
@@ -31,9 +31,11 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from course.folder import SANDBOX_PACKAGES
+
 from .errors import AssignmentError
 from .lateness import LatePolicy, aware, parse_penalty
-from .sandbox.process import Limits
+from .sandbox.limits import Limits
 
 if TYPE_CHECKING:  # the course folder's model; the engine needs only its fields
     from course.folder import CourseFolder
@@ -92,7 +94,7 @@ class Assignment(BaseModel):
     charge_dependents: bool = True
     limits: Limits = Limits()
     # What a submission may import in the sandbox (numpy always): set from the course's course.toml.
-    sandbox_packages: list[str] = ["numpy", "matplotlib"]
+    sandbox_packages: list[str] = list(SANDBOX_PACKAGES)
     folder: Path = Path(".")
     # What a student sees of the hidden tests' results (scores and texts) in the grading service:
     # at once, only after the due time (and their extension), or never.

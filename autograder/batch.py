@@ -9,18 +9,12 @@ database: a store is anything with ``GradeStore``'s two methods.
 
 from __future__ import annotations
 
-import importlib.util
-import multiprocessing
 import os
-import signal
-import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from types import ModuleType
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -29,18 +23,18 @@ from untrusted.text import bounded, storable
 
 from .assignment import Assignment
 from .errors import AssignmentError
+from .pool import LocalPool, pool_job
+from .references import ReferenceChoice, load_reference, resolve_reference
 from .reports import PER_STUDENT
 from .reports.model import QuestionResult, Report
+from .sandbox.limits import Limits
 from .sandbox.preflight import check_limits
-from .sandbox.process import Limits, kill_groups_of
 from .sandbox.runners import Runner, make_runner
 from .secret import grader_secret
 from .submissions import Submission
 from .version import grader_version
 
-ReferenceChoice = str  # "auto", or the name of one of the assignment's references
 JOB_ATTEMPTS = 2
-STOP_GRACE_SECONDS = 3.0  # for a grading process to kill its sandbox before it is killed itself
 
 
 class GradeOptions(BaseModel):
@@ -141,7 +135,7 @@ def grade_batch(
     job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind,
                 grader_secret(assignment))  # fmt: skip
     pool = (
-        executor if executor is not None else (None if grades_inline(options, len(todo)) else _LocalPool(options.jobs))
+        executor if executor is not None else (None if grades_inline(options, len(todo)) else LocalPool(options.jobs))
     )
     try:
         for submission, future in _finished_jobs(todo, pool, job or grade_job, job_args):
@@ -150,11 +144,11 @@ def grade_batch(
                 on_result(submission, report)
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): end every grading process now, and with them their sandboxes.
-        if isinstance(pool, _LocalPool):
+        if isinstance(pool, LocalPool):
             pool.kill()
         raise
     finally:
-        if isinstance(pool, _LocalPool):
+        if isinstance(pool, LocalPool):
             pool.shutdown()
     return result
 
@@ -195,20 +189,20 @@ def _not_yet_graded(
 
 
 def _finished_jobs(
-    todo: list[Submission], pool: Executor | _LocalPool | None, job: Callable[..., dict], job_args: tuple
+    todo: list[Submission], pool: Executor | LocalPool | None, job: Callable[..., dict], job_args: tuple
 ) -> Iterator[tuple[Submission, Future]]:
     """Each submission's job as it finishes: inline without a pool, else on the pool with retries."""
     if pool is None:
         return ((s, _run_inline(job, s.model_dump(mode="json"), *job_args)) for s in todo)
     submit: Callable[..., Future] = pool.submit
-    resubmit: Callable[..., Future] = pool.submit_alone if isinstance(pool, _LocalPool) else pool.submit
+    resubmit: Callable[..., Future] = pool.submit_alone if isinstance(pool, LocalPool) else pool.submit
     # A failure in the shared local pool may be another job's doing (a dead process fails every
     # pending job), so the local pool allows one more try, and every retry runs alone.
     return _with_retries(
         todo,
         lambda s: submit(job, s.model_dump(mode="json"), *job_args),
         lambda s: resubmit(job, s.model_dump(mode="json"), *job_args),
-        JOB_ATTEMPTS + 1 if isinstance(pool, _LocalPool) else JOB_ATTEMPTS,
+        JOB_ATTEMPTS + 1 if isinstance(pool, LocalPool) else JOB_ATTEMPTS,
     )
 
 
@@ -256,100 +250,10 @@ def _with_retries(
             yield submission, future
 
 
-class _LocalPool:
-    """A local process pool that replaces itself when a dead worker process breaks it. It starts
-    with forkserver: a pool forked from this process would inherit whatever it initialised (torch's
-    thread pools deadlock in a forked child)."""
-
-    def __init__(self, jobs: int):
-        self.jobs = jobs
-        self.pool = self._new()
-        self.alone: list[ProcessPoolExecutor] = []
-
-    def _new(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=self.jobs, mp_context=multiprocessing.get_context("forkserver"), initializer=_stop_on_sigterm
-        )
-
-    def submit(self, function, *args) -> Future:
-        try:
-            return self.pool.submit(function, *args)
-        except BrokenProcessPool:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = self._new()
-            return self.pool.submit(function, *args)
-
-    def submit_alone(self, function, *args) -> Future:
-        """Run one job in a pool of its own: a job that kills its process then takes no other job
-        with it, as it does in a shared pool, where every pending job fails with the pool."""
-        alone = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("forkserver"), initializer=_stop_on_sigterm
-        )
-        self.alone.append(alone)
-        future = alone.submit(function, *args)
-        future.add_done_callback(lambda _: alone.shutdown(wait=False))
-        return future
-
-    def shutdown(self) -> None:
-        self.pool.shutdown(cancel_futures=True)
-        for alone in self.alone:
-            alone.shutdown(cancel_futures=True)
-
-    def kill(self) -> None:
-        """End every grading process now. Each is asked first (SIGTERM: it kills its sandbox and
-        stops), then killed; a sandbox left by a killed process dies with it (bubblewrap's
-        --die-with-parent, the unsafe worker's parent-death signal) or with its control group."""
-        processes = []
-        for pool in (self.pool, *self.alone):
-            processes += list((getattr(pool, "_processes", None) or {}).values())  # no public way to reach them
-            pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
-        deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for process in processes:
-            process.join(timeout=max(0.0, deadline - time.monotonic()))
-        for process in processes:
-            if process.is_alive():
-                process.kill()
-                process.join(timeout=10)
-            if process.pid is not None:
-                kill_groups_of(process.pid)
-        from multiprocessing import forkserver, resource_tracker
-
-        # The server that forked them and multiprocessing's resource tracker go too (no public way).
-        for helper in (forkserver._forkserver, resource_tracker._resource_tracker):
-            stop = getattr(helper, "_stop", None)
-            if stop is not None:
-                stop()
-
-
-_pool_state = {"in_pool": False, "grading": False}
-
-
-def _stop_on_sigterm() -> None:
-    """In a pool's grading process: SIGTERM interrupts a job like Ctrl-C, so the sandbox it grades
-    in is killed on the way out (see grade_job); an idle process just exits."""
-    _pool_state["in_pool"] = True
-
-    def interrupt(_signum: int, _frame: object) -> None:
-        if _pool_state["grading"]:
-            raise KeyboardInterrupt
-        os._exit(128 + signal.SIGTERM)
-
-    signal.signal(signal.SIGTERM, interrupt)
-
-
 def grade_job(submission: dict, assignment: dict, options: dict, reference_kind: str, secret: str = "") -> dict:
     """One submission, graded in whichever process runs the job; plain data in and out."""
-    _pool_state["grading"] = True
-    try:
+    with pool_job():
         return _grade_job(submission, assignment, options, reference_kind, secret)
-    except KeyboardInterrupt:
-        if _pool_state["in_pool"]:  # the sandbox is closed by now; the pool is being shut down
-            os._exit(128 + signal.SIGTERM)
-        raise
-    finally:
-        _pool_state["grading"] = False
 
 
 def _grade_job(submission: dict, assignment: dict, options: dict, reference_kind: str, secret: str) -> dict:
@@ -369,54 +273,6 @@ def _grade_job(submission: dict, assignment: dict, options: dict, reference_kind
         grade_options.question,
     )
     return report.model_dump(mode="json")
-
-
-def resolve_reference(choice: ReferenceChoice, assignment: Assignment) -> str:
-    """The reference to grade against. ``auto`` is the one named ``torch`` where torch sees a GPU,
-    else the manifest's first (numpy's, for the shipped course)."""
-    names = list(assignment.reference_paths)
-    if choice != "auto":
-        load_reference(assignment, choice)  # fail now, with a clear message, if it cannot load
-        return choice
-    # torch takes about 2 s to import: where there is no NVIDIA GPU (no driver's device files) or no
-    # torch, the answer is decided without importing it; only a machine with a GPU pays to ask torch.
-    first = "numpy" if "numpy" in names else names[0]
-    if "torch" not in names or importlib.util.find_spec("torch") is None or not nvidia_gpu_present():
-        return first
-    import torch
-
-    return "torch" if torch.cuda.is_available() else first
-
-
-def nvidia_gpu_present() -> bool:
-    """Whether the NVIDIA driver shows a GPU on this machine (its /proc entries or device files)."""
-    gpus = Path("/proc/driver/nvidia/gpus")
-    return (gpus.is_dir() and any(gpus.iterdir())) or any(Path("/dev").glob("nvidia[0-9]*"))
-
-
-@cache
-def _reference_from(path_text: str, name: str) -> ModuleType:
-    path = Path(path_text)
-    spec = importlib.util.spec_from_file_location(f"reference_{name}_{abs(hash(path_text))}", path)
-    if spec is None or spec.loader is None or not path.is_file():
-        raise AssignmentError(f"{path}: the {name} reference of this assignment does not exist")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError as exc:
-        raise AssignmentError(
-            f"the {name} reference needs {exc.name}: install it (pip install '.[gpu]' for torch)"
-        ) from None
-    return module
-
-
-def load_reference(assignment: Assignment, name: str) -> ModuleType:
-    paths = assignment.reference_paths
-    if name not in paths:
-        raise AssignmentError(
-            f"--reference {name}: {assignment.name} has no such reference; its references: {', '.join(paths)}"
-        )
-    return _reference_from(str(paths[name]), name)
 
 
 @cache

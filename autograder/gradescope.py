@@ -29,9 +29,9 @@ from pathlib import Path
 from untrusted.text import storable
 
 from .assignment import Assignment
-from .batch import load_reference, resolve_reference
 from .errors import AutograderError
 from .grading import grade_submission
+from .references import load_reference, resolve_reference
 from .reports.gradescope import results
 from .sandbox.runners import make_runner, missing_for_sandbox
 from .secret import SECRET_FILE, grader_secret

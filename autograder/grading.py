@@ -20,7 +20,7 @@ from untrusted.text import bounded, storable
 from .assignment import ANSWER_STUB, Assignment, Question, question_of_cell
 from .causes import Causes, failing_uses, find_causes
 from .reports.model import QuestionResult, Report, Status, TestOutcome
-from .sandbox.process import Limits
+from .sandbox.limits import Limits
 from .sandbox.runners import Runner
 from .sandbox.session import LoadResult, StudentSession
 from .submissions import Extracted, Submission, Unreadable, answers_after_heading, extract

@@ -37,6 +37,13 @@ def aware(value: datetime | None, field: str) -> datetime | None:
     return value
 
 
+def extended_due(due: datetime, extended_until: datetime | None) -> datetime:
+    """A student's due time: the assignment's, or their extension's end when it is later (an
+    extension never brings a due time forward). The one statement of the rule: the late penalty,
+    the gradebook's reports and the service's pages all ask it."""
+    return extended_until if extended_until is not None and extended_until > due else due
+
+
 class LatePolicy(BaseModel):
     due: datetime
     late_penalty: str = Field(default="100% per day")  # without a policy, late work earns nothing
@@ -44,10 +51,9 @@ class LatePolicy(BaseModel):
 
     def penalty(self, submitted_at: datetime, earned: float, extended_until: datetime | None = None) -> LatePenalty:
         """What a submission at ``submitted_at`` loses of ``earned``; an extension moves the due time."""
-        due, until = self.due, self.late_until
-        if extended_until is not None and extended_until > due:
-            due = extended_until
-            until = max(until, extended_until) if until is not None else None
+        due, until = extended_due(self.due, extended_until), self.late_until
+        if until is not None and due > self.due:  # an extension past late_until moves it too
+            until = max(until, due)
         percent_per, unit = parse_penalty(self.late_penalty)
         late_by = submitted_at - due
         if late_by <= timedelta(0):

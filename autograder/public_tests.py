@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from .assignment import question_of_cell
 from .errors import SubmissionError
-from .sandbox.process import Limits
+from .sandbox.limits import Limits
 from .sandbox.runners import UnsafeRunner
 from .sandbox.session import Cell, StudentSession
 from .submissions import strip_magics

@@ -26,7 +26,7 @@ from .assignment import Assignment
 from .errors import AssignmentError
 from .grading import grade_submission
 from .reports.model import Report, Status
-from .sandbox.process import Limits
+from .sandbox.limits import Limits
 from .sandbox.runners import Runner
 from .submissions import find_submissions
 from .testing import stricter

@@ -142,7 +142,7 @@ def per_submission_seconds(runs: int) -> tuple[list[float], int]:
 
 
 def sandbox_costs(zygote: bool, repeats: int = 20) -> dict[str, float]:
-    from autograder.sandbox.process import Limits
+    from autograder.sandbox.limits import Limits
     from autograder.sandbox.runners import make_runner
     from autograder.sandbox.session import Cell, StudentSession
 

@@ -35,6 +35,11 @@ from pydantic import BaseModel, Field, ValidationError
 from .errors import CourseFolderError
 
 COURSE_FILE = "course.toml"
+# What submissions may import in the sandbox when course.toml names nothing else ([sandbox] packages):
+# the one statement of the default. Here, at the bottom of the imports, because the course's model,
+# the engine's assignment and the sandbox's runtime all need it (autograder imports course, never
+# the other way round).
+SANDBOX_PACKAGES = ("numpy", "matplotlib")
 NOT_FOUND = f"no {COURSE_FILE} here or above; run `course init DIR` or pass --course"
 
 
@@ -49,7 +54,7 @@ class CourseModule(BaseModel):
 class SandboxSettings(BaseModel):
     # What submissions may import in the sandbox, besides the standard library (numpy always: the
     # grader's protocol carries arrays).
-    packages: list[str] = ["numpy", "matplotlib"]
+    packages: list[str] = list(SANDBOX_PACKAGES)
 
 
 class CourseDefaults(BaseModel):

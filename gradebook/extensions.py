@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from autograder.assignment import Assignment as AssignmentSpec
+from autograder.lateness import extended_due
 
 from .book import Gradebook, who
 from .errors import GradebookError
+
+if TYPE_CHECKING:
+    from . import models
 
 
 def extend(book: Gradebook, student_id: str, spec: AssignmentSpec, until: datetime) -> None:
@@ -28,3 +33,13 @@ def extend(book: Gradebook, student_id: str, spec: AssignmentSpec, until: dateti
         )  # fmt: skip
 
     book.run(record)
+
+
+def due_for(book: Gradebook, spec: AssignmentSpec, student: models.Student) -> datetime | None:
+    """The student's due time for the assignment: its own, moved by their extension; None without one."""
+    from .models import Extension
+
+    if spec.due is None:
+        return None
+    extension = book.objects(Extension).filter(student=student, assignment__name=spec.name).first()
+    return extended_due(spec.due, extension.until if extension else None)

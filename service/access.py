@@ -16,8 +16,9 @@ from autograder.assignment import course_assignments
 from autograder.reports.model import Report
 from course.folder import CourseFolder, find_course
 from gradebook.book import Gradebook
+from gradebook.extensions import due_for as student_due
 from gradebook.grades import report_of
-from gradebook.models import STAFF_PREFIX, Extension, Student
+from gradebook.models import STAFF_PREFIX, Student
 from untrusted.text import bounded, storable
 
 from .models import Job, Member
@@ -79,10 +80,7 @@ def job_for(user, job_id: int) -> Job:
 
 def due_for(spec: AssignmentSpec, student: Student) -> datetime | None:
     """The student's due time: the assignment's, or their extension's."""
-    if spec.due is None:
-        return None
-    extension = Extension.objects.filter(student=student, assignment__name=spec.name).first()
-    return max(spec.due, extension.until) if extension else spec.due
+    return student_due(book(), spec, student)
 
 
 def hidden_results_visible(spec: AssignmentSpec, student: Student) -> bool:

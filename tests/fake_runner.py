@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Sequence
 
 from autograder.sandbox import worker
-from autograder.sandbox.process import Limits
+from autograder.sandbox.limits import Limits
 
 
 class InProcessWorker:

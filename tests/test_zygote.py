@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from autograder.sandbox.forking import SANDBOX_PROCESSES
-from autograder.sandbox.process import Limits
+from autograder.sandbox.limits import Limits
 from autograder.sandbox.runners import BubblewrapRunner
 from autograder.sandbox.session import Cell, StudentSession
 

@@ -12,7 +12,7 @@ import sys
 from pydantic import BaseModel
 
 from .cgroups import parent_folder
-from .process import Limits
+from .limits import Limits
 from .runners import make_runner, missing_for_sandbox
 from .runtime import missing_packages
 from .session import Cell, StudentSession

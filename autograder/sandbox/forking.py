@@ -23,7 +23,8 @@ import time
 from collections.abc import Sequence
 
 from .cgroups import CpuGroup
-from .process import Limits, WorkerProcess, close_all, describe_end, kill_session, launch, reap_sandbox_orphans
+from .limits import Limits
+from .process import WorkerProcess, close_all, describe_end, kill_session, launch, reap_sandbox_orphans
 
 READY_TIMEOUT = 60.0  # importing numpy and matplotlib on a loaded machine
 FORK_TIMEOUT = 20.0

@@ -12,9 +12,9 @@ import hashlib
 from pathlib import Path
 
 from ..errors import LimitsTooLow
-from .process import Limits
+from .limits import Limits
 from .runners import Runner
-from .runtime import cache_root
+from .runtime import SANDBOX_PACKAGES, cache_root
 from .session import Cell, StudentSession
 
 PROBE_ROOM_MIB = 32
@@ -31,7 +31,7 @@ def probe(packages: tuple[str, ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_limits(runner: Runner, limits: Limits, packages: tuple[str, ...] = ("numpy", "matplotlib")) -> None:
+def check_limits(runner: Runner, limits: Limits, packages: tuple[str, ...] = SANDBOX_PACKAGES) -> None:
     """Raise LimitsTooLow, saying which limit to raise, when the runtime cannot start within ``limits``."""
     key = hashlib.sha256(f"{runner.name}:{runner.mode()}:{limits.memory_mib}:{limits.processes}:{limits.open_files}:"
                          f"{limits.file_mib}:{limits.tmp_mib}:{','.join(packages)}".encode()).hexdigest()[:16]  # fmt: skip

@@ -20,7 +20,8 @@ from ..errors import SandboxUnavailable
 from . import worker
 from .cgroups import new_group
 from .forking import Zygote, ZygoteUnavailable
-from .process import Limits, WorkerProcess, become_subreaper, memory_file, spawn
+from .limits import Limits
+from .process import WorkerProcess, become_subreaper, memory_file, spawn
 from .runtime import RUNTIME_MOUNT, SANDBOX_PACKAGES, WORKER_SCRIPT, ZYGOTE_SCRIPT, ensure_runtime, missing_packages
 
 # Unprivileged uids for workers when the grader runs as root: one per grading process, so that

@@ -21,10 +21,11 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+from course.folder import SANDBOX_PACKAGES  # the default; a course names its own in course.toml
+
 from . import worker, zygote
 
 STDLIB_SKIP = {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3"}
-SANDBOX_PACKAGES = ("numpy", "matplotlib")  # the default; a course names its own in course.toml
 REQUIRED_PACKAGES = ("numpy",)  # the worker's protocol sends numpy arrays
 # Where the sandbox sees the runtime: where python.org's builds and the official Docker images keep
 # Python, so that a submission sees an ordinary installation (/usr/local/bin/python3, numpy under

@@ -19,7 +19,8 @@ from pydantic import BaseModel
 from untrusted.text import bounded, storable
 
 from ..errors import BadReturn, MissingFunction, StudentFault, StudentRaised, StudentTimeout, WorkerCrashed
-from .process import STARVED_WALL_FACTOR, Limits, WorkerProcess
+from .limits import Limits
+from .process import STARVED_WALL_FACTOR, WorkerProcess
 from .runners import Runner
 from .worker import encode_value
 
