@@ -56,7 +56,7 @@ def test_validating_lessons_does_not_build_the_iri_grammar():
 
 def test_auto_reference_is_decided_without_importing_torch_where_there_is_no_gpu():
     probe = (
-        "import sys\nfrom autograder.assignment import load_assignment\nfrom autograder.batch import "
+        "import sys\nfrom autograder.assignment import load_assignment\nfrom autograder.references import "
         "resolve_reference, nvidia_gpu_present\nchoice = resolve_reference('auto', "
         "load_assignment('assignments/sequences-and-attention'))\n"
         "print(choice, nvidia_gpu_present(), 'torch' in sys.modules, file=sys.stderr)\n"
