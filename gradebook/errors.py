@@ -6,8 +6,9 @@
      ├── NotFound              a student or assignment the gradebook does not know
      ├── BadFile               a roster, marks or grades file that cannot be used as a whole
      │                         (repeated ids, another assignment's marks, missing columns)
-     └── BadEdit               a change the staff asked for that cannot be made (a rubric item
-                               out of bounds, for a question not graded by hand; an exam mark
+     └── BadEdit               a change the staff asked for that cannot be made (a mark's score
+                               outside 0..the question's points, from marks.give_mark; a rubric
+                               item out of bounds, for a question not graded by hand; an exam mark
                                out of range, or for a question not on the student's variant)
 
 A row of a file that cannot be used is not an error: it is reported with its row number and the
