@@ -69,7 +69,7 @@ def open_database(path: Path | None = None, url: str | None = None) -> tuple[str
         path = path.absolute()
         path.parent.mkdir(parents=True, exist_ok=True)
         config = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(path),
-                  "OPTIONS": {**SQLITE_OPTIONS, "timeout": _wait_seconds()}}  # fmt: skip
+                  "OPTIONS": sqlite_options()}  # fmt: skip
         where = str(path)
     alias = "gradebook_" + hashlib.sha256(repr(sorted(config.items())).encode()).hexdigest()[:16]
     if alias not in connections.settings:
@@ -91,6 +91,11 @@ def open_database(path: Path | None = None, url: str | None = None) -> tuple[str
             raise
         raise said from None
     return alias, where
+
+
+def sqlite_options() -> dict[str, object]:
+    """The options of every connection to an SQLite gradebook, the service's included."""
+    return {**SQLITE_OPTIONS, "timeout": _wait_seconds()}
 
 
 def _wait_seconds() -> float:

@@ -1,4 +1,5 @@
-"""Extensions: a student's own due time for an assignment (and late_until, when earlier)."""
+"""Extensions: a student's own due time for an assignment (and late_until, when earlier), and their
+own terms on an exam taken online (more minutes, a later close, more attempts: accommodations)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from autograder.assignment import Assignment as AssignmentSpec
 from autograder.lateness import extended_due
 
 from .book import Gradebook, who
-from .errors import GradebookError
+from .errors import BadEdit, GradebookError
 
 if TYPE_CHECKING:
     from . import models
@@ -43,3 +44,47 @@ def due_for(book: Gradebook, spec: AssignmentSpec, student: models.Student) -> d
         return None
     extension = book.objects(Extension).filter(student=student, assignment__name=spec.name).first()
     return extended_due(spec.due, extension.until if extension else None)
+
+
+MOST_EXTRA_MINUTES = 60 * 24 * 7  # a week: more is a typo, not an accommodation
+MOST_ATTEMPTS = 100
+
+
+def extend_exam(
+    book: Gradebook,
+    student_id: str,
+    exam: str,
+    *,
+    extra_minutes: float | None = None,
+    until: datetime | None = None,
+    attempts: int | None = None,
+) -> models.ExamExtension:
+    """Record (or change) the student's terms on an exam taken online: what is given replaces what
+    they had, what is not given stays. ``exam`` is the exam's name in course.toml."""
+    from .models import ExamExtension
+
+    if extra_minutes is None and until is None and attempts is None:
+        raise BadEdit(f"{exam}: give more minutes, a later close or more attempts")
+    if until is not None and until.tzinfo is None:
+        raise BadEdit(f"{until.isoformat()}: give a time zone, as in 2026-12-08T23:59:00+01:00")
+    if extra_minutes is not None and not 0 <= extra_minutes <= MOST_EXTRA_MINUTES:
+        raise BadEdit(f"{extra_minutes:g} more minutes: give 0 to {MOST_EXTRA_MINUTES}")
+    if attempts is not None and not 1 <= attempts <= MOST_ATTEMPTS:
+        raise BadEdit(f"{attempts} attempts: give 1 to {MOST_ATTEMPTS}")
+
+    def record() -> models.ExamExtension:
+        student = book.student(student_id)
+        given = book.objects(ExamExtension).select_for_update().filter(exam=exam, student=student).first()
+        if given is None:
+            given = ExamExtension(exam=exam, student=student)
+        if extra_minutes is not None:
+            given.extra_minutes = extra_minutes
+        if until is not None:
+            given.until = until
+        if attempts is not None:
+            given.attempts = attempts
+        given.granted_at, given.granted_by = datetime.now(UTC), who()
+        given.save(using=book.alias)
+        return given
+
+    return book.run(record)

@@ -123,6 +123,22 @@ class Extension(models.Model):
         constraints = [models.UniqueConstraint(fields=["student", "assignment"], name="one_extension_per_assignment")]
 
 
+class ExamExtension(models.Model):
+    """A student's own terms on an exam taken online (an accommodation): more minutes, a later close
+    of their own, more attempts. The exam is named as course.toml lists it (its folder's name)."""
+
+    exam = models.CharField(max_length=200)
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="exam_extensions")
+    extra_minutes = models.FloatField(default=0)
+    until = models.DateTimeField(null=True, blank=True)  # their own close, when later than the exam's
+    attempts = models.PositiveIntegerField(default=1)
+    granted_at = models.DateTimeField()
+    granted_by = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["exam", "student"], name="one_extension_per_exam")]
+
+
 class ExamResult(models.Model):
     """One student's result on an exam: the graded sheet's score, and the open questions marked by hand."""
 

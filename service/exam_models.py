@@ -1,5 +1,6 @@
-"""The tables of exams taken online (README "Exams"): an exam's settings, a student's
-accommodations, their attempts, each answer as last saved, and the attempt's log. An exam is known
+"""The tables of exams taken online (README "Exams"): an exam's settings, the students' attempts,
+each answer as last saved, and the attempt's log (a student's accommodations are the gradebook's
+exam extensions). An exam is known
 by its name in course.toml (its folder's name); its questions and key stay in the folder."""
 
 from __future__ import annotations
@@ -26,19 +27,6 @@ class OnlineExam(models.Model):
     networks = models.TextField(blank=True)  # allowed address ranges, one a line (CIDR); none: anywhere
     trial = models.BooleanField(default=False)  # the staff's own accounts may take it now, outside the window
     updated_at = models.DateTimeField(auto_now=True)
-
-
-class ExamAccommodation(models.Model):
-    """A student's own terms on one exam: more time, a later close, more attempts."""
-
-    exam = models.CharField(max_length=200)
-    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="exam_accommodations")
-    extra_minutes = models.FloatField(default=0)
-    closes_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveIntegerField(default=1)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["exam", "student"], name="one_accommodation_per_exam")]
 
 
 class ExamAttempt(models.Model):

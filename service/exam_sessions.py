@@ -32,12 +32,13 @@ from course.exams.grade import (
 from course.exams.variants import ExamKey, Variant, make_variant
 from course.exams.variants import Student as ExamStudent
 from gradebook.exams import grade_exam_into_gradebook
-from gradebook.models import STAFF_PREFIX, ExamMark, ExamResult, Student
+from gradebook.models import STAFF_PREFIX, ExamExtension, ExamMark, ExamResult, Student
 from untrusted import spreadsheet
 
+from . import exam_saves
 from .access import book, course, state
 from .errors import ExamRefused
-from .exam_models import ExamAccommodation, ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
+from .exam_models import ExamAttempt, ExamLogEntry, OnlineExam
 from .lti.exam_scores import send_exam_score
 
 MAX_TEXT = 20_000  # an open question's answer, in characters
@@ -76,7 +77,7 @@ def variant_for(key: ExamKey, student: Student) -> Variant | None:
 
 @dataclass
 class Terms:
-    """A student's own terms on an exam: the exam's, with their accommodation."""
+    """A student's own terms on an exam: the exam's, with their extension from the gradebook."""
 
     closes_at: datetime
     minutes: float
@@ -84,10 +85,10 @@ class Terms:
 
 
 def terms_of(exam: OnlineExam, student: Student) -> Terms:
-    given = ExamAccommodation.objects.filter(exam=exam.name, student=student).first()
+    given = ExamExtension.objects.filter(exam=exam.name, student=student).first()
     if given is None:
         return Terms(exam.closes_at, exam.minutes, 1)
-    closes = max(exam.closes_at, given.closes_at) if given.closes_at else exam.closes_at
+    closes = max(exam.closes_at, given.until) if given.until else exam.closes_at
     return Terms(closes, exam.minutes + given.extra_minutes, given.attempts)
 
 
@@ -231,14 +232,14 @@ def save_answer(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, position: 
         log(attempt, "refused", address, f"q{position}: {refused}")
         raise
     shown = value if question.kind == "choice" else f"{len(value)} characters"
-    with transaction.atomic():  # the answer and its log line in one commit: one disk flush per save
-        if value.strip():
-            ExamAnswer.objects.update_or_create(
-                attempt=attempt, position=position, defaults={"value": value, "saved_at": now}
-            )
-        else:
-            ExamAnswer.objects.filter(attempt=attempt, position=position).delete()
-        log(attempt, "save", address, f"q{position}: {shown or 'cleared'}")
+    # Written with the other saves arriving now, in one commit; answered once on disk (exam_saves.py).
+    exam_saves.save(exam_saves.Save(attempt=attempt, position=position, value=value, at=now, address=address,
+                                    shown=shown))  # fmt: skip
+
+
+def answered(attempt: ExamAttempt) -> int:
+    """How many of the attempt's questions have an answer saved."""
+    return attempt.answers.count()
 
 
 def submit(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, address: str) -> None:
@@ -296,7 +297,7 @@ def results_visible(exam: OnlineExam, attempt: ExamAttempt, now: datetime | None
 def last_close(exam: OnlineExam) -> datetime:
     """When the last student's window closes (a later close given to one student included): the
     key is shown to no one before, since it would reach that student from a classmate."""
-    later = ExamAccommodation.objects.filter(exam=exam.name, closes_at__isnull=False).values_list("closes_at", flat=True)
+    later = ExamExtension.objects.filter(exam=exam.name, until__isnull=False).values_list("until", flat=True)
     return max([exam.closes_at, *later])
 
 

@@ -135,5 +135,5 @@ class ClosedAssignment(models.Model):
 
 # Models of this app kept in modules of their own, registered with the app here: exams taken online
 # (service/exam_models.py) and the outbox of LTI scores (service/lti/models.py).
-from .exam_models import ExamAccommodation, ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam  # noqa: E402, F401
+from .exam_models import ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam  # noqa: E402, F401
 from .lti.models import ScoreToSend  # noqa: E402, F401

@@ -25,13 +25,15 @@ from course.errors import ExamError
 from course.exams.pages import inline_html
 from course.exams.variants import ExamKey
 from course.loaders.markdown import parse_inline
-from gradebook.models import Student
+from gradebook.errors import GradebookError
+from gradebook.extensions import extend_exam
+from gradebook.models import ExamExtension, Student
 from untrusted.mathml import answer_markdown
 
 from . import exam_sessions as sessions
-from .access import member_of, student_of
+from .access import book, member_of, student_of
 from .errors import ExamRefused
-from .exam_models import ExamAccommodation, ExamAttempt, OnlineExam
+from .exam_models import ExamAttempt, OnlineExam
 from .models import Member
 from .staff import staff_only
 
@@ -189,7 +191,7 @@ def save(request: HttpRequest, name: str) -> HttpResponse:
             return JsonResponse(
                 {
                     "saved": position,
-                    "answered": len(sessions.answers_of(attempt)),
+                    "answered": sessions.answered(attempt),
                     "seconds_left": max(0, int((attempt.ends_at - timezone.now()).total_seconds())),
                 }
             )
@@ -323,27 +325,22 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
                                                                                           "number")  # fmt: skip
     context = {"name": name, "title": title, "problem": problem, "exam": exam, "form": form,
                "accommodation": accommodation, "attempts": attempts,
-               "accommodations": ExamAccommodation.objects.filter(exam=name).select_related("student"),
+               "accommodations": ExamExtension.objects.filter(exam=name).select_related("student"),
                "instructor": member_of(request.user).role == Member.INSTRUCTOR}  # fmt: skip
     return render(request, "service/exam_online.html", context)
 
 
 def _accommodate(request: HttpRequest, name: str, data: dict[str, Any]) -> bool:
-    student = Student.objects.filter(student_id=data["student_id"]).first()
-    if student is None:
-        messages.error(request, f"{data['student_id']!r}: no such student in the gradebook")
+    """The student's extension on the exam, written to the gradebook as ``autograder extend`` writes it."""
+    try:
+        given = extend_exam(book(), data["student_id"], name, extra_minutes=data.get("extra_minutes"),
+                            until=data.get("closes_at"), attempts=data.get("attempts"))  # fmt: skip
+    except GradebookError as refused:
+        messages.error(request, str(refused))
         return False
-    given, _ = ExamAccommodation.objects.get_or_create(exam=name, student=student)
-    if data.get("extra_minutes") is not None:
-        given.extra_minutes = data["extra_minutes"]
-    if data.get("closes_at") is not None:
-        given.closes_at = data["closes_at"]
-    if data.get("attempts") is not None:
-        given.attempts = data["attempts"]
-    given.save()
-    messages.info(request, f"{student.student_id}: {given.extra_minutes:g} more minutes, "
-                           f"{given.attempts} attempt(s)" + (f", closes at {given.closes_at:%Y-%m-%d %H:%M %Z}"
-                                                             if given.closes_at else ""))  # fmt: skip
+    messages.info(request, f"{given.student.student_id}: {given.extra_minutes:g} more minutes, "
+                           f"{given.attempts} attempt(s)" + (f", closes at {given.until:%Y-%m-%d %H:%M %Z}"
+                                                             if given.until else ""))  # fmt: skip
     return True
 
 

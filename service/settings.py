@@ -63,8 +63,8 @@ def build(
 ) -> dict[str, Any]:
     """Django settings for the service of the course at ``course_root`` (its state in ``state``,
     by default the course's ``.gradewright/``)."""
-    from gradebook.database import SQLITE_OPTIONS
     from gradebook.database import database_url as url_of
+    from gradebook.database import sqlite_options
 
     folder = state_folder(course_root) if state is None else state
     url = url_of(database_url)
@@ -74,7 +74,7 @@ def build(
         database = dj_database_url.parse(url)
     else:
         database = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(folder / "gradebook.db"),
-                    "OPTIONS": dict(SQLITE_OPTIONS)}  # fmt: skip
+                    "OPTIONS": sqlite_options()}  # fmt: skip
     return {
         "DEBUG": debug,
         "SECRET_KEY": os.environ.get("GRADEWRIGHT_SECRET_KEY") or secret_key(folder),
