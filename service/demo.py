@@ -153,8 +153,9 @@ def open_demo(course_root: Path, say: Callable[[str], None] = print) -> Demo:
 
     if (state / SEEDED).is_file() and (state / ACCOUNTS).is_file():
         prepare(folder, None, demo=False)
-        accounts = [tuple(row) for row in json.loads((state / ACCOUNTS).read_text(encoding="utf-8"))]
-        return Demo(root=folder, accounts=accounts, made=False)  # type: ignore[arg-type]
+        rows = json.loads((state / ACCOUNTS).read_text(encoding="utf-8"))
+        accounts = [(str(role), str(username), str(password)) for role, username, password in rows]
+        return Demo(root=folder, accounts=accounts, made=False)
     if folder.exists():
         shutil.rmtree(folder)  # a demo whose seeding was interrupted: made again from the start
     now = datetime.now(UTC).replace(microsecond=0)
@@ -348,8 +349,10 @@ def _grade(book: Any, spec: Any, state: Path, plan: dict[str, list[str]], studen
             path = stored / (spec.released_notebook if name.endswith(".ipynb") else "submission.py")
             path.write_bytes(data)
             sha = hashlib.sha256(data).hexdigest()
+            # Named as a student's own file would be, not as the known file that says what it gets wrong.
+            shown = spec.released_notebook if name.endswith(".ipynb") else f"{Path(spec.released_notebook).stem}.py"
             handed.append((username, Submission(student=students[username].student_id, path=path, sha256=sha,
-                                                submitted_at=when), name))  # fmt: skip
+                                                submitted_at=when), shown))  # fmt: skip
         if not handed:
             continue
         grade_batch(spec, [submission for _, submission, _ in handed], state / "reports" / spec.name / str(attempt),
@@ -363,6 +366,11 @@ def _hand_in(spec: Any, known: str, username: str, index: int, manual: bool) -> 
     """A student's file: the known submission, with a written answer when the assignment has one."""
     path = spec.folder / "known" / known
     data = path.read_bytes()
+    if path.suffix == ".py":  # the known file's own opening comment says what is wrong with it
+        lines = data.decode("utf-8").splitlines(keepends=True)
+        while lines and lines[0].startswith("#"):
+            lines.pop(0)
+        data = "".join(lines).lstrip("\n").encode()
     if username == "grace" and spec.name == "sequences-and-attention":
         data = _near_copy(data)
     if not manual:
@@ -518,9 +526,12 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
                     "127.0.0.1",
                 )
             else:
+                # Mostly right; each student wrong on a question or two of their own.
                 letters = sorted(question.letters)
-                save_answer(exam, key, attempt, question.position, letters[(n + question.position) % len(letters)],
-                            "127.0.0.1")  # fmt: skip
+                right = key.correct_letter(question)
+                wrong = next(letter for letter in letters if letter != right)
+                chosen = wrong if (n + question.position) % 3 == 0 else right
+                save_answer(exam, key, attempt, question.position, chosen, "127.0.0.1")
         if n < len(EXAM_TAKERS) - 1:  # the last one is still writing
             submit(exam, key, attempt, "127.0.0.1")
 
