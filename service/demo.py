@@ -64,15 +64,15 @@ FIRST = {
     "ada": ["unstable_softmax.py", "correct_loops.py"],
     "ben": ["missing_sqrt.py", "correct_vectorised.py"],
     "chloe": ["correct_fresh_notebook.ipynb"],
-    "dev": ["softmax_wrong_axis.py", "wrong_head_split.py"],
+    "dev": ["softmax_wrong_axis.py", "wrong_head_split_ignored_mask.py"],
     "elena": ["correct_float32.py"],
-    "farid": ["hardcoded.py", "swapped_sin_cos.py"],
+    "farid": ["hardcoded.py", "unstable_softmax_used.py"],
     "grace": ["correct_loops.py"],  # ada's, lightly edited (see _near_copy)
     "hugo": ["syntax_error_in_one_cell.ipynb", "ignored_mask.py"],
     "iris": ["correct_mixed_precision.py"],
     "jonas": ["list_returns.py", "unscaled_saturation.py"],
     "kemi": ["per_column_frequencies.py"],
-    "liam": ["wrong_frequencies.py"],
+    "liam": ["released_unchanged.ipynb"],  # the notebook as released: nothing done
 }
 # The second assignment (attention-not-explanation, with a question graded by hand): each student's
 # code and written answer, handed in as a notebook.
@@ -494,7 +494,7 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
     from course.folder import find_course
 
     from .access import course as served_course
-    from .exam_models import OnlineExam
+    from .exam_models import ExamAccommodation, ExamAttempt, OnlineExam
     from .exam_sessions import key_of, save_answer, start, submit, variant_for
 
     lessons = [path for path in course.lesson_folders if path.is_dir()]
@@ -534,6 +534,11 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
                 save_answer(exam, key, attempt, question.position, chosen, "127.0.0.1")
         if n < len(EXAM_TAKERS) - 1:  # the last one is still writing
             submit(exam, key, attempt, "127.0.0.1")
+            # Taken yesterday evening, one after another, each in about half an hour.
+            started = now - timedelta(hours=20 - n, minutes=7 * n)
+            ExamAttempt.objects.filter(pk=attempt.pk).update(started_at=started, ends_at=started + timedelta(minutes=45),
+                                                             ended_at=started + timedelta(minutes=28 + 3 * n))  # fmt: skip
+    ExamAccommodation.objects.create(exam=exam.name, student=students["iris"], extra_minutes=15)
 
 
 def _list_exam(manifest: Path, exam: str) -> None:
