@@ -117,7 +117,7 @@ REVIEW = (
     "elena",
     "attention-not-explanation",
     "explanation",
-    "My input keeps the attention map the same, I checked it by hand: why does it lose a point?",
+    "My input keeps the attention map the same, I checked it by hand: why does it get no points?",
 )
 ANSWERED_REVIEW = (
     "hugo",
@@ -458,12 +458,16 @@ def _reviews(jobs: dict[tuple[str, str], Any], now: datetime) -> None:
         review = ReviewRequest.objects.create(job=jobs[(username, assignment)], question_id=question)
         ReviewMessage.objects.create(request=review, author=User.objects.get(username=username), text=text)
         ReviewRequest.objects.filter(pk=review.pk).update(created_at=now - timedelta(hours=3))
+        ReviewMessage.objects.filter(request=review).update(at=now - timedelta(hours=3))
     username, assignment, question, text, reply = ANSWERED_REVIEW
     if (username, assignment) in jobs:
         review = ReviewRequest.objects.create(job=jobs[(username, assignment)], question_id=question,
                                               state=ReviewRequest.ANSWERED)  # fmt: skip
         ReviewMessage.objects.create(request=review, author=User.objects.get(username=username), text=text)
         ReviewMessage.objects.create(request=review, author=User.objects.get(username="ta"), by_staff=True, text=reply)
+        ReviewRequest.objects.filter(pk=review.pk).update(created_at=now - timedelta(days=4))
+        ReviewMessage.objects.filter(request=review, by_staff=False).update(at=now - timedelta(days=4))
+        ReviewMessage.objects.filter(request=review, by_staff=True).update(at=now - timedelta(days=3, hours=20))
 
 
 def _similarity(book: Any, specs: list[Any]) -> None:
