@@ -498,8 +498,8 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
     from course.folder import find_course
 
     from .access import course as served_course
-    from .exam_models import ExamAccommodation, ExamAttempt, OnlineExam
     from .exam_sessions import key_of, save_answer, start, submit, variant_for
+    from .models import ExamAccommodation, ExamAttempt, OnlineExam
 
     lessons = [path for path in course.lesson_folders if path.is_dir()]
     if not lessons:

@@ -20,7 +20,7 @@ import pytest
 
 from .conftest import ASSIGNMENTS, LESSON_DATA, ROOT, needs_sandbox
 
-pytestmark = [pytest.mark.timeout(900), pytest.mark.slow, needs_sandbox]
+pytestmark = pytest.mark.timeout(900)
 
 CHROMIUM = shutil.which("chromium")
 SEEDING_WAIT = 600  # seconds: a dozen students' grading on a busy machine of two cores
@@ -136,6 +136,8 @@ def demo(tmp_path_factory) -> Iterator[dict]:
         served.stop()
 
 
+@needs_sandbox  # the demo's seeding grades in the sandbox
+@pytest.mark.slow
 def test_the_demo_is_seeded_apart_from_the_course_and_says_its_accounts(demo):
     lines, passwords = demo["lines"], demo["passwords"]
     assert any("$AUTOGRADER_DATABASE_URL is not used" in line for line in lines), lines
@@ -185,6 +187,8 @@ def _sign_in(browser, url: str, username: str, password: str):
     return page
 
 
+@needs_sandbox  # the demo's seeding grades in the sandbox
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed here (.ci/run installs it)")
 def test_every_staff_page_shows_the_living_demo_course(demo):
     from playwright.sync_api import sync_playwright
@@ -215,6 +219,8 @@ def test_every_staff_page_shows_the_living_demo_course(demo):
             browser.close()
 
 
+@needs_sandbox  # the demo's seeding grades in the sandbox
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed here (.ci/run installs it)")
 def test_a_demo_student_signs_in_to_their_feedback_and_no_one_elses(demo):
     from playwright.sync_api import sync_playwright
@@ -240,6 +246,8 @@ def test_a_demo_student_signs_in_to_their_feedback_and_no_one_elses(demo):
             browser.close()
 
 
+@needs_sandbox  # the demo's seeding grades in the sandbox
+@pytest.mark.slow
 def test_a_second_demo_start_reuses_the_demo_and_its_accounts(demo):
     """Run last in the module (the fixture's server is stopped by then or still serving: either way
     the demo folder is the same)."""
@@ -252,3 +260,55 @@ def test_a_second_demo_start_reuses_the_demo_and_its_accounts(demo):
     assert not any(line.startswith("seeding ") for line in lines), lines
     assert _passwords(lines) == demo["passwords"]
     assert _counts(demo["real_gradebook"]) == demo["before"]
+
+
+# The demo's course folder, and the command's refusals: no sandbox, no server.
+
+
+def test_the_demo_folder_is_a_course_of_its_own_with_due_times(tmp_path):
+    from datetime import UTC, datetime
+
+    from autograder.assignment import course_assignment
+    from course.folder import find_course, read_course
+    from service.demo import _copy_course
+
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    course = find_course(ROOT)
+    folder = tmp_path / "demo"
+    dues = _copy_course(course, folder, now)
+    copied = read_course(folder / "course.toml")
+    assert copied.title == f"{course.title} (demo)"
+    assert list(copied.assignment_folders) == list(course.assignment_folders)
+    for name in course.assignment_folders:
+        spec = course_assignment(copied, name)
+        assert spec.due == dues[name] < now and spec.late_penalty == "10% per day"
+        assert spec.folder.resolve().is_relative_to(folder.resolve())  # its own copy, references included
+        assert all(path.is_file() and path.resolve().is_relative_to(folder.resolve())
+                   for path in spec.reference_paths.values())  # fmt: skip
+        assert [q.id for q in spec.questions] == [q.id for q in course_assignment(course, name).questions]
+    assert copied.lesson_folders == [path.resolve() for path in course.lesson_folders]
+    assert (folder / "DEMO.txt").is_file()
+
+
+def test_a_manifests_own_due_time_and_policy_give_way_to_the_demos():
+    import tomllib
+    from datetime import UTC, datetime
+
+    from service.demo import _with_due
+
+    manifest = 'name = "x"\ndue = 2020-01-01T00:00:00+00:00\nlate_penalty = "1% per hour"\n\n[limits]\ndue = 3\n'
+    rewritten = tomllib.loads(_with_due(manifest, datetime(2026, 11, 30, tzinfo=UTC)))
+    assert rewritten["due"] == datetime(2026, 11, 30, tzinfo=UTC) and rewritten["late_penalty"] == "10% per day"
+    assert rewritten["name"] == "x" and rewritten["limits"] == {"due": 3}  # a table's own keys are left alone
+
+
+def test_the_demo_refuses_a_database_url_in_one_line(tmp_path):
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    refused = subprocess.run(
+        [sys.executable, "-m", "autograder", "--course", str(ROOT), "serve", "--demo", "--database-url",
+         "postgresql://nobody@127.0.0.1:1/nowhere"], capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "autograder: --demo keeps its own gradebook in the demo's folder; leave out --database-url"
+    )
