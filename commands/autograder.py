@@ -298,6 +298,8 @@ def _service_commands(commands) -> None:
     serve.add_argument("--workers", type=_number(int, 0, "a whole number"), default=1, metavar="N",
                        help="grading workers to start with the site (default 1)")  # fmt: skip
     serve.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
+    serve.add_argument("--demo", action="store_true",
+                       help="serve a demo course with a dozen graded students (its own gradebook, never the course's)")  # fmt: skip
     serve.set_defaults(handler=_serve)
 
     worker = commands.add_parser(
@@ -414,7 +416,7 @@ def _course_root(args: argparse.Namespace) -> Path:
 def _serve(args: argparse.Namespace) -> int:
     from service.server import serve
 
-    serve(_course_root(args), args.host, args.port, args.workers, args.database_url)
+    serve(_course_root(args), args.host, args.port, args.workers, args.database_url, demo=args.demo)
     return 0
 
 

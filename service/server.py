@@ -49,17 +49,13 @@ def prepare(course_root: Path, database_url: str | None, demo: bool = True) -> d
 
 
 def serve(course_root: Path, host: str, port: int, workers: int, database_url: str | None,
-          say: Callable[[str], None] = print) -> None:  # fmt: skip
-    """Serve until interrupted; the workers are stopped with the site."""
-    made = prepare(course_root, database_url)
-    for username, password in made.items():
-        say(f"demo {'instructor' if username == DEMO_INSTRUCTOR else 'student'}: {username} / {password} "
-            "(shown once)")  # fmt: skip
-    if not made:
-        from django.contrib.auth.models import User
-
-        say(f"{User.objects.count()} accounts exist already: `autograder accounts list` lists them, "
-            "`autograder accounts password USER` sets a new password")
+          say: Callable[[str], None] = print, demo: bool = False) -> None:  # fmt: skip
+    """Serve until interrupted; the workers are stopped with the site. With ``demo``, the course's
+    demo (service/demo.py), in a folder and gradebook of its own, instead of the course."""
+    if demo:
+        course_root = _open_demo(course_root, database_url, say)
+    else:
+        _prepare_course(course_root, database_url, say)
     started = [_start_worker(course_root, database_url) for _ in range(workers)]
     say(f"serving {course_root} on http://{host}:{port}/ with {workers} grading worker(s); Ctrl-C stops")
     from waitress import serve as waitress_serve
@@ -77,6 +73,37 @@ def serve(course_root: Path, host: str, port: int, workers: int, database_url: s
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def _prepare_course(course_root: Path, database_url: str | None, say: Callable[[str], None]) -> None:
+    made = prepare(course_root, database_url)
+    for username, password in made.items():
+        say(f"demo {'instructor' if username == DEMO_INSTRUCTOR else 'student'}: {username} / {password} "
+            "(shown once)")  # fmt: skip
+    if not made:
+        from django.contrib.auth.models import User
+
+        say(f"{User.objects.count()} accounts exist already: `autograder accounts list` lists them, "
+            "`autograder accounts password USER` sets a new password")
+
+
+def _open_demo(course_root: Path, database_url: str | None, say: Callable[[str], None]) -> Path:
+    """The demo course's folder, seeded or reused, with its sign-in details said (every start)."""
+    from .demo import open_demo
+    from .errors import ServiceSetupError
+
+    if database_url:
+        raise ServiceSetupError("--demo keeps its own gradebook in the demo's folder; leave out --database-url")
+    demo = open_demo(course_root, say)
+    say(f"demo course {'made' if demo.made else 'reused'} in {demo.root} (its own gradebook; delete the folder to "
+        "start it afresh)")  # fmt: skip
+    roles: dict[str, list[tuple[str, str]]] = {}
+    for role, username, password in demo.accounts:
+        roles.setdefault(role, []).append((username, password))
+    for role, accounts in roles.items():
+        names = ", ".join(username for username, _ in accounts)
+        say(f"demo {role}{'s' if len(accounts) > 1 else ''}: {names} / {accounts[0][1]}")
+    return demo.root
 
 
 def application() -> Any:

@@ -14,6 +14,9 @@ from typing import Any
 from .errors import ServiceSetupError
 
 STATE_FOLDER = ".gradewright"
+# In a course folder's root, this file marks it as the demo (`autograder serve --demo`, service/demo.py):
+# every page then says "Demo course".
+DEMO_MARK = "DEMO.txt"
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # a notebook larger than this is refused before it is stored
 CACHE_TABLE = "gradewright_cache"
 # Sign-in throttling (service/throttle.py, README "Security"): a (username, address) pair is locked
@@ -143,6 +146,7 @@ def build(
                         "django.contrib.auth.context_processors.auth",
                         "django.contrib.messages.context_processors.messages",
                         "service.hub.context",  # the sign-in page's "Sign in with JupyterHub"
+                        "service.demo.context",  # every page's "Demo course" notice, when it is the demo
                     ]
                 },
             }
@@ -176,6 +180,7 @@ def build(
         "SECURE_CONTENT_TYPE_NOSNIFF": True,
         "GRADEWRIGHT_COURSE": str(course_root),
         "GRADEWRIGHT_STATE": str(folder),
+        "GRADEWRIGHT_DEMO": (course_root / DEMO_MARK).is_file(),
         **(_behind_https() if os.environ.get("GRADEWRIGHT_HTTPS") == "1" else {}),
         **_hub(),
     }
