@@ -149,7 +149,7 @@ def open_demo(course_root: Path, say: Callable[[str], None] = print) -> Demo:
     course = find_course(course_root)
     folder = state_folder(course.root) / DEMO_FOLDER
     state = folder / STATE_FOLDER
-    from .server import prepare
+    from .setup import prepare
 
     if (state / SEEDED).is_file() and (state / ACCOUNTS).is_file():
         prepare(folder, None, demo=False)
