@@ -6,54 +6,33 @@ Exit codes: 0 success, 2 bad input or a usage error (one line on stderr, never a
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TextIO
 
-from rich.console import Console
-
-from course.errors import CourseError, Problem
+from course.errors import Problem
 from course.formats import EXPORT_FORMATS as EXPORTERS
-from gradebook.errors import GradebookError
 from untrusted.text import one_line
+
+from . import common
+from .common import console, gradebook_options, open_book
 
 # Each command imports what it needs when it runs (jsonschema, lxml, matplotlib, the exporters):
 # `course --help` and `course --version` load none of them and start at once.
 
-PROG = "course"
+PROG = common.COURSE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.handler(args)
-    except (CourseError, GradebookError) as exc:
-        print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # The reader went away (`| head`): nothing more to say, and nothing to flush at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # a bug of ours: still one line, never a traceback
-        print(f"{PROG}: internal error ({type(exc).__name__}: {exc}); please report it", file=sys.stderr)
-        return 2
+    return common.run(PROG, build_parser, argv, "interrupted")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="A course's lessons, check questions and exams: check, list, show, export, import, build "
-        "and grade them. The course is the course.toml in the working directory or above it, or --course DIR.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    parser.add_argument(
-        "--course", type=Path, metavar="DIR", help="the course's folder (default: the course.toml here or above)"
+    parser = common.parser(
+        PROG,
+        "A course's lessons, check questions and exams: check, list, show, export, import, build and grade them. "
+        "The course is the course.toml in the working directory or above it, or --course DIR.",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
@@ -216,18 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _gradebook_options(command: argparse.ArgumentParser, what: str = "the gradebook (default ./gradebook.db)") -> None:
-    command.add_argument("--gradebook", type=Path, metavar="PATH", help=what)
-    command.add_argument(
-        "--database-url", metavar="URL", help="the gradebook's database instead (default: $AUTOGRADER_DATABASE_URL)"
-    )
+    gradebook_options(command, what)
 
 
 def _book(args: argparse.Namespace):
     """The gradebook a command names (made when there is none yet: exam marks may come first)."""
-    from gradebook.book import Gradebook
-
-    path = args.gradebook or Path("gradebook.db")
-    return Gradebook.open(path, args.database_url)
+    return open_book(args, create=True)
 
 
 def _exam_marks_export(args: argparse.Namespace) -> int:
@@ -235,7 +208,7 @@ def _exam_marks_export(args: argparse.Namespace) -> int:
 
     with _book(args) as book:
         rows = export_exam_marks(book, args.exam, args.out)
-    print(f"{args.out}: {rows} open answers to mark")
+    print(f"{one_line(str(args.out))}: {rows} open answers to mark")
     return 0
 
 
@@ -244,8 +217,7 @@ def _exam_marks_import(args: argparse.Namespace) -> int:
 
     with _book(args) as book:
         result = import_exam_marks(book, args.exam, args.sheet)
-    for problem in result.problems:
-        print(f"{PROG}: {problem}", file=sys.stderr)
+    common.problems(PROG, result.problems)
     print(f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
           f"{len(result.problems)} rows refused")  # fmt: skip
     return 1 if result.problems else 0
@@ -276,38 +248,26 @@ def _init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _course(args: argparse.Namespace):
-    from course.folder import find_course
+def _lesson_paths(args: argparse.Namespace, given: list[Path] | Path | None) -> list[Path]:
+    from course.folder import lesson_paths
 
-    return find_course(args.course)
+    return lesson_paths(given, args.course)
 
 
 def _course_or_none(args: argparse.Namespace):
-    from course.folder import find_course
+    from course.folder import course_or_none
 
-    try:
-        return find_course(args.course)
-    except CourseError:
-        if args.course:
-            raise
-        return None
-
-
-def _lesson_paths(args: argparse.Namespace, given: list[Path] | Path | None) -> list[Path]:
-    """The lesson files or folders a command was given, else its course's lesson folders."""
-    if given:
-        return list(given) if isinstance(given, list) else [given]
-    return _course(args).lesson_folders
+    return course_or_none(args.course)
 
 
 def _lessons(args: argparse.Namespace) -> int:
-    from course.catalog import load_catalog, load_folder
+    from course.catalog import load_lessons
     from course.lesson_text import lessons_table
 
     folders = _lesson_paths(args, args.folder)
-    catalog = load_folder(folders[0]) if len(folders) == 1 else load_catalog(folders)
+    catalog = load_lessons(folders)
     if catalog.lessons:
-        _console().print(lessons_table(catalog))
+        console().print(lessons_table(catalog))
     else:
         print(f"no lessons in {', '.join(map(str, folders))}", file=sys.stderr)
     _print_problems(catalog.problems, sys.stderr)
@@ -315,11 +275,10 @@ def _lessons(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from course.catalog import load_catalog, load_folder
+    from course.catalog import load_lessons
     from course.lesson_text import lesson_text
 
-    folders = _lesson_paths(args, args.lessons)
-    catalog = load_folder(folders[0]) if len(folders) == 1 else load_catalog(folders)
+    catalog = load_lessons(_lesson_paths(args, args.lessons))
     lesson = catalog.lesson(args.slug)
     sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson))
     return 0
@@ -362,36 +321,18 @@ def _exam_build(args: argparse.Namespace) -> int:
 
 
 def _exam_grade(args: argparse.Namespace) -> int:
-    from course.exams import grade_exam
-    from gradebook.database import database_url
-    from gradebook.exams import grade_exam_into_gradebook
+    from gradebook.exams import grade_exam_with_marks
 
-    if args.gradebook or database_url(args.database_url):
-        with _book(args) as book:
-            result = grade_exam_into_gradebook(book, args.exam, args.responses, args.out)
-    else:
-        result = grade_exam(args.exam, args.responses, args.out)
+    result = grade_exam_with_marks(args.exam, args.responses, args.out, args.gradebook, args.database_url)
     _print_problems(result.problems, sys.stderr)
     print(f"{args.out}: {result.graded} students graded")
     return 2 if any(p.severity == "error" for p in result.problems) else 0
 
 
-def _print_problems(problems: list[Problem], stream) -> None:
+def _print_problems(problems: list[Problem], stream: TextIO) -> None:
     for problem in problems:
         print(problem, file=stream)
 
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
-
-
-def _console() -> Console:
-    # A pipe gets a wide table rather than rich's 80-column default, so nothing is cut.
-    return Console(width=None if sys.stdout.isatty() else 200, highlight=False)
-
-
-def _version() -> str:
-    try:
-        return version("gradewright")
-    except PackageNotFoundError:
-        return "unknown"

@@ -10,9 +10,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .settings import MAX_UPLOAD_BYTES
+
+if TYPE_CHECKING:
+    from course.folder import CourseFolder
 
 DEMO_INSTRUCTOR = "instructor"
 DEMO_STUDENT = "student"
@@ -77,6 +80,27 @@ def serve(course_root: Path, host: str, port: int, workers: int, database_url: s
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def work(
+    course: CourseFolder, database_url: str | None, once: bool = False, scheduler: str | None = None,
+    unsafe_no_sandbox: bool = False, on_refused: Callable[[str], None] | None = None,
+) -> int:  # fmt: skip
+    """``autograder worker``: grade the queue's jobs, one at a time, until stopped (with ``once``:
+    until the queue is empty), here or on the Dask cluster ``scheduler`` names (else
+    ``$DASK_SCHEDULER_ADDRESS``). The number graded."""
+    prepare(course.root, database_url)
+    from autograder.batch import GradeOptions
+    from autograder.cluster import GradingNeeds
+    from autograder.distributed import executor_for
+
+    from .settings import state_folder
+    from .worker import run_worker
+
+    options = GradeOptions(jobs=1, unsafe_no_sandbox=unsafe_no_sandbox)
+    needs = GradingNeeds.here(course.sandbox.packages, unsafe_no_sandbox, [course.root])
+    with executor_for(scheduler, needs, on_refused) as executor:
+        return run_worker(course, state_folder(course.root), options, once=once, executor=executor)
 
 
 def application() -> Any:

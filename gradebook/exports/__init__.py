@@ -6,23 +6,21 @@ what the platform will make of it, ``warnings(table) -> list[str]`` (in ``WARNIN
 from __future__ import annotations
 
 from functools import partial
+from importlib import import_module
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
 
 from ..book import Gradebook
+from ..formats import GRADE_FORMATS, Missing
 from ..grades import current_grades
-from . import canvas, moodle, plain
 from .canvas import canvas_ids
 
-FORMATS = {"canvas": canvas.write, "moodle": moodle.write, "csv": plain.write}
-WARNINGS = {"canvas": canvas.warnings, "moodle": moodle.warnings}
-# A student with nothing handed in: an empty cell, zero, or (skip) no row when they handed in none of
-# the file's assignments (Moodle clears a grade for an empty cell; a row left out changes nothing).
-Missing = Literal["empty", "zero", "skip"]
+_WRITERS = {name: import_module(f"{__name__}.{module}") for name, module in GRADE_FORMATS.items()}
+FORMATS = {name: writer.write for name, writer in _WRITERS.items()}
+WARNINGS = {name: writer.warnings for name, writer in _WRITERS.items() if hasattr(writer, "warnings")}
 
 
 class StudentRow(BaseModel):
