@@ -35,17 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
         "The course is the course.toml in the working directory or above it, or --course DIR.",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for add in (_add_init, _add_validate, _add_lessons, _add_show, _add_export, _add_import, _add_exam):
+        add(commands)
+    return parser
 
-    init = commands.add_parser(
-        "init", help="write a new course folder",
-        description="Write a new course skeleton into DIR: course.toml, one module with an example lesson, and an "
-        "example assignment (source notebook, hidden test, reference, known submission) that validates, releases "
-        "and grades out of the box.",
-    )  # fmt: skip
-    init.add_argument("folder", type=Path, metavar="DIR")
-    init.add_argument("--title", default="A new course", help="the course's title")
-    init.set_defaults(handler=_init)
 
+def _add_validate(commands: argparse._SubParsersAction) -> None:
     validate = commands.add_parser(
         "validate",
         help="check lesson files and folders; one line per problem",
@@ -57,6 +52,57 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.set_defaults(handler=_validate)
 
+
+def _validate(args: argparse.Namespace) -> int:
+    from course.catalog import load_catalog
+
+    catalog = load_catalog(_lesson_paths(args, args.paths), item_writing=True)
+    _print_problems(catalog.problems, sys.stdout)
+    counts = [
+        (catalog.files, "file"),
+        (len(catalog.lessons), "lesson"),
+        (len(catalog.errors), "error"),
+        (len(catalog.warnings), "warning"),
+    ]
+    (files, lessons, errors, warnings) = [_plural(n, word) for n, word in counts]
+    print(f"{files}: {lessons}, {errors}, {warnings}", file=sys.stderr)
+    return 2 if catalog.errors else 0
+
+
+def _add_init(commands: argparse._SubParsersAction) -> None:
+    init = commands.add_parser(
+        "init", help="write a new course folder",
+        description="Write a new course skeleton into DIR: course.toml, one module with an example lesson, and an "
+        "example assignment (source notebook, hidden test, reference, known submission) that validates, releases "
+        "and grades out of the box.",
+    )  # fmt: skip
+    init.add_argument("folder", type=Path, metavar="DIR")
+    init.add_argument("--title", default="A new course", help="the course's title")
+    init.set_defaults(handler=_init)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from course.folder import init_course
+
+    course = init_course(args.folder, args.title)
+    print(f"{args.folder}: course {course.title!r} with {len(course.modules)} module and an example assignment")
+    print(f"next: cd {args.folder} && course validate lessons && autograder grade example assignments/example/known")
+    return 0
+
+
+def _lesson_paths(args: argparse.Namespace, given: list[Path] | Path | None) -> list[Path]:
+    from course.folder import lesson_paths
+
+    return lesson_paths(given, args.course)
+
+
+def _course_or_none(args: argparse.Namespace):
+    from course.folder import course_or_none
+
+    return course_or_none(args.course)
+
+
+def _add_lessons(commands: argparse._SubParsersAction) -> None:
     lessons = commands.add_parser(
         "lessons", help="list the lessons in a folder", description="List the lessons found in a folder as a table."
     )
@@ -65,6 +111,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lessons.set_defaults(handler=_lessons)
 
+
+def _lessons(args: argparse.Namespace) -> int:
+    from course.catalog import load_lessons
+    from course.lesson_text import lessons_table
+
+    folders = _lesson_paths(args, args.folder)
+    catalog = load_lessons(folders)
+    if catalog.lessons:
+        console().print(lessons_table(catalog))
+    else:
+        print(f"no lessons in {', '.join(map(str, folders))}", file=sys.stderr)
+    _print_problems(catalog.problems, sys.stderr)
+    return 2 if catalog.errors else 0
+
+
+def _add_show(commands: argparse._SubParsersAction) -> None:
     show = commands.add_parser(
         "show",
         help="print one lesson as text, or as JSON",
@@ -77,6 +139,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.set_defaults(handler=_show)
 
+
+def _show(args: argparse.Namespace) -> int:
+    from course.catalog import load_lessons
+    from course.lesson_text import lesson_text
+
+    catalog = load_lessons(_lesson_paths(args, args.lessons))
+    lesson = catalog.lesson(args.slug)
+    sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson))
+    return 0
+
+
+def _add_export(commands: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
         "export", help="export check questions for course platforms", description="Export content for course platforms."
     )
@@ -107,6 +181,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export_checks_command.set_defaults(handler=_export_checks)
 
+
+def _export_checks(args: argparse.Namespace) -> int:
+    from course.exports import DEFAULT_TITLE, export_checks
+
+    fmt = "olx-library" if args.format == "olx" and args.olx_unit == "library" else args.format
+    paths = _lesson_paths(args, args.lessons)
+    course = _course_or_none(args)
+    title = args.title or (course.checks_title() if course else DEFAULT_TITLE)
+    result = export_checks(paths, fmt, args.out, title=title)
+    print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({fmt})")
+    return 0
+
+
+def _add_import(commands: argparse._SubParsersAction) -> None:
     import_command = commands.add_parser(
         "import",
         help="import check questions from course platforms",
@@ -122,6 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
     import_checks_command.add_argument("--out", required=True, type=Path, metavar="LESSON_FILE")
     import_checks_command.set_defaults(handler=_import_checks)
 
+
+def _import_checks(args: argparse.Namespace) -> int:
+    from course.imports import import_checks
+
+    path, count = import_checks(args.file, args.out)
+    print(f"{path}: {count} checks imported")
+    return 0
+
+
+def _add_exam(commands: argparse._SubParsersAction) -> None:
     exam = commands.add_parser(
         "exam",
         help="build exams from the check questions and grade them",
@@ -191,7 +289,31 @@ def build_parser() -> argparse.ArgumentParser:
     marks_import.add_argument("sheet", type=Path, metavar="FILE")
     _gradebook_options(marks_import)
     marks_import.set_defaults(handler=_exam_marks_import)
-    return parser
+
+
+def _exam_build(args: argparse.Namespace) -> int:
+    from course.exams import build_exam
+    from course.exams.build import DEFAULT_TITLE as DEFAULT_EXAM_TITLE
+
+    lessons = _lesson_paths(args, args.lessons)
+    course = _course_or_none(args)
+    result = build_exam(
+        args.roster, args.out, seed=args.seed, questions=args.questions, lessons=lessons,
+        shuffle=not args.no_shuffle, include_open=args.include_open, open_questions=args.open_questions,
+        force=args.force, title=args.title or (course.exam_title() if course else DEFAULT_EXAM_TITLE),
+    )  # fmt: skip
+    _print_problems(result.problems, sys.stderr)
+    print(f"{args.out}: {result.students} variants of {result.questions} questions")
+    return 2 if result.problems else 0
+
+
+def _exam_grade(args: argparse.Namespace) -> int:
+    from gradebook.exams import grade_exam_with_marks
+
+    result = grade_exam_with_marks(args.exam, args.responses, args.out, args.gradebook, args.database_url)
+    _print_problems(result.problems, sys.stderr)
+    print(f"{args.out}: {result.graded} students graded")
+    return 2 if any(p.severity == "error" for p in result.problems) else 0
 
 
 def _gradebook_options(command: argparse.ArgumentParser, what: str = "the gradebook (default ./gradebook.db)") -> None:
@@ -221,112 +343,6 @@ def _exam_marks_import(args: argparse.Namespace) -> int:
     print(f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
           f"{len(result.problems)} rows refused")  # fmt: skip
     return 1 if result.problems else 0
-
-
-def _validate(args: argparse.Namespace) -> int:
-    from course.catalog import load_catalog
-
-    catalog = load_catalog(_lesson_paths(args, args.paths), item_writing=True)
-    _print_problems(catalog.problems, sys.stdout)
-    counts = [
-        (catalog.files, "file"),
-        (len(catalog.lessons), "lesson"),
-        (len(catalog.errors), "error"),
-        (len(catalog.warnings), "warning"),
-    ]
-    (files, lessons, errors, warnings) = [_plural(n, word) for n, word in counts]
-    print(f"{files}: {lessons}, {errors}, {warnings}", file=sys.stderr)
-    return 2 if catalog.errors else 0
-
-
-def _init(args: argparse.Namespace) -> int:
-    from course.folder import init_course
-
-    course = init_course(args.folder, args.title)
-    print(f"{args.folder}: course {course.title!r} with {len(course.modules)} module and an example assignment")
-    print(f"next: cd {args.folder} && course validate lessons && autograder grade example assignments/example/known")
-    return 0
-
-
-def _lesson_paths(args: argparse.Namespace, given: list[Path] | Path | None) -> list[Path]:
-    from course.folder import lesson_paths
-
-    return lesson_paths(given, args.course)
-
-
-def _course_or_none(args: argparse.Namespace):
-    from course.folder import course_or_none
-
-    return course_or_none(args.course)
-
-
-def _lessons(args: argparse.Namespace) -> int:
-    from course.catalog import load_lessons
-    from course.lesson_text import lessons_table
-
-    folders = _lesson_paths(args, args.folder)
-    catalog = load_lessons(folders)
-    if catalog.lessons:
-        console().print(lessons_table(catalog))
-    else:
-        print(f"no lessons in {', '.join(map(str, folders))}", file=sys.stderr)
-    _print_problems(catalog.problems, sys.stderr)
-    return 2 if catalog.errors else 0
-
-
-def _show(args: argparse.Namespace) -> int:
-    from course.catalog import load_lessons
-    from course.lesson_text import lesson_text
-
-    catalog = load_lessons(_lesson_paths(args, args.lessons))
-    lesson = catalog.lesson(args.slug)
-    sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson))
-    return 0
-
-
-def _export_checks(args: argparse.Namespace) -> int:
-    from course.exports import DEFAULT_TITLE, export_checks
-
-    fmt = "olx-library" if args.format == "olx" and args.olx_unit == "library" else args.format
-    paths = _lesson_paths(args, args.lessons)
-    course = _course_or_none(args)
-    title = args.title or (course.checks_title() if course else DEFAULT_TITLE)
-    result = export_checks(paths, fmt, args.out, title=title)
-    print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({fmt})")
-    return 0
-
-
-def _import_checks(args: argparse.Namespace) -> int:
-    from course.imports import import_checks
-
-    path, count = import_checks(args.file, args.out)
-    print(f"{path}: {count} checks imported")
-    return 0
-
-
-def _exam_build(args: argparse.Namespace) -> int:
-    from course.exams import build_exam
-    from course.exams.build import DEFAULT_TITLE as DEFAULT_EXAM_TITLE
-
-    lessons = _lesson_paths(args, args.lessons)
-    course = _course_or_none(args)
-    result = build_exam(
-        args.roster, args.out, seed=args.seed, questions=args.questions, lessons=lessons,
-        shuffle=not args.no_shuffle, include_open=args.include_open, open_questions=args.open_questions,
-        force=args.force, title=args.title or (course.exam_title() if course else DEFAULT_EXAM_TITLE),
-    )  # fmt: skip
-    _print_problems(result.problems, sys.stderr)
-    print(f"{args.out}: {result.students} variants of {result.questions} questions")
-    return 2 if result.problems else 0
-
-
-def _exam_grade(args: argparse.Namespace) -> int:
-    from gradebook.exams import grade_exam_with_marks
-
-    result = grade_exam_with_marks(args.exam, args.responses, args.out, args.gradebook, args.database_url)
-    _print_problems(result.problems, sys.stderr)
-    print(f"{args.out}: {result.graded} students graded")
-    return 2 if any(p.severity == "error" for p in result.problems) else 0
 
 
 def _print_problems(problems: list[Problem], stream: TextIO) -> None:
