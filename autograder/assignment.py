@@ -261,6 +261,32 @@ def course_assignments(course: CourseFolder) -> list[Assignment]:
     return [course_assignment(course, name) for name in course.assignment_folders]
 
 
+def find_assignment(reference: str | Path, course: Path | None = None) -> Assignment:
+    """The assignment a command names: a folder holding assignment.toml, else an assignment of the
+    course (``course``, else the course.toml in the working directory or above) by name, with the
+    course's sandbox packages; a folder outside any course (no ``course`` given) gets the defaults."""
+    from course.errors import CourseError
+    from course.folder import find_course
+
+    try:
+        found = find_course(course)
+    except CourseError as exc:
+        if (Path(reference) / MANIFEST).is_file() and not course:
+            return load_assignment(reference)
+        raise AssignmentError(f"{reference}: {exc}") from None
+    return course_assignment(found, reference)
+
+
+def find_assignments(references: Iterable[str | Path], course: Path | None = None) -> list[Assignment]:
+    """``find_assignment`` of each; none named: every assignment of the course, in course.toml's order."""
+    from course.folder import find_course
+
+    named = list(references)
+    if not named:
+        return course_assignments(find_course(course))
+    return [find_assignment(reference, course) for reference in named]
+
+
 def load_assignment(reference: str | Path, root: Path = DEFAULT_ROOT) -> Assignment:
     """An assignment by folder name under ``root`` (``assignments/``) or by path."""
     folder = Path(reference)

@@ -29,6 +29,20 @@ def scheduler_address(given: str | None) -> str | None:
 
 
 @contextmanager
+def executor_for(
+    scheduler: str | None, needs: GradingNeeds, on_refused: Callable[[str], None] | None = None
+) -> Iterator[Executor | None]:
+    """The Dask cluster's executor where a scheduler is named (``scheduler``, else
+    ``$DASK_SCHEDULER_ADDRESS``); None, for grading here, where none is."""
+    address = scheduler_address(scheduler)
+    if not address:
+        yield None
+        return
+    with dask_executor(address, needs, on_refused=on_refused) as executor:
+        yield executor
+
+
+@contextmanager
 def dask_executor(
     address: str,
     needs: GradingNeeds,

@@ -109,6 +109,29 @@ def export_bundle(assignment: Assignment, project_root: Path, title: str, out: P
     return out
 
 
+def project_root() -> Path:
+    """This project's source tree, which the bundle carries: the folder above the package, when it
+    runs from its source (an editable install); an installed wheel has no pyproject.toml to copy."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "pyproject.toml").is_file():
+        raise AutograderError(f"{root}: export gradescope needs the project's source (pip install -e .)")
+    return root
+
+
+def export_for_course(assignment: Assignment, out: Path, course: Path | None = None) -> Path:
+    """``autograder export gradescope``: the bundle of this project's source, titled as the course
+    (``course``, else the course.toml here or above), else, outside any course, as the assignment."""
+    from course.errors import CourseError
+    from course.folder import find_course
+
+    root = project_root()
+    try:
+        title = find_course(course).title
+    except CourseError:
+        title = assignment.title
+    return export_bundle(assignment, root, title, out)
+
+
 def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
     """Grade the submission in ``root/submission`` into ``root/results/results.json``, as Gradescope
     expects; a submission that cannot be graded gets a results file saying why, never a crash."""

@@ -65,6 +65,42 @@ class Verification(BaseModel):
     disagreements: list[Disagreement]
     unlisted: list[str] = []  # files in known/ that verdicts.toml does not list: not graded
 
+    def findings(self, file: str) -> list[Finding]:
+        """``file``'s disagreements, one per kind of difference (question, expected, got, margin),
+        in the order first seen, with how many secrets showed it and the first that did."""
+        groups: dict[tuple[str, str, str, float], list[Disagreement]] = {}
+        for d in self.disagreements:
+            if d.file == file:
+                groups.setdefault((d.question, d.expected, d.got, d.margin), []).append(d)
+        found = []
+        for (question, expected, got, margin), same in groups.items():
+            checks = [line[2:] for line in same[0].feedback.splitlines() if line.startswith("- ")]
+            found.append(Finding(
+                question=question, expected=expected, got=got, margin=margin, secrets=len(same),
+                first_secret=same[0].secret, first_check=checks[0] if checks else same[0].feedback,
+            ))  # fmt: skip
+        return found
+
+    @property
+    def verdicts_wrong(self) -> int:
+        return sum(d.kind == "verdict" for d in self.disagreements)
+
+    @property
+    def rules_broken(self) -> int:
+        return sum(d.kind == "feedback" for d in self.disagreements)
+
+
+class Finding(BaseModel):
+    """One kind of difference of a known submission, under however many secrets showed it."""
+
+    question: str
+    expected: str
+    got: str
+    margin: float  # > 1: with every tolerance divided by this
+    secrets: int  # how many of the secrets showed it
+    first_secret: str  # the first that did (to replay with --secret)
+    first_check: str  # the first failed check of its feedback, else the whole feedback
+
 
 def known_verdicts(assignment: Assignment) -> dict[str, dict[str, str]]:
     """``known/verdicts.toml``: each known file's expected verdict per question, checked against the
@@ -150,6 +186,36 @@ def _margins(expected: dict[str, str], margin: float) -> tuple[float, ...]:
 
 def fresh_secrets(count: int) -> list[str]:
     return [secret_source.token_hex(32) for _ in range(count)]
+
+
+def verify_assignment(
+    assignment: Assignment,
+    secrets: list[str],
+    fresh: int = 10,
+    margin: float = 4.0,
+    reference: str = "auto",
+    unsafe_no_sandbox: bool = False,
+    on_start: Callable[[int], None] | None = None,
+    on_grading: Callable[[str], None] | None = None,
+) -> Verification:
+    """``autograder verify``: the sandbox started, the known verdicts read, every known submission
+    graded (``verify_known``) under ``secrets``, or ``fresh`` new ones when none is given, against
+    the ``reference`` chosen as ``grade`` chooses it. ``on_start`` hears how many gradings it makes."""
+    from .batch import GradeOptions, prepare_sandbox
+    from .references import load_reference, resolve_reference
+    from .sandbox.runners import make_runner
+
+    options = GradeOptions(reference=reference, unsafe_no_sandbox=unsafe_no_sandbox)
+    prepare_sandbox(assignment, options)
+    secrets = secrets or fresh_secrets(fresh)
+    verdicts = known_verdicts(assignment)
+    if on_start:
+        on_start(gradings_needed(verdicts, len(secrets), margin))
+    runner = make_runner(unsafe_no_sandbox, tuple(assignment.sandbox_packages))
+    module = load_reference(assignment, resolve_reference(reference, assignment))
+    return verify_known(
+        assignment, verdicts, secrets, runner, module, options.limits(assignment), margin, on_grading=on_grading
+    )
 
 
 def verify_known(

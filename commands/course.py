@@ -6,67 +6,41 @@ Exit codes: 0 success, 2 bad input or a usage error (one line on stderr, never a
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TextIO
 
-from rich.console import Console
-
-from course.errors import CourseError, Problem
+from course.errors import Problem
 from course.formats import EXPORT_FORMATS as EXPORTERS
-from gradebook.errors import GradebookError
 from untrusted.text import one_line
+
+from . import common
+from .common import console, gradebook_options, open_book
 
 # Each command imports what it needs when it runs (jsonschema, lxml, matplotlib, the exporters):
 # `course --help` and `course --version` load none of them and start at once.
 
-PROG = "course"
+PROG = common.COURSE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.handler(args)
-    except (CourseError, GradebookError) as exc:
-        print(f"{PROG}: {one_line(str(exc))}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # The reader went away (`| head`): nothing more to say, and nothing to flush at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # a bug of ours: still one line, never a traceback
-        print(f"{PROG}: internal error ({type(exc).__name__}: {exc}); please report it", file=sys.stderr)
-        return 2
+    return common.run(PROG, build_parser, argv, "interrupted")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description="A course's lessons, check questions and exams: check, list, show, export, import, build "
-        "and grade them. The course is the course.toml in the working directory or above it, or --course DIR.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    parser.add_argument(
-        "--course", type=Path, metavar="DIR", help="the course's folder (default: the course.toml here or above)"
+    parser = common.parser(
+        PROG,
+        "A course's lessons, check questions and exams: check, list, show, export, import, build and grade them. "
+        "The course is the course.toml in the working directory or above it, or --course DIR.",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for add in (_add_init, _add_validate, _add_lessons, _add_show, _add_export, _add_import, _add_exam):
+        add(commands)
+    return parser
 
-    init = commands.add_parser(
-        "init", help="write a new course folder",
-        description="Write a new course skeleton into DIR: course.toml, one module with an example lesson, and an "
-        "example assignment (source notebook, hidden test, reference, known submission) that validates, releases "
-        "and grades out of the box.",
-    )  # fmt: skip
-    init.add_argument("folder", type=Path, metavar="DIR")
-    init.add_argument("--title", default="A new course", help="the course's title")
-    init.set_defaults(handler=_init)
 
+def _add_validate(commands: argparse._SubParsersAction) -> None:
     validate = commands.add_parser(
         "validate",
         help="check lesson files and folders; one line per problem",
@@ -78,6 +52,57 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.set_defaults(handler=_validate)
 
+
+def _validate(args: argparse.Namespace) -> int:
+    from course.catalog import load_catalog
+
+    catalog = load_catalog(_lesson_paths(args, args.paths), item_writing=True)
+    _print_problems(catalog.problems, sys.stdout)
+    counts = [
+        (catalog.files, "file"),
+        (len(catalog.lessons), "lesson"),
+        (len(catalog.errors), "error"),
+        (len(catalog.warnings), "warning"),
+    ]
+    (files, lessons, errors, warnings) = [_plural(n, word) for n, word in counts]
+    print(f"{files}: {lessons}, {errors}, {warnings}", file=sys.stderr)
+    return 2 if catalog.errors else 0
+
+
+def _add_init(commands: argparse._SubParsersAction) -> None:
+    init = commands.add_parser(
+        "init", help="write a new course folder",
+        description="Write a new course skeleton into DIR: course.toml, one module with an example lesson, and an "
+        "example assignment (source notebook, hidden test, reference, known submission) that validates, releases "
+        "and grades out of the box.",
+    )  # fmt: skip
+    init.add_argument("folder", type=Path, metavar="DIR")
+    init.add_argument("--title", default="A new course", help="the course's title")
+    init.set_defaults(handler=_init)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from course.folder import init_course
+
+    course = init_course(args.folder, args.title)
+    print(f"{args.folder}: course {course.title!r} with {len(course.modules)} module and an example assignment")
+    print(f"next: cd {args.folder} && course validate lessons && autograder grade example assignments/example/known")
+    return 0
+
+
+def _lesson_paths(args: argparse.Namespace, given: list[Path] | Path | None) -> list[Path]:
+    from course.folder import lesson_paths
+
+    return lesson_paths(given, args.course)
+
+
+def _course_or_none(args: argparse.Namespace):
+    from course.folder import course_or_none
+
+    return course_or_none(args.course)
+
+
+def _add_lessons(commands: argparse._SubParsersAction) -> None:
     lessons = commands.add_parser(
         "lessons", help="list the lessons in a folder", description="List the lessons found in a folder as a table."
     )
@@ -86,6 +111,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lessons.set_defaults(handler=_lessons)
 
+
+def _lessons(args: argparse.Namespace) -> int:
+    from course.catalog import load_lessons
+    from course.lesson_text import lessons_table
+
+    folders = _lesson_paths(args, args.folder)
+    catalog = load_lessons(folders)
+    if catalog.lessons:
+        console().print(lessons_table(catalog))
+    else:
+        print(f"no lessons in {', '.join(map(str, folders))}", file=sys.stderr)
+    _print_problems(catalog.problems, sys.stderr)
+    return 2 if catalog.errors else 0
+
+
+def _add_show(commands: argparse._SubParsersAction) -> None:
     show = commands.add_parser(
         "show",
         help="print one lesson as text, or as JSON",
@@ -98,6 +139,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.set_defaults(handler=_show)
 
+
+def _show(args: argparse.Namespace) -> int:
+    from course.catalog import load_lessons
+    from course.lesson_text import lesson_text
+
+    catalog = load_lessons(_lesson_paths(args, args.lessons))
+    lesson = catalog.lesson(args.slug)
+    sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson))
+    return 0
+
+
+def _add_export(commands: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
         "export", help="export check questions for course platforms", description="Export content for course platforms."
     )
@@ -128,6 +181,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export_checks_command.set_defaults(handler=_export_checks)
 
+
+def _export_checks(args: argparse.Namespace) -> int:
+    from course.exports import DEFAULT_TITLE, export_checks
+
+    fmt = "olx-library" if args.format == "olx" and args.olx_unit == "library" else args.format
+    paths = _lesson_paths(args, args.lessons)
+    course = _course_or_none(args)
+    title = args.title or (course.checks_title() if course else DEFAULT_TITLE)
+    result = export_checks(paths, fmt, args.out, title=title)
+    print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({fmt})")
+    return 0
+
+
+def _add_import(commands: argparse._SubParsersAction) -> None:
     import_command = commands.add_parser(
         "import",
         help="import check questions from course platforms",
@@ -143,6 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
     import_checks_command.add_argument("--out", required=True, type=Path, metavar="LESSON_FILE")
     import_checks_command.set_defaults(handler=_import_checks)
 
+
+def _import_checks(args: argparse.Namespace) -> int:
+    from course.imports import import_checks
+
+    path, count = import_checks(args.file, args.out)
+    print(f"{path}: {count} checks imported")
+    return 0
+
+
+def _add_exam(commands: argparse._SubParsersAction) -> None:
     exam = commands.add_parser(
         "exam",
         help="build exams from the check questions and grade them",
@@ -212,137 +289,6 @@ def build_parser() -> argparse.ArgumentParser:
     marks_import.add_argument("sheet", type=Path, metavar="FILE")
     _gradebook_options(marks_import)
     marks_import.set_defaults(handler=_exam_marks_import)
-    return parser
-
-
-def _gradebook_options(command: argparse.ArgumentParser, what: str = "the gradebook (default ./gradebook.db)") -> None:
-    command.add_argument("--gradebook", type=Path, metavar="PATH", help=what)
-    command.add_argument(
-        "--database-url", metavar="URL", help="the gradebook's database instead (default: $AUTOGRADER_DATABASE_URL)"
-    )
-
-
-def _book(args: argparse.Namespace):
-    """The gradebook a command names (made when there is none yet: exam marks may come first)."""
-    from gradebook.book import Gradebook
-
-    path = args.gradebook or Path("gradebook.db")
-    return Gradebook.open(path, args.database_url)
-
-
-def _exam_marks_export(args: argparse.Namespace) -> int:
-    from gradebook.exams import export_exam_marks
-
-    with _book(args) as book:
-        rows = export_exam_marks(book, args.exam, args.out)
-    print(f"{args.out}: {rows} open answers to mark")
-    return 0
-
-
-def _exam_marks_import(args: argparse.Namespace) -> int:
-    from gradebook.exams import import_exam_marks
-
-    with _book(args) as book:
-        result = import_exam_marks(book, args.exam, args.sheet)
-    for problem in result.problems:
-        print(f"{PROG}: {problem}", file=sys.stderr)
-    print(f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
-          f"{len(result.problems)} rows refused")  # fmt: skip
-    return 1 if result.problems else 0
-
-
-def _validate(args: argparse.Namespace) -> int:
-    from course.catalog import load_catalog
-
-    catalog = load_catalog(_lesson_paths(args, args.paths), item_writing=True)
-    _print_problems(catalog.problems, sys.stdout)
-    counts = [
-        (catalog.files, "file"),
-        (len(catalog.lessons), "lesson"),
-        (len(catalog.errors), "error"),
-        (len(catalog.warnings), "warning"),
-    ]
-    (files, lessons, errors, warnings) = [_plural(n, word) for n, word in counts]
-    print(f"{files}: {lessons}, {errors}, {warnings}", file=sys.stderr)
-    return 2 if catalog.errors else 0
-
-
-def _init(args: argparse.Namespace) -> int:
-    from course.folder import init_course
-
-    course = init_course(args.folder, args.title)
-    print(f"{args.folder}: course {course.title!r} with {len(course.modules)} module and an example assignment")
-    print(f"next: cd {args.folder} && course validate lessons && autograder grade example assignments/example/known")
-    return 0
-
-
-def _course(args: argparse.Namespace):
-    from course.folder import find_course
-
-    return find_course(args.course)
-
-
-def _course_or_none(args: argparse.Namespace):
-    from course.folder import find_course
-
-    try:
-        return find_course(args.course)
-    except CourseError:
-        if args.course:
-            raise
-        return None
-
-
-def _lesson_paths(args: argparse.Namespace, given: list[Path] | Path | None) -> list[Path]:
-    """The lesson files or folders a command was given, else its course's lesson folders."""
-    if given:
-        return list(given) if isinstance(given, list) else [given]
-    return _course(args).lesson_folders
-
-
-def _lessons(args: argparse.Namespace) -> int:
-    from course.catalog import load_catalog, load_folder
-    from course.lesson_text import lessons_table
-
-    folders = _lesson_paths(args, args.folder)
-    catalog = load_folder(folders[0]) if len(folders) == 1 else load_catalog(folders)
-    if catalog.lessons:
-        _console().print(lessons_table(catalog))
-    else:
-        print(f"no lessons in {', '.join(map(str, folders))}", file=sys.stderr)
-    _print_problems(catalog.problems, sys.stderr)
-    return 2 if catalog.errors else 0
-
-
-def _show(args: argparse.Namespace) -> int:
-    from course.catalog import load_catalog, load_folder
-    from course.lesson_text import lesson_text
-
-    folders = _lesson_paths(args, args.lessons)
-    catalog = load_folder(folders[0]) if len(folders) == 1 else load_catalog(folders)
-    lesson = catalog.lesson(args.slug)
-    sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson))
-    return 0
-
-
-def _export_checks(args: argparse.Namespace) -> int:
-    from course.exports import DEFAULT_TITLE, export_checks
-
-    fmt = "olx-library" if args.format == "olx" and args.olx_unit == "library" else args.format
-    paths = _lesson_paths(args, args.lessons)
-    course = _course_or_none(args)
-    title = args.title or (course.checks_title() if course else DEFAULT_TITLE)
-    result = export_checks(paths, fmt, args.out, title=title)
-    print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({fmt})")
-    return 0
-
-
-def _import_checks(args: argparse.Namespace) -> int:
-    from course.imports import import_checks
-
-    path, count = import_checks(args.file, args.out)
-    print(f"{path}: {count} checks imported")
-    return 0
 
 
 def _exam_build(args: argparse.Namespace) -> int:
@@ -362,36 +308,47 @@ def _exam_build(args: argparse.Namespace) -> int:
 
 
 def _exam_grade(args: argparse.Namespace) -> int:
-    from course.exams import grade_exam
-    from gradebook.database import database_url
-    from gradebook.exams import grade_exam_into_gradebook
+    from gradebook.exams import grade_exam_with_marks
 
-    if args.gradebook or database_url(args.database_url):
-        with _book(args) as book:
-            result = grade_exam_into_gradebook(book, args.exam, args.responses, args.out)
-    else:
-        result = grade_exam(args.exam, args.responses, args.out)
+    result = grade_exam_with_marks(args.exam, args.responses, args.out, args.gradebook, args.database_url)
     _print_problems(result.problems, sys.stderr)
     print(f"{args.out}: {result.graded} students graded")
     return 2 if any(p.severity == "error" for p in result.problems) else 0
 
 
-def _print_problems(problems: list[Problem], stream) -> None:
+def _gradebook_options(command: argparse.ArgumentParser, what: str = "the gradebook (default ./gradebook.db)") -> None:
+    gradebook_options(command, what)
+
+
+def _book(args: argparse.Namespace):
+    """The gradebook a command names (made when there is none yet: exam marks may come first)."""
+    return open_book(args, create=True)
+
+
+def _exam_marks_export(args: argparse.Namespace) -> int:
+    from gradebook.exams import export_exam_marks
+
+    with _book(args) as book:
+        rows = export_exam_marks(book, args.exam, args.out)
+    print(f"{one_line(str(args.out))}: {rows} open answers to mark")
+    return 0
+
+
+def _exam_marks_import(args: argparse.Namespace) -> int:
+    from gradebook.exams import import_exam_marks
+
+    with _book(args) as book:
+        result = import_exam_marks(book, args.exam, args.sheet)
+    common.problems(PROG, result.problems)
+    print(f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
+          f"{len(result.problems)} rows refused")  # fmt: skip
+    return 1 if result.problems else 0
+
+
+def _print_problems(problems: list[Problem], stream: TextIO) -> None:
     for problem in problems:
         print(problem, file=stream)
 
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
-
-
-def _console() -> Console:
-    # A pipe gets a wide table rather than rich's 80-column default, so nothing is cut.
-    return Console(width=None if sys.stdout.isatty() else 200, highlight=False)
-
-
-def _version() -> str:
-    try:
-        return version("gradewright")
-    except PackageNotFoundError:
-        return "unknown"

@@ -123,6 +123,12 @@ def load_catalog(paths: Iterable[Path | str], item_writing: bool = False) -> Cat
     return Catalog(lessons=lessons, problems=problems, files=files)
 
 
+def load_lessons(paths: list[Path]) -> Catalog:
+    """``course lessons`` and ``course show``: one folder's lessons (``load_folder``: a missing folder
+    is an error), or those of several files and folders."""
+    return load_folder(paths[0]) if len(paths) == 1 else load_catalog(paths)
+
+
 def load_folder(folder: Path | str = DEFAULT_FOLDER) -> Catalog:
     """The lessons of one folder (``lesson_data/`` by default); a missing folder is an error."""
     folder = Path(folder)

@@ -119,6 +119,24 @@ def find_course(explicit: Path | str | None = None, start: Path | None = None) -
     raise CourseFolderError(NOT_FOUND)
 
 
+def course_or_none(explicit: Path | str | None = None) -> CourseFolder | None:
+    """``find_course``, or None when no folder was named and there is no course.toml here or above
+    (a command that has its own defaults then)."""
+    try:
+        return find_course(explicit)
+    except CourseFolderError:
+        if explicit:
+            raise
+        return None
+
+
+def lesson_paths(given: Path | list[Path] | None, explicit: Path | str | None = None) -> list[Path]:
+    """The lesson files or folders a command was given, else its course's lesson folders."""
+    if given:
+        return list(given) if isinstance(given, list) else [given]
+    return find_course(explicit).lesson_folders
+
+
 def read_course(path: Path) -> CourseFolder:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

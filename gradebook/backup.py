@@ -96,8 +96,12 @@ class Restored(BaseModel):
 
 def backup(out: Path, gradebook: Path | None, url: str | None, state: Path | None) -> Backup:
     """Write the backup of the gradebook (the SQLite file ``gradebook``, or the database ``url``
-    names) and of the state folder ``state`` (None: none) to ``out``."""
+    names) and of the state folder ``state`` (None: none) to ``out``. Without either, the gradebook
+    is the state folder's gradebook.db where there is one (the service's), else ./gradebook.db."""
     url = database_url(url)
+    if gradebook is None and not url:
+        inside = state / "gradebook.db" if state is not None else None
+        gradebook = inside if inside is not None and inside.is_file() else Path("gradebook.db")
     if state is not None and not state.is_dir():
         raise GradebookError(f"{state}: no such state folder")
     out = out.absolute()

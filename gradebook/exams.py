@@ -129,6 +129,20 @@ def record_exam_mark(book: Gradebook, exam: Path, student_id: str, question: str
     )
 
 
+def grade_exam_with_marks(
+    exam: Path, responses: Path, out: Path, gradebook: Path | None = None, url: str | None = None
+) -> ExamGradeResult:
+    """``course exam grade``: with a gradebook named (``gradebook``, or the database ``url`` or
+    ``$AUTOGRADER_DATABASE_URL`` names), the open questions' marks counted and the results recorded
+    there (``grade_exam_into_gradebook``); without one, the sheets alone (``grade_exam``)."""
+    from .database import database_url
+
+    if not gradebook and not database_url(url):
+        return grade_exam(exam, responses, out)
+    with Gradebook.open(gradebook or Path("gradebook.db"), url) as book:
+        return grade_exam_into_gradebook(book, exam, responses, out)
+
+
 def grade_exam_into_gradebook(book: Gradebook, exam: Path, responses: Path, out: Path) -> ExamGradeResult:
     """``course exam grade`` with the open questions' marks counted, and each result recorded."""
     from .models import ExamResult

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.batch import BatchResult, GradeOptions, grade_batch, prepare_sandbox
 from autograder.reports.model import Report
-from autograder.submissions import Submission
+from autograder.submissions import Skipped, Submission
 
 if TYPE_CHECKING:
     from . import models
@@ -26,6 +26,38 @@ if TYPE_CHECKING:
 class GradeRun(BaseModel):
     batch: BatchResult
     not_on_roster: list[str] = []  # students graded whom the roster does not list (when there is one)
+    skipped_files: list[Skipped] = []  # files and folders not taken as submissions, and why (grade_paths)
+
+
+def grade_paths(
+    spec: AssignmentSpec,
+    paths: list[Path],
+    out: Path,
+    options: GradeOptions,
+    gradebook: Path | None = None,
+    database_url: str | None = None,
+    scheduler: str | None = None,
+    on_found: Callable[[int], None] | None = None,
+    on_result: Callable[[Submission, Report | None], None] | None = None,
+    on_refused: Callable[[str], None] | None = None,
+) -> GradeRun:
+    """``autograder grade``: the submissions in ``paths`` (files, or folders of them, nbgrader's
+    layout too; ``on_found`` hears how many) graded into ``out`` and the gradebook, on the Dask
+    cluster ``scheduler`` names (else ``$DASK_SCHEDULER_ADDRESS``), else here."""
+    from autograder.cluster import GradingNeeds
+    from autograder.distributed import executor_for
+    from autograder.submissions import find_submissions
+
+    discovery = find_submissions(paths, preferred=spec.released_notebook)
+    if on_found:
+        on_found(len(discovery.submissions))
+    needs = GradingNeeds.here(spec.sandbox_packages, options.unsafe_no_sandbox, [spec.folder])
+    with executor_for(scheduler, needs, on_refused) as executor:
+        run = grade_into_gradebook(
+            spec, discovery.submissions, out, options, gradebook=gradebook, database_url=database_url,
+            executor=executor, on_result=on_result,
+        )  # fmt: skip
+    return run.model_copy(update={"skipped_files": discovery.skipped})
 
 
 def grade_into_gradebook(

@@ -10,6 +10,7 @@ from autograder.batch import write_reports
 from untrusted import spreadsheet
 
 from .book import Gradebook
+from .files import MarksImport
 from .grades import current_grades
 
 
@@ -46,3 +47,14 @@ def write_current_reports(book: Gradebook, spec: AssignmentSpec, out: Path) -> i
 
 def number(value: float | None) -> str:
     return "" if value is None else f"{round(value, 6):g}"
+
+
+def import_marks_and_reports(book: Gradebook, spec: AssignmentSpec, sheet: Path, reports: Path | None) -> MarksImport:
+    """``autograder marks import``: the sheet's marks recorded (``import_marks``), then, with
+    ``reports``, every student's current reports rewritten there."""
+    from .marks import import_marks
+
+    result = import_marks(book, spec, sheet)
+    if reports:
+        write_current_reports(book, spec, reports)
+    return result

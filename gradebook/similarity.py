@@ -283,6 +283,24 @@ def similarity(
     return report
 
 
+def compare(
+    book: Gradebook,
+    spec: AssignmentSpec,
+    threshold: float = DEFAULT_THRESHOLD,
+    student: str | None = None,
+    progress: Progress | None = None,
+) -> SimilarityReport:
+    """``autograder similarity``: the class's report, computed and kept for the page (``run_now``,
+    by whoever runs the command); with ``student``, that student's latest submission against the
+    rest (``similar_to``, not kept). A threshold over 1 is 1."""
+    from .book import who
+
+    threshold = min(threshold, 1.0)
+    if student:
+        return similar_to(book, spec, student, threshold)
+    return run_now(book, spec, threshold, who(), progress)
+
+
 def similar_to(
     book: Gradebook, spec: AssignmentSpec, student_id: str, threshold: float = DEFAULT_THRESHOLD
 ) -> SimilarityReport:

@@ -9,10 +9,13 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .settings import MAX_UPLOAD_BYTES
-from .setup import DEMO_INSTRUCTOR, prepare  # prepare: shim for commands/, removed at merge
+from .setup import DEMO_INSTRUCTOR, prepare
+
+if TYPE_CHECKING:
+    from course.folder import CourseFolder
 
 
 def serve(course_root: Path, host: str, port: int, workers: int, database_url: str | None,
@@ -71,6 +74,27 @@ def _open_demo(course_root: Path, database_url: str | None, say: Callable[[str],
         names = ", ".join(username for username, _ in accounts)
         say(f"demo {role}{'s' if len(accounts) > 1 else ''}: {names} / {accounts[0][1]}")
     return demo.root
+
+
+def work(
+    course: CourseFolder, database_url: str | None, once: bool = False, scheduler: str | None = None,
+    unsafe_no_sandbox: bool = False, on_refused: Callable[[str], None] | None = None,
+) -> int:  # fmt: skip
+    """``autograder worker``: grade the queue's jobs, one at a time, until stopped (with ``once``:
+    until the queue is empty), here or on the Dask cluster ``scheduler`` names (else
+    ``$DASK_SCHEDULER_ADDRESS``). The number graded."""
+    prepare(course.root, database_url)
+    from autograder.batch import GradeOptions
+    from autograder.cluster import GradingNeeds
+    from autograder.distributed import executor_for
+
+    from .settings import state_folder
+    from .worker import run_worker
+
+    options = GradeOptions(jobs=1, unsafe_no_sandbox=unsafe_no_sandbox)
+    needs = GradingNeeds.here(course.sandbox.packages, unsafe_no_sandbox, [course.root])
+    with executor_for(scheduler, needs, on_refused) as executor:
+        return run_worker(course, state_folder(course.root), options, once=once, executor=executor)
 
 
 def application() -> Any:

@@ -42,6 +42,21 @@ CONTENT_SECURITY_POLICY = {
 }
 
 
+def course_state_folder(course: Path | None, must_exist: bool) -> Path | None:
+    """The state folder of the course (``course``, else the course.toml here or above), for a
+    backup (``must_exist``: only where there is one) or a restore; None outside any course."""
+    from course.errors import CourseError
+    from course.folder import find_course
+
+    try:
+        folder = find_course(course).root / STATE_FOLDER
+    except CourseError:
+        if course is not None:
+            raise
+        return None
+    return folder if folder.is_dir() or not must_exist else None
+
+
 def state_folder(course_root: Path) -> Path:
     folder = course_root / STATE_FOLDER
     try:

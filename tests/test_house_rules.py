@@ -17,12 +17,6 @@ pytestmark = pytest.mark.timeout(120)
 
 PACKAGES = ["course", "autograder", "untrusted", "gradebook", "commands", "service", "gradewright",
             "jupyterlab_gradewright"]  # fmt: skip
-# commands/ is rewritten by another branch this round: what it still states of a rule is listed here,
-# and each entry goes when that branch is merged (the test then holds for the whole tree).
-COMMANDS_STILL_STATE = {
-    "sandbox packages": {"commands/autograder.py"},  # autograder doctor's fallback outside a course
-    "grader version": {"commands/course.py"},  # course --version's own lookup
-}
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
@@ -248,10 +242,8 @@ def test_each_rule_is_stated_in_one_place(rule):
     found = list(finder())
     stated_at_home = [place for place in found if place[0] == home]
     elsewhere = [place for place in found if place[0] != home]
-    left_to_commands = [place for place in elsewhere if place[0] in COMMANDS_STILL_STATE.get(rule, set())]
     assert stated_at_home, f"{rule}: no longer found in {home}; the check would pass on anything"
-    assert len(left_to_commands) <= 1, f"{rule}: stated more than once in commands/: {left_to_commands}"
-    others = "; ".join(f"{f}:{line}: {what}" for f, line, what in elsewhere if (f, line, what) not in left_to_commands)
+    others = "; ".join(f"{f}:{line}: {what}" for f, line, what in elsewhere)
     assert not others, f"{rule}: stated outside {home}: {others}"
 
 

@@ -8,13 +8,14 @@ import json
 import os
 import shutil
 import sys
+from pathlib import Path
 
 from pydantic import BaseModel
 
 from .cgroups import parent_folder
 from .limits import Limits
 from .runners import make_runner, missing_for_sandbox
-from .runtime import missing_packages
+from .runtime import SANDBOX_PACKAGES, missing_packages
 from .session import Cell, StudentSession
 
 INSIDE = """
@@ -33,6 +34,21 @@ class Finding(BaseModel):
     what: str
     ok: bool
     detail: str
+
+
+def diagnose_course(course: Path | None = None, unsafe: bool = False) -> list[Finding]:
+    """``autograder doctor``: ``diagnose`` with the course's packages (``course``, else the
+    course.toml here or above); outside any course, with the default ones."""
+    from course.errors import CourseError
+    from course.folder import find_course
+
+    try:
+        packages = tuple(find_course(course).sandbox.packages)
+    except CourseError:
+        if course:
+            raise
+        packages = SANDBOX_PACKAGES
+    return diagnose(packages, unsafe)
 
 
 def diagnose(packages: tuple[str, ...], unsafe: bool = False) -> list[Finding]:

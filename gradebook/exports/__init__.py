@@ -6,20 +6,23 @@ what the platform will make of it, ``warnings(table) -> list[str]`` (in ``WARNIN
 from __future__ import annotations
 
 from functools import partial
+from importlib import import_module
 from pathlib import Path
 
 from autograder.assignment import Assignment as AssignmentSpec
 
 from ..book import Gradebook
+from ..formats import GRADE_FORMATS
 from ..grades import current_grades
-from . import canvas, moodle, plain
 from .canvas import canvas_ids
 from .table import GradesTable, Missing, StudentRow
 
 __all__ = ["FORMATS", "WARNINGS", "GradesTable", "Missing", "StudentRow", "export_grades", "grades_table"]
 
-FORMATS = {"canvas": canvas.write, "moodle": moodle.write, "csv": plain.write}
-WARNINGS = {"canvas": canvas.warnings, "moodle": moodle.warnings}
+_WRITERS = {name: import_module(f"{__name__}.{module}") for name, module in GRADE_FORMATS.items()}
+FORMATS = {name: writer.write for name, writer in _WRITERS.items()}
+WARNINGS = {name: writer.warnings for name, writer in _WRITERS.items() if hasattr(writer, "warnings")}
+
 
 
 def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing = "empty") -> GradesTable:

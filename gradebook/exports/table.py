@@ -3,13 +3,11 @@ registers the writers) so a writer never imports the module that imports it."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel
 
-# A student with nothing handed in: an empty cell, zero, or (skip) no row when they handed in none of
-# the file's assignments (Moodle clears a grade for an empty cell; a row left out changes nothing).
-Missing = Literal["empty", "zero", "skip"]
+from ..formats import Missing
+
+__all__ = ["GradesTable", "Missing", "StudentRow"]
 
 
 class StudentRow(BaseModel):

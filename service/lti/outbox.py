@@ -18,13 +18,18 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from autograder.assignment import course_assignment
+
 from .models import ScoreToSend
 from .scores import bind_line_item, service
+
+if TYPE_CHECKING:
+    from course.folder import CourseFolder
 
 logger = logging.getLogger("service.lti")
 SEND_TIMEOUT = 10.0  # seconds per call to a platform from the sender: a hung platform costs this, once a pass
@@ -48,6 +53,11 @@ class Outcome:
     @property
     def tried(self) -> int:
         return self.sent + len(self.waiting) + len(self.failed)
+
+    @property
+    def not_sent(self) -> list[str]:
+        """Every score that did not reach its platform in this pass, given up or to be tried again."""
+        return self.failed + self.waiting
 
 
 class _Refused(Exception):
@@ -256,9 +266,15 @@ class ScoreSender:
             connection.close()  # this thread's own connection
 
 
+def send_course_scores(course: CourseFolder, assignment: str | None = None) -> Outcome:
+    """``autograder lti send-scores [ASSIGNMENT]``: ``send_now`` with the course's assignment of
+    that name (or folder), or with none."""
+    return send_now(course_assignment(course, assignment) if assignment else None)
+
+
 def send_now(spec=None) -> Outcome:
-    """``autograder lti send-scores``: with an assignment, every student's current score on it into
-    the outbox first; then the outbox sent at once, failed scores too, whatever their wait."""
+    """With an assignment, every student's current score on it into the outbox first; then the
+    outbox sent at once, failed scores too, whatever their wait."""
     if spec is not None:
         from gradebook.models import Student
 

@@ -81,6 +81,13 @@ def add_platform(settings: PlatformSettings):
     return registration
 
 
+def register_platform(server: str, **fields) -> tuple[str, ToolAddresses]:
+    """``autograder lti add-platform``: the platform described by ``fields`` (``PlatformSettings``'
+    fields) registered; its name, and the tool's addresses on the site at ``server`` to give it."""
+    registration = add_platform(platform_settings(**fields))
+    return registration.name, tool_addresses(server, registration)
+
+
 def platform_settings(**fields) -> PlatformSettings:
     """Settings from a form or the command line; one line naming the field when one is wrong."""
     from pydantic import ValidationError
