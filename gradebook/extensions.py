@@ -4,6 +4,7 @@ own terms on an exam taken online (more minutes, a later close, more attempts: a
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autograder.assignment import Assignment as AssignmentSpec
@@ -88,3 +89,37 @@ def extend_exam(
         return given
 
     return book.run(record)
+
+
+def grant(
+    book: Gradebook,
+    student_id: str,
+    name: str,
+    *,
+    course: Path | None = None,
+    until: datetime | None = None,
+    extra_minutes: float | None = None,
+    attempts: int | None = None,
+) -> str:
+    """``autograder extend``: an extension of an assignment (``until``) or of an exam taken online
+    (more minutes, a later close, more attempts), by the name course.toml gives it; what was
+    recorded, in words."""
+    from autograder.assignment import find_assignment
+    from course.errors import CourseError
+    from course.folder import find_course
+
+    try:
+        exams = find_course(course).exam_folders
+    except CourseError:
+        exams = {}  # an assignment folder outside any course: find_assignment says what it needs
+    if name in exams:
+        given = extend_exam(book, student_id, name, extra_minutes=extra_minutes, until=until, attempts=attempts)
+        later = f", their own close {given.until.isoformat()}" if given.until else ""
+        return f"{name}: {given.extra_minutes:g} more minutes, {given.attempts} attempt(s){later}"
+    if extra_minutes is not None or attempts is not None:
+        raise BadEdit(f"{name}: --extra-minutes and --attempts are for an exam taken online; an assignment takes --until")
+    if until is None:
+        raise BadEdit(f"{name}: give --until, the student's own due time")
+    spec = find_assignment(name, course)
+    extend(book, student_id, spec, until)
+    return f"{spec.name} due {until.isoformat()}"

@@ -542,3 +542,48 @@ def test_written_answers_are_found_by_their_heading_when_the_metadata_is_gone(tm
     assert len(texts) == 2
     assert texts[0].startswith("The three pairs") and texts[1].startswith("Check by intervention")
     assert "written answer(s) to read" in written.feedback
+
+
+def test_an_exam_taken_online_extended_from_the_command_line(tmp_path, capsys):
+    """`autograder extend STUDENT EXAM`: a student's own terms on an exam (the service reads them
+    from the gradebook, tests/test_online_exams.py); what is not given stays as it was."""
+    from course.exams.build import build_exam
+
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copy(ROOT / "course.toml", course)
+    shutil.copytree(ROOT / "lesson_data", course / "lesson_data")
+    shutil.copytree(ROOT / "assignments", course / "assignments", ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "exams").mkdir()
+    build_exam(_roster(tmp_path), course / "exams" / "midterm", seed=3, questions=2, open_questions=0,
+               lessons=[course / "lesson_data"])  # fmt: skip
+    with (course / "course.toml").open("a") as manifest:
+        manifest.write('exams = ["exams/midterm"]\n')
+    book = ["--gradebook", str(tmp_path / "gradebook.db")]
+
+    def cli(capsys, *args) -> tuple[int, str, str]:  # this course's, not the shipped one
+        code = main(["--course", str(course), *map(str, args)])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    assert cli(capsys, "roster", "import", _roster(tmp_path), *book)[0] == 0
+
+    assert cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "30", *book)[:2] == (
+        0, "s001: midterm: 30 more minutes, 1 attempt(s)\n")  # fmt: skip
+    assert cli(capsys, "extend", "s001", "midterm", "--attempts", "2", "--until", "2026-12-09T18:00:00+00:00",
+               *book)[:2] == (0, "s001: midterm: 30 more minutes, 2 attempt(s), their own close "
+                                 "2026-12-09T18:00:00+00:00\n")  # fmt: skip
+    # Each mistake in one line, naming what is wrong; nothing recorded.
+    assert cli(capsys, "extend", "s001", "midterm", *book)[::2] == (
+        2, "autograder: midterm: give more minutes, a later close or more attempts\n")  # fmt: skip
+    assert cli(capsys, "extend", "nobody", "midterm", "--attempts", "3", *book)[0] == 2
+    assert cli(capsys, "extend", "s001", ASSIGNMENT, "--attempts", "3", *book)[::2] == (
+        2, f"autograder: {ASSIGNMENT}: --extra-minutes and --attempts are for an exam taken online; an assignment "
+        "takes --until\n")  # fmt: skip
+    assert cli(capsys, "extend", "s001", ASSIGNMENT, *book)[::2] == (
+        2, f"autograder: {ASSIGNMENT}: give --until, the student's own due time\n")  # fmt: skip
+    with pytest.raises(SystemExit) as usage:
+        cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "-5", *book)
+    assert usage.value.code == 2 and "'-5' is not a number of minutes" in capsys.readouterr().err
+    assert cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "0", *book)[1] == (
+        "s001: midterm: 0 more minutes, 2 attempt(s), their own close 2026-12-09T18:00:00+00:00\n")  # fmt: skip

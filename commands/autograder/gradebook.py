@@ -281,12 +281,18 @@ def _similarity(args: argparse.Namespace) -> int:
 def _add_extend(commands: argparse._SubParsersAction) -> None:
     extend = commands.add_parser(
         "extend", help="give a student more time",
-        description="Record an extension: the student's submissions are late only after --until.",
+        description="Record an extension. On an assignment, the student's submissions are late only after "
+        "--until. On an exam taken online (listed in course.toml), their own terms: --extra-minutes on the time "
+        "limit, --until a later close, --attempts in all; what is not given stays as it was.",
     )  # fmt: skip
     extend.add_argument("student", metavar="STUDENT")
-    extend.add_argument("assignment", metavar="ASSIGNMENT")
-    extend.add_argument("--until", required=True, type=_moment, metavar="TIME",
+    extend.add_argument("assignment", metavar="ASSIGNMENT_OR_EXAM")
+    extend.add_argument("--until", type=_moment, metavar="TIME",
                         help="ISO 8601 with a time zone, e.g. 2026-12-08T23:59:00+01:00")  # fmt: skip
+    extend.add_argument("--extra-minutes", type=number(float, 0, "a number of minutes"), metavar="N",
+                        help="an exam: minutes added to its time limit")  # fmt: skip
+    extend.add_argument("--attempts", type=number(int, 1, "a whole number"), metavar="N",
+                        help="an exam: the attempts they may take in all (one more grants another)")  # fmt: skip
     gradebook_options(extend)
     extend.set_defaults(handler=_extend)
 
@@ -302,11 +308,10 @@ def _moment(text: str) -> datetime:
 
 
 def _extend(args: argparse.Namespace) -> int:
-    from autograder.assignment import find_assignment
-    from gradebook.extensions import extend
+    from gradebook.extensions import grant
 
-    assignment = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book:
-        extend(book, args.student, assignment, args.until)
-    print(f"{shown(args.student)}: {assignment.name} due {args.until.isoformat()}")
+        said = grant(book, args.student, args.assignment, course=args.course, until=args.until,
+                     extra_minutes=args.extra_minutes, attempts=args.attempts)  # fmt: skip
+    print(f"{shown(args.student)}: {one_line(said)}")
     return 0
