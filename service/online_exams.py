@@ -31,8 +31,7 @@ from untrusted.mathml import answer_markdown
 from . import exam_sessions as sessions
 from .access import member_of, student_of
 from .errors import ExamRefused
-from .exam_models import ExamAccommodation, ExamAttempt, OnlineExam
-from .models import Member
+from .models import ExamAccommodation, ExamAttempt, Member, OnlineExam
 from .staff import staff_only
 
 _MARKDOWN = answer_markdown()  # the feedback: Markdown with math, never raw HTML

@@ -23,7 +23,7 @@ from typing import Any
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from .models import ScoreToSend
+from ..models import ScoreToSend
 from .scores import bind_line_item, service
 
 logger = logging.getLogger("service.lti")

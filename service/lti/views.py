@@ -235,8 +235,8 @@ def _fill_roster(lti_launch) -> None:
 
 def _placeable_exams() -> list[tuple[str, str]]:
     """The exams set up to be taken online: (the deep link page's value, the title)."""
-    from ..exam_models import OnlineExam
     from ..exam_sessions import folders
+    from ..models import OnlineExam
 
     names = set(folders())
     placeable = []
@@ -251,8 +251,8 @@ def _exam_key(name: str):
     """An online exam's key, or None for a name that is none (not listed, not set up, unreadable)."""
     from course.errors import ExamError
 
-    from ..exam_models import OnlineExam
     from ..exam_sessions import folders, key_of
+    from ..models import OnlineExam
 
     folder = folders().get(name)
     if folder is None or not OnlineExam.objects.filter(name=name).exists():
