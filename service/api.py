@@ -32,6 +32,7 @@ from .access import (
     job_for,
     member_of,
     shown_report,
+    staff_required,
     state,
     student_of,
 )  # fmt: skip
@@ -141,13 +142,12 @@ def notebook(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @api_view({"GET"})
+@staff_required
 def grades(request: HttpRequest, name: str) -> HttpResponse:
     """An assignment's current grades, for the course's staff: every student on the roster or with a
     submission (marks included, late penalty taken off, as the grade files have them)."""
     from gradebook.grades import current_grades
 
-    if not member_of(request.user).is_staff_member:
-        return error(403, "only the course's staff see everyone's grades")
     spec = assignment_or_404(name)
     listed = []
     for grade in current_grades(book(), spec, everyone=True):

@@ -22,10 +22,9 @@ from gradebook.errors import BadEdit
 from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
 from untrusted.mathml import answer_markdown
 
-from .access import book, course
+from .access import book, course, staff_required
 from .boundary import number
 from .exam_sessions import online_answer
-from .staff import staff_only
 
 _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
 
@@ -47,9 +46,9 @@ def _answers(folder: Path, question: str | None = None) -> list[OpenAnswer]:
 
 @login_required
 @require_safe
+@staff_required
 def exams_index(request: HttpRequest) -> HttpResponse:
     """The course's exams, each with its open questions: answers, and how many are still unmarked."""
-    staff_only(request)
     exams: list[dict[str, object]] = []
     for name, folder in course().exam_folders.items():
         try:
@@ -69,8 +68,8 @@ def exams_index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
-    staff_only(request)
     answers = _answers(_exam_or_404(name), question)
     if not answers:
         raise Http404("no such open question")
@@ -80,8 +79,8 @@ def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@staff_required
 def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -> HttpResponse:
-    staff_only(request)
     folder = _exam_or_404(name)
     answers = _answers(folder, question)
     position = next((i for i, answer in enumerate(answers) if answer.student_id == student_id), None)

@@ -21,9 +21,8 @@ from gradebook.models import Mark, Result, Submission
 from gradebook.rubrics import current_rubrics, edit_item
 from untrusted.mathml import answer_markdown
 
-from .access import assignment_or_404, book
+from .access import assignment_or_404, book, staff_required
 from .boundary import number
-from .staff import staff_only
 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
@@ -57,8 +56,8 @@ def _waiting(spec, questions: list[Question]) -> dict[str, set[int]]:
 
 @login_required
 @require_safe
+@staff_required
 def marking_index(request: HttpRequest, name: str) -> HttpResponse:
-    staff_only(request)
     spec = assignment_or_404(name)
     manual = [q for q in spec.questions if q.manual]
     answers = latest_rows(book(), spec.name).count() if manual else 0
@@ -69,8 +68,8 @@ def marking_index(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
-    staff_only(request)
     spec = assignment_or_404(name)
     question = _manual(spec, question_id)
     queue = _queue(spec.name)
@@ -84,8 +83,8 @@ def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResp
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@staff_required
 def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id: int) -> HttpResponse:
-    staff_only(request)
     spec = current_rubrics(book(), assignment_or_404(name))
     question = _manual(spec, question_id)
     queue = _queue(spec.name)
@@ -146,6 +145,7 @@ def _save(request: HttpRequest, question: Question, submission: Submission, mark
 
 @login_required
 @require_http_methods(["POST"])
+@staff_required
 def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
     """Change a rubric item's text and points, or add an item, from the marking page: every answer
     marked with the item is regraded at once (marks follow the items' current points), and the
@@ -154,7 +154,6 @@ def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpRespon
 
     from .lti.scores import score_changed
 
-    staff_only(request)
     spec = assignment_or_404(name)
     item_id = request.POST.get("item") or None
     try:

@@ -29,10 +29,9 @@ from gradebook.models import Student
 from untrusted.mathml import answer_markdown
 
 from . import exam_sessions as sessions
-from .access import member_of, student_of
+from .access import member_of, staff_only, student_of
 from .errors import ExamRefused
 from .models import ExamAccommodation, ExamAttempt, Member, OnlineExam
-from .staff import staff_only
 
 _MARKDOWN = answer_markdown()  # the feedback: Markdown with math, never raw HTML
 

@@ -10,9 +10,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from .access import assignment_or_404, job_for, member_of
+from .access import assignment_or_404, job_for, member_of, staff_required
 from .models import Job, ReviewMessage, ReviewRequest
-from .staff import staff_only
 
 MAX_MESSAGE = 4000
 
@@ -40,8 +39,8 @@ def ask(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["POST"])
+@staff_required
 def answer(request: HttpRequest, review_id: int) -> HttpResponse:
-    staff_only(request)
     review = ReviewRequest.objects.filter(id=review_id).select_related("job").first()
     if review is None:
         raise Http404("no such review request")
@@ -55,8 +54,8 @@ def answer(request: HttpRequest, review_id: int) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def open_reviews(request: HttpRequest) -> HttpResponse:
-    staff_only(request)
     waiting = ReviewRequest.objects.filter(state=ReviewRequest.OPEN).select_related("job", "job__student")
     return render(request, "service/reviews.html", {"reviews": waiting})
 

@@ -21,7 +21,7 @@ from gradebook.grades import CurrentGrade, current_grades
 from gradebook.history import history
 from gradebook.stats import statistics
 
-from .access import assignment_or_404, assignments, book, member_of
+from .access import assignment_or_404, assignments, book, staff_required
 from .boundary import number, posted_id
 from .models import Job
 
@@ -36,16 +36,11 @@ CHART_KEPT = 7 * 24 * 3600  # seconds a drawn chart stays in the cache unasked (
 PER_PAGE = 100  # the gradebook's rows on one page: filtered and sorted over the whole course first
 
 
-def staff_only(request: HttpRequest) -> None:
-    if not member_of(request.user).is_staff_member:
-        raise Http404("no such page")
-
-
 @login_required
 @require_safe
+@staff_required
 def gradebook_index(request: HttpRequest) -> HttpResponse:
     """The gradebook of the course's first assignment (the page links to the others)."""
-    staff_only(request)
     first = next(iter(assignments()), None)
     if first is None:
         raise Http404("the course has no assignment")
@@ -54,8 +49,8 @@ def gradebook_index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
-    staff_only(request)
     spec = assignment_or_404(name)
     # The whole course's grades in a fixed number of queries, without what only a report's own page
     # shows (the checks, the feedback texts); filtered and sorted, then one page of them is shown.
@@ -92,8 +87,8 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
-    staff_only(request)
     from gradebook.models import Submission
 
     try:
@@ -114,8 +109,8 @@ def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
-    staff_only(request)
     spec = assignment_or_404(name)
     stats = statistics(book(), spec, arrivals=False)  # the page shows no arrival times (the chart does)
     return render(request, "service/statistics.html", {"spec": spec, "stats": stats})
@@ -123,9 +118,9 @@ def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def statistics_chart(request: HttpRequest, name: str, chart_name: str) -> HttpResponse:
     """questions.png or overview.png, drawn on the server (as `autograder stats` draws them)."""
-    staff_only(request)
     from gradebook.stats import chart, overview_chart
 
     draw = {"questions": chart, "overview": overview_chart}.get(chart_name)
@@ -147,6 +142,7 @@ def statistics_chart(request: HttpRequest, name: str, chart_name: str) -> HttpRe
 
 @login_required
 @require_http_methods(["POST"])
+@staff_required
 def override(request: HttpRequest, job_id: int) -> HttpResponse:
     """Set (or, with an empty score, remove) a question's score on a graded submission, with a reason."""
     from django.contrib import messages
@@ -156,7 +152,6 @@ def override(request: HttpRequest, job_id: int) -> HttpResponse:
 
     from .access import job_for
 
-    staff_only(request)
     job = job_for(request.user, job_id)
     spec = assignment_or_404(job.assignment)
     question = next((q for q in spec.questions if q.id == request.POST.get("question")), None)
@@ -195,6 +190,7 @@ def _send_score(request: HttpRequest, spec, job) -> None:
 
 @login_required
 @require_http_methods(["POST"])
+@staff_required
 def regrade(request: HttpRequest, name: str) -> HttpResponse:
     """Queue a regrade: of one submission (``job``), of one student's latest (``student``), or of every
     student's latest submission of the assignment; of every question, or of one (``question``: its
@@ -203,7 +199,6 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
 
     from .access import job_for
 
-    staff_only(request)
     spec = assignment_or_404(name)
     question = request.POST.get("question", "")
     if question and question not in {q.id for q in spec.questions}:
@@ -235,6 +230,7 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@staff_required
 def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     """The assignment's last similarity report, read from the gradebook with its time, and the button
     that queues a new one. Never computed here: a worker computes what is queued (gradebook.similarity)
@@ -247,7 +243,6 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     class Threshold(forms.Form):
         threshold = forms.FloatField(min_value=0.0, max_value=1.0)
 
-    staff_only(request)
     spec = assignment_or_404(name)
     if request.method == "POST":
         form = Threshold(request.POST)
@@ -268,6 +263,7 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@staff_required
 def exports_page(request: HttpRequest) -> HttpResponse:
     """The grade files of `autograder grades export`, from the page: Canvas, Moodle or plain CSV."""
     import tempfile
@@ -275,7 +271,6 @@ def exports_page(request: HttpRequest) -> HttpResponse:
 
     from gradebook.exports import FORMATS, Missing, export_grades
 
-    staff_only(request)
     if request.method == "GET":
         return render(request, "service/exports.html", {"assignments": assignments().values(), "formats": FORMATS})
     chosen = [spec for name, spec in assignments().items() if name in request.POST.getlist("assignment")]
@@ -292,6 +287,7 @@ def exports_page(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def diff_page(request: HttpRequest, student_id: str, first: int, second: int) -> HttpResponse:
     """The code of two of a student's submissions, side by side, the changes marked (difflib, which
     escapes what it shows)."""
@@ -301,7 +297,6 @@ def diff_page(request: HttpRequest, student_id: str, first: int, second: int) ->
     from autograder.submissions import Unreadable, extract
     from gradebook.models import Submission
 
-    staff_only(request)
     rows = {s.id: s for s in Submission.objects.filter(student__student_id=student_id, id__in=[first, second])}
     if set(rows) != {first, second}:
         raise Http404("no such submissions of this student")

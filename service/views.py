@@ -17,6 +17,7 @@ from .access import (
     assignments,
     book,
     due_for,
+    instructor_required,
     job_for,
     member_of,
     shown_report,
@@ -50,7 +51,7 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
     student = student_of(request.user)
     member = member_of(request.user)
     if request.method == "POST" and request.POST.get("submissions") in {"open", "close"}:
-        return _open_or_close(request, spec.name, member)
+        return _open_or_close(request, spec.name)
     if request.method == "POST":
         upload = request.FILES.get("notebook")
         if upload is None:
@@ -67,14 +68,13 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
     context = {"spec": spec, "due": due_for(spec, student), "jobs": jobs, "refused": allowance(student, spec),
                "late": spec.due is not None and timezone.now() > (due_for(spec, student) or spec.due),
                "closed": ClosedAssignment.objects.filter(name=spec.name).first(),
-               "instructor": member.role == Member.INSTRUCTOR}  # fmt: skip
+               "instructor": member.is_instructor}  # fmt: skip
     return render(request, "service/assignment.html", context)
 
 
-def _open_or_close(request: HttpRequest, name: str, member: Member) -> HttpResponse:
+@instructor_required
+def _open_or_close(request: HttpRequest, name: str) -> HttpResponse:
     """The instructor opens or closes the assignment to hand-ins (a course setting: not a TA's)."""
-    if member.role != Member.INSTRUCTOR:
-        raise Http404("no such page")
     if request.POST["submissions"] == "close":
         ClosedAssignment.objects.get_or_create(name=name, defaults={"closed_by": request.user.get_username()})
         messages.info(request, "submissions are closed: students' hand-ins are refused until you open them")
@@ -127,6 +127,7 @@ ROSTER_PAGE = 500  # students on one page of the roster
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@instructor_required
 def roster_page(request: HttpRequest) -> HttpResponse:
     """The instructor's roster: import a roster CSV (as `autograder roster import`), and download the
     students' one-time sign-in links (as `autograder links`)."""
@@ -138,10 +139,7 @@ def roster_page(request: HttpRequest) -> HttpResponse:
     from gradebook.roster import import_roster
 
     from .accounts import sign_in_links
-    from .models import Member
 
-    if member_of(request.user).role != Member.INSTRUCTOR:
-        raise Http404("no such page")
     if request.method == "POST" and request.POST.get("action") == "links":
         with tempfile.TemporaryDirectory() as folder:
             out = Path(folder) / "links.csv"

@@ -30,6 +30,10 @@ class Member(models.Model):
     def is_staff_member(self) -> bool:
         return self.role in {self.INSTRUCTOR, self.TA}
 
+    @property
+    def is_instructor(self) -> bool:
+        return self.role == self.INSTRUCTOR
+
 
 class ApiToken(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
