@@ -197,6 +197,7 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
     hidden tests alone, the other results kept). Each is a job like any other."""
     from django.contrib import messages
 
+    from . import queue
     from .access import job_for
 
     spec = assignment_or_404(name)
@@ -210,16 +211,8 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
             raise BadRequest("the submission to regrade is named by its id, a whole number") from None
         originals = [job_for(request.user, job_id)]
     else:
-        latest: dict[int, Job] = {}
-        jobs = Job.objects.filter(assignment=spec.name, state=Job.GRADED).order_by("id")
-        if request.POST.get("student"):
-            jobs = jobs.filter(student__student_id=request.POST["student"])
-        for job in jobs:
-            latest[job.student_id] = job
-        originals = list(latest.values())
-    for job in originals:
-        Job.objects.create(student=job.student, assignment=job.assignment, file=job.file, question=question,
-                           original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True)  # fmt: skip
+        originals = queue.latest_graded(spec.name, request.POST.get("student") or None)
+    queue.regrade(originals, question)
     what = f"question {question} of " if question else ""
     messages.info(request, f"{what}{len(originals)} submissions queued to be graded again")
     back = request.POST.get("back", "")
