@@ -21,8 +21,8 @@ from gradebook.models import Mark, Result, Submission
 from gradebook.rubrics import current_rubrics, edit_item
 from untrusted.mathml import answer_markdown
 
+from . import forms
 from .access import assignment_or_404, book, staff_required
-from .boundary import number
 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
@@ -95,10 +95,11 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
     mark = Mark.objects.filter(student=submission.student, assignment=submission.assignment,
                                question_id=question.id).first()  # fmt: skip
     if request.method == "POST":
-        saved = _save(request, question, submission, mark)
+        form = forms.Mark(request.POST, items=[item.id for item in question.rubric])
+        saved = _save(request, form, question, submission, mark)
         if saved is None:
             return redirect(request.path)
-        following = queue[(position + 1) % len(queue)] if request.POST.get("then") == "next" else submission.id
+        following = queue[(position + 1) % len(queue)] if form.goes_on else submission.id
         return redirect("mark-answer", name=name, question_id=question_id, submission_id=following)
     result = Result.objects.filter(submission=submission, question_id=question.id).first()
     answers = (result.answers if result else {}) or {}
@@ -106,34 +107,33 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
         "spec": spec, "question": question, "submission": submission, "mark": mark,
         "score": mark_score(mark, question) if mark else None,
         "answer_html": [_MARKDOWN.render(text) for _, text in sorted(answers.items())],
-        "position": position + 1, "count": len(queue), "show_names": request.GET.get("names") == "1",
+        "position": position + 1, "count": len(queue), "show_names": forms.NamesShown(request.GET).value("names", False),
         "previous": queue[position - 1], "next": queue[(position + 1) % len(queue)],
         "rubric": [(n, item) for n, item in enumerate(question.rubric, start=1)],
     }  # fmt: skip
     return render(request, "service/mark_answer.html", context)
 
 
-def _save(request: HttpRequest, question: Question, submission: Submission, mark: Mark | None) -> Mark | None:
+def _save(request: HttpRequest, form: forms.Mark, question: Question, submission: Submission,
+          mark: Mark | None) -> Mark | None:  # fmt: skip
     """Record the grader's mark (the last save wins); None when the form was not valid."""
-    items = {item.id for item in question.rubric}
-    applied = [item for item in request.POST.getlist("rubric") if item in items]
-    try:
-        adjustment = number(request.POST.get("adjustment") or "0")
-        score = number(request.POST.get("score") or "0") if not question.rubric else 0.0
-    except ValueError:
+    if not form.is_valid():
         messages.error(request, "the score and the adjustment are numbers")
         return None
+    applied = form.cleaned_data["rubric"]
+    adjustment = form.value("adjustment", 0.0)
+    score = form.value("score", 0.0) if not question.rubric else 0.0
     if not question.rubric and not 0 <= score <= question.points:
         messages.error(request, f"the score is between 0 and {question.points:g}")
         return None
-    seen = request.POST.get("seen", "")
+    seen = form.cleaned_data["seen"]
     if mark is not None and mark.marked_at.isoformat() != seen:
         messages.warning(request, f"{mark.marked_by or 'another grader'} had marked this answer at "
                                   f"{mark.marked_at:%H:%M:%S}; your mark replaced theirs")  # fmt: skip
     saved, _ = Mark.objects.update_or_create(
         student=submission.student, assignment=submission.assignment, question_id=question.id,
         defaults={"submission": submission, "rubric": applied, "adjustment": adjustment if question.rubric else 0.0,
-                  "score": score, "comment": request.POST.get("comment", ""), "marked_at": timezone.now(),
+                  "score": score, "comment": form.cleaned_data["comment"], "marked_at": timezone.now(),
                   "marked_by": request.user.get_username()},
     )  # fmt: skip
     from .lti.scores import score_changed
@@ -155,11 +155,12 @@ def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpRespon
     from .lti.scores import score_changed
 
     spec = assignment_or_404(name)
-    item_id = request.POST.get("item") or None
+    form = forms.RubricItem(request.POST)
     try:
-        points = number(request.POST.get("points", ""))
-        item = edit_item(book(), spec, question_id, item_id, request.POST.get("text", ""), points,
-                         request.user.get_username())  # fmt: skip
+        if not form.is_valid():
+            raise ValueError(form.first_error())
+        item = edit_item(book(), spec, question_id, form.value("item"), form.cleaned_data["text"],
+                         form.cleaned_data["points"], request.user.get_username())  # fmt: skip
     except ValueError:
         messages.error(request, "an item's points are a number")
     except BadEdit as exc:
@@ -171,7 +172,7 @@ def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpRespon
             for problem in score_changed(spec, student):
                 messages.warning(request, problem)
         messages.success(request, f"rubric item {item.id!r} saved; {len(affected)} marks that use it follow it")
-    back = request.POST.get("back", "")
+    back = form.value("back", "")
     if back.startswith(f"/staff/marking/{spec.name}/"):  # only back to this assignment's marking pages
         return redirect(back)
     return redirect("marking", name=spec.name)

@@ -21,8 +21,8 @@ from gradebook.grades import CurrentGrade, current_grades
 from gradebook.history import history
 from gradebook.stats import statistics
 
+from . import forms
 from .access import assignment_or_404, assignments, book, staff_required
-from .boundary import number, posted_id
 from .models import Job
 
 FILTERS: dict[str, tuple[str, Callable[[CurrentGrade], bool]]] = {
@@ -57,21 +57,17 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
     grades = current_grades(book(), spec, everyone=True, detail=False)
     # The query is the page's own form: a filter, threshold or order it does not offer is left out,
     # as if it had not been asked for (a bookmark of an older page still opens).
-    shown = request.GET.get("show", "")
-    if shown in FILTERS:
+    form = forms.GradebookQuery(request.GET, filters=FILTERS, sorts=SORTS)
+    shown = form.value("show", "")
+    if shown:
         grades = [g for g in grades if FILTERS[shown][1](g)]
-    below = request.GET.get("below", "")
-    try:
-        threshold: float | None = number(below) if below else None
-    except ValueError:
-        threshold, below = None, ""
+    threshold: float | None = form.value("below")
+    below = form.data.get("below", "") if threshold is not None else ""  # shown again as it was typed
     if threshold is not None:
         grades = [g for g in grades if g.final_score is not None and g.final_score < threshold]
-    order = request.GET.get("sort", "student")
-    if order not in SORTS:
-        order = "student"
+    order = form.value("sort", "student")
     grades.sort(key=SORTS[order])
-    page = Paginator(grades, PER_PAGE).get_page(request.GET.get("page"))  # a page past the end: the last
+    page = Paginator(grades, PER_PAGE).get_page(form.value("page"))  # a page past the end: the last
     rows = [
         {"grade": g, "scores": [next((q for q in g.report.questions if q.id == question.id), None) if g.report else None
                                 for question in spec.questions]}
@@ -154,20 +150,17 @@ def override(request: HttpRequest, job_id: int) -> HttpResponse:
 
     job = job_for(request.user, job_id)
     spec = assignment_or_404(job.assignment)
-    question = next((q for q in spec.questions if q.id == request.POST.get("question")), None)
+    form = forms.Override(request.POST, questions=[q.id for q in spec.questions])
+    question = next((q for q in spec.questions if q.id == form.value("question")), None)
     if job.submission is None or question is None:
         raise Http404("no such graded question")
     key = {"student": job.student, "assignment": job.submission.assignment, "question_id": question.id}
-    text = request.POST.get("score", "").strip()
-    if not text:
+    if form.removes:
         Mark.objects.filter(**key, submission=job.submission).delete()
         _send_score(request, spec, job)
         return redirect("submission", job_id=job.id)
-    try:
-        score = number(text)
-    except ValueError:
-        score = -1.0  # refused below, with the form's own message
-    reason = request.POST.get("reason", "").strip()
+    score = form.value("score", -1.0)  # not a number: refused below, with the form's own message
+    reason = form.value("reason", "")
     if not 0 <= score <= question.points or not reason:
         messages.error(request, f"give a score between 0 and {question.points:g}, and the reason the student will read")
         return redirect("submission", job_id=job.id)
@@ -201,22 +194,21 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
     from .access import job_for
 
     spec = assignment_or_404(name)
-    question = request.POST.get("question", "")
-    if question and question not in {q.id for q in spec.questions}:
+    form = forms.Regrade(request.POST, questions=[q.id for q in spec.questions])
+    if "question" in form.errors:
         raise Http404("no such question")
-    if request.POST.get("job"):
-        try:
-            job_id = posted_id(request.POST["job"])
-        except ValueError:
-            raise BadRequest("the submission to regrade is named by its id, a whole number") from None
+    if "job" in form.errors:
+        raise BadRequest("the submission to regrade is named by its id, a whole number")
+    question, job_id = form.value("question", ""), form.value("job")
+    if job_id is not None:
         originals = [job_for(request.user, job_id)]
     else:
-        originals = queue.latest_graded(spec.name, request.POST.get("student") or None)
+        originals = queue.latest_graded(spec.name, form.value("student"))
     queue.regrade(originals, question)
     what = f"question {question} of " if question else ""
     messages.info(request, f"{what}{len(originals)} submissions queued to be graded again")
-    back = request.POST.get("back", "")
-    if back.startswith("/") and not back.startswith("//"):  # a page of this site, never another's
+    back = form.value("back")
+    if back:  # a page of this site, never another's
         return redirect(back)
     return redirect("gradebook", name=spec.name)
 
@@ -228,17 +220,13 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     """The assignment's last similarity report, read from the gradebook with its time, and the button
     that queues a new one. Never computed here: a worker computes what is queued (gradebook.similarity)
     while the page, reloading itself, shows how far it has got."""
-    from django import forms
     from django.contrib import messages
 
     from gradebook.similarity import DEFAULT_THRESHOLD, queue_run, report_of_run, runs_of
 
-    class Threshold(forms.Form):
-        threshold = forms.FloatField(min_value=0.0, max_value=1.0)
-
     spec = assignment_or_404(name)
     if request.method == "POST":
-        form = Threshold(request.POST)
+        form = forms.Threshold(request.POST)
         if form.is_valid():
             queue_run(book(), spec.name, form.cleaned_data["threshold"], request.user.get_username())
         else:
@@ -262,19 +250,19 @@ def exports_page(request: HttpRequest) -> HttpResponse:
     import tempfile
     from pathlib import Path
 
-    from gradebook.exports import FORMATS, Missing, export_grades
+    from gradebook.exports import FORMATS, export_grades
 
     if request.method == "GET":
         return render(request, "service/exports.html", {"assignments": assignments().values(), "formats": FORMATS})
-    chosen = [spec for name, spec in assignments().items() if name in request.POST.getlist("assignment")]
-    form = request.POST.get("format", "")
-    if not chosen or form not in FORMATS:
-        raise BadRequest("choose a format and at least one assignment")
-    missing: Missing = "zero" if request.POST.get("missing") == "zero" else "empty"
+    form = forms.Export(request.POST, assignments=assignments(), formats=FORMATS)
+    if not form.is_valid():
+        raise BadRequest(f"choose a format and at least one assignment ({form.first_error()})")
+    chosen = [spec for name, spec in assignments().items() if name in form.cleaned_data["assignment"]]
+    kind, missing = form.cleaned_data["format"], form.cleaned_data["missing"]
     with tempfile.TemporaryDirectory() as folder:
-        path, _ = export_grades(book(), chosen, form, Path(folder) / "grades.csv", missing)
+        path, _ = export_grades(book(), chosen, kind, Path(folder) / "grades.csv", missing)
         response = HttpResponse(path.read_bytes(), content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="grades-{form}.csv"'
+    response["Content-Disposition"] = f'attachment; filename="grades-{kind}.csv"'
     return response
 
 

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from .. import forms
 from ..access import instructor_required
 from ..errors import LtiError
 from .outbox import retry_failed, unsent
@@ -23,13 +24,15 @@ FIELDS = ("name", "issuer", "client_id", "auth_url", "token_url", "keyset_url")
 @require_http_methods(["GET", "POST"])
 @instructor_required
 def platforms_page(request: HttpRequest) -> HttpResponse:
-    if request.method == "POST" and request.POST.get("action") == "retry":
+    form = forms.Platform(request.POST)
+    if request.method == "POST" and form.value("action") == "retry":
         count = retry_failed()
         messages.success(request, f"{count} failed scores will be sent again")
         return redirect("platforms")
     if request.method == "POST":
-        fields = {name: request.POST.get(name, "").strip() for name in FIELDS}
-        fields["deployment_ids"] = request.POST.get("deployment_ids", "").replace(",", " ").split()
+        # Every field is text here, checked by platform_settings, which names the one it refuses.
+        fields = {name: form.value(name, "") for name in FIELDS}
+        fields["deployment_ids"] = form.value("deployment_ids", [])
         try:
             registration = add_platform(platform_settings(**fields))
         except LtiError as exc:
