@@ -1,3 +1,4 @@
+from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path, register_converter
 from django.views.decorators.http import require_safe
@@ -75,4 +76,6 @@ urlpatterns = [
     # (JupyterHub's default address for a service's: <prefix>oauth_callback).
     path("hub/login/", hub.hub_login, name="hub-login"),
     path("oauth_callback", hub.oauth_callback, name="hub-oauth-callback"),
+    # Django's admin, the instructor's fallback console (service/console.py: who gets in).
+    path("admin/", admin.site.urls),
 ]
