@@ -6,6 +6,7 @@ answer a student. The tables are registered by gradebook/admin.py and service/ad
 
 from __future__ import annotations
 
+from functools import wraps
 from typing import Any
 
 from django.conf import settings
@@ -38,5 +39,17 @@ class ConsoleSite(admin.AdminSite):
         return redirect_to_login(request.GET.get("next") or request.path, settings.LOGIN_URL)
 
     def admin_view(self, view: Any, cacheable: bool = False) -> Any:
-        # A method the admin does not take is a 405 with Allow, as everywhere on the site.
-        return super().admin_view(require_http_methods(["GET", "HEAD", "POST"])(view), cacheable)
+        """Each console page: a visitor not signed in is sent to the site's sign-in page, a member who
+        is not let in is answered 404 (before the admin's own redirect to its sign-in form); a method
+        the admin does not take is a 405 with Allow, as everywhere on the site."""
+        inner = super().admin_view(view, cacheable)
+
+        @wraps(inner)
+        def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+            if not self.has_permission(request):
+                raise Http404("no such page")
+            return inner(request, *args, **kwargs)
+
+        return require_http_methods(["GET", "HEAD", "POST"])(checked)
