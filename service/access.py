@@ -72,11 +72,11 @@ def student_of(user) -> Student:
     return member.student
 
 
-def _refuse(request: HttpRequest) -> NoReturn:
+def _refuse(request: HttpRequest, reason: str) -> NoReturn:
     """A page the account may not see is a 404, the same as one that does not exist (it reveals
     nothing); under /api/v1/ a 403 with its reason, as JSON (service/boundary.py's handler403)."""
     if is_api(request):
-        raise PermissionDenied(STAFF_ONLY_API)
+        raise PermissionDenied(reason)
     raise Http404("no such page")
 
 
@@ -84,7 +84,7 @@ def staff_only(request: HttpRequest) -> None:
     """Refuse anyone but the course's staff (instructors and teaching assistants): the check itself,
     which ``staff_required`` makes before its view runs."""
     if not member_of(request.user).is_staff_member:
-        _refuse(request)
+        _refuse(request, STAFF_ONLY_API)
 
 
 def staff_required(view: View) -> View:
@@ -105,7 +105,7 @@ def instructor_required(view: View) -> View:
     @wraps(view)
     def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
         if not member_of(request.user).is_instructor:
-            _refuse(request)
+            _refuse(request, "only the course's instructors change its settings")
         return view(request, *args, **kwargs)
 
     return checked  # type: ignore[return-value]
