@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from functools import cache
+from functools import cache, wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 from django.conf import settings
-from django.http import Http404
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest
 from django.utils import timezone
 
 from autograder.assignment import Assignment as AssignmentSpec
@@ -21,7 +23,12 @@ from gradebook.grades import report_of
 from gradebook.models import STAFF_PREFIX, Student
 from untrusted.text import bounded, storable
 
+from .boundary import is_api
 from .models import Job, Member
+
+View = TypeVar("View", bound=Callable[..., Any])
+# The API's one staff endpoint is the grades (GET /api/v1/assignments/<name>/grades): its refusal.
+STAFF_ONLY_API = "only the course's staff see everyone's grades"
 
 
 @cache
@@ -64,6 +71,45 @@ def student_of(user) -> Student:
         member.student, _ = Student.objects.get_or_create(student_id=f"{STAFF_PREFIX}{user.username}")
         member.save(update_fields=["student"])
     return member.student
+
+
+def _refuse(request: HttpRequest, reason: str) -> NoReturn:
+    """A page the account may not see is a 404, the same as one that does not exist (it reveals
+    nothing); under /api/v1/ a 403 with its reason, as JSON (service/boundary.py's handler403)."""
+    if is_api(request):
+        raise PermissionDenied(reason)
+    raise Http404("no such page")
+
+
+def staff_only(request: HttpRequest) -> None:
+    """Refuse anyone but the course's staff (instructors and teaching assistants): the check itself,
+    which ``staff_required`` makes before its view runs."""
+    if not member_of(request.user).is_staff_member:
+        _refuse(request, STAFF_ONLY_API)
+
+
+def staff_required(view: View) -> View:
+    """The view is the course's staff's. Put it under ``login_required`` (or ``api_view``), so that
+    an anonymous visitor is sent to sign in first, and under the method's check, as the views have it."""
+
+    @wraps(view)
+    def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        staff_only(request)
+        return view(request, *args, **kwargs)
+
+    return checked  # type: ignore[return-value]
+
+
+def instructor_required(view: View) -> View:
+    """The view changes the course's settings: the instructor's only, never a teaching assistant's."""
+
+    @wraps(view)
+    def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if not member_of(request.user).is_instructor:
+            _refuse(request, "only the course's instructors change its settings")
+        return view(request, *args, **kwargs)
+
+    return checked  # type: ignore[return-value]
 
 
 def job_for(user, job_id: int) -> Job:

@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from . import hub
+from . import forms, hub
 from .access import (
     assignment_or_404,
     assignments,
@@ -32,6 +32,7 @@ from .access import (
     job_for,
     member_of,
     shown_report,
+    staff_required,
     state,
     student_of,
 )  # fmt: skip
@@ -141,13 +142,12 @@ def notebook(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @api_view({"GET"})
+@staff_required
 def grades(request: HttpRequest, name: str) -> HttpResponse:
     """An assignment's current grades, for the course's staff: every student on the roster or with a
     submission (marks included, late penalty taken off, as the grade files have them)."""
     from gradebook.grades import current_grades
 
-    if not member_of(request.user).is_staff_member:
-        return error(403, "only the course's staff see everyone's grades")
     spec = assignment_or_404(name)
     listed = []
     for grade in current_grades(book(), spec, everyone=True):
@@ -169,13 +169,14 @@ def submissions(request: HttpRequest) -> HttpResponse:
     student = student_of(request.user)
     if request.method == "GET":
         jobs = Job.objects.filter(student=student).order_by("-id")
-        if request.GET.get("assignment"):
-            jobs = jobs.filter(assignment=request.GET["assignment"])
+        if assignment := forms.SubmissionsQuery(request.GET).value("assignment"):
+            jobs = jobs.filter(assignment=assignment)
         return JsonResponse({"submissions": [_job(job) for job in jobs]})
-    spec = assignment_or_404(request.POST.get("assignment", ""))
-    upload = request.FILES.get("file")
-    if upload is None:
+    form = forms.ApiHandIn(request.POST, request.FILES)
+    spec = assignment_or_404(form.value("assignment", ""))
+    if "file" in form.errors:
         return error(400, "send the notebook as the multipart field 'file'")
+    upload = form.cleaned_data["file"]
     try:
         job = store(state(), student, spec, upload.name or "", read_upload(upload))
     except UploadRefused as refused:

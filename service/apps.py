@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class ServiceConfig(AppConfig):
@@ -6,3 +7,10 @@ class ServiceConfig(AppConfig):
     label = "service"
     verbose_name = "Grading service"
     default_auto_field = "django.db.models.BigAutoField"
+
+
+class ConsoleConfig(admin_apps.AdminConfig):
+    """Django's admin, with the service's site (service/console.py) as its default one."""
+
+    default = False  # named in INSTALLED_APPS; ServiceConfig stays the service app's own
+    default_site = "service.console.ConsoleSite"

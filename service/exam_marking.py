@@ -22,10 +22,9 @@ from gradebook.errors import BadEdit
 from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
 from untrusted.mathml import answer_markdown
 
-from .access import book, course
-from .boundary import number
+from . import forms
+from .access import book, course, staff_required
 from .exam_sessions import online_answer
-from .staff import staff_only
 
 _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
 
@@ -47,9 +46,9 @@ def _answers(folder: Path, question: str | None = None) -> list[OpenAnswer]:
 
 @login_required
 @require_safe
+@staff_required
 def exams_index(request: HttpRequest) -> HttpResponse:
     """The course's exams, each with its open questions: answers, and how many are still unmarked."""
-    staff_only(request)
     exams: list[dict[str, object]] = []
     for name, folder in course().exam_folders.items():
         try:
@@ -69,8 +68,8 @@ def exams_index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
-    staff_only(request)
     answers = _answers(_exam_or_404(name), question)
     if not answers:
         raise Http404("no such open question")
@@ -80,8 +79,8 @@ def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@staff_required
 def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -> HttpResponse:
-    staff_only(request)
     folder = _exam_or_404(name)
     answers = _answers(folder, question)
     position = next((i for i, answer in enumerate(answers) if answer.student_id == student_id), None)
@@ -90,14 +89,15 @@ def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -
     answer = answers[position]
     following = answers[(position + 1) % len(answers)]
     if request.method == "POST":
-        if _save(request, folder, answer):
-            then = following if request.POST.get("then") == "next" else answer
+        form = forms.ExamMark(request.POST)
+        if _save(request, form, folder, answer):
+            then = following if form.goes_on else answer
             return redirect("exam-mark", name=name, question=question, student_id=then.student_id)
         return redirect(request.path)
     context = {
         "name": name, "title": load_key(folder).title, "answer": answer, "points": OPEN_POINTS,
         "text_html": _MARKDOWN.render(answer.text), "position": position + 1, "count": len(answers),
-        "to_mark": sum(a.score is None for a in answers), "show_names": request.GET.get("names") == "1",
+        "to_mark": sum(a.score is None for a in answers), "show_names": forms.NamesShown(request.GET).value("names", False),
         "previous": answers[position - 1].student_id, "next": following.student_id,
         # Taken online: the student's typed answer (service/exam_sessions.py), not a paper sheet.
         "online": online_answer(name, answer.student_id, answer.question),
@@ -105,18 +105,16 @@ def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -
     return render(request, "service/mark_exam_answer.html", context)
 
 
-def _save(request: HttpRequest, folder: Path, answer: OpenAnswer) -> bool:
-    try:
-        score = number(request.POST.get("score", ""))
-    except ValueError:
+def _save(request: HttpRequest, form: forms.ExamMark, folder: Path, answer: OpenAnswer) -> bool:
+    if not form.is_valid():
         messages.error(request, f"the score is a number between 0 and {OPEN_POINTS:g}")
         return False
-    seen = request.POST.get("seen", "")
+    score, seen = form.cleaned_data["score"], form.cleaned_data["seen"]
     if answer.marked_at is not None and answer.marked_at.isoformat() != seen:
         messages.warning(request, f"another grader had marked this answer at {answer.marked_at:%H:%M:%S}; "
                                   "your mark replaced theirs")  # fmt: skip
     try:
-        record_exam_mark(book(), folder, answer.student_id, answer.question, score, request.POST.get("comment", ""))
+        record_exam_mark(book(), folder, answer.student_id, answer.question, score, form.cleaned_data["comment"])
     except BadEdit as exc:
         messages.error(request, str(exc))
         return False

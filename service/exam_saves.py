@@ -23,7 +23,7 @@ from datetime import datetime
 from django.db import DatabaseError, close_old_connections, transaction
 
 from .errors import ExamRefused
-from .exam_models import ExamAnswer, ExamAttempt, ExamLogEntry
+from .models import ExamAnswer, ExamAttempt, ExamLogEntry
 
 MOST_IN_ONE_COMMIT = 500
 ANSWER_WITHIN = 30.0  # seconds a save waits for its commit before the student is told to try again

@@ -38,8 +38,8 @@ from untrusted import spreadsheet
 from . import exam_saves
 from .access import book, course, state
 from .errors import ExamRefused
-from .exam_models import ExamAttempt, ExamLogEntry, OnlineExam
 from .lti.exam_scores import send_exam_score
+from .models import ExamAttempt, ExamLogEntry, OnlineExam
 
 MAX_TEXT = 20_000  # an open question's answer, in characters
 

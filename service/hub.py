@@ -221,7 +221,9 @@ def hub_login(request: HttpRequest) -> HttpResponse:
     if not enabled():
         return _refusal(request, HubRefused(404, "this site is not a JupyterHub service; sign in with your password"))
     oauth = _oauth()
-    next_url = request.GET.get("next", "")
+    from .forms import HubLogin
+
+    next_url = HubLogin(request.GET).value("next", "")
     if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
         next_url = ""
     verifier, challenge, method = oauth.generate_pkce_code_challenge()
@@ -238,17 +240,19 @@ def oauth_callback(request: HttpRequest) -> HttpResponse:
     then says is whose; that account is signed in."""
     if not enabled():
         return _refusal(request, HubRefused(404, "this site is not a JupyterHub service"))
+    from .forms import HubCallback
+
     pending = request.session.pop(SESSION_STATE, None)
-    if request.GET.get("error"):
+    answer = HubCallback(request.GET)
+    if error := answer.value("error"):
         return _refusal(
             request,
             HubRefused(
                 403,
-                "the hub did not authorize the sign-in: "
-                f"{request.GET.get('error_description') or request.GET['error']}"[:300],
+                f"the hub did not authorize the sign-in: {answer.value('error_description') or error}"[:300],
             ),
         )
-    code, state = request.GET.get("code", ""), request.GET.get("state", "")
+    code, state = answer.value("code", ""), answer.value("state", "")
     if not isinstance(pending, dict) or not code or not secrets.compare_digest(state, str(pending.get("state", ""))):
         return _refusal(request, HubRefused(400, "this sign-in was not started here or has been used already; "
                                             "open the site again from the hub"))  # fmt: skip

@@ -21,9 +21,8 @@ from gradebook.models import Mark, Result, Submission
 from gradebook.rubrics import current_rubrics, edit_item
 from untrusted.mathml import answer_markdown
 
-from .access import assignment_or_404, book
-from .boundary import number
-from .staff import staff_only
+from . import forms
+from .access import assignment_or_404, book, staff_required
 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
@@ -57,8 +56,8 @@ def _waiting(spec, questions: list[Question]) -> dict[str, set[int]]:
 
 @login_required
 @require_safe
+@staff_required
 def marking_index(request: HttpRequest, name: str) -> HttpResponse:
-    staff_only(request)
     spec = assignment_or_404(name)
     manual = [q for q in spec.questions if q.manual]
     answers = latest_rows(book(), spec.name).count() if manual else 0
@@ -69,8 +68,8 @@ def marking_index(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
-    staff_only(request)
     spec = assignment_or_404(name)
     question = _manual(spec, question_id)
     queue = _queue(spec.name)
@@ -84,8 +83,8 @@ def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResp
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@staff_required
 def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id: int) -> HttpResponse:
-    staff_only(request)
     spec = current_rubrics(book(), assignment_or_404(name))
     question = _manual(spec, question_id)
     queue = _queue(spec.name)
@@ -96,10 +95,11 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
     mark = Mark.objects.filter(student=submission.student, assignment=submission.assignment,
                                question_id=question.id).first()  # fmt: skip
     if request.method == "POST":
-        saved = _save(request, question, submission, mark)
+        form = forms.Mark(request.POST, items=[item.id for item in question.rubric])
+        saved = _save(request, form, question, submission, mark)
         if saved is None:
             return redirect(request.path)
-        following = queue[(position + 1) % len(queue)] if request.POST.get("then") == "next" else submission.id
+        following = queue[(position + 1) % len(queue)] if form.goes_on else submission.id
         return redirect("mark-answer", name=name, question_id=question_id, submission_id=following)
     result = Result.objects.filter(submission=submission, question_id=question.id).first()
     answers = (result.answers if result else {}) or {}
@@ -107,26 +107,25 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
         "spec": spec, "question": question, "submission": submission, "mark": mark,
         "score": mark_score(mark, question) if mark else None,
         "answer_html": [_MARKDOWN.render(text) for _, text in sorted(answers.items())],
-        "position": position + 1, "count": len(queue), "show_names": request.GET.get("names") == "1",
+        "position": position + 1, "count": len(queue), "show_names": forms.NamesShown(request.GET).value("names", False),
         "previous": queue[position - 1], "next": queue[(position + 1) % len(queue)],
         "rubric": [(n, item) for n, item in enumerate(question.rubric, start=1)],
     }  # fmt: skip
     return render(request, "service/mark_answer.html", context)
 
 
-def _save(request: HttpRequest, question: Question, submission: Submission, mark: Mark | None) -> Mark | None:
+def _save(request: HttpRequest, form: forms.Mark, question: Question, submission: Submission,
+          mark: Mark | None) -> Mark | None:  # fmt: skip
     """Record the grader's mark (the last save wins); None when the form was not valid."""
-    items = {item.id for item in question.rubric}
-    applied = [item for item in request.POST.getlist("rubric") if item in items]
-    try:
-        adjustment = number(request.POST.get("adjustment") or "0")
-        score = number(request.POST.get("score") or "0") if not question.rubric else 0.0
-    except ValueError:
+    if not form.is_valid():
         messages.error(request, "the score and the adjustment are numbers")
         return None
-    seen = request.POST.get("seen", "")
+    applied = form.cleaned_data["rubric"]
+    adjustment = form.value("adjustment", 0.0)
+    score = form.value("score", 0.0) if not question.rubric else 0.0
+    seen = form.cleaned_data["seen"]
     try:
-        saved = give_mark(book(), submission, question, score, request.POST.get("comment", ""),
+        saved = give_mark(book(), submission, question, score, form.cleaned_data["comment"],
                           request.user.get_username(), rubric=applied,
                           adjustment=adjustment if question.rubric else 0.0)  # fmt: skip
     except BadEdit as exc:  # the score out of the question's bounds: the form's error
@@ -144,6 +143,7 @@ def _save(request: HttpRequest, question: Question, submission: Submission, mark
 
 @login_required
 @require_http_methods(["POST"])
+@staff_required
 def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
     """Change a rubric item's text and points, or add an item, from the marking page: every answer
     marked with the item is regraded at once (marks follow the items' current points), and the
@@ -152,13 +152,13 @@ def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpRespon
 
     from .lti.scores import score_changed
 
-    staff_only(request)
     spec = assignment_or_404(name)
-    item_id = request.POST.get("item") or None
+    form = forms.RubricItem(request.POST)
     try:
-        points = number(request.POST.get("points", ""))
-        item = edit_item(book(), spec, question_id, item_id, request.POST.get("text", ""), points,
-                         request.user.get_username())  # fmt: skip
+        if not form.is_valid():
+            raise ValueError(form.first_error())
+        item = edit_item(book(), spec, question_id, form.value("item"), form.cleaned_data["text"],
+                         form.cleaned_data["points"], request.user.get_username())  # fmt: skip
     except ValueError:
         messages.error(request, "an item's points are a number")
     except BadEdit as exc:
@@ -170,7 +170,7 @@ def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpRespon
             for problem in score_changed(spec, student):
                 messages.warning(request, problem)
         messages.success(request, f"rubric item {item.id!r} saved; {len(affected)} marks that use it follow it")
-    back = request.POST.get("back", "")
+    back = form.value("back", "")
     if back.startswith(f"/staff/marking/{spec.name}/"):  # only back to this assignment's marking pages
         return redirect(back)
     return redirect("marking", name=spec.name)

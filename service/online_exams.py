@@ -31,11 +31,9 @@ from gradebook.models import ExamExtension, Student
 from untrusted.mathml import answer_markdown
 
 from . import exam_sessions as sessions
-from .access import book, member_of, student_of
+from .access import book, member_of, staff_only, student_of
 from .errors import ExamRefused
-from .exam_models import ExamAttempt, OnlineExam
-from .models import Member
-from .staff import staff_only
+from .models import ExamAttempt, Member, OnlineExam
 
 _MARKDOWN = answer_markdown()  # the feedback: Markdown with math, never raw HTML
 

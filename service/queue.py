@@ -1,4 +1,5 @@
-"""The queue of hand-ins, in the database. A worker claims the oldest queued job in a transaction
+"""The queue of hand-ins, in the database: jobs are made here (a hand-in's by ``service.uploads``, a
+regrade's by ``regrade``) and claimed, renewed and ended here. A worker claims the oldest queued job in a transaction
 (PostgreSQL skips rows another worker holds; SQLite lets one writer at a time) with a lease, renews
 the lease while it grades (``Lease``), and records the grade and ends the job in one transaction
 (``service.worker``). A job whose worker died is claimed again once its lease expires; after
@@ -18,6 +19,28 @@ LEASE = timedelta(seconds=60)
 RENEW_EVERY = 15.0  # seconds: a lease is renewed well before it expires
 MAX_ATTEMPTS = 3
 GAVE_UP = "the grader stopped during every attempt"
+
+
+def latest_graded(assignment: str, student_id: str | None = None) -> list[Job]:
+    """Each student's latest graded job of the assignment (or that one student's): what a regrade of
+    the whole assignment grades again."""
+    latest: dict[int, Job] = {}
+    jobs = Job.objects.filter(assignment=assignment, state=Job.GRADED).order_by("id")
+    if student_id is not None:
+        jobs = jobs.filter(student__student_id=student_id)
+    for job in jobs:
+        latest[job.student_id] = job
+    return list(latest.values())
+
+
+def regrade(originals: list[Job], question: str = "") -> list[Job]:
+    """Queue each job's file to be graded again (even a file graded before): of every question, or of
+    ``question`` alone (its hidden tests, the other results kept). Each is a job like any other."""
+    return [
+        Job.objects.create(student=job.student, assignment=job.assignment, file=job.file, question=question,
+                           original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True)
+        for job in originals
+    ]  # fmt: skip
 
 
 def claim(worker: str) -> Job | None:

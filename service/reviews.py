@@ -10,9 +10,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from .access import assignment_or_404, job_for, member_of
+from . import forms
+from .access import assignment_or_404, job_for, member_of, staff_required
 from .models import Job, ReviewMessage, ReviewRequest
-from .staff import staff_only
 
 MAX_MESSAGE = 4000
 
@@ -25,11 +25,11 @@ def ask(request: HttpRequest, job_id: int) -> HttpResponse:
     if member_of(request.user).is_staff_member or job.state != Job.GRADED:
         raise Http404("no such submission to review")
     spec = assignment_or_404(job.assignment)
-    question = request.POST.get("question", "")
-    text = request.POST.get("message", "").strip()[:MAX_MESSAGE]
-    if question not in {q.id for q in spec.questions} or not text:
+    form = forms.ReviewAsk(request.POST, questions=[q.id for q in spec.questions], longest=MAX_MESSAGE)
+    if not form.is_valid():
         messages.error(request, "say which question, and why it should be looked at again")
         return redirect("submission", job_id=job.id)
+    question, text = form.cleaned_data["question"], form.cleaned_data["message"]
     review, _ = ReviewRequest.objects.get_or_create(job=job, question_id=question, defaults={})
     review.state = ReviewRequest.OPEN
     review.save(update_fields=["state"])
@@ -40,12 +40,12 @@ def ask(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["POST"])
+@staff_required
 def answer(request: HttpRequest, review_id: int) -> HttpResponse:
-    staff_only(request)
     review = ReviewRequest.objects.filter(id=review_id).select_related("job").first()
     if review is None:
         raise Http404("no such review request")
-    text = request.POST.get("message", "").strip()[:MAX_MESSAGE]
+    text = forms.ReviewAnswer(request.POST, longest=MAX_MESSAGE).value("message", "")
     if text:
         ReviewMessage.objects.create(request=review, author=request.user, by_staff=True, text=text)
         review.state = ReviewRequest.ANSWERED
@@ -55,8 +55,8 @@ def answer(request: HttpRequest, review_id: int) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def open_reviews(request: HttpRequest) -> HttpResponse:
-    staff_only(request)
     waiting = ReviewRequest.objects.filter(state=ReviewRequest.OPEN).select_related("job", "job__student")
     return render(request, "service/reviews.html", {"reviews": waiting})
 

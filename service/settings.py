@@ -100,6 +100,8 @@ def build(
         "INSTALLED_APPS": [
             "django.contrib.auth",
             "django.contrib.contenttypes",
+            # Django's admin, the instructor's fallback console at /admin/ (service/console.py).
+            "service.apps.ConsoleConfig",
             "django.contrib.sessions",
             "django.contrib.messages",
             "axes",

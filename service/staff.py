@@ -21,8 +21,8 @@ from gradebook.grades import CurrentGrade, current_grades
 from gradebook.history import history
 from gradebook.stats import statistics
 
-from .access import assignment_or_404, assignments, book, member_of
-from .boundary import number, posted_id
+from . import forms
+from .access import assignment_or_404, assignments, book, staff_required
 from .models import Job
 
 FILTERS: dict[str, tuple[str, Callable[[CurrentGrade], bool]]] = {
@@ -36,16 +36,11 @@ CHART_KEPT = 7 * 24 * 3600  # seconds a drawn chart stays in the cache unasked (
 PER_PAGE = 100  # the gradebook's rows on one page: filtered and sorted over the whole course first
 
 
-def staff_only(request: HttpRequest) -> None:
-    if not member_of(request.user).is_staff_member:
-        raise Http404("no such page")
-
-
 @login_required
 @require_safe
+@staff_required
 def gradebook_index(request: HttpRequest) -> HttpResponse:
     """The gradebook of the course's first assignment (the page links to the others)."""
-    staff_only(request)
     first = next(iter(assignments()), None)
     if first is None:
         raise Http404("the course has no assignment")
@@ -54,29 +49,25 @@ def gradebook_index(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
-    staff_only(request)
     spec = assignment_or_404(name)
     # The whole course's grades in a fixed number of queries, without what only a report's own page
     # shows (the checks, the feedback texts); filtered and sorted, then one page of them is shown.
     grades = current_grades(book(), spec, everyone=True, detail=False)
     # The query is the page's own form: a filter, threshold or order it does not offer is left out,
     # as if it had not been asked for (a bookmark of an older page still opens).
-    shown = request.GET.get("show", "")
-    if shown in FILTERS:
+    form = forms.GradebookQuery(request.GET, filters=FILTERS, sorts=SORTS)
+    shown = form.value("show", "")
+    if shown:
         grades = [g for g in grades if FILTERS[shown][1](g)]
-    below = request.GET.get("below", "")
-    try:
-        threshold: float | None = number(below) if below else None
-    except ValueError:
-        threshold, below = None, ""
+    threshold: float | None = form.value("below")
+    below = form.data.get("below", "") if threshold is not None else ""  # shown again as it was typed
     if threshold is not None:
         grades = [g for g in grades if g.final_score is not None and g.final_score < threshold]
-    order = request.GET.get("sort", "student")
-    if order not in SORTS:
-        order = "student"
+    order = form.value("sort", "student")
     grades.sort(key=SORTS[order])
-    page = Paginator(grades, PER_PAGE).get_page(request.GET.get("page"))  # a page past the end: the last
+    page = Paginator(grades, PER_PAGE).get_page(form.value("page"))  # a page past the end: the last
     rows = [
         {"grade": g, "scores": [next((q for q in g.report.questions if q.id == question.id), None) if g.report else None
                                 for question in spec.questions]}
@@ -92,8 +83,8 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
-    staff_only(request)
     from gradebook.models import Submission
 
     try:
@@ -114,8 +105,8 @@ def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
-    staff_only(request)
     spec = assignment_or_404(name)
     stats = statistics(book(), spec, arrivals=False)  # the page shows no arrival times (the chart does)
     return render(request, "service/statistics.html", {"spec": spec, "stats": stats})
@@ -123,9 +114,9 @@ def statistics_page(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_safe
+@staff_required
 def statistics_chart(request: HttpRequest, name: str, chart_name: str) -> HttpResponse:
     """questions.png or overview.png, drawn on the server (as `autograder stats` draws them)."""
-    staff_only(request)
     from gradebook.stats import chart, overview_chart
 
     draw = {"questions": chart, "overview": overview_chart}.get(chart_name)
@@ -147,6 +138,7 @@ def statistics_chart(request: HttpRequest, name: str, chart_name: str) -> HttpRe
 
 @login_required
 @require_http_methods(["POST"])
+@staff_required
 def override(request: HttpRequest, job_id: int) -> HttpResponse:
     """Set (or, with an empty score, remove) a question's score on a graded submission, with a reason."""
     from django.contrib import messages
@@ -156,24 +148,20 @@ def override(request: HttpRequest, job_id: int) -> HttpResponse:
 
     from .access import job_for
 
-    staff_only(request)
     job = job_for(request.user, job_id)
     spec = assignment_or_404(job.assignment)
-    question = next((q for q in spec.questions if q.id == request.POST.get("question")), None)
+    form = forms.Override(request.POST, questions=[q.id for q in spec.questions])
+    question = next((q for q in spec.questions if q.id == form.value("question")), None)
     if job.submission is None or question is None:
         raise Http404("no such graded question")
-    text = request.POST.get("score", "").strip()
-    if not text:
+    if form.removes:
         remove_mark(book(), job.submission, question.id)
         _send_score(request, spec, job)
         return redirect("submission", job_id=job.id)
     refused = f"give a score between 0 and {question.points:g}, and the reason the student will read"
-    reason = request.POST.get("reason", "").strip()
-    try:
-        score = number(text) if reason else None
-    except ValueError:
-        score = None
-    if score is None:  # not a number, or no reason
+    score = form.value("score", -1.0)  # not a number: refused below, with the form's own message
+    reason = form.value("reason", "")
+    if score < 0 or not reason:
         messages.error(request, refused)
         return redirect("submission", job_id=job.id)
     try:
@@ -197,62 +185,50 @@ def _send_score(request: HttpRequest, spec, job) -> None:
 
 @login_required
 @require_http_methods(["POST"])
+@staff_required
 def regrade(request: HttpRequest, name: str) -> HttpResponse:
     """Queue a regrade: of one submission (``job``), of one student's latest (``student``), or of every
     student's latest submission of the assignment; of every question, or of one (``question``: its
     hidden tests alone, the other results kept). Each is a job like any other."""
     from django.contrib import messages
 
+    from . import queue
     from .access import job_for
 
-    staff_only(request)
     spec = assignment_or_404(name)
-    question = request.POST.get("question", "")
-    if question and question not in {q.id for q in spec.questions}:
+    form = forms.Regrade(request.POST, questions=[q.id for q in spec.questions])
+    if "question" in form.errors:
         raise Http404("no such question")
-    if request.POST.get("job"):
-        try:
-            job_id = posted_id(request.POST["job"])
-        except ValueError:
-            raise BadRequest("the submission to regrade is named by its id, a whole number") from None
+    if "job" in form.errors:
+        raise BadRequest("the submission to regrade is named by its id, a whole number")
+    question, job_id = form.value("question", ""), form.value("job")
+    if job_id is not None:
         originals = [job_for(request.user, job_id)]
     else:
-        latest: dict[int, Job] = {}
-        jobs = Job.objects.filter(assignment=spec.name, state=Job.GRADED).order_by("id")
-        if request.POST.get("student"):
-            jobs = jobs.filter(student__student_id=request.POST["student"])
-        for job in jobs:
-            latest[job.student_id] = job
-        originals = list(latest.values())
-    for job in originals:
-        Job.objects.create(student=job.student, assignment=job.assignment, file=job.file, question=question,
-                           original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True)  # fmt: skip
+        originals = queue.latest_graded(spec.name, form.value("student"))
+    queue.regrade(originals, question)
     what = f"question {question} of " if question else ""
     messages.info(request, f"{what}{len(originals)} submissions queued to be graded again")
-    back = request.POST.get("back", "")
-    if back.startswith("/") and not back.startswith("//"):  # a page of this site, never another's
+    back = form.value("back")
+    if back:  # a page of this site, never another's
         return redirect(back)
     return redirect("gradebook", name=spec.name)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@staff_required
 def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     """The assignment's last similarity report, read from the gradebook with its time, and the button
     that queues a new one. Never computed here: a worker computes what is queued (gradebook.similarity)
     while the page, reloading itself, shows how far it has got."""
-    from django import forms
     from django.contrib import messages
 
     from gradebook.similarity import DEFAULT_THRESHOLD, queue_run, report_of_run, runs_of
 
-    class Threshold(forms.Form):
-        threshold = forms.FloatField(min_value=0.0, max_value=1.0)
-
-    staff_only(request)
     spec = assignment_or_404(name)
     if request.method == "POST":
-        form = Threshold(request.POST)
+        form = forms.Threshold(request.POST)
         if form.is_valid():
             queue_run(book(), spec.name, form.cleaned_data["threshold"], request.user.get_username())
         else:
@@ -270,30 +246,31 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@staff_required
 def exports_page(request: HttpRequest) -> HttpResponse:
     """The grade files of `autograder grades export`, from the page: Canvas, Moodle or plain CSV."""
     import tempfile
     from pathlib import Path
 
-    from gradebook.exports import FORMATS, Missing, export_grades
+    from gradebook.exports import FORMATS, export_grades
 
-    staff_only(request)
     if request.method == "GET":
         return render(request, "service/exports.html", {"assignments": assignments().values(), "formats": FORMATS})
-    chosen = [spec for name, spec in assignments().items() if name in request.POST.getlist("assignment")]
-    form = request.POST.get("format", "")
-    if not chosen or form not in FORMATS:
-        raise BadRequest("choose a format and at least one assignment")
-    missing: Missing = "zero" if request.POST.get("missing") == "zero" else "empty"
+    form = forms.Export(request.POST, assignments=assignments(), formats=FORMATS)
+    if not form.is_valid():
+        raise BadRequest(f"choose a format and at least one assignment ({form.first_error()})")
+    chosen = [spec for name, spec in assignments().items() if name in form.cleaned_data["assignment"]]
+    kind, missing = form.cleaned_data["format"], form.cleaned_data["missing"]
     with tempfile.TemporaryDirectory() as folder:
-        path, _ = export_grades(book(), chosen, form, Path(folder) / "grades.csv", missing)
+        path, _ = export_grades(book(), chosen, kind, Path(folder) / "grades.csv", missing)
         response = HttpResponse(path.read_bytes(), content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="grades-{form}.csv"'
+    response["Content-Disposition"] = f'attachment; filename="grades-{kind}.csv"'
     return response
 
 
 @login_required
 @require_safe
+@staff_required
 def diff_page(request: HttpRequest, student_id: str, first: int, second: int) -> HttpResponse:
     """The code of two of a student's submissions, side by side, the changes marked (difflib, which
     escapes what it shows)."""
@@ -303,7 +280,6 @@ def diff_page(request: HttpRequest, student_id: str, first: int, second: int) ->
     from autograder.submissions import Unreadable, extract
     from gradebook.models import Submission
 
-    staff_only(request)
     rows = {s.id: s for s in Submission.objects.filter(student__student_id=student_id, id__in=[first, second])}
     if set(rows) != {first, second}:
         raise Http404("no such submissions of this student")

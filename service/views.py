@@ -12,11 +12,13 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
+from . import forms
 from .access import (
     assignment_or_404,
     assignments,
     book,
     due_for,
+    instructor_required,
     job_for,
     member_of,
     shown_report,
@@ -49,13 +51,15 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
     spec = assignment_or_404(name)
     student = student_of(request.user)
     member = member_of(request.user)
-    if request.method == "POST" and request.POST.get("submissions") in {"open", "close"}:
-        return _open_or_close(request, spec.name, member)
+    switch = forms.OpenOrClose(request.POST)
+    if request.method == "POST" and switch.is_valid():
+        return _open_or_close(request, spec.name, switch.cleaned_data["submissions"])
     if request.method == "POST":
-        upload = request.FILES.get("notebook")
-        if upload is None:
+        form = forms.HandIn(request.POST, request.FILES)
+        if not form.is_valid():
             messages.error(request, "choose a notebook to hand in")
         else:
+            upload = form.cleaned_data["notebook"]
             try:
                 job = store(state(), student, spec, upload.name or "", read_upload(upload))
             except UploadRefused as refused:
@@ -67,15 +71,14 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
     context = {"spec": spec, "due": due_for(spec, student), "jobs": jobs, "refused": allowance(student, spec),
                "late": spec.due is not None and timezone.now() > (due_for(spec, student) or spec.due),
                "closed": ClosedAssignment.objects.filter(name=spec.name).first(),
-               "instructor": member.role == Member.INSTRUCTOR}  # fmt: skip
+               "instructor": member.is_instructor}  # fmt: skip
     return render(request, "service/assignment.html", context)
 
 
-def _open_or_close(request: HttpRequest, name: str, member: Member) -> HttpResponse:
+@instructor_required
+def _open_or_close(request: HttpRequest, name: str, submissions: str) -> HttpResponse:
     """The instructor opens or closes the assignment to hand-ins (a course setting: not a TA's)."""
-    if member.role != Member.INSTRUCTOR:
-        raise Http404("no such page")
-    if request.POST["submissions"] == "close":
+    if submissions == "close":
         ClosedAssignment.objects.get_or_create(name=name, defaults={"closed_by": request.user.get_username()})
         messages.info(request, "submissions are closed: students' hand-ins are refused until you open them")
     else:
@@ -127,6 +130,7 @@ ROSTER_PAGE = 500  # students on one page of the roster
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@instructor_required
 def roster_page(request: HttpRequest) -> HttpResponse:
     """The instructor's roster: import a roster CSV (as `autograder roster import`), and download the
     students' one-time sign-in links (as `autograder links`)."""
@@ -138,11 +142,8 @@ def roster_page(request: HttpRequest) -> HttpResponse:
     from gradebook.roster import import_roster
 
     from .accounts import sign_in_links
-    from .models import Member
 
-    if member_of(request.user).role != Member.INSTRUCTOR:
-        raise Http404("no such page")
-    if request.method == "POST" and request.POST.get("action") == "links":
+    if request.method == "POST" and forms.RosterAction(request.POST).value("action") == "links":
         with tempfile.TemporaryDirectory() as folder:
             out = Path(folder) / "links.csv"
             sign_in_links(request.build_absolute_uri("/"), out)
@@ -150,13 +151,13 @@ def roster_page(request: HttpRequest) -> HttpResponse:
         response["Content-Disposition"] = 'attachment; filename="sign-in-links.csv"'
         return response
     if request.method == "POST":
-        upload = request.FILES.get("roster")
-        if upload is None or upload.size > 2 * 1024 * 1024:
+        form = forms.RosterImport(request.POST, request.FILES)
+        if not form.is_valid():
             messages.error(request, "choose a roster CSV file of at most 2 MB")
             return redirect("roster")
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "roster.csv"
-            path.write_bytes(upload.read())
+            path.write_bytes(form.cleaned_data["roster"].read())
             try:
                 result = import_roster(book(), path)
             except BadFile as refused:
@@ -174,12 +175,13 @@ def roster_page(request: HttpRequest) -> HttpResponse:
     # A page of the roster at a time, filtered and paged in the database (LIMIT/OFFSET): a course of
     # thousands answers as fast as one of ten.
     students = Student.objects.filter(on_roster=True).order_by("student_id")
-    search = request.GET.get("q", "").strip()
+    query = forms.RosterQuery(request.GET)
+    search = query.value("q", "")
     if search:
         students = students.filter(
             Q(student_id__icontains=search) | Q(name__icontains=search) | Q(email__icontains=search)
         )
-    page = Paginator(students, ROSTER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(students, ROSTER_PAGE).get_page(query.value("page"))
     accounts = set(Member.objects.filter(student__in=list(page)).values_list("student_id", flat=True))
     context = {"students": page, "page": page, "accounts": accounts, "search": search,
                "query": f"q={quote(search)}" if search else ""}  # fmt: skip

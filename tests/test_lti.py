@@ -25,11 +25,10 @@ from jwcrypto.jwk import JWK
 from gradebook.grades import latest_submissions, report_of
 from gradebook.models import Student
 from service.access import assignments, book
-from service.lti.models import ScoreToSend
 from service.lti.outbox import NO_COLUMN, ScoreSender, send_due
 from service.lti.platforms import add_platform, platform_settings
 from service.lti.scores import score_changed
-from service.models import Job, Member
+from service.models import Job, Member, ScoreToSend
 
 from . import test_service
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
@@ -529,7 +528,7 @@ configure(Path(sys.argv[1]))
 from django.utils import timezone
 from gradebook.models import Student
 from lti_tool.models import LtiContext, LtiLineItem, LtiUser
-from service.lti.models import ScoreToSend
+from service.models import ScoreToSend
 from service.lti.platforms import add_platform, platform_settings
 gone = "http://127.0.0.1:1"  # nothing listens there: connections are refused
 registration = add_platform(platform_settings(name="Gone LMS", issuer="https://gone.example", client_id="c-1",

@@ -31,8 +31,7 @@ from course.loaders.markdown import parse_inline
 from gradebook.models import ExamExtension, ExamResult, Student
 from service import exam_marking, exam_saves, exam_sessions
 from service.access import course, state
-from service.exam_models import ExamAttempt, ExamLogEntry, OnlineExam
-from service.models import Member
+from service.models import ExamAttempt, ExamLogEntry, Member, OnlineExam
 
 from .conftest import LESSON_DATA
 
@@ -813,8 +812,8 @@ def test_an_exam_placed_by_deep_linking_and_its_score_sent_at_the_end(midterm, l
     client.post("/exams/midterm/answer", {"position": question.position, "value": key.correct_letter(question)})
     client.post("/exams/midterm/submit")
     # The score waits in the outbox, written when the attempt ended; the workers' sender posts it.
-    from service.lti.models import ScoreToSend
     from service.lti.outbox import send_due
+    from service.models import ScoreToSend
 
     (waiting,) = ScoreToSend.objects.filter(lti_user__sub=sub, assignment="exam:midterm")
     assert waiting.state == ScoreToSend.PENDING and waiting.score_given == 1

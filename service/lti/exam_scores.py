@@ -63,7 +63,7 @@ def send_exam_score(name: str, student: Student, result: StudentResult) -> int:
     from django.utils import timezone
     from lti_tool.models import LtiLineItem, LtiUser
 
-    from .models import ScoreToSend
+    from ..models import ScoreToSend
 
     member = getattr(student, "member", None)
     if member is None or not LtiLineItem.objects.filter(resource_id=resource_id(name)).exists():

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from autograder.assignment import course_assignment
 
-from .models import ScoreToSend
+from ..models import ScoreToSend
 from .scores import bind_line_item, service
 
 if TYPE_CHECKING:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from ..access import member_of
+from .. import forms
+from ..access import instructor_required
 from ..errors import LtiError
-from ..models import Member
 from .outbox import retry_failed, unsent
 from .platforms import add_platform, platform_settings, registrations, tool_addresses
 
@@ -22,16 +22,17 @@ FIELDS = ("name", "issuer", "client_id", "auth_url", "token_url", "keyset_url")
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@instructor_required
 def platforms_page(request: HttpRequest) -> HttpResponse:
-    if member_of(request.user).role != Member.INSTRUCTOR:
-        raise Http404("no such page")
-    if request.method == "POST" and request.POST.get("action") == "retry":
+    form = forms.Platform(request.POST)
+    if request.method == "POST" and form.value("action") == "retry":
         count = retry_failed()
         messages.success(request, f"{count} failed scores will be sent again")
         return redirect("platforms")
     if request.method == "POST":
-        fields = {name: request.POST.get(name, "").strip() for name in FIELDS}
-        fields["deployment_ids"] = request.POST.get("deployment_ids", "").replace(",", " ").split()
+        # Every field is text here, checked by platform_settings, which names the one it refuses.
+        fields = {name: form.value(name, "") for name in FIELDS}
+        fields["deployment_ids"] = form.value("deployment_ids", [])
         try:
             registration = add_platform(platform_settings(**fields))
         except LtiError as exc:

@@ -90,7 +90,7 @@ def bind_line_item(context, assignment: str, url: str, **fields):
     from django.db import transaction
     from lti_tool.models import LtiLineItem
 
-    from .models import ScoreToSend
+    from ..models import ScoreToSend
 
     with transaction.atomic():
         stored = list(LtiLineItem.objects.filter(context=context, resource_id=assignment).order_by("id"))
@@ -144,7 +144,7 @@ def queue_scores(book: Gradebook, spec: AssignmentSpec, student: Student) -> int
     Returns how many line items will get it."""
     from lti_tool.models import LtiLineItem, LtiUser
 
-    from .models import ScoreToSend
+    from ..models import ScoreToSend
 
     member = getattr(student, "member", None)
     if member is None or not LtiLineItem.objects.filter(resource_id=spec.name).exists():

@@ -172,7 +172,10 @@ def deep_link_choice(request: HttpRequest) -> HttpResponse:
     from pylti1p3.deep_link_resource import DeepLinkResource
     from pylti1p3.lineitem import LineItem
 
-    launch_id = request.POST.get("launch_id", "")
+    from ..forms import DeepLinkChoice
+
+    form = DeepLinkChoice(request.POST)
+    launch_id = form.value("launch_id", "")
     if not launch_id.startswith("lti1p3-launch-"):
         return refused(request, "this choice does not come from a deep linking launch", status=400)
     try:
@@ -181,7 +184,7 @@ def deep_link_choice(request: HttpRequest) -> HttpResponse:
         return refused(request, "this choice came too late, or twice; open the tool again from the course")
     if not lti_launch.is_deep_link_launch or role_of(lti_launch.roles_claim or []) == Member.STUDENT:
         return refused(request, "only the course's instructors and teaching assistants place assignments")
-    chosen = request.POST.get(ASSIGNMENT_PARAMETER, "")
+    chosen = form.value(ASSIGNMENT_PARAMETER, "")
     exam = _exam_key(chosen.removeprefix(EXAM_CHOICE)) if chosen.startswith(EXAM_CHOICE) else None
     spec = assignments().get(chosen)
     if spec is None and exam is None:
@@ -235,8 +238,8 @@ def _fill_roster(lti_launch) -> None:
 
 def _placeable_exams() -> list[tuple[str, str]]:
     """The exams set up to be taken online: (the deep link page's value, the title)."""
-    from ..exam_models import OnlineExam
     from ..exam_sessions import folders
+    from ..models import OnlineExam
 
     names = set(folders())
     placeable = []
@@ -251,8 +254,8 @@ def _exam_key(name: str):
     """An online exam's key, or None for a name that is none (not listed, not set up, unreadable)."""
     from course.errors import ExamError
 
-    from ..exam_models import OnlineExam
     from ..exam_sessions import folders, key_of
+    from ..models import OnlineExam
 
     folder = folders().get(name)
     if folder is None or not OnlineExam.objects.filter(name=name).exists():

@@ -1,0 +1,123 @@
+"""The service's tables in Django's admin (service/console.py: the instructor's console), beside
+the gradebook's (gradebook/admin.py): read everywhere; changed only where the change is a course
+setting the pages also make (a member's role, an assignment opened again to hand-ins). Secrets are
+never shown: tokens and links are stored as digests, and the admin lists them without those."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from gradebook.admin import ConsoleAdmin
+
+from .models import (
+    ApiToken,
+    ClosedAssignment,
+    ExamAttempt,
+    ExamLogEntry,
+    Job,
+    Member,
+    OnlineExam,
+    ReviewMessage,
+    ReviewRequest,
+    ScoreToSend,
+    SignInLink,
+)  # fmt: skip
+
+
+@admin.register(Member)
+class MemberAdmin(ConsoleAdmin):
+    editing = frozenset({"change"})  # a role changed: a student made a teaching assistant
+    list_display = ("user", "role", "student")
+    list_filter = ("role",)
+    search_fields = ("user__username", "student__student_id", "student__name")
+    list_select_related = ("user", "student")
+    fields = ("user", "role", "student")
+    readonly_fields = ("user", "student")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ConsoleAdmin):
+    list_display = ("user", "created_at", "last_used_at")
+    search_fields = ("user__username",)
+    list_select_related = ("user",)
+    exclude = ("digest",)
+
+
+@admin.register(SignInLink)
+class SignInLinkAdmin(ConsoleAdmin):
+    list_display = ("user", "expires_at", "used_at")
+    search_fields = ("user__username",)
+    list_select_related = ("user",)
+    exclude = ("digest",)
+
+
+@admin.register(Job)
+class JobAdmin(ConsoleAdmin):
+    list_display = ("id", "student", "assignment", "state", "original_name", "created_at", "finished_at",
+                    "attempts", "regrade", "question", "worker")  # fmt: skip
+    list_filter = ("state", "assignment", "regrade")
+    search_fields = ("student__student_id", "student__name", "original_name", "sha256", "error")
+    list_select_related = ("student",)
+    date_hierarchy = "created_at"
+
+
+@admin.register(ClosedAssignment)
+class ClosedAssignmentAdmin(ConsoleAdmin):
+    editing = frozenset({"delete"})  # opened again, as the assignment page's button does
+    list_display = ("name", "closed_at", "closed_by")
+
+
+class ReviewMessageInline(admin.TabularInline):
+    model = ReviewMessage
+    fields = ("at", "author", "by_staff", "text")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ReviewRequest)
+class ReviewRequestAdmin(ConsoleAdmin):
+    list_display = ("id", "job", "question_id", "state", "created_at")
+    list_filter = ("state",)
+    search_fields = ("job__student__student_id", "question_id")
+    list_select_related = ("job",)
+    inlines = (ReviewMessageInline,)
+
+
+@admin.register(ScoreToSend)
+class ScoreToSendAdmin(ConsoleAdmin):
+    list_display = ("student", "assignment", "score_given", "score_maximum", "state", "attempts", "next_attempt_at",
+                    "sent_at", "last_error")  # fmt: skip
+    list_filter = ("state", "assignment")
+    search_fields = ("student__student_id", "last_error")
+    list_select_related = ("student",)
+
+
+@admin.register(OnlineExam)
+class OnlineExamAdmin(ConsoleAdmin):
+    list_display = ("name", "opens_at", "closes_at", "minutes", "results", "trial")
+    exclude = ("access_code",)  # the proctor's to give out in the room, set on the exam's page
+
+
+class ExamLogInline(admin.TabularInline):
+    model = ExamLogEntry
+    fields = ("at", "action", "address", "detail")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ExamAttempt)
+class ExamAttemptAdmin(ConsoleAdmin):
+    list_display = ("exam", "student", "number", "trial", "started_at", "ends_at", "ended_at", "ended_reason",
+                    "correct")  # fmt: skip
+    list_filter = ("exam", "trial", "ended_reason")
+    search_fields = ("student__student_id", "student__name")
+    list_select_related = ("student",)
+    inlines = (ExamLogInline,)

@@ -1,0 +1,23 @@
+"""The service's own tables, a module per concept, all of them the ``service`` app's (their tables
+named ``service_<model>`` as before the split); grades themselves live in the gradebook's tables.
+
+- ``accounts``: members of the course and their roles, API tokens, one-time sign-in links, used
+  LTI launches;
+- ``queue``: the jobs of hand-ins to grade, and the assignments closed to hand-ins;
+- ``reviews``: review requests and their messages;
+- ``lti``: the outbox of scores for the course platforms;
+- ``exams``: exams taken online (settings, accommodations, attempts, answers, their log).
+
+Every model is imported here, so that ``from service.models import Job`` reads as it always has.
+"""
+
+from .accounts import ApiToken, Member, SignInLink, UsedLaunch, digest
+from .exams import ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
+from .lti import ScoreToSend
+from .queue import ClosedAssignment, Job
+from .reviews import ReviewMessage, ReviewRequest
+
+__all__ = [
+    "ApiToken", "ClosedAssignment", "ExamAnswer", "ExamAttempt", "ExamLogEntry", "Job",
+    "Member", "OnlineExam", "ReviewMessage", "ReviewRequest", "ScoreToSend", "SignInLink", "UsedLaunch", "digest",
+]  # fmt: skip

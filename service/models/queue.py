@@ -1,0 +1,45 @@
+"""The queue of hand-ins to grade (service/queue.py claims and ends its jobs), and the assignments
+the instructor closed to hand-ins."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from gradebook.models import Student, Submission
+
+
+class Job(models.Model):
+    """A hand-in waiting for, in, or past grading."""
+
+    QUEUED, GRADING, GRADED, FAILED = "queued", "grading", "graded", "failed"
+    STATES = [(QUEUED, "queued"), (GRADING, "grading"), (GRADED, "graded"), (FAILED, "failed")]
+
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="jobs")
+    assignment = models.CharField(max_length=200)
+    file = models.CharField(max_length=500)  # where the upload is stored, under the state folder
+    original_name = models.CharField(max_length=300)
+    size = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    state = models.CharField(max_length=20, choices=STATES, default=QUEUED, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True)
+    finished_at = models.DateTimeField(null=True)
+    worker = models.CharField(max_length=200, blank=True)  # the lease's owner
+    lease_expires_at = models.DateTimeField(null=True)  # renewed while grading; past it, the job is free again
+    attempts = models.PositiveIntegerField(default=0)
+    regrade = models.BooleanField(default=False)  # grade again even a file graded before (the staff asked)
+    question = models.CharField(max_length=200, blank=True)  # a regrade of this question alone
+    error = models.TextField(blank=True)  # the grader's own failure, for the instructor
+    submission = models.ForeignKey(Submission, on_delete=models.SET_NULL, null=True, related_name="jobs")
+
+    class Meta:
+        ordering = ["id"]
+
+
+class ClosedAssignment(models.Model):
+    """An assignment the instructor closed to hand-ins (the page's button): students' uploads are
+    refused, by the page and the API alike, until it is opened again."""
+
+    name = models.CharField(max_length=200, unique=True)
+    closed_at = models.DateTimeField(auto_now_add=True)
+    closed_by = models.CharField(max_length=150, blank=True)
