@@ -100,13 +100,19 @@ def staff_required(view: View) -> View:
     return checked  # type: ignore[return-value]
 
 
+def instructor_only(request: HttpRequest) -> None:
+    """Refuse anyone but the course's instructors: the check itself, for a view whose reading is the
+    staff's and whose changes are the instructor's, and which ``instructor_required`` makes."""
+    if not member_of(request.user).is_instructor:
+        _refuse(request, "only the course's instructors change its settings")
+
+
 def instructor_required(view: View) -> View:
     """The view changes the course's settings: the instructor's only, never a teaching assistant's."""
 
     @wraps(view)
     def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        if not member_of(request.user).is_instructor:
-            _refuse(request, "only the course's instructors change its settings")
+        instructor_only(request)
         return view(request, *args, **kwargs)
 
     return checked  # type: ignore[return-value]

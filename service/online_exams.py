@@ -31,9 +31,9 @@ from gradebook.models import ExamExtension, Student
 from untrusted.mathml import answer_markdown
 
 from . import exam_sessions as sessions
-from .access import book, member_of, staff_only, student_of
+from .access import book, instructor_only, member_of, staff_required, student_of
 from .errors import ExamRefused
-from .models import ExamAttempt, Member, OnlineExam
+from .models import ExamAttempt, OnlineExam
 
 _MARKDOWN = answer_markdown()  # the feedback: Markdown with math, never raw HTML
 
@@ -275,16 +275,11 @@ class AccommodationForm(forms.Form):
     attempts = forms.IntegerField(min_value=1, max_value=100, required=False)
 
 
-def _instructor(request: HttpRequest) -> None:
-    if member_of(request.user).role != Member.INSTRUCTOR:
-        raise Http404("no such page")
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
+@staff_required
 def staff_page(request: HttpRequest, name: str) -> HttpResponse:
     """An exam's online settings (the instructor's), accommodations, attempts, and its grading."""
-    staff_only(request)
     folder = sessions.folders().get(name)
     if folder is None:
         raise Http404("no such exam")
@@ -292,7 +287,7 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
     form = SettingsForm(instance=exam)
     accommodation = AccommodationForm()
     if request.method == "POST":
-        _instructor(request)
+        instructor_only(request)
         action = request.POST.get("action")
         if action == "settings":
             form = SettingsForm(request.POST, instance=exam or OnlineExam(name=name))
@@ -324,7 +319,7 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
     context = {"name": name, "title": title, "problem": problem, "exam": exam, "form": form,
                "accommodation": accommodation, "attempts": attempts,
                "accommodations": ExamExtension.objects.filter(exam=name).select_related("student"),
-               "instructor": member_of(request.user).role == Member.INSTRUCTOR}  # fmt: skip
+               "instructor": member_of(request.user).is_instructor}  # fmt: skip
     return render(request, "service/exam_online.html", context)
 
 
@@ -344,9 +339,9 @@ def _accommodate(request: HttpRequest, name: str, data: dict[str, Any]) -> bool:
 
 @login_required
 @require_safe
+@staff_required
 def attempt_log(request: HttpRequest, name: str, attempt_id: int) -> HttpResponse:
     """One attempt's log: every start, save, refusal and end, with the address it came from."""
-    staff_only(request)
     attempt = ExamAttempt.objects.filter(pk=attempt_id, exam=name).select_related("student").first()
     if attempt is None:
         raise Http404("no such attempt")
