@@ -20,8 +20,9 @@ MAX_ATTEMPTS = 3
 GAVE_UP = "the grader stopped during every attempt"
 
 
-def claim(worker: str) -> Job | None:
-    """The oldest queued job, now leased to this worker, or None."""
+def claim(worker: str, woken_by: str = "") -> Job | None:
+    """The oldest queued job, now leased to this worker, or None. ``woken_by``: what woke the
+    worker for this look (service/wakeup.py), kept with the job."""
     with transaction.atomic():
         _free_expired()
         jobs = Job.objects.filter(state=Job.QUEUED).order_by("id")
@@ -31,9 +32,10 @@ def claim(worker: str) -> Job | None:
         if job is None:
             return None
         now = timezone.now()
-        job.state, job.worker, job.started_at, job.lease_expires_at = Job.GRADING, worker, now, now + LEASE
+        job.state, job.worker, job.claimed_at, job.lease_expires_at = Job.GRADING, worker, now, now + LEASE
+        job.woken_by = woken_by
         job.attempts += 1
-        job.save(update_fields=["state", "worker", "started_at", "lease_expires_at", "attempts"])
+        job.save(update_fields=["state", "worker", "claimed_at", "woken_by", "lease_expires_at", "attempts"])
         return job
 
 
@@ -53,16 +55,23 @@ def renew(job: Job) -> bool:
 
 
 def finish(job: Job, submission_id: int | None, error: str = "") -> None:
-    """End the job (inside the transaction that records its grade, when there is one)."""
+    """End the job (inside the transaction that records its grade, when there is one). The time its
+    grading started (``job.started_at``, in memory) is written here, with its end: one write less
+    on the student's wait."""
     Job.objects.filter(id=job.id).update(
         state=Job.FAILED if error else Job.GRADED, submission_id=submission_id, error=error,
-        finished_at=timezone.now(), lease_expires_at=None,
+        started_at=job.started_at, finished_at=timezone.now(), lease_expires_at=None,
     )  # fmt: skip
 
 
 def release(job: Job) -> None:
-    """Give a job back to the queue at once (its worker is stopping)."""
-    Job.objects.filter(id=job.id, worker=job.worker).update(state=Job.QUEUED, worker="", lease_expires_at=None)
+    """Give a job back to the queue at once (its worker is stopping, or the grader failed), and wake
+    another worker for it."""
+    from .wakeup import announce
+
+    with transaction.atomic():
+        Job.objects.filter(id=job.id, worker=job.worker).update(state=Job.QUEUED, worker="", lease_expires_at=None)
+        announce()
 
 
 class Lease:

@@ -222,9 +222,18 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
         for job in jobs:
             latest[job.student_id] = job
         originals = list(latest.values())
-    for job in originals:
-        Job.objects.create(student=job.student, assignment=job.assignment, file=job.file, question=question,
-                           original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True)  # fmt: skip
+    from django.db import transaction
+    from django.utils import timezone
+
+    from .wakeup import announce
+
+    received = timezone.now()
+    with transaction.atomic():  # the jobs, and one wake-up for the workers when they are committed
+        for job in originals:
+            Job.objects.create(student=job.student, assignment=job.assignment, file=job.file, question=question,
+                               original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True,
+                               received_at=received)  # fmt: skip
+        announce()
     what = f"question {question} of " if question else ""
     messages.info(request, f"{what}{len(originals)} submissions queued to be graded again")
     back = request.POST.get("back", "")
