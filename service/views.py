@@ -104,13 +104,16 @@ def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
     from . import live
     from .reviews import threads
 
+    live_part = request.GET.get("part") == "live"
+    if live_part:
+        job = live.held_until_graded(job)  # answered when the grading ends, within a second
     member = member_of(request.user)
     staff = member.is_staff_member
     report = shown_report(job, spec, staff) if job.state == Job.GRADED else None
     live.record_shown(job, member)
     context = {"job": job, "spec": spec, "report": report, "staff": staff, "threads": threads(job),
                "poll": live.poll_every(job), "timeline": live.timeline(job) if staff else None}  # fmt: skip
-    part = "service/submission_live.html" if request.GET.get("part") == "live" else "service/submission.html"
+    part = "service/submission_live.html" if live_part else "service/submission.html"
     return render(request, part, context)
 
 

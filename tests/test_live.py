@@ -343,3 +343,36 @@ def test_a_waiting_worker_is_woken_by_the_hand_in_not_by_its_slow_look_at_the_qu
     times = staff.json()["times"]
     assert times["woken_by"] == job.woken_by and times["shown"] is not None
     assert all(times["seconds"][step] >= 0 for step in times["seconds"])
+
+
+@pytest.mark.usefixtures("empty_queue")
+def test_the_live_part_of_a_job_being_graded_answers_when_its_grading_ends(monkeypatch):
+    """Held while the job is graded: the answer is the result, recorded meanwhile by a worker (here a
+    thread that ends the job once the request is held), not the state it had when asked."""
+    import threading
+
+    from django.db import connection
+
+    monkeypatch.setattr(live, "HOLD", 600.0)  # longer than the test may take: the end, not the deadline, answers
+    alice, as_alice = member()
+    job = queued_job(alice)
+    Job.objects.filter(id=job.id).update(state=Job.GRADING, claimed_at=timezone.now())
+    ended = threading.Event()
+
+    def worker() -> None:
+        try:
+            deadline = time.monotonic() + 120
+            while live.HOLDING._value == 2 and time.monotonic() < deadline:  # noqa: SLF001 - until the request is held
+                time.sleep(0.01)
+            Job.objects.filter(id=job.id).update(state=Job.FAILED, finished_at=timezone.now())
+            ended.set()
+        finally:
+            connection.close()  # this thread's own
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    answer = as_alice.get(f"/submissions/{job.id}/?part=live").content.decode()
+    thread.join(timeout=120)
+    assert ended.is_set()
+    assert 'data-state="failed"' in answer and "hx-get" not in answer
+    assert live.HOLDING._value == 2  # noqa: SLF001 - given back
