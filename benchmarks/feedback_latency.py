@@ -7,8 +7,9 @@ course (SQLite, or a fresh PostgreSQL database at --postgres-url), a student mad
 commands (`roster import`, `links`, the one-time link's page), signed in in Chromium (Playwright,
 Debian's /usr/bin/chromium). Each run hands in a known submission of sequences-and-attention (a
 comment of its own added, so it is graded anew, never taken as the same file again) on the
-assignment's page and waits for "Score:" on the submission page; the time from the click to then
-is the run's. Three hand-ins first warm the site and the worker, and each run starts with the
+assignment's page; the run's time is from the click's event to the first moment "Score:" is in the
+submission page's document, both on the browser's own clock (a script Playwright adds to every
+page, before the page's own). Three hand-ins first warm the site and the worker, and each run starts with the
 worker idle. Per run, from the job's own times (service 0013_job_times), where the time went:
 
     click -> received (the upload's request, to the view) -> queued (the hand-in checked and kept)
@@ -53,6 +54,24 @@ PER_STUDENT = 25  # hand-ins per student: the service takes 30 an hour from one
 STAGES = ["received", "queued", "claimed", "started", "finished", "shown"]
 COLUMNS = {"received": "received_at", "queued": "created_at", "claimed": "claimed_at", "started": "started_at",
            "finished": "finished_at", "shown": "shown_at"}  # fmt: skip
+
+
+# In every page, before its own scripts: the click on "Hand in" (kept across the navigation it
+# starts), and the first moment "Score:" is in the document, be it parsed with the page or swapped
+# in by htmx.
+WATCH = """
+document.addEventListener("click", (event) => {
+  if (event.target.closest("button") && event.target.closest("button").textContent.includes("Hand in")) {
+    sessionStorage.gradewrightClick = String(performance.timeOrigin + performance.now());
+  }
+}, true);
+window.gradewrightScore = null;
+new MutationObserver(() => {
+  if (window.gradewrightScore === null && document.body && document.body.textContent.includes("Score:")) {
+    window.gradewrightScore = performance.timeOrigin + performance.now();
+  }
+}).observe(document, {childList: true, subtree: true, characterData: true});
+"""
 
 
 @dataclass
@@ -118,7 +137,9 @@ class Site:
 
     def sign_in(self, browser) -> None:
         for link in self.links:
-            page = browser.new_context().new_page()
+            context = browser.new_context()
+            context.add_init_script(WATCH)
+            page = context.new_page()
             page.goto(link)
             page.fill("#id_new_password1", PASSWORD)
             page.fill("#id_new_password2", PASSWORD)
@@ -136,13 +157,13 @@ class Site:
         path.write_text(SUBMISSION.read_text() + f"\n# hand-in {uuid.uuid4().hex}\n")
         page.goto(f"{self.url}/assignments/{ASSIGNMENT}/")
         page.set_input_files("input[name=notebook]", str(path))
-        button = page.get_by_role("button", name="Hand in")
-        clicked, start = time.time(), time.perf_counter()
-        button.click()
+        page.get_by_role("button", name="Hand in").click()
         page.locator("text=Score:").wait_for(timeout=120_000)
-        seconds = time.perf_counter() - start
+        # The browser's own clock (Unix milliseconds): the click's event and the score's first
+        # appearance in the document, as WATCH saw them, not when Playwright next looked.
+        clicked, shown = page.evaluate("[Number(sessionStorage.gradewrightClick), window.gradewrightScore]")
         job_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
-        return seconds, job_id, clicked + seconds
+        return (shown - clicked) / 1000, job_id, shown / 1000
 
     def times(self, job_id: int) -> dict[str, datetime | None]:
         """The job's recorded times, as far as this commit records them."""

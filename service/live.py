@@ -24,10 +24,10 @@ STAGES = (("received", "received_at"), ("queued", "created_at"), ("claimed", "cl
           ("started", "started_at"), ("finished", "finished_at"), ("shown", "shown_at"))  # fmt: skip
 
 
-# A live part asked for while its job is being graded answers when the grading ends, or after
-# HOLD at most: the student sees the feedback the moment it is recorded, not at the next request.
-# Few jobs are graded at once (one per worker), and at most HOLDING requests of a process wait so at
-# a time (the others answer at once, as a short poll would), so the site's threads stay free.
+# A live part asked for while its feedback is due (see poll_every) answers when the job has
+# finished, or after HOLD at most: the student sees the feedback the moment it is recorded, not at
+# the next request. At most HOLDING requests of a process wait so at a time (the others answer at
+# once, as a short poll would), so the site's threads stay free for everyone else.
 HOLD = 1.0  # seconds
 HOLD_CHECK = 0.02  # seconds between looks at the job's state meanwhile (a read of one row)
 HOLDING = threading.BoundedSemaphore(2)
@@ -47,15 +47,15 @@ def poll_every(job: Job, now: datetime | None = None) -> str | None:
     return SOON if now - job.created_at < SOON_FOR else LATER
 
 
-def held_until_graded(job: Job) -> Job:
-    """The job, once its grading has ended, or as it is after ``HOLD`` (or at once: a job not being
-    graded, or as many requests held already as may be)."""
-    if job.state != Job.GRADING or not HOLDING.acquire(blocking=False):
+def held_until_finished(job: Job) -> Job:
+    """The job, once it has finished, or as it is after ``HOLD`` (or at once: a job whose feedback
+    is not due soon, or as many requests held already as may be)."""
+    if poll_every(job) != SOON or not HOLDING.acquire(blocking=False):
         return job
     try:
         deadline = time.monotonic() + HOLD
         while time.monotonic() < deadline:
-            if not Job.objects.filter(id=job.id, state=Job.GRADING).exists():
+            if Job.objects.filter(id=job.id, state__in=[Job.GRADED, Job.FAILED]).exists():
                 return Job.objects.select_related("student", "submission").get(id=job.id)
             time.sleep(HOLD_CHECK)
         return job

@@ -106,7 +106,7 @@ def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
 
     live_part = request.GET.get("part") == "live"
     if live_part:
-        job = live.held_until_graded(job)  # answered when the grading ends, within a second
+        job = live.held_until_finished(job)  # answered when the feedback is there, within a second
     member = member_of(request.user)
     staff = member.is_staff_member
     report = shown_report(job, spec, staff) if job.state == Job.GRADED else None

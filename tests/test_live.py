@@ -64,7 +64,8 @@ def queued_job(user: User) -> Job:
 
 
 @pytest.mark.usefixtures("empty_queue")
-def test_the_live_part_is_refused_to_another_student_and_to_anonymous_users_as_the_page_is():
+def test_the_live_part_is_refused_to_another_student_and_to_anonymous_users_as_the_page_is(monkeypatch):
+    monkeypatch.setattr(live, "HOLD", 0.0)  # no worker here: a request for the queued job is not held
     alice, as_alice = member()
     _, as_bob = member()
     _, as_ta = member(Member.TA)
@@ -346,9 +347,10 @@ def test_a_waiting_worker_is_woken_by_the_hand_in_not_by_its_slow_look_at_the_qu
 
 
 @pytest.mark.usefixtures("empty_queue")
-def test_the_live_part_of_a_job_being_graded_answers_when_its_grading_ends(monkeypatch):
-    """Held while the job is graded: the answer is the result, recorded meanwhile by a worker (here a
-    thread that ends the job once the request is held), not the state it had when asked."""
+def test_the_live_part_of_a_job_whose_feedback_is_due_answers_when_it_has_finished(monkeypatch):
+    """Held while the feedback is due (a job being graded): the answer is the result, recorded
+    meanwhile by a worker (here a thread that ends the job once the request is held), not the state
+    the job had when asked."""
     import threading
 
     from django.db import connection
