@@ -378,3 +378,15 @@ def test_the_live_part_of_a_job_whose_feedback_is_due_answers_when_it_has_finish
     assert ended.is_set()
     assert 'data-state="failed"' in answer and "hx-get" not in answer
     assert live.HOLDING._value == 2  # noqa: SLF001 - given back
+
+
+def test_the_served_htmx_is_the_version_package_json_names_with_its_licence():
+    import json
+
+    version = json.loads((ROOT / "package.json").read_text())["dependencies"]["htmx.org"]
+    vendored = ROOT / "service" / "static" / "vendor" / "htmx.org"
+    assert f'version:"{version}"' in (vendored / "htmx.min.js").read_text()
+    assert "Zero-Clause BSD" in (vendored / "LICENSE").read_text()
+    installed = ROOT / "node_modules" / "htmx.org" / "dist" / "htmx.min.js"
+    if installed.is_file():  # where .ci/run installed npm's packages: the committed copy is npm's file
+        assert installed.read_bytes() == (vendored / "htmx.min.js").read_bytes()
