@@ -172,13 +172,14 @@ def submissions(request: HttpRequest) -> HttpResponse:
         if assignment := forms.SubmissionsQuery(request.GET).value("assignment"):
             jobs = jobs.filter(assignment=assignment)
         return JsonResponse({"submissions": [_job(job) for job in jobs]})
+    received = timezone.now()  # the job's first time (service/live.py), before the upload is read
     form = forms.ApiHandIn(request.POST, request.FILES)
     spec = assignment_or_404(form.value("assignment", ""))
     if "file" in form.errors:
         return error(400, "send the notebook as the multipart field 'file'")
     upload = form.cleaned_data["file"]
     try:
-        job = store(state(), student, spec, upload.name or "", read_upload(upload))
+        job = store(state(), student, spec, upload.name or "", read_upload(upload), received)
     except UploadRefused as refused:
         return error(400, str(refused))
     return JsonResponse(_job(job), status=201)
@@ -186,10 +187,16 @@ def submissions(request: HttpRequest) -> HttpResponse:
 
 @api_view({"GET"})
 def submission(request: HttpRequest, job_id: int) -> HttpResponse:
+    from . import live
+
     job = job_for(request.user, job_id)
+    member = member_of(request.user)
     data = _job(job)
     if job.state == Job.GRADED:
-        data["report"] = shown_report(job, assignment_or_404(job.assignment), member_of(request.user).is_staff_member)
+        data["report"] = shown_report(job, assignment_or_404(job.assignment), member.is_staff_member)
+    live.record_shown(job, member)
+    if member.is_staff_member:  # where the student's wait went: the staff's, never a student's
+        data["times"] = live.times(job)
     return JsonResponse(data)
 
 

@@ -36,15 +36,23 @@ def latest_graded(assignment: str, student_id: str | None = None) -> list[Job]:
 def regrade(originals: list[Job], question: str = "") -> list[Job]:
     """Queue each job's file to be graded again (even a file graded before): of every question, or of
     ``question`` alone (its hidden tests, the other results kept). Each is a job like any other."""
-    return [
-        Job.objects.create(student=job.student, assignment=job.assignment, file=job.file, question=question,
-                           original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True)
-        for job in originals
-    ]  # fmt: skip
+    from .wakeup import announce
+
+    received = timezone.now()
+    with transaction.atomic():  # the jobs, and one wake-up for the workers when they are committed
+        made = [
+            Job.objects.create(student=job.student, assignment=job.assignment, file=job.file, question=question,
+                               original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True,
+                               received_at=received)
+            for job in originals
+        ]  # fmt: skip
+        announce()
+    return made
 
 
-def claim(worker: str) -> Job | None:
-    """The oldest queued job, now leased to this worker, or None."""
+def claim(worker: str, woken_by: str = "") -> Job | None:
+    """The oldest queued job, now leased to this worker, or None. ``woken_by``: what woke the
+    worker for this look (service/wakeup.py), kept with the job."""
     with transaction.atomic():
         _free_expired()
         jobs = Job.objects.filter(state=Job.QUEUED).order_by("id")
@@ -54,9 +62,10 @@ def claim(worker: str) -> Job | None:
         if job is None:
             return None
         now = timezone.now()
-        job.state, job.worker, job.started_at, job.lease_expires_at = Job.GRADING, worker, now, now + LEASE
+        job.state, job.worker, job.claimed_at, job.lease_expires_at = Job.GRADING, worker, now, now + LEASE
+        job.woken_by = woken_by
         job.attempts += 1
-        job.save(update_fields=["state", "worker", "started_at", "lease_expires_at", "attempts"])
+        job.save(update_fields=["state", "worker", "claimed_at", "woken_by", "lease_expires_at", "attempts"])
         return job
 
 
@@ -76,16 +85,23 @@ def renew(job: Job) -> bool:
 
 
 def finish(job: Job, submission_id: int | None, error: str = "") -> None:
-    """End the job (inside the transaction that records its grade, when there is one)."""
+    """End the job (inside the transaction that records its grade, when there is one). The time its
+    grading started (``job.started_at``, in memory) is written here, with its end: one write less
+    on the student's wait."""
     Job.objects.filter(id=job.id).update(
         state=Job.FAILED if error else Job.GRADED, submission_id=submission_id, error=error,
-        finished_at=timezone.now(), lease_expires_at=None,
+        started_at=job.started_at, finished_at=timezone.now(), lease_expires_at=None,
     )  # fmt: skip
 
 
 def release(job: Job) -> None:
-    """Give a job back to the queue at once (its worker is stopping)."""
-    Job.objects.filter(id=job.id, worker=job.worker).update(state=Job.QUEUED, worker="", lease_expires_at=None)
+    """Give a job back to the queue at once (its worker is stopping, or the grader failed), and wake
+    another worker for it."""
+    from .wakeup import announce
+
+    with transaction.atomic():
+        Job.objects.filter(id=job.id, worker=job.worker).update(state=Job.QUEUED, worker="", lease_expires_at=None)
+        announce()
 
 
 class Lease:

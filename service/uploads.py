@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.db import connection, transaction
@@ -90,10 +90,15 @@ def _hold(student: Student) -> None:
     ).exists()  # fmt: skip
 
 
-def store(state: Path, student: Student, spec: AssignmentSpec, name: str, data: bytes) -> Job:
+def store(state: Path, student: Student, spec: AssignmentSpec, name: str, data: bytes,
+          received_at: datetime | None = None) -> Job:  # fmt: skip
     """Check and keep a hand-in, and queue it: the one place that applies the submission limits, for
     the page and the API alike. The file is stored under a name of ours (the released notebook's
-    name, or submission.py), never the student's."""
+    name, or submission.py), never the student's. ``received_at``: when its request arrived (the
+    job's first time; by default now). The waiting workers are woken when the job is committed."""
+    from .wakeup import announce
+
+    received_at = received_at or timezone.now()
     check_content(name, data)
     refused = allowance(student, spec)  # early, unlocked: a student already at a limit costs no disk write
     if refused:
@@ -113,10 +118,12 @@ def store(state: Path, student: Student, spec: AssignmentSpec, name: str, data: 
             refused = allowance(student, spec)
             if refused:
                 raise UploadRefused(refused)
-            return Job.objects.create(
+            job = Job.objects.create(
                 student=student, assignment=spec.name, file=str(path), original_name=name[:300], size=len(data),
-                sha256=hashlib.sha256(data).hexdigest(),
+                sha256=hashlib.sha256(data).hexdigest(), received_at=received_at,
             )  # fmt: skip
+            announce()  # delivered with the commit: a worker is woken for a job it can see
+            return job
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

@@ -48,6 +48,7 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
+    received = timezone.now()  # a hand-in's first time (service/live.py), before the upload is read
     spec = assignment_or_404(name)
     student = student_of(request.user)
     member = member_of(request.user)
@@ -61,7 +62,7 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
         else:
             upload = form.cleaned_data["notebook"]
             try:
-                job = store(state(), student, spec, upload.name or "", read_upload(upload))
+                job = store(state(), student, spec, upload.name or "", read_upload(upload), received)
             except UploadRefused as refused:
                 messages.error(request, str(refused))
             else:
@@ -99,14 +100,24 @@ def download_notebook(request: HttpRequest, name: str) -> FileResponse:
 @login_required
 @require_safe
 def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The submission's page; with ``?part=live``, its live part alone, which the page asks for again
+    (htmx) until the job has finished: the same view, so refused to exactly whom the page is."""
     job = job_for(request.user, job_id)
     spec = assignment_or_404(job.assignment)
+    from . import live
     from .reviews import threads
 
-    staff = member_of(request.user).is_staff_member
+    live_part = request.GET.get("part") == "live"
+    if live_part:
+        job = live.held_until_finished(job)  # answered when the feedback is there, within a second
+    member = member_of(request.user)
+    staff = member.is_staff_member
     report = shown_report(job, spec, staff) if job.state == Job.GRADED else None
-    context = {"job": job, "spec": spec, "report": report, "staff": staff, "threads": threads(job)}
-    return render(request, "service/submission.html", context)
+    live.record_shown(job, member)
+    context = {"job": job, "spec": spec, "report": report, "staff": staff, "threads": threads(job),
+               "poll": live.poll_every(job), "timeline": live.timeline(job) if staff else None}  # fmt: skip
+    part = "service/submission_live.html" if live_part else "service/submission.html"
+    return render(request, part, context)
 
 
 @require_http_methods(["GET", "POST"])

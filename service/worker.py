@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import time
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,11 +25,10 @@ from gradebook.grading import store_for
 from .lti.outbox import ScoreSender
 from .models import Job
 from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
+from .wakeup import Waiter
 
 if TYPE_CHECKING:
     from gradebook.models import Submission as Recorded
-
-IDLE_WAIT = 0.5  # seconds between looks at an empty queue
 
 
 def worker_name() -> str:
@@ -71,6 +69,9 @@ def grade_one(
     )
     if job.regrade:
         options = options.model_copy(update={"force": True, "question": job.question or None})
+    from django.utils import timezone
+
+    job.started_at = timezone.now()  # written with the job's end (queue.finish)
     with Lease(job):
         result = grade_batch(spec, [submission], state / "reports" / spec.name, options,
                              store=JobStore(book, spec, job), executor=executor)  # fmt: skip
@@ -110,14 +111,22 @@ def run_worker(
 def _grade_jobs(name: str, course: CourseFolder, state: Path, options: GradeOptions, once: bool,
                 executor: Executor | None) -> int:  # fmt: skip
     graded = 0
+    # Made before the first look at the queue, so that a job queued after any look ends the wait that
+    # follows it (service/wakeup.py). `once` never waits.
+    waiter = None if once else Waiter()
+    woken_by, said = "", False
     while True:
-        job = claim(name)
+        job = claim(name, woken_by)
+        woken_by = ""  # a look straight after a job, or after a similarity report, was woken by nothing
         if job is None:
             if similarity_queued(course, name):  # no hand-in waits: a similarity report the staff asked for
                 continue
-            if once:
+            if waiter is None:
                 return graded
-            time.sleep(IDLE_WAIT)
+            if not said:  # said once: the worker is ready and waits (what an operator or a test waits for)
+                print(f"worker {name}: waiting for hand-ins ({waiter.how})", flush=True)
+                said = True
+            woken_by = waiter.wait()
             continue
         try:
             grade_one(job, course, state, options, executor)

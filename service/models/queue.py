@@ -21,9 +21,19 @@ class Job(models.Model):
     size = models.PositiveIntegerField()
     sha256 = models.CharField(max_length=64)
     state = models.CharField(max_length=20, choices=STATES, default=QUEUED, db_index=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True)  # queued: the hand-in kept and its job made
+    # Where a student's wait goes (README "The grading service", docs/benchmarks.md): the request's
+    # arrival, the claim by a worker, the start of the grading itself, its end, and the first time
+    # the page or the API showed the finished job to its student. For the staff only.
+    received_at = models.DateTimeField(null=True)
+    claimed_at = models.DateTimeField(null=True)
     started_at = models.DateTimeField(null=True)
     finished_at = models.DateTimeField(null=True)
+    shown_at = models.DateTimeField(null=True)
+    # What the worker that claimed the job was woken by (service/wakeup.py): "notification"
+    # (PostgreSQL's NOTIFY), "change" (SQLite's data version), "poll" (its slow fallback look), or
+    # "" when it looked at the queue straight after its previous job.
+    woken_by = models.CharField(max_length=20, blank=True)
     worker = models.CharField(max_length=200, blank=True)  # the lease's owner
     lease_expires_at = models.DateTimeField(null=True)  # renewed while grading; past it, the job is free again
     attempts = models.PositiveIntegerField(default=0)
