@@ -155,6 +155,7 @@ def chart(path: Path | IO[bytes], stats: AssignmentStatistics) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, PercentFormatter
 
     questions = stats.questions
     labels = [f"{n}. {q.question}" for n, q in enumerate(questions, start=1)]
@@ -162,14 +163,16 @@ def chart(path: Path | IO[bytes], stats: AssignmentStatistics) -> None:
     positions = range(len(questions))
     left.barh(positions, [(q.mean or 0) / q.points for q in questions], color="#4c72b0")
     left.set_xlim(0, 1)
-    left.set_xlabel("mean score (share of the points)")
+    left.set_xlabel("mean score (% of the points)")
+    left.xaxis.set_major_formatter(PercentFormatter(1.0))
     left.set_yticks(list(positions), labels)
     left.invert_yaxis()
     right.barh(positions, [q.share_full or 0 for q in questions], color="#55a868", label="full marks")
     right.barh(positions, [-(q.share_zero or 0) for q in questions], color="#c44e52", label="zero")
     right.set_xlim(-1, 1)
     right.axvline(0, color="black", linewidth=0.8)
-    right.set_xlabel("share of students: zero (left), full marks (right)")
+    right.set_xlabel("students with zero (left) and with full marks (right)")
+    right.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{abs(value):.0%}"))  # both sides positive
     right.legend(loc="lower right", fontsize="small")
     figure.suptitle(f"{stats.assignment}: {stats.students} students")
     figure.tight_layout()
@@ -183,19 +186,27 @@ def overview_chart(path: Path | IO[bytes], stats: AssignmentStatistics) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
     left.hist(stats.final_scores, bins=min(20, max(5, len(stats.final_scores) // 2 or 5)),
               range=(0, stats.max_score), color="#4c72b0")  # fmt: skip
     left.set_xlabel(f"final score (of {stats.max_score:g})")
     left.set_ylabel("students")
-    right.hist(stats.arrivals_hours, bins=24, color="#dd8452")
+    # Counts are whole numbers of students and submissions: no tick at 2.5 students.
+    left.yaxis.set_major_locator(MaxNLocator(integer=True))
+    # Arrivals in hours over three days or less, in days beyond (a week of hours reads badly).
+    hours = stats.arrivals_hours
+    in_days = bool(hours) and max(hours) - min(hours) > 72
+    unit = "days" if in_days else "hours"
+    right.hist([h / 24 for h in hours] if in_days else hours, bins=24, color="#dd8452")
     if stats.due:
         right.axvline(0, color="black", linewidth=1)
-        right.set_xlabel("hours from the due time (the line)")
+        right.set_xlabel(f"{unit} from the due time (the line)")
     else:
-        right.set_xlabel("hours from the first submission")
+        right.set_xlabel(f"{unit} from the first submission")
     right.set_ylabel("submissions")
+    right.yaxis.set_major_locator(MaxNLocator(integer=True))
     figure.suptitle(f"{stats.assignment}: {stats.students} students, {len(stats.arrivals_hours)} submissions")
     figure.tight_layout()
     figure.savefig(path, dpi=100, metadata={"Software": None}, format="png")

@@ -68,7 +68,9 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
             else:
                 return redirect("submission", job_id=job.id)
         return redirect("assignment", name=name)
-    jobs = Job.objects.filter(student=student, assignment=spec.name).order_by("-id")
+    jobs = list(Job.objects.filter(student=student, assignment=spec.name).select_related("submission").order_by("-id"))
+    for job in jobs:  # each one's score beside it, as its reader may see it (README "The pages")
+        job.shown = shown_report(job, spec, member.is_staff_member) if job.state == Job.GRADED else None
     context = {"spec": spec, "due": due_for(spec, student), "jobs": jobs, "refused": allowance(student, spec),
                "late": spec.due is not None and timezone.now() > (due_for(spec, student) or spec.due),
                "closed": ClosedAssignment.objects.filter(name=spec.name).first(),

@@ -1,0 +1,130 @@
+"""What every page writes the same way: dates (``{{ when|moment }}``: "1 Dec 2026, 14:44 UTC"),
+how long ago, a job's or a question's state as a badge in words (colour is never the only
+signal), the points still waiting for hand grading, and the course's title for the top bar."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django import template
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.timesince import timesince, timeuntil
+
+register = template.Library()
+
+# A job's state and a question's status: the words shown and the badge's colour (Bootstrap's).
+BADGES = {
+    "queued": ("queued", "secondary"),
+    "grading": ("grading", "info"),
+    "graded": ("graded", "success"),
+    "failed": ("failed", "danger"),
+    "passed": ("passed", "success"),
+    "partial": ("partial", "warning"),
+    "error": ("error", "danger"),
+    "timeout": ("timeout", "danger"),
+    "manual": ("awaiting hand grading", "primary"),
+    "not_graded": ("not graded", "secondary"),
+    "hidden": ("hidden", "secondary"),
+    "late": ("late", "warning"),
+    "awaiting": ("awaiting hand grading", "primary"),
+}
+
+
+def _as_datetime(value: Any) -> datetime | None:
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, datetime):
+        return None
+    if timezone.is_naive(value):
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+@register.filter
+def moment(value: Any) -> str:
+    """A date and time as every page writes it: ``1 Dec 2026, 14:44 UTC`` (empty for none)."""
+    when = _as_datetime(value)
+    return "" if when is None else f"{when.day} {when:%b %Y, %H:%M} UTC"
+
+
+@register.filter
+def moment_seconds(value: Any) -> str:
+    """The same with seconds, where they matter (an exam's log): ``1 Dec 2026, 14:44:05 UTC``."""
+    when = _as_datetime(value)
+    return "" if when is None else f"{when.day} {when:%b %Y, %H:%M:%S} UTC"
+
+
+@register.filter
+def iso(value: Any) -> str:
+    """The machine-readable form, for ``<time datetime="...">``."""
+    when = _as_datetime(value)
+    return "" if when is None else when.isoformat(timespec="seconds")
+
+
+@register.filter
+def ago(value: Any) -> str:
+    """How long ago (or how long from now): ``3 hours ago``, ``in 2 days``."""
+    when = _as_datetime(value)
+    if when is None:
+        return ""
+    now = timezone.now()
+    if abs((now - when).total_seconds()) < 60:
+        return "just now"
+    if when <= now:
+        return f"{timesince(when, now, depth=1)} ago"
+    return f"in {timeuntil(when, now, depth=1)}"
+
+
+@register.simple_tag
+def at(value: Any, relative: bool = False) -> SafeString | str:
+    """``<time>`` with the date as every page writes it, and how long ago where that helps."""
+    when = _as_datetime(value)
+    if when is None:
+        return ""
+    if relative:
+        return format_html('<time datetime="{}">{}</time> <span class="text-body-secondary">({})</span>',
+                           iso(when), moment(when), ago(when))  # fmt: skip
+    return format_html('<time datetime="{}">{}</time>', iso(when), moment(when))
+
+
+@register.filter
+def badge(state: Any) -> SafeString:
+    """A state in words, on a coloured badge."""
+    words, colour = BADGES.get(str(state), (str(state), "secondary"))
+    return format_html('<span class="badge text-bg-{}">{}</span>', colour, words)
+
+
+@register.filter
+def badge_colour(state: Any) -> str:
+    return BADGES.get(str(state), ("", "secondary"))[1]
+
+
+@register.filter
+def awaiting(report: Any) -> float:
+    """The points of a shown report's questions that still wait for hand grading (0 for none)."""
+    if not isinstance(report, dict):
+        return 0.0
+    return sum(
+        float(q.get("max_score") or 0)
+        for q in report.get("questions", [])
+        if q.get("status") == "manual" and not q.get("mark")
+    )
+
+
+@register.simple_tag
+def course_title() -> str:
+    """The course's title (course.toml), for the top bar; the site's name if it cannot be read."""
+    from course.errors import CourseError
+
+    from ..access import course
+
+    try:
+        return course().title
+    except (CourseError, OSError, ValueError):
+        return "Gradewright"

@@ -1,0 +1,436 @@
+"""Every page, in a real Chromium, at a phone's width (360 px) and a desktop's (1,440 px): nothing
+is wider than the window (a wide table or code block scrolls inside its own box), and axe-core finds
+no WCAG 2.1 A or AA violation. Student and staff pages, in the states that matter (queued, failed,
+graded, awaiting hand grading, late, a review thread, an exam before, during and after an attempt),
+on one site seeded straight into its tables (tests/course_data.py) and served in this process; the
+pages a course platform or JupyterHub brings a browser to are rendered with their own templates.
+
+What the pages say is checked here too (README "The pages"): the staff's submission page names the
+student and links to their history and the gradebook, a score awaiting hand grading says so, the
+review thread says who asked about which question, the submissions list shows each one's score,
+the marking page lists its keys, and dates are written one way."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.template.loader import render_to_string
+from django.test import Client
+from django.utils import timezone
+
+from .conftest import ASSIGNMENTS, LESSON_DATA, ROOT
+from .course_data import seed
+from .test_service import launch_chromium, needs_browser
+
+pytestmark = pytest.mark.timeout(600)
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+needs_axe = pytest.mark.skipif(
+    not AXE.is_file() and not os.environ.get("GRADEWRIGHT_REQUIRE_BROWSER"),
+    reason="axe-core is not installed (npm ci, as .ci/run does, puts it in node_modules/)",
+)
+WIDTHS = (360, 1440)
+SHOTS = os.environ.get("GRADEWRIGHT_DESIGN_SHOTS")
+GRADED = "sequences-and-attention"
+HAND = "attention-not-explanation"
+EXAM = "design-exam"
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+RUN_AXE = f"""async () => {{
+  const result = await axe.run(document, {{runOnly: {{type: "tag", values: {WCAG!r}}}, resultTypes: ["violations"]}});
+  return result.violations.map((v) => `${{v.id}} (${{v.impact}}): ${{v.help}}: ` +
+    v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", "));
+}}"""
+# How far the document reaches beyond the window, and the widest element that reaches it.
+OVERFLOW = """() => {
+  const root = document.documentElement;
+  const over = root.scrollWidth - root.clientWidth;
+  if (over <= 0) { return null; }
+  const clipped = (element) => {  // inside a box that scrolls or clips it, itself within the window
+    for (let up = element.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (getComputedStyle(up).overflowX !== "visible" && up.getBoundingClientRect().right <= root.clientWidth + 1) {
+        return true;
+      }
+    }
+    return false;
+  };
+  let widest = null;
+  for (const element of document.body.querySelectorAll("*")) {
+    const right = element.getBoundingClientRect().right;
+    if (right > root.clientWidth + 1 && !clipped(element) && (!widest || right > widest.right)) {
+      widest = {right, what: element.tagName.toLowerCase() + (element.id ? "#" + element.id : "") +
+                (element.className && typeof element.className === "string" ? "." + element.className.split(" ").join(".") : "")};
+    }
+  }
+  return {over, widest: widest && widest.what};
+}"""
+DATE = re.compile(r"\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4}, \d{2}:\d{2}(:\d{2})? UTC\b")
+
+
+@dataclass
+class Site:
+    url: str
+    student: User
+    instructor: User
+    student_id: str
+    jobs: dict[str, int]  # by what they show
+    diff: tuple[int, int]
+    welcome: str
+    problems: list[str] = field(default_factory=list)
+
+
+def _serve() -> tuple[str, object]:
+    """The site (the WSGI application `autograder serve` runs) on a free port, in a thread."""
+    from django.core.wsgi import get_wsgi_application
+    from waitress.server import create_server
+
+    server = create_server(get_wsgi_application(), host="127.0.0.1", port=0, threads=4)
+    threading.Thread(target=server.run, daemon=True).start()
+    return f"http://127.0.0.1:{server.effective_port}", server
+
+
+def _job(student, spec_name: str, state: str, submission=None, name: str = "answer.ipynb") -> int:
+    from service.models import Job
+
+    job = Job.objects.create(student=student, assignment=spec_name, file="uploads/none", original_name=name, size=1,
+                             sha256=submission.sha256 if submission else "0" * 64, state=state, submission=submission,
+                             error="the grader stopped" if state == Job.FAILED else "")  # fmt: skip
+    return job.id
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Iterator[Site]:
+    """A course of 8 students with graded work in both assignments, one of them signed in as
+    themself (queued, failed and graded hand-ins, a review request), an instructor, a similarity
+    report, an online exam open now; served on a port of its own."""
+    from course.exams.build import build_exam
+    from gradebook.models import SimilarityRun, Student, Submission
+    from gradebook.similarity import SimilarityReport, SimilarPair
+    from service import exam_marking, exam_sessions
+    from service.access import assignments, course
+    from service.exam_models import ExamAttempt, OnlineExam
+    from service.models import Job, Member, ReviewMessage, ReviewRequest, SignInLink, digest
+
+    tag = uuid.uuid4().hex[:6]
+    prefix = f"d{tag}-"
+    specs = assignments()
+    for name in (GRADED, HAND):
+        seed(specs[name], 8, prefix=prefix, accounts=False)
+    # Student 1: their hand-graded answer is not marked yet (course_data marks every other one).
+    row = Student.objects.get(student_id=f"{prefix}00001")
+    student = User.objects.create_user(f"student-{tag}")
+    Member.objects.create(user=student, role=Member.STUDENT, student=row)
+    instructor = User.objects.create_user(f"teacher-{tag}")
+    Member.objects.create(user=instructor, role=Member.INSTRUCTOR)
+    jobs = {}
+    for name in (GRADED, HAND):
+        for n, submission in enumerate(Submission.objects.filter(student=row, assignment__name=name).order_by("id")):
+            jobs[f"{name} {n}"] = _job(row, name, Job.GRADED, submission, name=f"{name}-{n}.ipynb")
+    jobs["queued"] = _job(row, GRADED, Job.QUEUED)
+    jobs["failed"] = _job(row, GRADED, Job.FAILED)
+    review = ReviewRequest.objects.create(job_id=jobs[f"{HAND} 1"], question_id="written")
+    ReviewMessage.objects.create(request=review, author=student, text="Please look at my second paragraph again.")
+    # Two of their submissions with code to compare (the known submissions' files).
+    known = sorted((ASSIGNMENTS / GRADED / "known").glob("*.py"))[:2]
+    first, second = Submission.objects.filter(student=row, assignment__name=GRADED).order_by("id")
+    for submission, path in ((first, known[0]), (second, known[1])):
+        Submission.objects.filter(id=submission.id).update(file=str(path))
+    code = "<span class='highlight-red'>def softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)</span>"
+    report = SimilarityReport(assignment=GRADED, threshold=0.5, compared=8, candidates=3, all_pairs=28,
+                              pairs=[SimilarPair(first=f"{prefix}00002", second=f"{prefix}00003", first_share=0.8,
+                                                 second_share=0.75, first_html=code * 3, second_html=code * 3)])  # fmt: skip
+    now = timezone.now()
+    SimilarityRun.objects.create(assignment=GRADED, threshold=0.5, state=SimilarityRun.DONE, requested_at=now,
+                                 requested_by=instructor.username, finished_at=now, report=report.model_dump(mode="json"))  # fmt: skip
+    secret = uuid.uuid4().hex
+    welcomed = User.objects.create_user(f"new-{tag}")
+    Member.objects.create(user=welcomed, role=Member.STUDENT)
+    SignInLink.objects.create(user=welcomed, digest=digest(secret), expires_at=now + timedelta(days=1))
+    # An online exam for student 1 and student 2, listed by the course, open now.
+    folder = tmp_path_factory.mktemp("exam") / EXAM
+    roster = folder.parent / "roster.csv"
+    roster.write_text("student_id,name,email\n" + "".join(f"{prefix}0000{n},Student {n},\n" for n in (1, 2)))
+    build_exam(roster, folder, seed=3, questions=3, open_questions=1, lessons=[LESSON_DATA], title=f"Design exam {tag}")
+    module = course().modules[0].model_copy(update={"exams": [str(folder)]})
+    listed = course().model_copy(update={"modules": [module]})
+    patch = pytest.MonkeyPatch()
+    patch.setattr(exam_sessions, "course", lambda: listed)
+    patch.setattr(exam_marking, "course", lambda: listed)
+    OnlineExam.objects.filter(name=EXAM).delete()
+    ExamAttempt.objects.filter(exam=EXAM).delete()
+    OnlineExam.objects.create(name=EXAM, opens_at=now - timedelta(minutes=5), closes_at=now + timedelta(hours=2),
+                              minutes=30, results=OnlineExam.AT_SUBMIT)  # fmt: skip
+    url, server = _serve()
+    try:
+        yield Site(url=url, student=student, instructor=instructor, student_id=row.student_id, jobs=jobs,
+                   diff=(first.id, second.id), welcome=f"/welcome/{secret}/")  # fmt: skip
+    finally:
+        server.close()  # type: ignore[attr-defined]
+        patch.undo()
+        OnlineExam.objects.filter(name=EXAM).delete()
+        ExamAttempt.objects.filter(exam=EXAM).delete()
+        SimilarityRun.objects.filter(requested_by=instructor.username).delete()
+
+
+def session(site: Site, user: User) -> list[dict]:
+    """A signed-in session's cookie for the browser (made before Playwright's loop runs: Django's
+    database calls refuse to run inside it)."""
+    client = Client()
+    client.force_login(user)
+    return [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": site.url}]
+
+
+class Browser:
+    """One Chromium, one page per width (each in its own context, signed in as ``user`` or not),
+    axe-core loaded into every document by an init script (no inline script: the policy holds)."""
+
+    def __init__(self, playwright, site: Site, cookies: list[dict]) -> None:
+        self.site = site
+        self.browser = launch_chromium(playwright)
+        self.pages = {}
+        for width in WIDTHS:
+            context = self.browser.new_context(viewport={"width": width, "height": 900})
+            context.add_init_script(path=str(AXE))
+            context.add_cookies(cookies)
+            self.pages[width] = context.new_page()
+
+    def close(self) -> None:
+        self.browser.close()
+
+    def check(self, path: str, status: int = 200, then=None) -> str:
+        """``path`` at each width: its status, nothing wider than the window, no axe violation
+        (each problem noted in site.problems). ``then(page)``, if given, leads to the state to check
+        from the page first loaded. The page's text, at the last width."""
+        text = ""
+        for width, page in self.pages.items():
+            answer = page.goto(self.site.url + path)
+            where = f"{path} at {width} px"
+            if answer is None or answer.status != status:
+                self.site.problems.append(f"{where}: answered {answer and answer.status}, not {status}")
+                continue
+            if then is not None:
+                then(page)
+                where = f"{page.url.removeprefix(self.site.url)} (from {path}) at {width} px"
+            self.measure(page, where)
+            text = page.inner_text("body")
+        return text
+
+    def measure(self, page, where: str) -> None:
+        page.wait_for_load_state("load")
+        if SHOTS:  # GRADEWRIGHT_DESIGN_SHOTS=folder: every page at each width, to look at
+            Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            page.screenshot(
+                path=Path(SHOTS) / (re.sub(r"[^a-z0-9]+", "-", where.lower()).strip("-") + ".png"), full_page=True
+            )
+        # Stylesheets are the site's own files: the page is laid out with Bootstrap's rules.
+        if "system-ui" not in page.evaluate("getComputedStyle(document.body).fontFamily"):
+            self.site.problems.append(f"{where}: not styled")
+        overflow = page.evaluate(OVERFLOW)
+        if overflow:
+            self.site.problems.append(f"{where}: {overflow['over']} px wider than the window ({overflow['widest']})")
+        for violation in page.evaluate(RUN_AXE):
+            self.site.problems.append(f"{where}: {violation}")
+
+
+def rendered(page, site: Site, template: str, body: str, blocked: tuple[str, ...] = ()) -> None:
+    """A page the site shows only inside a course platform's or JupyterHub's sign-in: its template,
+    rendered, served at a site address (its stylesheets are the site's); ``blocked`` scripts
+    (which would leave the page at once) are not loaded."""
+    address = f"{site.url}/rendered/{template.rsplit('/', 1)[-1]}"
+    page.route(address, lambda route: route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body))
+    for script in blocked:
+        page.route(
+            f"{site.url}/static/service/{script}", lambda route: route.fulfill(content_type="text/javascript", body="")
+        )
+    page.goto(address)
+
+
+@needs_browser
+@needs_axe
+@pytest.mark.slow
+def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
+    from playwright.sync_api import sync_playwright
+
+    cookies = session(site, site.student)
+    with sync_playwright() as playwright:
+        browser = Browser(playwright, site, cookies)
+        try:
+            listing = browser.check("/assignments/")
+            assert "Design exam" in listing or EXAM in listing  # the open exam is listed
+            page = browser.check(f"/assignments/{GRADED}/")
+            # Each submission's score beside it, the queued one and the failed one said so.
+            assert re.search(r"\d+(\.\d+)? / 10", page), page
+            assert "not yet" in page and "failed" in page and DATE.search(page), page
+            hand = browser.check(f"/assignments/{HAND}/")
+            assert "await hand grading" in hand or "awaits hand grading" in hand, hand
+            for label in (f"{GRADED} 1", "queued", "failed"):
+                browser.check(f"/submissions/{site.jobs[label]}/")
+            shown = browser.check(f"/submissions/{site.jobs[f'{HAND} 1']}/")
+            # The score waits for hand grading, said beside it; the review thread says who asked what.
+            assert re.search(r"Score: [\d.]+ / [\d.]+ so far; [\d.]+ points? awaits? hand grading", shown), shown
+            assert f"Asked by {site.student_id} about question written" in shown
+            assert "awaiting hand grading" in shown and "Handed in by" not in shown
+            browser.check(f"/exams/{EXAM}/")  # before the attempt
+
+            def start(page) -> None:
+                page.get_by_role("button", name="Start the exam").click()
+                page.locator("#clock").wait_for()
+
+            browser.pages[360].goto(site.url + f"/exams/{EXAM}/")
+            start(browser.pages[360])  # one attempt a student: started once, then the same page at both widths
+            browser.check(f"/exams/{EXAM}/")  # during it
+
+            def submit(page) -> None:
+                page.once("dialog", lambda dialog: dialog.accept())
+                page.get_by_role("button", name="Submit the exam").click()
+                page.locator("#ended").wait_for()
+
+            submit(browser.pages[1440])
+            browser.check(f"/exams/{EXAM}/")  # after it, with its results
+            browser.check("/submissions/999999999/", status=404)  # the error page
+        finally:
+            browser.close()
+    assert site.problems == [], "\n".join(site.problems)
+
+
+@needs_browser
+@needs_axe
+@pytest.mark.slow
+def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
+    from playwright.sync_api import sync_playwright
+
+    from service.exam_models import ExamAttempt
+
+    cookies = session(site, site.instructor)
+    attempt = ExamAttempt.objects.filter(exam=EXAM).order_by("id").first()  # the student's, if their test ran
+    with sync_playwright() as playwright:
+        browser = Browser(playwright, site, cookies)
+        try:
+            browser.check("/assignments/")
+            settings = browser.check(f"/assignments/{GRADED}/")
+            assert "Close submissions" in settings and "Hand-in and settings" in settings
+            page = browser.check(f"/submissions/{site.jobs[f'{HAND} 1']}/")
+            # The staff's submission page names the student and leads to their history and the gradebook.
+            assert f"Handed in by {site.student_id}" in page and "their submissions" in page
+            assert "so far;" in page and "Asked by" in browser.pages[1440].inner_text("body")
+            links = browser.pages[1440].locator("#whose a")
+            assert [links.nth(n).get_attribute("href") for n in range(2)] == [
+                f"/staff/students/{site.student_id}/", f"/staff/gradebook/{HAND}/"]  # fmt: skip
+            browser.check(f"/submissions/{site.jobs[f'{GRADED} 1']}/")
+            for name in (GRADED, HAND):
+                gradebook = browser.check(f"/staff/gradebook/{name}/")
+                assert site.student_id in gradebook
+                tabs = browser.pages[1440].locator("nav.tabs a")
+                assert tabs.all_inner_texts()[:5] == [
+                    "Gradebook",
+                    "Statistics",
+                    "Hand grading",
+                    "Similarity",
+                    "Grade files",
+                ]
+                assert browser.pages[1440].locator("nav.tabs a[aria-current=page]").inner_text() == "Gradebook"
+            browser.check(f"/staff/gradebook/{HAND}/?show=hand")
+            browser.check(f"/staff/statistics/{GRADED}/")
+            browser.check(f"/staff/marking/{HAND}/")
+            marking = browser.check(f"/staff/marking/{HAND}/written/")  # the first answer to mark
+            assert "Ctrl+Enter" in marking and "n and p" in marking  # its keys, on the page
+            browser.check(f"/staff/similarity/{GRADED}/")
+            browser.check(f"/staff/students/{site.student_id}/")
+            browser.check(f"/staff/students/{site.student_id}/diff/{site.diff[0]}/{site.diff[1]}/")
+            browser.check("/staff/reviews/")
+            browser.check("/staff/exports/")
+            roster = browser.check("/staff/roster/")
+            assert "students" in roster
+            browser.check("/staff/platforms/")
+            browser.check("/staff/exams/")
+            online = browser.check(f"/staff/online-exams/{EXAM}/")
+            assert "Accommodations" in online
+            if attempt is not None:  # the student's test ran first: its attempt's log
+                browser.check(f"/staff/online-exams/{EXAM}/attempts/{attempt.pk}/")
+            # The exam's open question, its first answer to mark (the paper sheets' or the online one).
+            browser.check("/staff/exams/", then=lambda page: page.locator("a:has-text('Mark')").first.click())
+        finally:
+            browser.close()
+    assert site.problems == [], "\n".join(site.problems)
+
+
+@needs_browser
+@needs_axe
+@pytest.mark.slow
+def test_the_signed_out_and_platform_pages_fit_both_widths_and_have_no_axe_violation(site):
+    from playwright.sync_api import sync_playwright
+
+    specs = [{"name": GRADED, "title": "Sequences and attention", "due": timezone.now()}]
+    pages = [
+        ("service/lti_deep_link.html", {"launch_id": "x", "assignments": specs, "exams": [("exam:x", "An exam")]}, ()),
+        ("service/lti_deep_link_return.html", {"return_url": "https://lms.example/return", "jwt": "a.b.c"},
+         ("auto_submit.js",)),
+        ("service/lti_cookie_check.html", {"loading": "Loading…", "main": "Your browser refused the tool's cookies.",
+                                           "again": "https://lms.example/", "click": "Open it in a new window"},
+         ("lti_cookie_check.js",)),
+        ("service/lti_refused.html", {"why": "the launch's token has expired"}, ()),
+        ("service/hub_refused.html", {"refused": "this JupyterHub user is not on the course"}, ()),
+    ]  # fmt: skip
+    bodies = [(template, render_to_string(template, context), blocked) for template, context, blocked in pages]
+    with sync_playwright() as playwright:
+        browser = Browser(playwright, site, [])
+        try:
+            browser.check("/accounts/login/")
+            # The checks see what they look for (a test that cannot fail is a defect): a page made
+            # wider than the window and given a field with no label is found out on both counts.
+            page = browser.pages[360]
+            page.evaluate("""() => { const wide = document.createElement("div"); wide.className = "control";
+                wide.textContent = "wide"; wide.style.width = "1000px"; document.body.append(wide);  // CSSOM: allowed
+                const field = document.createElement("input"); document.querySelector("main").append(field); }""")
+            browser.measure(page, "control")
+            found = [problem for problem in site.problems if problem.startswith("control")]
+            assert any("wider than the window" in problem for problem in found), found
+            assert any(problem.startswith("control: label") for problem in found), found
+            site.problems.clear()
+            browser.check(site.welcome)
+            browser.check("/welcome/not-a-link/", status=404)
+            for template, body, blocked in bodies:
+                for width, page in browser.pages.items():
+                    rendered(page, site, template, body, blocked)
+                    browser.measure(page, f"{template} at {width} px")
+        finally:
+            browser.close()
+    assert site.problems == [], "\n".join(site.problems)
+
+
+def test_every_page_writes_its_dates_one_way():
+    """One filter writes every date ("1 Dec 2026, 14:44 UTC"); no template formats one itself (an
+    exam log's fractions of a second excepted)."""
+    from datetime import UTC, datetime
+
+    from service.templatetags.pages import ago, moment, moment_seconds
+
+    when = datetime(2026, 12, 1, 14, 44, 5, tzinfo=UTC)
+    assert moment(when) == "1 Dec 2026, 14:44 UTC" and moment_seconds(when) == "1 Dec 2026, 14:44:05 UTC"
+    assert moment("2026-12-01T15:44:05+01:00") == "1 Dec 2026, 14:44 UTC" and moment(None) == ""
+    assert ago(timezone.now() - timedelta(hours=3, minutes=5)) == "3\xa0hours ago"
+    assert ago(timezone.now() + timedelta(days=2, hours=1)).startswith("in 2")
+    templates = ROOT / "service" / "templates"
+    formatted = [f"{path.name}: {match}" for path in sorted(templates.rglob("*.html"))
+                 for match in re.findall(r"\|date:\"[^\"]*\"", path.read_text()) if match != '|date:"H:i:s.u"']  # fmt: skip
+    assert formatted == []
+
+
+def test_every_form_control_has_a_label():
+    """The file inputs, the roster upload and the review's answer (unlabelled before) have one."""
+    templates = ROOT / "service" / "templates" / "service"
+    for name, control in (("assignment.html", 'name="notebook"'), ("roster.html", 'name="roster"'),
+                          ("submission.html", 'name="message" id="answer-'), ("submission.html", 'id="review-message"')):  # fmt: skip
+        text = (templates / name).read_text()
+        tag = re.search(rf"<(input|textarea)[^>]*{control}[^>]*>", text)
+        assert tag, (name, control)
+        found = re.search(r'id="([^"]+)"', tag.group(0))
+        assert found and f'for="{found.group(1).split("{")[0]}' in text, (name, control)
