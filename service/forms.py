@@ -205,7 +205,7 @@ class Export(Form):
         return "zero" if self.cleaned_data["missing"] == "zero" else "empty"
 
 
-class Mark(Form):
+class MarkAnswer(Form):
     """A hand-graded answer's mark: the rubric's items applied and an adjustment, or (a question with
     no rubric) a score; a comment; when the page was read (``seen``: another grader's save since is
     told); and whether to go on to the next answer."""

@@ -95,7 +95,7 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
     mark = Mark.objects.filter(student=submission.student, assignment=submission.assignment,
                                question_id=question.id).first()  # fmt: skip
     if request.method == "POST":
-        form = forms.Mark(request.POST, items=[item.id for item in question.rubric])
+        form = forms.MarkAnswer(request.POST, items=[item.id for item in question.rubric])
         saved = _save(request, form, question, submission, mark)
         if saved is None:
             return redirect(request.path)
@@ -114,7 +114,7 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
     return render(request, "service/mark_answer.html", context)
 
 
-def _save(request: HttpRequest, form: forms.Mark, question: Question, submission: Submission,
+def _save(request: HttpRequest, form: forms.MarkAnswer, question: Question, submission: Submission,
           mark: Mark | None) -> Mark | None:  # fmt: skip
     """Record the grader's mark (the last save wins); None when the form was not valid."""
     if not form.is_valid():
