@@ -225,8 +225,11 @@ def current_grades(
         return _current_grades(book, spec, everyone, detail)
     from .versions import cached
 
-    key = ("grades", spec.name, spec.model_dump_json(), everyone)
-    return list(cached(book, key, lambda: _current_grades(book, spec, everyone, detail)))
+    # One kept table per assignment: those who handed something in are the roster's table less
+    # those without a report (the staff's own tries are in neither).
+    key = ("grades", spec.name, spec.model_dump_json())
+    grades = cached(book, key, lambda: _current_grades(book, spec, True, detail))
+    return list(grades) if everyone else [grade for grade in grades if grade.report is not None]
 
 
 def _current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool, detail: bool) -> list[CurrentGrade]:
