@@ -144,6 +144,8 @@ def fingerprints(book: Gradebook, files: dict[str, str], pause: Callable[[], Non
         ):  # plain rows: no model instance per submission
             found[sha256] = Code(hashes=np.frombuffer(bytes(hashes), dtype="<i8").astype(np.int64),
                                  filtered_length=length, unreadable=unreadable, packed=bytes(code))  # fmt: skip
+        if pause is not None:
+            pause()
     missing = [sha for sha in shas if sha not in found]
     if missing:
         new = {}

@@ -175,6 +175,8 @@ def candidate_pairs(prints: list[_Fingerprint], threshold: float, pause: Pause |
     values, owners = values[order], owners[order]
     every, first, held_by = np.unique(values, return_index=True, return_counts=True)
     limit = common_limit(count)
+    if pause is not None:
+        pause()
     found: list[np.ndarray] = []
     for start in range(0, count, 100):  # a hundred submissions' prefixes at a time: bounded memory, pauses
         mine, entries = [], []

@@ -142,7 +142,7 @@ def cached(book: Gradebook, key: Hashable, compute: Callable[[], T]) -> T:
     full = (book.alias, book.where, version, key)
     found = _kept.get(full)
     if found is not _MISSING:
-        return found  # type: ignore[no-any-return]
+        return found
     value = compute()
     _kept.put(full, value)
     return value
