@@ -123,15 +123,18 @@ def with_own_lines(source: str, rng: random.Random, rate: float) -> str:
     return "\n".join(out)
 
 
-def course_of(size: int, seed: int, rate: float = 0.6) -> dict[str, str]:
-    """{student: code} for a synthetic class of ``size``."""
+def course_of(size: int, seed: int, rate: float = 0.6, planted: dict[str, str] | None = None) -> dict[str, str]:
+    """{student: code} for a synthetic class of ``size``; ``planted`` is told each planted copy's source."""
     rng = random.Random(seed)
     headers, variants, order = known_parts()
     students: dict[str, str] = {}
     for number in range(size):
         student = f"student{number:05d}"
         if number > 10 and rng.random() < 0.02:  # a planted copy of someone before
-            first, *rest = students[rng.choice(list(students))].split("\n\n\n")
+            source = rng.choice(list(students))
+            if planted is not None:
+                planted[student] = source
+            first, *rest = students[source].split("\n\n\n")
             rng.shuffle(rest)  # its functions in another order
             students[student] = with_own_lines(renamed("\n\n\n".join([first, *rest]), rng), rng, 0.03)
             continue
@@ -197,6 +200,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 400, 1000, 2000])
     parser.add_argument("--old-up-to", type=int, default=400, help="run the old path up to this class size")
+    parser.add_argument("--exact-up-to", type=int, default=0,
+                        help="also run the report without the common limit (every pair copydetect lists) up to this size")
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--threshold", type=float, default=0.5)
     args = parser.parse_args()
@@ -224,7 +229,9 @@ def _run(args: argparse.Namespace) -> int:
         starter_code = code_of(release(spec, Path(scratch) / "released"))
         sizes = sorted(set(args.sizes) | ({100} if args.old_up_to >= 100 else set()))
         for size in sizes:
-            students = course_of(size, args.seed)
+            planted: dict[str, str] = {}
+            students = course_of(size, args.seed, planted=planted)
+            copies = {frozenset(pair) for pair in planted.items()}
             folder = Path(scratch) / str(size)
             gradebook, fingerprinting = recorded_gradebook(folder, students, spec)
             with Gradebook.open(gradebook) as book:
@@ -235,6 +242,15 @@ def _run(args: argparse.Namespace) -> int:
                 start = time.perf_counter()
                 one = similar_to(book, spec, f"student{size - 1:05d}", args.threshold)
                 single = time.perf_counter() - start
+                exact = None
+                if size <= args.exact_up_to:
+                    import gradebook.similarity as indexed_module
+
+                    start = time.perf_counter()
+                    with _no_common_limit(indexed_module):
+                        whole = similarity(book, spec, args.threshold)
+                    exact = (time.perf_counter() - start, {frozenset((p.first, p.second)) for p in whole.pairs},
+                             whole.candidates)  # fmt: skip
                 shas = list(book.objects(Submission).values_list("sha256", flat=True))
                 book.objects(Fingerprint).filter(sha256__in=shas).delete()  # as if graded before they were kept
                 start = time.perf_counter()
@@ -243,7 +259,11 @@ def _run(args: argparse.Namespace) -> int:
             ours = {frozenset((p.first, p.second)) for p in report.pairs}
             row = {"size": size, "fingerprint_ms": 1000 * fingerprinting / size, "indexed": indexed,
                    "first_use": first_use, "single": single, "single_candidates": one.candidates,
-                   "candidates": report.candidates, "all_pairs": report.all_pairs, "pairs": len(report.pairs)}  # fmt: skip
+                   "candidates": report.candidates, "all_pairs": report.all_pairs, "pairs": len(report.pairs),
+                   "planted": len(copies), "planted_found": len(copies & ours)}  # fmt: skip
+            if exact is not None:
+                row.update(exact_seconds=exact[0], exact_pairs=len(exact[1]), exact_found=len(exact[1] & ours),
+                           exact_candidates=exact[2])  # fmt: skip
             if size <= args.old_up_to:
                 old, theirs = old_path(students, starter_code, args.threshold)
                 old_times[size] = old
@@ -254,6 +274,20 @@ def _run(args: argparse.Namespace) -> int:
             print(row, file=sys.stderr, flush=True)
     _markdown(rows, old_times, args)
     return 0
+
+
+class _no_common_limit:
+    """The report with no fingerprint left out of the index (every pair copydetect lists, by the
+    prefix filter alone): what the common limit costs in pairs, and saves in time."""
+
+    def __init__(self, module):
+        self.module, self.saved = module, module.common_limit
+
+    def __enter__(self):
+        self.module.common_limit = lambda students: students
+
+    def __exit__(self, *_):
+        self.module.common_limit = self.saved
 
 
 def _why_missed(missed: set, students: dict[str, str]) -> list[str]:
@@ -288,9 +322,9 @@ def _markdown(rows: list[dict], old_times: dict[int, float], args: argparse.Name
     print(
         "| students | old all-pairs (s) | indexed (s) | old / indexed | indexed, no kept fingerprints (s) "
         "| pairs compared (of all) | pairs listed | same pairs as old | one new vs the rest (s) | its candidates "
-        "| fingerprinting at grading (ms each) |"
+        "| fingerprinting at grading (ms each) | planted copies listed | copydetect's pairs listed (no limit: s, candidates) |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
         size = row["size"]
         if "old" in row:
@@ -304,8 +338,19 @@ def _markdown(rows: list[dict], old_times: dict[int, float], args: argparse.Name
         print(
             f"| {size:,} | {old} | {row['indexed']:.2f} | {times} "
             f"| {row['first_use']:.2f} | {row['candidates']:,} ({row['all_pairs']:,}) | {row['pairs']} | {same} "
-            f"| {row['single']:.2f} | {row['single_candidates']} | {row['fingerprint_ms']:.1f} |"
+            f"| {row['single']:.2f} | {row['single_candidates']} | {row['fingerprint_ms']:.1f} "
+            f"| {row['planted_found']} of {row['planted']} | {_exact(row)} |"
         )
+    for row in rows:
+        if row.get("missed"):
+            print(f"\nMissed at {row['size']:,}: " + "; ".join(row["missed"]))
+
+
+def _exact(row: dict) -> str:
+    if "exact_pairs" not in row:
+        return "not run"
+    return (f"{row['exact_found']} of {row['exact_pairs']} ({row['exact_seconds']:.1f} s, "
+            f"{row['exact_candidates']:,} candidates)")  # fmt: skip
 
 
 if __name__ == "__main__":

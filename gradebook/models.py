@@ -216,3 +216,10 @@ class SimilarityRun(models.Model):
     total = models.PositiveIntegerField(default=0)  # ... of these
     report = models.JSONField(null=True)  # similarity.SimilarityReport, once done
     error = models.TextField(blank=True)
+
+
+class DataVersion(models.Model):
+    """One row: the grades' version, a new random value on every write to the tables a grade is
+    derived from, set by the database's triggers (``gradebook.versions``)."""
+
+    value = models.BigIntegerField()

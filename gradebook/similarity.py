@@ -3,15 +3,15 @@
 instructor's judgement, never a penalty.
 
 Sub-quadratic: every graded file is fingerprinted once, when it is recorded (``fingerprints``), and
-only pairs that share a fingerprint are compared. An inverted index (fingerprint -> the submissions
-holding it) names those candidate pairs; a fingerprint held by more than ``common_limit(n)``
-submissions of the class is left out of the index, as MOSS does: a passage that common is the
-course's idiom, not one student's copy of another's. A candidate pair's shares are then computed
-exactly as copydetect computes them (its ``compare_files``, every fingerprint of both counted; here on
-arrays, many pairs at once), and the shared regions highlighted only for the pairs above the threshold. So a pair
-is missed only when everything two students share is also in more than ``common_limit`` other
-submissions: never in a class of up to ``SMALL_CLASS`` students, where every pair copydetect lists is
-listed, with its shares."""
+only pairs that may be listed are compared. An inverted index (fingerprint -> the submissions holding
+it) names those candidate pairs by prefix filtering (``_prefix``): a pair is listed when one shares
+more than the threshold of its code with the other, so the other must hold one of its rarest
+fingerprints, the fewest without which the rest covers at most the threshold. Only those (rare ones,
+mostly) are looked up. In a class of up to ``SMALL_CLASS`` no fingerprint is left out, and no pair
+copydetect lists is missed; in a larger one, a fingerprint that more than ``common_limit`` hold names
+no pair (the course's idiom), which keeps the candidates linear in the class's size. A candidate pair's shares are then computed exactly as copydetect computes them
+(its ``compare_files``, every fingerprint of both counted; here on arrays, many pairs at once), and
+the shared regions highlighted only for the pairs above the threshold."""
 
 from __future__ import annotations
 
@@ -36,17 +36,17 @@ if TYPE_CHECKING:
     from .book import Gradebook
 
 DEFAULT_THRESHOLD = 0.5  # the share of a file's code found in the other's, from which a pair is listed
-# In a class of up to SMALL_CLASS, every pair that shares a fingerprint is compared (at most 4,950
-# pairs: seconds), so the pairs are exactly copydetect's. In a larger one, a fingerprint held by more
-# than COMMON_FLOOR submissions (MOSS's default, its -m 10), or by more than COMMON_SHARE of a class
-# over 2,000, names no pair: each fingerprint then names at most limit * (limit - 1) / 2 pairs,
-# whatever the class's size, which is what keeps the candidates sub-quadratic.
+# A fingerprint held by more than common_limit(n) submissions of a class over SMALL_CLASS is the
+# course's idiom, not one student's copy of another's (MOSS's -m, 10 by default): it names no
+# candidate pair, though a candidate's shares count it. Each fingerprint then names at most
+# limit * (limit - 1) / 2 pairs, which keeps the candidates linear in the class.
 SMALL_CLASS = 100
-COMMON_FLOOR = 10
+COMMON_FLOOR = 20
 COMMON_SHARE = 0.005
 STALE = timedelta(minutes=10)  # a run whose worker said nothing for this long is run again
 
 Progress = Callable[[int, int], None]  # (pairs compared, of how many)
+Pause = Callable[[], None]  # called between a report's steps
 
 
 def common_limit(students: int) -> int:
@@ -97,11 +97,15 @@ def _prepared(code: Code, boilerplate: np.ndarray) -> _Fingerprint:
         # k-gram but its last, and those go too. Kept, so the shares stay copydetect's.
         _, overlap_idx, _ = np.intersect1d(hashes, boilerplate, return_indices=True, assume_unique=True)
         idx, hashes = np.delete(idx, overlap_idx), np.delete(hashes, overlap_idx)
-    covered = np.zeros(code.filtered_length, dtype=bool)  # copydetect's get_token_coverage, vectorised
-    for offset in range(K):
-        covered[idx + offset] = True
-    return _Fingerprint(code=code, hashes=hashes, positions=idx, distinct=np.unique(hashes),
-                        coverage=float(np.sum(covered)))  # fmt: skip
+    return _Fingerprint(code=code, hashes=hashes, positions=idx, distinct=np.unique(hashes), coverage=_covered(idx))
+
+
+def _covered(positions: np.ndarray) -> float:
+    """The characters that k-grams starting at ``positions`` (ascending) cover: copydetect's
+    get_token_coverage (the union of [p, p + K)), without marking each character."""
+    if len(positions) == 0:
+        return 0.0
+    return float(np.minimum(np.diff(positions), K).sum() + K)
 
 
 def _held(mine: _Fingerprint, theirs: _Fingerprint) -> np.ndarray:
@@ -132,26 +136,64 @@ def _shares(first: _Fingerprint, second: _Fingerprint, highlight: bool = False) 
     return float(share_1), float(share_2), (slices_1, slices_2)
 
 
-def candidate_pairs(distinct: list[np.ndarray], limit: int) -> np.ndarray:
-    """The pairs (i < j, one a row) of submissions that share a fingerprint held by at most ``limit``
-    submissions: the inverted index, as sorted arrays (fingerprint, submission) grouped by fingerprint."""
-    count = len(distinct)
+def _prefix(print_: _Fingerprint, rarity: np.ndarray, threshold: float) -> np.ndarray:
+    """The fewest of the submission's fingerprints, rarest first, without which what is left of its
+    code covers at most ``threshold`` of it: another submission that holds none of them shares at
+    most ``threshold`` of this one's code (its shared slices lie within what is left), so a pair is
+    listed for this one's share only if the other holds one of these (prefix filtering, as in
+    similarity joins; exact, whatever the class's size). ``rarity``: how many submissions hold each
+    of its distinct fingerprints."""
+    count = len(print_.distinct)
+    if count == 0:
+        return print_.distinct
+    order = np.lexsort((print_.distinct, rarity))  # rarest first; ties by value, so the same each run
+    rank = np.empty(count, dtype=np.int64)
+    rank[order] = np.arange(count)
+    position_rank = rank[np.searchsorted(print_.distinct, print_.hashes)]  # each position's fingerprint's rank
+    limit = threshold * print_.coverage
+    low, high = 0, count  # the fewest m whose removal leaves at most the limit (what is left falls as m grows)
+    while low < high:
+        middle = (low + high) // 2
+        if _covered(print_.positions[position_rank >= middle]) <= limit:
+            high = middle
+        else:
+            low = middle + 1
+    return print_.distinct[order[:low]]
+
+
+def candidate_pairs(prints: list[_Fingerprint], threshold: float, pause: Pause | None = None) -> np.ndarray:
+    """The pairs (i < j, one a row, in order) that may be listed at ``threshold``: one holds a
+    fingerprint of the other's prefix (``_prefix``) that at most ``common_limit`` hold. In a class of
+    up to SMALL_CLASS, every pair copydetect lists is among them; each is then compared exactly.
+    The index is a sorted array of (fingerprint, submission)."""
+    count = len(prints)
     if count < 2:
         return np.zeros((0, 2), dtype=np.int64)
-    owners = np.concatenate([np.full(len(d), number, dtype=np.int64) for number, d in enumerate(distinct)])
-    values = np.concatenate(distinct)
+    owners = np.concatenate([np.full(len(p.distinct), number, dtype=np.int64) for number, p in enumerate(prints)])
+    values = np.concatenate([p.distinct for p in prints])
     order = np.lexsort((owners, values))
     values, owners = values[order], owners[order]
-    starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
-    sizes = np.diff(np.concatenate([starts, [len(values)]]))
+    every, first, held_by = np.unique(values, return_index=True, return_counts=True)
+    limit = common_limit(count)
+    if pause is not None:
+        pause()
     found: list[np.ndarray] = []
-    for size in np.unique(sizes[(sizes >= 2) & (sizes <= limit)]).tolist():
-        groups = starts[sizes == size]
-        members = owners[groups[:, None] + np.arange(size)]  # one row per fingerprint, its owners ascending
-        left, right = np.triu_indices(size, 1)
-        found.append(np.unique(members[:, left].ravel() * count + members[:, right].ravel()))
-    if not found:
-        return np.zeros((0, 2), dtype=np.int64)
+    for start in range(0, count, 100):  # a hundred submissions' prefixes at a time: bounded memory, pauses
+        mine, entries = [], []
+        for number in range(start, min(start + 100, count)):
+            p = prints[number]
+            prefix = _prefix(p, held_by[np.searchsorted(every, p.distinct)], threshold)
+            prefix = prefix[held_by[np.searchsorted(every, prefix)] <= limit]
+            entries.append(prefix)
+            mine.append(np.full(len(prefix), number, dtype=np.int64))
+        if pause is not None:
+            pause()
+        at = np.searchsorted(every, np.concatenate(entries))
+        times = held_by[at]
+        me = np.repeat(np.concatenate(mine), times)
+        other = owners[np.repeat(first[at], times) + np.arange(times.sum()) - np.repeat(np.cumsum(times) - times, times)]
+        keep = me != other
+        found.append(np.unique(np.minimum(me, other)[keep] * count + np.maximum(me, other)[keep]))
     keys = np.unique(np.concatenate(found))
     return np.stack([keys // count, keys % count], axis=1)
 
@@ -174,11 +216,15 @@ class _Index:
     on): each fingerprint as its rank among the class's, and a table of the one submission's ranks,
     so that which fingerprints the others hold is one lookup per fingerprint, no sort and no search."""
 
-    def __init__(self, prints: list[_Fingerprint]):
+    def __init__(self, prints: list[_Fingerprint], pause: Pause | None = None):
         self.prints = prints
         every = np.unique(np.concatenate([p.distinct for p in prints])) if prints else np.zeros(0, dtype=np.int64)
-        self.kept = [np.searchsorted(every, p.hashes) for p in prints]  # in position order
-        self.distinct = [np.searchsorted(every, p.distinct) for p in prints]
+        self.kept, self.distinct = [], []
+        for number, p in enumerate(prints):
+            self.kept.append(np.searchsorted(every, p.hashes))  # in position order
+            self.distinct.append(np.searchsorted(every, p.distinct))
+            if pause is not None and number % 100 == 99:
+                pause()
         self.table = np.zeros(len(every), dtype=bool)
 
     def shares(self, mine: int, others: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -237,16 +283,19 @@ def _pair(first: tuple[str, _Fingerprint, float], second: tuple[str, _Fingerprin
                        first_html=html_1, second_html=html_2)  # fmt: skip
 
 
-def _class(book: Gradebook, spec: AssignmentSpec) -> tuple[SimilarityReport, list[str], list[Code], np.ndarray]:
+def _class(
+    book: Gradebook, spec: AssignmentSpec, pause: Pause | None = None
+) -> tuple[SimilarityReport, list[str], list[Code], np.ndarray]:
     """The latest submissions' kept fingerprints (the unreadable left out, named) and the starter's."""
-    from .grades import latest_submissions
+    from .grades import latest_rows
 
-    latest = book.run(lambda: latest_submissions(book, spec.name))
-    codes = fingerprints(book, {s.sha256: s.file for s in latest.values()})
+    # Plain rows (one query): model instances of a class of 2,000 would be a tenth of a second.
+    latest = book.run(lambda: list(latest_rows(book, spec.name).values_list("student__student_id", "sha256", "file")))
+    codes = fingerprints(book, {sha256: file for _, sha256, file in latest}, pause)
     report = SimilarityReport(assignment=spec.name, compared=0, computed_at=datetime.now(UTC).isoformat())
     students, kept = [], []
-    for student_id, submission in sorted(latest.items()):
-        code = codes[submission.sha256]
+    for student_id, sha256, _ in sorted(latest):
+        code = codes[sha256]
         if code.unreadable:
             report.unreadable.append(student_id)
         else:
@@ -258,15 +307,25 @@ def _class(book: Gradebook, spec: AssignmentSpec) -> tuple[SimilarityReport, lis
 
 
 def similarity(
-    book: Gradebook, spec: AssignmentSpec, threshold: float = DEFAULT_THRESHOLD, progress: Progress | None = None
+    book: Gradebook,
+    spec: AssignmentSpec,
+    threshold: float = DEFAULT_THRESHOLD,
+    progress: Progress | None = None,
+    pause: Pause | None = None,
 ) -> SimilarityReport:
-    """Pairs of students whose latest submissions share more than ``threshold`` of their code."""
-    report, students, codes, boilerplate = _class(book, spec)
+    """Pairs of students whose latest submissions share more than ``threshold`` of their code.
+    ``pause`` is called between its steps, a few hundredths of a second apart (a worker grades the
+    hand-ins queued meanwhile)."""
+    report, students, codes, boilerplate = _class(book, spec, pause)
     report.threshold = threshold
-    prints = [_prepared(code, boilerplate) for code in codes]
-    pairs = candidate_pairs([p.distinct for p in prints], common_limit(len(prints)))
+    prints = []
+    for number, code in enumerate(codes):
+        prints.append(_prepared(code, boilerplate))
+        if pause is not None and number % 100 == 99:
+            pause()
+    pairs = candidate_pairs(prints, threshold, pause)
     report.candidates = len(pairs)
-    index = _Index(prints)
+    index = _Index(prints, pause)
     firsts = pairs[:, 0]
     bounds: list[int] = []
     if len(pairs):
@@ -279,6 +338,8 @@ def similarity(
                 report.pairs.append(_pair((students[i], prints[i], share_i), (students[j], prints[j], share_j)))
         if progress is not None:
             progress(end, len(pairs))
+        if pause is not None:
+            pause()
     report.pairs.sort(key=lambda pair: (-max(pair.first_share, pair.second_share), pair.first, pair.second))
     return report
 
@@ -304,8 +365,11 @@ def compare(
 def similar_to(
     book: Gradebook, spec: AssignmentSpec, student_id: str, threshold: float = DEFAULT_THRESHOLD
 ) -> SimilarityReport:
-    """One student's latest submission against every other's (a new hand-in against the rest): only
-    the submissions that share one of its fingerprints are compared."""
+    """One student's latest submission against every other's (a new hand-in against the rest), with
+    no index of the class: every other's fingerprints are looked up among this one's at once, and
+    only the others that may be listed are compared, exactly (``_may_be_listed``): the pairs the
+    class's report lists with it, and any other whose own share found in this one is above the
+    threshold."""
     report, students, codes, boilerplate = _class(book, spec)
     report.threshold = threshold
     if student_id not in students:
@@ -313,17 +377,7 @@ def similar_to(
     mine = students.index(student_id)
     target = _prepared(codes[mine], boilerplate)
     others = [number for number in range(len(codes)) if number != mine]
-    candidates: list[int] = []
-    if others and len(target.distinct):
-        # The index, for one: every other's fingerprints looked up among mine at once.
-        owner = np.repeat(np.array(others), [len(codes[number].hashes) for number in others])
-        values = np.concatenate([codes[number].hashes for number in others])
-        at = np.minimum(np.searchsorted(target.distinct, values), len(target.distinct) - 1)
-        held = target.distinct[at] == values
-        keys = np.unique(owner[held] * len(target.distinct) + at[held])  # (other, my fingerprint), once each
-        holders = np.bincount(keys % len(target.distinct), minlength=len(target.distinct))  # how many others hold it
-        rare = (holders + 1) <= common_limit(len(codes))  # held by how many submissions, mine included
-        candidates = np.unique(keys[rare[keys % len(target.distinct)]] // len(target.distinct)).tolist()
+    candidates = [others[k] for k in _may_be_listed(target, [codes[n] for n in others], boilerplate, threshold)]
     report.candidates = len(candidates)
     for number in candidates:
         other = _prepared(codes[number], boilerplate)
@@ -332,6 +386,43 @@ def similar_to(
             report.pairs.append(_pair((student_id, target, share_mine), (students[number], other, share_other)))
     report.pairs.sort(key=lambda pair: -max(pair.first_share, pair.second_share))
     return report
+
+
+def _may_be_listed(target: _Fingerprint, others: list[Code], boilerplate: np.ndarray, threshold: float) -> list[int]:
+    """Which of ``others`` (as kept: every k-gram, the starter's not left out yet) may share more than
+    ``threshold`` with the target either way.
+
+    The target's share found in another's: above the threshold only if the other holds one of the
+    target's prefix (``_prefix``; of those, as in the class's report, only the ones at most
+    ``common_limit`` hold). Another's share found in the target's: at most the characters its
+    k-grams that the target holds cover, over the least its own code can cover once the starter's
+    k-grams (and, as copydetect drops them then, all but the last of each repeated one) are left
+    out: each k-gram left covers at least its own first character, the last one K."""
+    if not others or len(target.distinct) == 0:
+        return []
+    lengths = np.array([len(code.hashes) for code in others], dtype=np.int64)
+    owner = np.repeat(np.arange(len(others)), lengths)
+    values = np.concatenate([code.hashes for code in others])
+    at = np.minimum(np.searchsorted(target.distinct, values), len(target.distinct) - 1)
+    held = target.distinct[at] == values
+    # The target's side: its prefix, its rarity from how many others hold each fingerprint.
+    keys = np.unique(owner[held] * len(target.distinct) + at[held])  # (other, my fingerprint), once each
+    holders = np.bincount(keys % len(target.distinct), minlength=len(target.distinct))
+    prefix = np.zeros(len(target.distinct), dtype=bool)
+    prefix[np.searchsorted(target.distinct, _prefix(target, holders + 1, threshold))] = True
+    prefix &= holders + 1 <= common_limit(len(others) + 1)  # as the class's report: the course's idiom names no pair
+    mine_side = np.unique(keys[prefix[keys % len(target.distinct)]] // len(target.distinct))
+    # The other's side: an upper bound of its share, from what it holds of the target's.
+    positions = np.arange(len(values)) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # each k-gram's start
+    covered = _slice_lengths(owner[held], positions[held], len(others))
+    removed = np.zeros(len(others))
+    if len(boilerplate) > 0:
+        at_starter = np.minimum(np.searchsorted(boilerplate, values), len(boilerplate) - 1)
+        removed = np.bincount(owner[boilerplate[at_starter] == values], minlength=len(others)).astype(float)
+        removed += lengths - np.array([len(np.unique(code.hashes)) for code in others])  # repeats
+    least = np.maximum(lengths - removed, 0) + (K - 1)
+    their_side = np.flatnonzero(covered > threshold * least)
+    return np.union1d(mine_side, their_side).tolist()
 
 
 # Runs: queued from the page, computed by a worker (or by the command), kept with their report.
@@ -376,7 +467,11 @@ def report_of_run(run: models.SimilarityRun) -> SimilarityReport | None:
 
 
 def _compute(
-    book: Gradebook, spec: AssignmentSpec, run: models.SimilarityRun, progress: Progress | None
+    book: Gradebook,
+    spec: AssignmentSpec,
+    run: models.SimilarityRun,
+    progress: Progress | None,
+    pause: Pause | None = None,
 ) -> SimilarityReport:
     from .models import SimilarityRun
 
@@ -390,7 +485,7 @@ def _compute(
             progress(done, total)
 
     try:
-        report = similarity(book, spec, run.threshold, said)
+        report = similarity(book, spec, run.threshold, said, pause)
     except BaseException as exc:
         # Stopped too (Ctrl-C, a worker's SIGTERM): the page says so, and a new report may be asked for.
         said_why = str(exc) if isinstance(exc, GradebookError) else "stopped before it was done"
@@ -422,10 +517,13 @@ def run_now(
     return _compute(book, spec, run, progress)
 
 
-def work_on_queued(book: Gradebook, spec_of: Callable[[str], AssignmentSpec], worker: str) -> bool:
+def work_on_queued(
+    book: Gradebook, spec_of: Callable[[str], AssignmentSpec], worker: str, pause: Pause | None = None
+) -> bool:
     """Claim the oldest queued run (or one whose worker went silent) and compute it: what a worker
     does when no hand-in waits. False when there was none. An assignment that cannot be read ends
-    its run as failed, with why."""
+    its run as failed, with why. ``pause``: called between the report's steps (the worker grades
+    the hand-ins queued meanwhile: they never wait for a report)."""
     from django.db.models import Q
 
     from .models import SimilarityRun
@@ -451,7 +549,7 @@ def work_on_queued(book: Gradebook, spec_of: Callable[[str], AssignmentSpec], wo
                                                                  finished_at=datetime.now(UTC))  # fmt: skip
             return True
         try:
-            _compute(book, spec, run, None)
+            _compute(book, spec, run, None, pause)
         except GradebookError:
             pass  # recorded on the run
         return True

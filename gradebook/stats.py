@@ -46,8 +46,12 @@ class AssignmentStatistics(BaseModel):
 def statistics(book: Gradebook, spec: AssignmentSpec, arrivals: bool = True) -> AssignmentStatistics:
     """A fixed number of queries, whatever the number of students: the scores from ``current_grades``
     without the reports' detail, the failed checks counted in the database. Without ``arrivals``,
-    not when each submission came (only the overview chart shows it)."""
-    return book.run(lambda: _statistics(book, spec, arrivals))
+    not when each submission came (only the overview chart shows it). Kept per version of the
+    grades, as the grade table is (``gradebook.versions``); what it returns is shared: read only."""
+    from .versions import cached
+
+    key = ("statistics", spec.name, spec.model_dump_json(), arrivals)
+    return book.run(lambda: cached(book, key, lambda: _statistics(book, spec, arrivals)))
 
 
 def _statistics(book: Gradebook, spec: AssignmentSpec, arrivals: bool) -> AssignmentStatistics:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import time
+from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,7 +121,11 @@ def _grade_jobs(name: str, course: CourseFolder, state: Path, options: GradeOpti
         job = claim(name, woken_by)
         woken_by = ""  # a look straight after a job, or after a similarity report, was woken by nothing
         if job is None:
-            if similarity_queued(course, name):  # no hand-in waits: a similarity report the staff asked for
+            # No hand-in waits: a similarity report the staff asked for, which stops for the hand-ins
+            # that come while it runs (grading first: a report may take a minute).
+            first = GradeFirst(name, course, state, options, executor)
+            if similarity_queued(course, name, first):
+                graded += first.graded
                 continue
             if waiter is None:
                 return graded
@@ -128,29 +134,57 @@ def _grade_jobs(name: str, course: CourseFolder, state: Path, options: GradeOpti
                 said = True
             woken_by = waiter.wait()
             continue
-        try:
-            grade_one(job, course, state, options, executor)
-        except (AutograderError, GradebookError) as exc:
-            # The grader's own failure (the student's failures are in their report): tried again
-            # by the next claim until the attempts run out, then the job ends as failed.
-            if job.attempts >= MAX_ATTEMPTS:
-                finish(job, None, error=str(exc))
-            else:
-                release(job)
-            continue
-        except BaseException:
-            # Stopped mid-job (SIGTERM, Ctrl-C): the job goes back to the queue for the next worker.
+        graded += grade_claimed(job, course, state, options, executor)
+
+
+def grade_claimed(job: Job, course: CourseFolder, state: Path, options: GradeOptions, executor: Executor | None) -> int:
+    """Grade a claimed job: 1 when it was graded, 0 when the grader failed (the job is then tried
+    again by a later claim, or ended as failed once its attempts run out)."""
+    try:
+        grade_one(job, course, state, options, executor)
+    except (AutograderError, GradebookError) as exc:
+        # The grader's own failure (the student's failures are in their report): tried again
+        # by the next claim until the attempts run out, then the job ends as failed.
+        if job.attempts >= MAX_ATTEMPTS:
+            finish(job, None, error=str(exc))
+        else:
             release(job)
-            raise
-        graded += 1
+        return 0
+    except BaseException:
+        # Stopped mid-job (SIGTERM, Ctrl-C): the job goes back to the queue for the next worker.
+        release(job)
+        raise
+    return 1
 
 
-def similarity_queued(course: CourseFolder, name: str) -> bool:
-    """Compute one similarity report queued from the staff's page, if any (gradebook.similarity)."""
+class GradeFirst:
+    """Called by a similarity report between its steps: grades the hand-ins queued meanwhile, then
+    lets the report go on. Looks at the queue at most every ``EVERY`` seconds (a claim is a
+    transaction; a report has thousands of steps)."""
+
+    EVERY = 0.2
+
+    def __init__(self, name: str, course: CourseFolder, state: Path, options: GradeOptions,
+                 executor: Executor | None):  # fmt: skip
+        self.name, self.course, self.state, self.options, self.executor = name, course, state, options, executor
+        self.graded = 0
+        self.last = time.monotonic()
+
+    def __call__(self) -> None:
+        if time.monotonic() - self.last < self.EVERY:
+            return
+        while (job := claim(self.name)) is not None:
+            self.graded += grade_claimed(job, self.course, self.state, self.options, self.executor)
+        self.last = time.monotonic()
+
+
+def similarity_queued(course: CourseFolder, name: str, pause: Callable[[], None] | None = None) -> bool:
+    """Compute one similarity report queued from the staff's page, if any (gradebook.similarity);
+    ``pause`` is called between its steps (``GradeFirst``: the hand-ins queued meanwhile)."""
     from gradebook.similarity import work_on_queued
 
     book = Gradebook("default", "the service's database")
-    return work_on_queued(book, lambda assignment: course_assignment(course, assignment), name)
+    return work_on_queued(book, lambda assignment: course_assignment(course, assignment), name, pause)
 
 
 def warm_up(course: CourseFolder, options: GradeOptions) -> None:
