@@ -111,12 +111,13 @@ def site(tmp_path_factory) -> Iterator[Site]:
     """A course of 8 students with graded work in both assignments, one of them signed in as
     themself (queued, failed and graded hand-ins, a review request), an instructor, a similarity
     report, an online exam open now; served on a port of its own."""
+    from service.exam_models import ExamAttempt, OnlineExam
+
     from course.exams.build import build_exam
     from gradebook.models import SimilarityRun, Student, Submission
     from gradebook.similarity import SimilarityReport, SimilarPair
     from service import exam_marking, exam_sessions
     from service.access import assignments, course
-    from service.exam_models import ExamAttempt, OnlineExam
     from service.models import Job, Member, ReviewMessage, ReviewRequest, SignInLink, digest
 
     tag = uuid.uuid4().hex[:6]
@@ -306,7 +307,6 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
 @pytest.mark.slow
 def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
     from playwright.sync_api import sync_playwright
-
     from service.exam_models import ExamAttempt
 
     cookies = session(site, site.instructor)
