@@ -147,7 +147,7 @@ class AssignmentStore:
 def record_report(book: Gradebook, assignment: models.Assignment, report: Report) -> models.Submission:
     """A graded report as a submission's rows (replacing the results of the same file graded before:
     all of them, or the one question a one-question regrade graded). ``assignment`` is the row the
-    caller synced with the manifest (``Gradebook.store_for``: once for a batch, not per submission)."""
+    caller synced with the manifest (``store_for``: once for a batch, not per submission)."""
     from .book import who
     from .models import Result, Student, Submission
 

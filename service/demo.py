@@ -326,6 +326,7 @@ def _grade(book: Any, spec: Any, state: Path, plan: dict[str, list[str]], studen
     made a graded job. The latest job of each student, by (username, assignment)."""
     from autograder.batch import GradeOptions, grade_batch
     from autograder.submissions import Submission
+    from gradebook.grading import store_for
 
     from .models import Job
 
@@ -356,7 +357,7 @@ def _grade(book: Any, spec: Any, state: Path, plan: dict[str, list[str]], studen
         if not handed:
             continue
         grade_batch(spec, [submission for _, submission, _ in handed], state / "reports" / spec.name / str(attempt),
-                    options, store=book.store_for(spec))  # fmt: skip
+                    options, store=store_for(book, spec))  # fmt: skip
         for username, submission, name in handed:
             latest[(username, spec.name)] = _job(spec, students[username], submission, name, Job)
     return latest

@@ -111,14 +111,12 @@ def site(tmp_path_factory) -> Iterator[Site]:
     """A course of 8 students with graded work in both assignments, one of them signed in as
     themself (queued, failed and graded hand-ins, a review request), an instructor, a similarity
     report, an online exam open now; served on a port of its own."""
-    from service.exam_models import ExamAttempt, OnlineExam
-
     from course.exams.build import build_exam
     from gradebook.models import SimilarityRun, Student, Submission
     from gradebook.similarity import SimilarityReport, SimilarPair
     from service import exam_marking, exam_sessions
     from service.access import assignments, course
-    from service.models import Job, Member, ReviewMessage, ReviewRequest, SignInLink, digest
+    from service.models import ExamAttempt, Job, Member, OnlineExam, ReviewMessage, ReviewRequest, SignInLink, digest
 
     tag = uuid.uuid4().hex[:6]
     prefix = f"d{tag}-"
@@ -307,7 +305,8 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
 @pytest.mark.slow
 def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
     from playwright.sync_api import sync_playwright
-    from service.exam_models import ExamAttempt
+
+    from service.models import ExamAttempt
 
     cookies = session(site, site.instructor)
     attempt = ExamAttempt.objects.filter(exam=EXAM).order_by("id").first()  # the student's, if their test ran
@@ -428,7 +427,7 @@ def test_every_form_control_has_a_label():
     """The file inputs, the roster upload and the review's answer (unlabelled before) have one."""
     templates = ROOT / "service" / "templates" / "service"
     for name, control in (("assignment.html", 'name="notebook"'), ("roster.html", 'name="roster"'),
-                          ("submission.html", 'name="message" id="answer-'), ("submission.html", 'id="review-message"')):  # fmt: skip
+                          ("submission_live.html", 'name="message" id="answer-'), ("submission_live.html", 'id="review-message"')):  # fmt: skip
         text = (templates / name).read_text()
         tag = re.search(rf"<(input|textarea)[^>]*{control}[^>]*>", text)
         assert tag, (name, control)
