@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from autograder.reports.model import QuestionResult, Report
-from gradebook.book import Gradebook, record_report
+from gradebook.book import Gradebook
 from gradebook.grades import current_grades
+from gradebook.grading import record_report
 from gradebook.stats import statistics
 from gradebook.versions import data_version
 from service.access import assignments
