@@ -22,20 +22,9 @@ from commands.autograder import main
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .gradebook_view import recorded
-from .postgres import fresh_database, needs_postgres
 
 KNOWN = ASSIGNMENTS / "attention-not-explanation" / "known"
 ASSIGNMENT = "attention-not-explanation"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=needs_postgres)])
-def database(request, tmp_path):
-    """Gradebook options for a fresh gradebook: an SQLite file, or a new PostgreSQL database."""
-    if request.param == "sqlite":
-        yield ["--gradebook", str(tmp_path / "gradebook.db")]
-        return
-    with fresh_database() as url:
-        yield ["--database-url", url]
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:
