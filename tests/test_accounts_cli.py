@@ -15,6 +15,7 @@ from .served import PARTIAL, autograder, free_port
 pytestmark = pytest.mark.timeout(300)
 
 
+@pytest.mark.slow
 def test_accounts_are_listed_and_a_password_is_set(served):
     url, passwords, course_copy, env = served
     listed = autograder("--course", course_copy, "accounts", "list", env=env)

@@ -140,6 +140,7 @@ def test_hand_grading_from_a_sheet_on_every_database(tmp_path, capsys, database)
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_mark_follows_its_submission_and_is_flagged_when_the_answer_changes(tmp_path, capsys, database):
     folder = tmp_path / "submissions"
@@ -303,6 +304,7 @@ def test_a_roster_with_a_repeated_id_changes_nothing(tmp_path, capsys):
     assert code == 2 and "s004: no such student" in err
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platforms(tmp_path, capsys):
     book = ["--gradebook", str(tmp_path / "out" / "gradebook.db")]

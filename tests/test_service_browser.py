@@ -13,7 +13,8 @@ import pytest
 from .conftest import ROOT, needs_sandbox
 from .served import CORRECT, KNOWN_NOTEBOOK, launch_chromium, needs_browser, roster_links, screenshots_folder
 
-pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
+# A job another test left is never graded or counted here; a served site of the module's own: slow.
+pytestmark = [pytest.mark.usefixtures("empty_queue"), pytest.mark.slow]
 
 
 @needs_sandbox

@@ -10,7 +10,8 @@ import pytest
 from .conftest import ROOT, needs_sandbox
 from .served import PARTIAL, autograder
 
-pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
+# A job another test left is never graded or counted here; a served site of the module's own: slow.
+pytestmark = [pytest.mark.usefixtures("empty_queue"), pytest.mark.slow]
 
 
 @needs_sandbox

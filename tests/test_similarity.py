@@ -142,6 +142,7 @@ def _random_program(rng: random.Random) -> str:
     return "value_0 = 0\n" + "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_one_new_submission_against_300_stored_ones_compares_only_those_sharing_a_fingerprint(tmp_path):
     from copydetect import CodeFingerprint
