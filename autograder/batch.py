@@ -245,7 +245,7 @@ def _with_retries(
                 try:
                     pending[resubmit(submission)] = submission
                     continue
-                except Exception:  # noqa: BLE001 - cannot resubmit: report the first failure
+                except Exception:  # cannot resubmit: report the first failure
                     pass
             yield submission, future
 
@@ -317,6 +317,6 @@ def _run_inline(function, *args) -> Future:
     future: Future = Future()
     try:
         future.set_result(function(*args))
-    except Exception as exc:  # noqa: BLE001 - delivered like a pool's failure
+    except Exception as exc:  # delivered like a pool's failure
         future.set_exception(exc)
     return future

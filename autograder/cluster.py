@@ -86,7 +86,7 @@ def probe_cluster(client: Any, needs: GradingNeeds, address: str) -> ClusterRepo
     check = cluster_probe.GraderCheck(needs.model_dump(mode="json"), report.resource, report.topic)
     try:
         client.register_plugin(check, name=report.plugin)
-    except Exception as exc:  # noqa: BLE001 - a worker that cannot even load the check (another Python)
+    except Exception as exc:  # a worker that cannot even load the check (another Python)
         forget(client, report)
         raise ClusterUnfit(
             f"cluster {address}: a worker cannot load the grader's check ({type(exc).__name__}: {exc}); "

@@ -24,7 +24,7 @@ def grader_problem() -> Problem | None:
     """The grader cannot be imported here (what a task's deserialization needs), or None."""
     try:
         import autograder.batch  # noqa: F401 - what deserializing a grading task imports
-    except Exception as exc:  # noqa: BLE001 - whatever stops the import is the answer
+    except Exception as exc:  # whatever stops the import is the answer
         return [f"cannot import the grader ({type(exc).__name__}: {exc})", INSTALL_THE_PROJECT]
     return None
 
@@ -94,7 +94,7 @@ class GraderCheck(WorkerPlugin):
     async def setup(self, worker: Any) -> None:
         try:
             self.problems = problems_here(self.needs)
-        except Exception as exc:  # noqa: BLE001 - a check that breaks is a worker that cannot grade
+        except Exception as exc:  # a check that breaks is a worker that cannot grade
             self.problems = [[f"the grader's check failed ({type(exc).__name__}: {exc})", INSTALL_THE_PROJECT]]
         if self.problems:
             worker.log_event(self.topic, {"worker": worker.address, "problems": self.problems})

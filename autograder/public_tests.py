@@ -110,11 +110,11 @@ def check(question: str, notebook: str | Path | None = None) -> bool:
     namespace = sys.modules["__main__"].__dict__
     for test in tests:
         try:
-            exec(compile(strip_magics(test.source), f"<public tests for {question}>", "exec"), namespace)  # noqa: S102
+            exec(compile(strip_magics(test.source), f"<public tests for {question}>", "exec"), namespace)
         except AssertionError as failure:
             print(f"\u2717 {question}: {failure or 'a public test failed'}")
             return False
-        except Exception as error:  # noqa: BLE001 - the student's code failed: say how
+        except Exception as error:  # the student's code failed: say how
             print(f"\u2717 {question}: {type(error).__name__}: {error}")
             return False
     print(f"\u2713 {question}: public tests passed")

@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
-import numpy.random  # noqa: F401 - loaded with the suite, while the sandbox starts, not by the first rng
+import numpy.random  # loaded with the suite, while the sandbox starts, not by the first rng
 import pytest
 from _pytest.config import ConftestImportFailure, _prepareconfig
 from _pytest.main import Session

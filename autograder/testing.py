@@ -124,7 +124,7 @@ def agrees(value: Any, expected: Any) -> bool:
     if isinstance(expected, np.ndarray | np.number | float | int) and not isinstance(expected, bool):
         try:
             array = np.asarray(value)
-        except Exception:  # noqa: BLE001 - whatever cannot be an array does not match one
+        except Exception:  # whatever cannot be an array does not match one
             return False
         want = np.asarray(expected, dtype=np.float64)
         if array.dtype.kind not in "biuf" or array.shape != want.shape:

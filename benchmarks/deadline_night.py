@@ -37,7 +37,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from service_load import KNOWN, course_copy, free_port  # noqa: E402
+from service_load import KNOWN, course_copy, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "sequences-and-attention"

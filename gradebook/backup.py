@@ -306,7 +306,8 @@ def _dump_postgres(url: str, out: Path) -> tuple[Counts, str]:
 
 
 def _one(row: tuple[Any, ...] | None) -> Any:
-    assert row is not None  # an aggregate, or pg_export_snapshot(): always one row
+    if row is None:  # an aggregate, or pg_export_snapshot(): one row from any PostgreSQL
+        raise GradebookUnavailable("the database server answered no row where PostgreSQL always gives one")
     return row[0]
 
 
@@ -357,9 +358,12 @@ def restore(
             if gradebook.exists() and gradebook.stat().st_size > 0 and not force:
                 raise GradebookError(f"{gradebook}: a gradebook is there already; pass --force to replace it "
                                      "(it is kept beside, renamed)")  # fmt: skip
-        else:
-            assert url is not None
+        elif url is not None:
             _refuse_full_database(url, force)
+        else:  # the backup's database is SQLite's or PostgreSQL's: the checks above leave a gradebook or a URL
+            raise GradebookError(
+                f"{archive_path}: say where the gradebook goes (--gradebook PATH or --database-url URL)"
+            )
         # Extracted beside the state folder (or the gradebook), on its file system: moved into place, not copied.
         placed = state if state is not None and manifest.state else gradebook or archive_path
         base = placed.absolute().parent
@@ -399,8 +403,7 @@ def restore(
                             moved.append(aside)
                 shutil.move(copy, gradebook)  # a rename, unless the gradebook is on another file system
                 where = str(gradebook)
-            else:
-                assert url is not None
+            elif url is not None:  # (the one or the other, as checked before extracting)
                 counts, where = _restore_postgres(url, folder / POSTGRES_MEMBER, force, archive_path)
     return Restored(manifest=manifest, counts=counts, gradebook=where, state=state if state and manifest.state else None,
                     moved_aside=moved)  # fmt: skip

@@ -69,6 +69,14 @@ def enabled() -> bool:
     return config() is not None
 
 
+def _config() -> dict[str, Any]:
+    """The hub's settings where the site is a hub service (its views ask ``enabled`` first)."""
+    hub = config()
+    if hub is None:
+        raise HubRefused(404, "this site is not a JupyterHub service")
+    return hub
+
+
 # --- verifying a token with the hub ---------------------------------------------------------------
 
 _cache: dict[str, tuple[float, dict[str, Any] | None]] = {}
@@ -80,8 +88,7 @@ def _hub_model(token: str) -> dict[str, Any]:
     by the token's SHA-256 (never the token itself): a revoked token is refused again within them."""
     import httpx
 
-    hub = config()
-    assert hub is not None
+    hub = _config()
     key = sha256(token.encode("utf-8", "replace")).hexdigest()
     now = time.monotonic()
     with _cache_lock:
@@ -120,8 +127,7 @@ def _hub_model(token: str) -> dict[str, Any]:
 def user_for_token(token: str, claimed: str | None = None) -> HubUser:
     """The hub user whose token ``token`` is, as the hub says; refused if the request named another."""
     model = _hub_model(token)
-    hub = config()
-    assert hub is not None
+    hub = _config()
     if model.get("kind", "user") != "user":
         raise HubRefused(403, "this is a hub service's token, not a hub user's: hand in with your own")
     name = model.get(hub["username_claim"])
@@ -141,8 +147,7 @@ def user_for_token(token: str, claimed: str | None = None) -> HubUser:
 
 def role_of(user: HubUser) -> str:
     """The course role the hub's groups give: instructor, teaching assistant, else student."""
-    hub = config()
-    assert hub is not None
+    hub = _config()
     if user.groups & hub["instructor_groups"]:
         return Member.INSTRUCTOR
     if user.groups & hub["ta_groups"]:
@@ -197,8 +202,7 @@ def _oauth() -> Any:
     import aiohttp
     from jupyterhub.services.auth import HubOAuth
 
-    hub = config()
-    assert hub is not None
+    hub = _config()
     timeout = float(hub["timeout"])
 
     class TimedHubOAuth(HubOAuth):

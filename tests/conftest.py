@@ -10,6 +10,8 @@ import pytest
 
 from commands.course import main as course_main
 
+from .postgres import fresh_database, needs_postgres
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -110,3 +112,44 @@ def empty_queue():
     end_unfinished()
     yield
     end_unfinished()  # and none is left for the next
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """``autograder serve`` on a copy of the shipped course, with one worker, for the module that asks
+    (each module its own): (its address, the demo accounts' passwords by username, the course copy,
+    the environment for commands). One assignment is due 30 hours ago, with a late penalty; an exam
+    with two open questions for the walk-through's roster is listed, for the staff to mark."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from course.exams.build import build_exam
+
+    from .served import commands_env, course_copy, serve
+
+    home = tmp_path_factory.mktemp("served")
+    copy = course_copy(home)
+    late = copy / "assignments" / "attention-not-explanation" / "assignment.toml"
+    due = (timezone.now() - timedelta(hours=30)).isoformat(timespec="seconds")
+    late.write_text(f'due = {due}\nlate_penalty = "10% per day"\n' + late.read_text())
+    # The exam is listed last: the module's table is the manifest's last.
+    (copy / "exams").mkdir()
+    roster = ROOT / "docs" / "walkthrough" / "roster.csv"
+    build_exam(roster, copy / "exams" / "midterm", seed=4, lessons=[copy / "lesson_data"], open_questions=2)
+    with (copy / "course.toml").open("a") as manifest:
+        manifest.write('exams = ["exams/midterm"]\n')
+    env = commands_env(home)
+    with serve(copy, env, home / "serve.log", workers=1) as site:
+        assert set(site.passwords) == {"instructor", "student"}, site.log.read_text()
+        yield site.url, site.passwords, copy, env
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=needs_postgres)])
+def database(request, tmp_path):
+    """Gradebook options for a fresh gradebook: an SQLite file, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        yield ["--gradebook", str(tmp_path / "gradebook.db")]
+        return
+    with fresh_database() as url:
+        yield ["--database-url", url]

@@ -10,12 +10,13 @@ import sys
 import pytest
 
 from .conftest import needs_sandbox
-from .test_service import PARTIAL, _free_port, autograder, served  # noqa: F401 - served is a fixture
+from .served import PARTIAL, autograder, free_port
 
 pytestmark = pytest.mark.timeout(300)
 
 
-def test_accounts_are_listed_and_a_password_is_set(served):  # noqa: F811
+@pytest.mark.slow
+def test_accounts_are_listed_and_a_password_is_set(served):
     url, passwords, course_copy, env = served
     listed = autograder("--course", course_copy, "accounts", "list", env=env)
     assert listed.returncode == 0, listed.stderr
@@ -50,7 +51,7 @@ def test_accounts_are_listed_and_a_password_is_set(served):  # noqa: F811
 
 
 @needs_sandbox
-def test_submit_goes_to_the_last_login_and_a_wrong_name_lists_the_assignments(served):  # noqa: F811
+def test_submit_goes_to_the_last_login_and_a_wrong_name_lists_the_assignments(served):
     url, passwords, course_copy, env = served
     login = autograder("login", "--server", url, "--username", "instructor", "--password-stdin",
                        input=passwords["instructor"] + "\n", env=env)  # fmt: skip
@@ -66,7 +67,7 @@ def test_submit_goes_to_the_last_login_and_a_wrong_name_lists_the_assignments(se
     assert f"({url}/submissions/" in handed.stdout
 
 
-def test_login_without_a_terminal_says_what_to_pass(served, tmp_path):  # noqa: F811
+def test_login_without_a_terminal_says_what_to_pass(served, tmp_path):
     url, _, _, env = served
     no_password = autograder("login", "--server", url, "--username", "student", stdin=subprocess.DEVNULL, env=env)
     assert no_password.returncode == 2
@@ -91,9 +92,9 @@ def test_a_password_typed_twice_must_match(monkeypatch):
         cli._password(from_stdin=False, confirm=True)
 
 
-def test_a_second_start_says_the_accounts_exist_and_how_to_reset_one(served):  # noqa: F811
+def test_a_second_start_says_the_accounts_exist_and_how_to_reset_one(served):
     _, _, course_copy, env = served
-    port = _free_port()
+    port = free_port()
     second = subprocess.Popen(
         [sys.executable, "-m", "autograder", "--course", str(course_copy), "serve", "--port", str(port),
          "--workers", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,

@@ -83,6 +83,7 @@ def report_attention(report) -> str:
     return f"{next(q for q in report['questions'] if q['id'] == 'attention')['score']:g}"
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_rerun_skips_graded_hashes_and_force_regrades(tmp_path):
     """A rerun skips the same file; --force regrades that very file; a changed file is graded again

@@ -43,6 +43,7 @@ def test_a_bad_course_toml_is_one_line_naming_the_place(tmp_path):
     assert completed.stderr.startswith(f"course: {tmp_path / 'course.toml'}: modules.0.number: ")
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_course_init_gives_a_course_that_validates_releases_and_grades(tmp_path):
     created = run("course", "init", "demo-course", "--title", "Statistics 101", cwd=tmp_path)
@@ -89,6 +90,7 @@ def test_course_option_names_the_course_from_anywhere(tmp_path, command):
 RICH_SUBMISSION = "import rich\n\n\ndef mean_of(values):\n    return float(sum(values) / len(values))\n"
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_sandboxs_packages_come_from_the_course(tmp_path):
     assert run("course", "init", "c", cwd=tmp_path).returncode == 0
@@ -114,6 +116,7 @@ def test_the_sandboxs_packages_come_from_the_course(tmp_path):
     assert run("autograder", "doctor", cwd=course).returncode == 1
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_courses_default_limits_apply_under_an_assignments_own(tmp_path):
     assert run("course", "init", "c", cwd=tmp_path).returncode == 0
@@ -142,6 +145,7 @@ def _graded(course, grade, out, student="slow") -> str:
     return (course / out / f"{student}.json").read_text()
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_courses_late_policy_applies_to_an_assignment_with_a_due_time(tmp_path):
     assert run("course", "init", "c", cwd=tmp_path).returncode == 0

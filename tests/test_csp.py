@@ -23,13 +23,12 @@ from django.urls import get_resolver, reverse
 
 from service.models import Member
 
-from . import test_lti, test_service
+from . import test_lti
 from .conftest import ROOT, needs_sandbox
 from .lti_platform import INSTRUCTOR, Platform
-from .test_service import CORRECT, KNOWN_NOTEBOOK, PARTIAL, launch_chromium, needs_browser, roster_links
+from .served import CORRECT, KNOWN_NOTEBOOK, PARTIAL, launch_chromium, needs_browser, roster_links, student
 
-# Fixtures shared with the modules that made them (each module gets its own instance).
-served = test_service.served
+# A fixture shared with the module that made it (each module gets its own instance).
 platform = test_lti.platform
 
 STRICT = {
@@ -85,7 +84,7 @@ RENDERED_FOR_STAFF = {"assignments", "assignment", "roster", "platforms", "expor
 @pytest.fixture(scope="module")
 def members():
     """A student and an instructor of the course (made once: their passwords take a while to hash)."""
-    return test_service.student()[0], test_service.student(Member.INSTRUCTOR)[0]
+    return student()[0], student(Member.INSTRUCTOR)[0]
 
 
 def signed_in(user) -> Client:

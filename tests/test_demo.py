@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ASSIGNMENTS, LESSON_DATA, ROOT, needs_sandbox
+from .served import free_port
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -27,17 +28,11 @@ SEEDING_WAIT = 600  # seconds: a dozen students' grading on a busy machine of tw
 DEMO_STUDENT, OTHER_STUDENT = "ada", "ben"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class Served:
     """`autograder serve` started here, its lines read as they come (a thread), until it listens."""
 
     def __init__(self, course: Path, *options: str, env: dict[str, str]):
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(self.port),

@@ -18,7 +18,7 @@ from service.access import book, course
 from service.models import Member
 
 from .conftest import LESSON_DATA, ROOT
-from .test_service import student
+from .served import student
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -23,7 +23,6 @@ from gradebook.versions import data_version
 from service.access import assignments
 from service.models import Member
 
-from .test_gradebook import database  # noqa: F401 - the fixture: an SQLite file, or a PostgreSQL database
 from .test_page_queries import GRADED, HAND, course_of, rows
 
 pytestmark = pytest.mark.timeout(300)

@@ -22,20 +22,9 @@ from commands.autograder import main
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .gradebook_view import recorded
-from .postgres import fresh_database, needs_postgres
 
 KNOWN = ASSIGNMENTS / "attention-not-explanation" / "known"
 ASSIGNMENT = "attention-not-explanation"
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=needs_postgres)])
-def database(request, tmp_path):
-    """Gradebook options for a fresh gradebook: an SQLite file, or a new PostgreSQL database."""
-    if request.param == "sqlite":
-        yield ["--gradebook", str(tmp_path / "gradebook.db")]
-        return
-    with fresh_database() as url:
-        yield ["--database-url", url]
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:
@@ -151,6 +140,7 @@ def test_hand_grading_from_a_sheet_on_every_database(tmp_path, capsys, database)
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_mark_follows_its_submission_and_is_flagged_when_the_answer_changes(tmp_path, capsys, database):
     folder = tmp_path / "submissions"
@@ -314,6 +304,7 @@ def test_a_roster_with_a_repeated_id_changes_nothing(tmp_path, capsys):
     assert code == 2 and "s004: no such student" in err
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platforms(tmp_path, capsys):
     book = ["--gradebook", str(tmp_path / "out" / "gradebook.db")]

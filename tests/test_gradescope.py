@@ -12,6 +12,7 @@ import sys
 import zipfile
 
 import jsonschema
+import pytest
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 
@@ -126,6 +127,7 @@ def run_autograder(root):
     return follows_the_specification(json.loads((root / "results" / "results.json").read_text()))
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_bundle_run_as_gradescope_runs_it_gives_the_same_verdicts(tmp_path):
     root = laid_out(tmp_path)

@@ -125,6 +125,7 @@ def test_the_shipped_suite_run_again_and_again_gives_each_submission_its_own_ver
     assert statuses["correct_vectorised.py"] == {"passed"} and "failed" in statuses["missing_sqrt.py"]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_long_running_grading_process_keeps_nothing_of_each_run():
     """A service worker grades thousands of submissions with one collected suite: what each run

@@ -222,6 +222,7 @@ def colliding(tmp_path_factory):
             "roster_names": roster_names}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_no_name_writes_outside_the_output_folder(colliding):
     completed = colliding["completed"]
     assert completed.returncode == 0, completed.stderr
@@ -232,6 +233,7 @@ def test_no_name_writes_outside_the_output_folder(colliding):
         assert path.parent == colliding["out"] and path.is_file() and not path.is_symlink(), path
 
 
+@pytest.mark.slow
 def test_every_student_has_three_files_of_their_own(colliding):
     out = colliding["out"]
     expected = {name.replace("\\", "\\\\") for name in FOLDER_NAMES} | set(colliding["roster_names"])
@@ -262,6 +264,7 @@ def test_every_student_has_three_files_of_their_own(colliding):
     assert len({stem.casefold() for stem in stems}) == len(stems)
 
 
+@pytest.mark.slow
 def test_the_spreadsheet_and_the_gradebook_keep_the_real_names(colliding):
     from .gradebook_view import recorded
 

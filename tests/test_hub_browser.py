@@ -10,7 +10,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -21,7 +20,7 @@ import httpx
 import pytest
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
-from .test_service import CHROMIUM, launch_chromium, needs_browser, screenshots_folder
+from .served import CHROMIUM, course_copy, free_port, launch_chromium, needs_browser, screenshots_folder
 
 PROXY = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
 needs_hub = pytest.mark.skipif(
@@ -35,12 +34,6 @@ STUDENTS = ("ada", "alan", "katherine")
 EXTENSION = ROOT / "jupyterlab_gradewright"
 SOFTMAX = "def softmax(x, axis=-1): e = np.exp(x - np.max(x, axis=axis, keepdims=True)); return e / e.sum(axis=axis, keepdims=True)"
 INSTRUCTOR = "grace"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for(url: str, what: str, process: subprocess.Popen, log: Path, seconds: float = 300) -> None:
@@ -63,12 +56,8 @@ def real_hub(tmp_path_factory):
     """The hub at its public address, with the site at /services/gradewright/: (the public address,
     a hub API token of a test service that may make users' tokens, the folder of users' homes)."""
     home = tmp_path_factory.mktemp("hub")
-    course = home / "course"
-    course.mkdir()
-    shutil.copy(ROOT / "course.toml", course)
-    shutil.copytree(ROOT / "lesson_data", course / "lesson_data")
-    shutil.copytree(ASSIGNMENTS, course / "assignments", ignore=shutil.ignore_patterns("__pycache__", ".*"))
-    public, hub_api, proxy_api, site = (_free_port() for _ in range(4))
+    course = course_copy(home)
+    public, hub_api, proxy_api, site = (free_port() for _ in range(4))
     tester = secrets.token_hex(32)
     passed_on = {key: os.environ[key] for key in ("PATH", "PYTHONPATH", "LANG", "GRADEWRIGHT_REFERENCE_CACHE")
                  if key in os.environ}  # fmt: skip

@@ -50,6 +50,7 @@ def still_running(pid: int, started: bytes) -> bool:
     return fields[19] == started and fields[0] != b"Z"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, jobs", [(signal.SIGTERM, 2), (signal.SIGINT, 2), (signal.SIGTERM, 1)])
 def test_a_signal_ends_every_process_and_keeps_what_was_graded(tmp_path, signum, jobs):
     submissions, out = tmp_path / "submissions", tmp_path / "out"

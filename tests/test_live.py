@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ from service.uploads import store
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .postgres import fresh_database, needs_postgres
+from .served import free_port
 
 PARTIAL = ASSIGNMENTS / "sequences-and-attention" / "known" / "missing_sqrt.py"
 CORRECT = ASSIGNMENTS / "sequences-and-attention" / "known" / "correct_loops.py"
@@ -198,12 +198,6 @@ def _wait_for(done, what: str, seconds: float, process: subprocess.Popen, log: P
     pytest.fail(f"no {what} within {seconds:.0f} s:\n{log.read_text()}")
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _stop(process: subprocess.Popen) -> None:
     process.send_signal(signal.SIGTERM)
     try:
@@ -225,7 +219,7 @@ def served(request, tmp_path_factory) -> Iterator[Served]:
     shutil.copytree(ASSIGNMENTS, course / "assignments", ignore=shutil.ignore_patterns("__pycache__", ".*"))
     alias = ""
     with fresh_database() if request.param == "postgres" else nullcontext() as url:  # SQLite: the course's own file
-        port, log = _free_port(), home / "serve.log"
+        port, log = free_port(), home / "serve.log"
         command = [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port),
                    "--workers", "0", *(["--database-url", url] if url else [])]  # fmt: skip
         with log.open("w") as output:

@@ -30,10 +30,9 @@ from service.lti.platforms import add_platform, platform_settings
 from service.lti.scores import score_changed
 from service.models import Job, Member, ScoreToSend
 
-from . import test_service
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .lti_platform import INSTRUCTOR, LEARNER, TEACHING_ASSISTANT, Platform
-from .test_service import grade_queue, hand_in, launch_chromium, needs_browser
+from .served import grade_queue, hand_in, launch_chromium, needs_browser
 
 pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
 
@@ -41,7 +40,6 @@ ASSIGNMENT = "sequences-and-attention"
 KNOWN = ASSIGNMENTS / ASSIGNMENT / "known"
 PARTIAL = KNOWN / "missing_sqrt.py"
 LAUNCH_URL = "http://testserver/lti/launch/"
-served_site = test_service.served  # `autograder serve` on a course copy, a fixture of this module's own
 
 
 def registered_platform(name: str = "Test LMS") -> Platform:
@@ -251,7 +249,7 @@ def test_bad_launches_are_refused_with_a_clear_page(platform):
 
 
 def test_the_instructor_registers_a_platform_on_the_page_and_with_the_command(platform, tmp_path):
-    from .test_service import student
+    from .served import student
 
     _, instructor = student(Member.INSTRUCTOR)
     page = instructor.get("/staff/platforms/")
@@ -484,7 +482,7 @@ def test_the_instructors_page_lists_the_scores_not_sent_and_no_one_else_sees_it(
     from django.utils import timezone
     from lti_tool.models import LtiContext, LtiLineItem, LtiUser
 
-    from .test_service import student
+    from .served import student
 
     platform = own_platform
     context = LtiContext.objects.create(deployment=platform.registration.deployments.get(), id_on_platform="c-9",
@@ -550,12 +548,12 @@ for sub, state, error in (("lin-1", "failed", "the platform has no column for th
 
 @needs_browser
 @pytest.mark.timeout(300)
-def test_the_instructor_in_the_browser_sees_the_scores_not_sent_and_sends_the_failed_again(served_site):
+def test_the_instructor_in_the_browser_sees_the_scores_not_sent_and_sends_the_failed_again(served):
     """Against `autograder serve`: its worker's sender tries the pending score (the platform is
     gone), the page says why, and the failed one is sent again from the page."""
     from playwright.sync_api import expect, sync_playwright
 
-    url, passwords, course_copy, env = served_site
+    url, passwords, course_copy, env = served
     seeded = subprocess.run([sys.executable, "-c", SEED_OUTBOX, str(course_copy)], capture_output=True, text=True,
                             env=env, timeout=120, cwd=ROOT)  # fmt: skip
     assert seeded.returncode == 0, seeded.stderr

@@ -132,6 +132,7 @@ def graded_twice(tmp_path_factory):
             "after_second": recorded(out / "gradebook.db")}  # fmt: skip
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_each_malformed_notebook_is_its_students_error(graded_twice):
     first, reports = graded_twice["first"], graded_twice["reports"]
@@ -151,6 +152,7 @@ def test_each_malformed_notebook_is_its_students_error(graded_twice):
         assert reports[student]["ran"] and softmax["status"] == "passed", student
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_each_is_recorded_once_and_a_rerun_skips_it(graded_twice):
     second = graded_twice["second"]

@@ -10,12 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import ROOT, needs_sandbox
 
 pytestmark = needs_sandbox
 NEIGHBOURS = Path(__file__).parent / "hostile" / "neighbours"
 
 
+@pytest.mark.slow
 def test_an_honest_submission_keeps_its_score_beside_a_cpu_hog(tmp_path):
     submissions, out, watched = tmp_path / "submissions", tmp_path / "out", tmp_path / "watched.json"
     shutil.copytree(NEIGHBOURS, submissions)

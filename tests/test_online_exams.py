@@ -595,50 +595,21 @@ def account_client(student_id: str) -> Client:
 @pytest.fixture(scope="module")
 def served_exam(tmp_path_factory):
     """(the site's address, the demo accounts' passwords, the course copy, the commands' environment)."""
-    import os
-    import shutil
-    import socket
-    import subprocess
-    import sys
-    import time
-
-    from .conftest import ASSIGNMENTS, ROOT
-    from .test_service import _free_port
+    from .conftest import ROOT
+    from .served import commands_env, serve
+    from .served import course_copy as copy_of_the_course
 
     home = tmp_path_factory.mktemp("served-exam")
-    course_copy = home / "course"
-    course_copy.mkdir()
-    shutil.copy(ROOT / "course.toml", course_copy)
-    shutil.copytree(ROOT / "lesson_data", course_copy / "lesson_data")
-    shutil.copytree(ASSIGNMENTS, course_copy / "assignments", ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    course_copy = copy_of_the_course(home)
     (course_copy / "exams").mkdir()
     build_exam(ROOT / "docs" / "walkthrough" / "roster.csv", course_copy / "exams" / "midterm", seed=4, questions=4,
                open_questions=1, lessons=[course_copy / "lesson_data"])  # fmt: skip
     with (course_copy / "course.toml").open("a") as manifest:
         manifest.write('exams = ["exams/midterm"]\n')
-    port = _free_port()
-    env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config")}
-    env.pop("AUTOGRADER_DATABASE_URL", None)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "autograder", "--course", str(course_copy), "serve", "--port", str(port),
-         "--workers", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
-    try:
-        first, second = server.stdout.readline(), server.stdout.readline()
-        assert first.startswith("demo instructor: instructor / "), first
-        passwords = {line.split(": ")[1].split(" / ")[0]: line.split(" / ")[1].split()[0] for line in (first, second)}
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the site never started listening"
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}", passwords, course_copy, env
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    env = commands_env(home)
+    with serve(course_copy, env, home / "serve.log", workers=0) as site:
+        assert "instructor" in site.passwords, site.log.read_text()
+        yield site.url, site.passwords, course_copy, env
 
 
 def _fill_settings(page, opens, closes, minutes, results="after_close"):
@@ -667,7 +638,7 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
     saves nothing of it. GRADEWRIGHT_SCREENSHOTS=docs/screenshots refreshes the README's."""
     from playwright.sync_api import expect, sync_playwright
 
-    from .test_service import CHROMIUM, launch_chromium, roster_links, screenshots_folder
+    from .served import CHROMIUM, launch_chromium, roster_links, screenshots_folder
 
     if CHROMIUM is None:
         pytest.skip("Debian's chromium is not installed here (.ci/run installs it)")

@@ -25,7 +25,6 @@ from service.staff import PER_PAGE
 from service.views import ROSTER_PAGE
 
 from .course_data import Seeded, seed
-from .test_gradebook import database  # noqa: F401 - the fixture: an SQLite file, or a PostgreSQL database
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -166,7 +165,7 @@ def test_a_chart_is_drawn_once_per_change_of_its_data(monkeypatch):
         assert drawn == [20, 20] and changed.content[:4] == b"\x89PNG"
 
 
-def test_the_failed_checks_are_counted_in_the_database_alike_on_sqlite_and_postgresql(database):  # noqa: F811
+def test_the_failed_checks_are_counted_in_the_database_alike_on_sqlite_and_postgresql(database):
     """The statistics' "checks failed most often" come from SQL of each database's own (JSON
     unpacked in the database): by test function, a parametrised test's cases once per student."""
     from datetime import UTC, datetime

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from .conftest import ASSIGNMENTS, LESSON_DATA, ROOT
 from .course_data import seed
-from .test_service import launch_chromium, needs_browser
+from .served import launch_chromium, needs_browser
 
 pytestmark = pytest.mark.timeout(600)
 

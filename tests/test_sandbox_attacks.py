@@ -49,7 +49,8 @@ class Server:
             connection.close()
 
 
-@pytest.fixture(scope="module", params=["zygote", "a sandbox per submission"])
+# A batch graded per runner; a sandbox started per submission takes most of a minute: slow.
+@pytest.fixture(scope="module", params=["zygote", pytest.param("a sandbox per submission", marks=pytest.mark.slow)])
 def batch(tmp_path_factory, request):
     root = tmp_path_factory.mktemp("attack")
     submissions, out = root / "submissions", root / "out"

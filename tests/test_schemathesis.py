@@ -6,18 +6,15 @@ seed (a failure is reproduced with the same command), well under a minute on two
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ElementTree
 
 import httpx
 import pytest
 
-from .conftest import ASSIGNMENTS, ROOT
+from .conftest import ROOT
+from .served import commands_env, course_copy, serve
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 OPENAPI = ROOT / "service" / "openapi.json"
@@ -25,46 +22,14 @@ MAX_EXAMPLES = 5
 SEED = 20261201
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     """`autograder serve` (no grading worker: hand-ins stay queued) on a copy of the shipped course:
     (its address, the demo student's password)."""
     home = tmp_path_factory.mktemp("schemathesis-service")
-    course_copy = home / "course"
-    course_copy.mkdir()
-    shutil.copy(ROOT / "course.toml", course_copy)
-    shutil.copytree(ROOT / "lesson_data", course_copy / "lesson_data")
-    shutil.copytree(ASSIGNMENTS, course_copy / "assignments", ignore=shutil.ignore_patterns("__pycache__", ".*"))
-    port = _free_port()
-    env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config")}
-    env.pop("AUTOGRADER_DATABASE_URL", None)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "autograder", "--course", str(course_copy), "serve", "--port", str(port),
-         "--workers", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
-    try:
-        lines = [server.stdout.readline() for _ in range(2)]
-        assert lines[1].startswith("demo student: student / "), lines
-        password = lines[1].split(" / ")[1].split()[0]
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None, f"autograder serve ended: {server.stdout.read()}"
-                assert time.monotonic() < deadline, "autograder serve did not listen within 120 s"
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}", password
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with serve(course_copy(home), commands_env(home), home / "serve.log", workers=0) as site:
+        assert "student" in site.passwords, site.log.read_text()
+        yield site.url, site.passwords["student"]
 
 
 def test_schemathesis_finds_no_failure_against_the_running_service(service, tmp_path):

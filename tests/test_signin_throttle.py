@@ -6,13 +6,10 @@ whole over HTTP: the running service behind a proxy, `autograder login`, and the
 
 from __future__ import annotations
 
-import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -29,8 +26,7 @@ from django.test import Client, override_settings
 from service.settings import ADDRESS_FAILURE_LIMIT, COOL_OFF, PAIR_FAILURE_LIMIT
 from service.throttle import ADDRESS_REFUSED, PAIR_REFUSED
 
-from .conftest import ASSIGNMENTS, ROOT
-from .test_service import launch_chromium, needs_browser
+from .served import commands_env, course_copy, launch_chromium, needs_browser, serve
 
 PASSWORD = "a long password 123"
 WRONG_LOGIN = "Please enter a correct username and password"
@@ -231,51 +227,16 @@ def test_waitress_believes_the_forwarded_headers_of_the_named_proxy_only(monkeyp
 # client each request is from in X-Forwarded-For, as a TLS-terminating proxy does.
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def behind_a_proxy(tmp_path_factory) -> Iterator[tuple[str, dict[str, str], dict[str, str]]]:
     """``autograder serve`` (no workers: nothing is graded here) trusting 127.0.0.1 as its proxy:
     (its address, the demo accounts' passwords, the environment for commands)."""
-    import os
-
     home = tmp_path_factory.mktemp("throttle")
-    course = home / "course"
-    course.mkdir()
-    shutil.copy(ROOT / "course.toml", course)
-    shutil.copytree(ROOT / "lesson_data", course / "lesson_data")
-    shutil.copytree(ASSIGNMENTS, course / "assignments", ignore=shutil.ignore_patterns("__pycache__", ".*"))
-    port, log = _free_port(), home / "serve.log"
-    env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config"), "GRADEWRIGHT_TRUSTED_PROXY": "127.0.0.1"}
-    env.pop("AUTOGRADER_DATABASE_URL", None)
-    with log.open("w") as output:  # a file, not a pipe: axes logs every failure, and no one reads a pipe
-        server = subprocess.Popen([sys.executable, "-m", "autograder", "--course", str(course), "serve",
-                                   "--port", str(port), "--workers", "0"], stdout=output, stderr=subprocess.STDOUT,
-                                  text=True, env=env)  # fmt: skip
-    try:
-        deadline, passwords = time.monotonic() + 120, {}
-        while time.monotonic() < deadline and server.poll() is None:
-            lines = log.read_text().splitlines()
-            passwords = {line.split(": ")[1].split(" / ")[0]: line.split(" / ")[1].split()[0]
-                         for line in lines if line.startswith("demo ")}  # fmt: skip
-            if any(line.startswith("serving ") for line in lines):
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    pass
-            time.sleep(0.2)
-        else:
-            pytest.fail(f"the service did not start within 120 s:\n{log.read_text()}")
-        assert set(passwords) == {"instructor", "student"}, log.read_text()
-        yield f"http://127.0.0.1:{port}", passwords, env
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    env = commands_env(home, GRADEWRIGHT_TRUSTED_PROXY="127.0.0.1")
+    # The log is a file, not a pipe: axes logs every failure, and no one reads a pipe.
+    with serve(course_copy(home), env, home / "serve.log", workers=0) as site:
+        assert set(site.passwords) == {"instructor", "student"}, site.log.read_text()
+        yield site.url, site.passwords, env
 
 
 def forwarded_token(url: str, username: str, password: str, client: str | None = None) -> httpx.Response:

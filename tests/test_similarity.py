@@ -32,7 +32,6 @@ from service.access import course
 from service.models import Member
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
-from .test_gradebook import database  # noqa: F401, F811 - the fixture: a fresh SQLite or PostgreSQL gradebook
 
 SEQUENCES = "sequences-and-attention"
 ATTENTION = "attention-not-explanation"
@@ -144,6 +143,7 @@ def _random_program(rng: random.Random) -> str:
     return "value_0 = 0\n" + "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_one_new_submission_against_300_stored_ones_compares_only_those_sharing_a_fingerprint(tmp_path):
     from copydetect import CodeFingerprint, compare_files
@@ -355,7 +355,7 @@ def test_a_huge_hand_in_is_fingerprinted_only_up_to_a_cap(tmp_path):
 
 
 @pytest.mark.timeout(300)
-def test_the_command_keeps_the_report_on_every_database(tmp_path, capsys, database):  # noqa: F811
+def test_the_command_keeps_the_report_on_every_database(tmp_path, capsys, database):
     """SQLite and PostgreSQL (the fingerprints are binary columns; the report is JSON)."""
     url = database[1] if database[0] == "--database-url" else None
     original = ASSIGNMENTS / SEQUENCES / "known" / "correct_vectorised.py"

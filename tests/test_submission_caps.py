@@ -7,11 +7,8 @@ three: exactly three are kept, and each of the five others is refused with the c
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -26,6 +23,7 @@ import pytest
 
 from .conftest import ASSIGNMENTS, ROOT
 from .postgres import fresh_database, needs_postgres
+from .served import commands_env, serve
 
 UPLOAD = ASSIGNMENTS / "sequences-and-attention" / "known" / "missing_sqrt.py"
 TOTAL, HOURLY, UNCAPPED = "capped-in-all", "capped-per-hour", "uncapped"
@@ -62,18 +60,6 @@ def _course_with_caps(home: Path) -> Path:
     return course
 
 
-def _wait_for_line(log: Path, server: subprocess.Popen, start: str, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        text = log.read_text() if log.exists() else ""
-        if any(line.startswith(start) for line in text.splitlines()):
-            return
-        if server.poll() is not None:
-            pytest.fail(f"autograder serve ended ({server.returncode}) before serving:\n{text}")
-        time.sleep(0.2)
-    pytest.fail(f"autograder serve did not say {start!r} within {seconds:.0f} s:\n{log.read_text()}")
-
-
 def _wait_for_answer(url: str, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -85,14 +71,6 @@ def _wait_for_answer(url: str, seconds: float = 60) -> None:
     pytest.fail(f"{url} did not answer within {seconds:.0f} s")
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=needs_postgres)])
 def served(request, tmp_path_factory) -> Iterator[Served]:
     """``autograder serve --workers 0`` on the capped course, on a new SQLite file or PostgreSQL database."""
@@ -102,26 +80,14 @@ def served(request, tmp_path_factory) -> Iterator[Served]:
     course = _course_with_caps(home)
     alias = ""
     with fresh_database() if request.param == "postgres" else nullcontext() as url:  # SQLite: the course's own file
-        port, log = _free_port(), home / "serve.log"
-        env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
-        command = [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port),
-                   "--workers", "0", *(["--database-url", url] if url else [])]  # fmt: skip
-        with log.open("w") as output:
-            server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
+        options = ["--database-url", url] if url else []
         try:
-            _wait_for_line(log, server, "serving ")
-            address = f"http://127.0.0.1:{port}"
-            _wait_for_answer(address)
-            # This process's own connection to the served database (migrated by the service).
-            alias, _ = open_database(course / ".gradewright" / "gradebook.db", url)
-            yield Served(address, alias, course)
+            with serve(course, commands_env(home), home / "serve.log", workers=0, options=options) as site:
+                _wait_for_answer(site.url)
+                # This process's own connection to the served database (migrated by the service).
+                alias, _ = open_database(course / ".gradewright" / "gradebook.db", url)
+                yield Served(site.url, alias, course)
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
             if alias:
                 close_database(alias)
 

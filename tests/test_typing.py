@@ -11,6 +11,7 @@ import pytest
 from .conftest import ROOT
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_mypy_finds_no_error():
     completed = subprocess.run(

@@ -38,7 +38,7 @@ def tex_to_mathml(tex: str, display: bool = False) -> str:
         converted = convert(tex, display="block" if display else "inline")
         parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
         tree = etree.fromstring(converted.encode(), parser)
-    except Exception:  # noqa: BLE001 - whatever the converter or the parser make of hostile TeX, it is shown as TeX
+    except Exception:  # whatever the converter or the parser make of hostile TeX, it is shown as TeX
         return fallback
     return _rebuilt(tree)
 

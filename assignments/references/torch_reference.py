@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F  # noqa: N812 - torch's own convention
+import torch.nn.functional as F  # torch's own convention
 
 NAME = "torch"
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from untrusted.text import printable
 
-from .model import HandMark, Report
+from .model import HandMark, LatePenalty, Report
 from .names import report_stem
 
 MARKS = {"passed": "+", "partial": "~", "failed": "x", "error": "!", "timeout": "!", "manual": "?", "not_graded": "-"}
@@ -15,7 +15,7 @@ MARKS = {"passed": "+", "partial": "~", "failed": "x", "error": "!", "timeout": 
 def text(report: Report) -> str:
     lines = [f"{report.assignment}: feedback for {report.student}", f"Score: {report.score:g} / {report.max_score:g}"]
     if report.late and report.late.percent:
-        lines += late_lines(report)
+        lines += late_lines(report, report.late)
     lines.append("")
     for question in report.questions:
         mark = MARKS[question.status]
@@ -39,10 +39,8 @@ def text(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def late_lines(report: Report) -> list[str]:
-    """The late penalty, apart from the earned score."""
-    late = report.late
-    assert late is not None
+def late_lines(report: Report, late: LatePenalty) -> list[str]:
+    """The report's late penalty, ``late``, apart from the earned score."""
     units = f"{late.units_late} {late.unit}{'s' if late.units_late != 1 else ''}"
     why = "after the last day late work is accepted" if late.after_late_until else f"{units} late"
     return [

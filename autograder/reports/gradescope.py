@@ -46,7 +46,7 @@ def _test(number: int, question: QuestionResult, visibility: str) -> dict:
 
 def results(report: Report) -> dict:
     visibility = VISIBILITY[report.feedback]
-    output = "\n".join(report.errors + (late_lines(report) if report.late and report.late.percent else []))
+    output = "\n".join(report.errors + (late_lines(report, report.late) if report.late and report.late.percent else []))
     document = {
         "score": report.final_score,
         "output": output or f"Graded by {report.grader_version}.",

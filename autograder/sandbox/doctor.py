@@ -93,7 +93,7 @@ def diagnose(packages: tuple[str, ...], unsafe: bool = False) -> list[Finding]:
             runner, [Cell(index=1, source=INSIDE.replace("__PACKAGES__", repr(list(packages))))], Limits()
         ) as session:
             loaded = session.load()
-    except Exception as exc:  # noqa: BLE001 - whatever stops it is the finding
+    except Exception as exc:  # whatever stops it is the finding
         findings.append(Finding(what="inside the sandbox", ok=False, detail=f"{type(exc).__name__}: {exc}"))
         return findings
     if loaded.failure or loaded.cell_errors:

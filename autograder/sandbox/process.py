@@ -402,7 +402,7 @@ def launch(
         env=environment,
         cwd="/",
         start_new_session=True,
-        preexec_fn=_child_setup(limits, group, user),  # noqa: PLW1509 - limits must be set between fork and exec
+        preexec_fn=_child_setup(limits, group, user),  # limits must be set between fork and exec
     )
 
 

@@ -101,13 +101,12 @@ class StudentSession:
     def load(self) -> LoadResult:
         """Start the worker and run the submission's cells; what they printed is kept."""
         try:
-            self._start()
+            worker, loaded = self._start()
         except StudentFault as fault:
             self.loaded = LoadResult(failure=str(fault))
             return self.loaded
-        assert self.worker is not None and self.loaded is not None
-        output, size = self.worker.output()
-        self.loaded = self.loaded.model_copy(update={"output": output, "output_bytes": size})
+        output, size = worker.output()
+        self.loaded = loaded.model_copy(update={"output": output, "output_bytes": size})
         return self.loaded
 
     def close(self) -> None:
@@ -134,9 +133,7 @@ class StudentSession:
             raise MissingFunction(f"{name} is not defined in your submission")
         if name in self.timed_out:
             raise StudentTimeout(f"{name} did not return within {self.timed_out[name]:g} s (in an earlier check)")
-        if self.worker is None:
-            self._start()
-        assert self.worker is not None
+        worker = self.worker if self.worker is not None else self._start()[0]
         blobs: list[bytes] = []
         header = {
             "op": "call",
@@ -146,7 +143,7 @@ class StudentSession:
         }
         timeout, hard = self._time_left(self.limits.call_timeout, f"{name}")
         try:
-            response, out = self.worker.request(header, blobs, timeout=timeout, hard_timeout=hard)
+            response, out = worker.request(header, blobs, timeout=timeout, hard_timeout=hard)
         except TimeoutError:
             self.close()
             self.timed_out[name] = timeout
@@ -162,7 +159,7 @@ class StudentSession:
             return decode_returned(name, response.get("value"), out)
         except BadReturn:
             raise
-        except Exception as exc:  # noqa: BLE001 - whatever the answer made the decoder do is the answer's fault
+        except Exception as exc:  # whatever the answer made the decoder do is the answer's fault
             raise BadReturn(f"{name} returned something the grader cannot read ({type(exc).__name__})") from None
 
     # --- watched functions (see worker.py): what a question's function gave the ones it uses ------
@@ -213,12 +210,13 @@ class StudentSession:
                 observed.append(ObservedCall(name=name, args=tuple(args), kwargs=kwargs, value=value))
         return Watched(calls=observed, dropped=lost)
 
-    def _start(self) -> None:
+    def _start(self) -> tuple[WorkerProcess, LoadResult]:
+        """A worker started and the submission's cells run in it: (the worker, what the first start loaded)."""
         timeout, hard = self._time_left(self.limits.submission_timeout, "your notebook's cells")
-        self.worker = self.runner.start(self.limits)
+        worker = self.worker = self.runner.start(self.limits)
         cells = [cell.model_dump() for cell in self.cells]
         try:
-            response, _ = self.worker.request({"op": "load", "cells": cells}, timeout=timeout, hard_timeout=hard)
+            response, _ = worker.request({"op": "load", "cells": cells}, timeout=timeout, hard_timeout=hard)
         except TimeoutError:
             self.close()
             raise StudentTimeout(f"your notebook's cells did not finish within {timeout:g} s") from None
@@ -233,6 +231,7 @@ class StudentSession:
                 cell_errors=[error for error in errors if error is not None],
                 defined=[n for n in (defined if isinstance(defined, list) else []) if isinstance(n, str)],
             )
+        return worker, self.loaded
 
     def _time_left(self, wanted: float, what: str) -> tuple[float, float]:
         """The time this step may take (its own time), and the wall-clock time it may be given in

@@ -131,7 +131,7 @@ def encode_value(value, blobs: list[bytes]):
     return {"$rejected": "object", "type": type(value).__name__}
 
 
-def _NUMPY_SCALARS(np):  # noqa: N802 - a constant that needs numpy imported first
+def _NUMPY_SCALARS(np):  # a constant that needs numpy imported first
     return (
         np.bool_,
         np.int8,
@@ -191,7 +191,7 @@ def _run_cells(namespace: dict, cells: list[dict]) -> list[dict]:
         filename = CELL_FILE.format(index=cell["index"])
         try:
             code = compile(cell["source"], filename, "exec")
-            exec(code, namespace)  # noqa: S102 - running the submission is the worker's job
+            exec(code, namespace)  # running the submission is the worker's job
         except SystemExit as exc:
             errors.append(
                 {
@@ -201,7 +201,7 @@ def _run_cells(namespace: dict, cells: list[dict]) -> list[dict]:
                     "line": _where(exc.__traceback__),
                 }
             )
-        except BaseException as exc:  # noqa: BLE001 - every failure of student code is reported, not raised
+        except BaseException as exc:  # every failure of student code is reported, not raised
             line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else _where(exc.__traceback__)
             message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
             errors.append({"cell": cell["index"], "type": type(exc).__name__, "message": message[:500], "line": line})
@@ -229,7 +229,7 @@ def _call(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list
         return {"ok": False, "error": {"type": "SystemExit", "line": None}}, []
     except RecursionError as exc:
         return {"ok": False, "error": {"type": "RecursionError", "line": _where(exc.__traceback__)}}, []
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         # Only the exception's class and line go back: a message could carry the hidden inputs,
         # and so could the name of a class the submission made up.
         # The grader checks the name against its own list of Python's and numpy's exceptions.
@@ -315,7 +315,7 @@ def _observe(frame, event, arg) -> None:
                 "args": [encode_value(value, watch.blobs) for value in args],
                 "kwargs": {key: encode_value(value, watch.blobs) for key, value in kwargs.items()},
             }
-        except Exception:  # noqa: BLE001 - an argument that cannot be copied: the call is not kept
+        except Exception:  # an argument that cannot be copied: the call is not kept
             watch.dropped += 1
             return
         watch.pending[id(frame)] = record
@@ -325,7 +325,7 @@ def _observe(frame, event, arg) -> None:
             return
         try:
             record["value"] = encode_value(arg, watch.blobs)  # None when the call raised
-        except Exception:  # noqa: BLE001
+        except Exception:
             watch.dropped += 1
             return
         watch.calls.append(record)

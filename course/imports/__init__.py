@@ -64,7 +64,7 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
         bank = importers[detect(data)](data, str(file))
     except CheckImportError as exc:
         raise CheckImportError(f"{file}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - a dependency's error about the file, said in our words
+    except Exception as exc:  # a dependency's error about the file, said in our words
         said = dependency_error(exc)
         if said is None and not isinstance(exc, ValueError | KeyError):
             raise

@@ -135,7 +135,8 @@ def _block(raw: dict[str, Any]) -> Block:
 def _check(source: SourceText, plain: dict[str, Any] | None, styled: dict[str, Any] | None, warnings: list) -> Check:
     """The check from ``reader.check`` (styled, ordered) where present, else from ``check``."""
     if styled is None:
-        assert plain is not None
+        if plain is None:  # the caller asks only where one is given; the schema makes it an object
+            raise source.fail("/check", "the check is missing")
         return _check_from_strings(source, plain, "/check")
     base = "/reader/check"
     check = build_model(

@@ -81,10 +81,11 @@ def heading(text: str, level: int) -> Heading:
 def build_outline(source: SourceText, located: list[Located]) -> Outline:
     """Title (the first block, a heading), intro (blocks before the first section) and sections
     (headings of the shallowest level below the title; deeper headings stay inside as blocks)."""
-    if not located or not isinstance(located[0].block, Heading):
+    title = located[0].block if located else None
+    if not isinstance(title, Heading):
         line = located[0].line if located else 1
         raise source.fail(f"line {line}", "no title: a lesson file must start with its title heading")
-    title, rest = located[0], located[1:]
+    rest = located[1:]
     levels = [item.block.level for item in rest if isinstance(item.block, Heading)]
     section_level = min(levels, default=2)
     intro: list[Located] = []
@@ -96,8 +97,7 @@ def build_outline(source: SourceText, located: list[Located]) -> Outline:
             sections[-1].blocks.append(item)
         else:
             intro.append(item)
-    assert isinstance(title.block, Heading)
-    return Outline(title=title.block, title_line=title.line, intro=intro, sections=sections)
+    return Outline(title=title, title_line=located[0].line, intro=intro, sections=sections)
 
 
 def lesson_from_blocks(source: SourceText, located: list[Located], fmt: LessonFormat) -> LoadedLesson:
@@ -167,12 +167,11 @@ def find_assignment(source: SourceText, outline: Outline, warnings: list) -> Ass
     if section is None:
         return None
     blocks = [item.block for item in section.blocks]
-    first_list = next((i for i, block in enumerate(blocks) if isinstance(block, ListBlock)), None)
-    if first_list is None:
+    lists = [(i, block) for i, block in enumerate(blocks) if isinstance(block, ListBlock)]
+    if not lists:
         warnings.append(source.problem(f"line {section.line}", "the assignment lists no tasks", "warning"))
         return Assignment(title=section.heading.text, brief=blocks)
-    tasks_block = blocks[first_list]
-    assert isinstance(tasks_block, ListBlock)
+    first_list, tasks_block = lists[0]
     return Assignment(
         title=section.heading.text,
         brief=blocks[:first_list],

@@ -192,7 +192,7 @@ def _call(request):
         raise _Refused("the platform could not be reached", unreachable=True) from None
     except (LtiException, RequestException, ValueError) as exc:
         raise _Refused(" ".join(str(exc).split())[:200] or type(exc).__name__) from None
-    except Exception as exc:  # noqa: BLE001 - whatever a platform's odd answer makes of pylti1p3: this score's problem alone
+    except Exception as exc:  # whatever a platform's odd answer makes of pylti1p3: this score's problem alone
         raise _Refused(f"the platform's answer could not be read ({type(exc).__name__})") from None
 
 

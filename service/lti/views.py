@@ -197,7 +197,8 @@ def deep_link_choice(request: HttpRequest) -> HttpResponse:
     if exam is not None:
         launch_url = request.build_absolute_uri(reverse("lti-launch"))
         return lti_launch.deep_link_response([exam_resource(launch_url, chosen.removeprefix(EXAM_CHOICE), exam)])
-    assert spec is not None
+    if spec is None:  # neither an exam nor an assignment: refused above, before the choice was used
+        return refused(request, "no such assignment", status=400)
     title = spec.title or spec.name
     resource = (
         DeepLinkResource().set_url(request.build_absolute_uri(reverse("lti-launch"))).set_title(title)

@@ -1,0 +1,60 @@
+"""Every page and endpoint needs a signed-in member of the course: an anonymous visitor is sent to
+the sign-in page (401 from the API), an account that is not a member reaches nothing."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import URLPattern, get_resolver
+
+pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
+
+
+# The platform's LTI requests carry their own proof (a signed token; the deep linking choice, the
+# launch's id): tests/test_lti.py attacks them.
+OPEN_TO_ALL = {"login", "welcome", "api-token", "api-openapi", "home", "lti-login", "lti-login-for", "lti-launch",
+               "lti-deep-link", "lti-jwks",
+               # The hub's OAuth: its callback carries the hub's proof (a code for the hub's token); tests/test_hub.py.
+               "hub-login", "hub-oauth-callback"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        pattern.name
+        for pattern in get_resolver().url_patterns
+        if isinstance(pattern, URLPattern)  # the site's own routes; an included app's are its own tests'
+        and pattern.name not in OPEN_TO_ALL
+        and pattern.name != "logout"
+    ),
+)
+def test_every_page_and_endpoint_needs_a_signed_in_member(name):
+    """Anonymous: a page sends to the sign-in page, an API call is 401; an account that is not a member
+    of the course reaches nothing."""
+    from django.urls import reverse
+
+    name_of = ["sequences-and-attention"]
+    arguments = {"assignment": name_of, "notebook": name_of, "submission": [1], "api-submission": [1],
+                 "api-grades": name_of, "api-notebook": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of + ["overview"],
+                 "student": ["someone"], "marking": ["attention-not-explanation"],
+                 "mark-start": ["attention-not-explanation", "written"],
+                 "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
+                 "rubric-edit": ["attention-not-explanation", "written"], "platforms": [],
+                 "regrade": name_of, "similarity": name_of, "review-answer": [1], "review-ask": [1], "diff": ["someone", 1, 2],
+                 "exam-start": ["midterm", "q"], "exam-mark": ["midterm", "q", "someone"],
+                 **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
+                 "exam-log": ["midterm", 1]}  # fmt: skip
+
+    url = reverse(name, args=arguments.get(name, []))
+    posted = name in {"override", "regrade", "review-answer", "review-ask", "rubric-edit", "exam-save", "exam-submit"}
+    anonymous = Client().post(url) if posted else Client().get(url)
+    if name.startswith("api-"):
+        assert anonymous.status_code == 401
+    else:
+        assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
+    outsider = Client()
+    outsider.force_login(User.objects.create_user(f"o{uuid.uuid4().hex[:8]}"))  # an account, not a member
+    assert (outsider.post(url) if posted else outsider.get(url)).status_code == 404

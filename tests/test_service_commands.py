@@ -1,0 +1,39 @@
+"""The commands against the real `autograder serve`: `login` and `submit` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT, needs_sandbox
+from .served import PARTIAL, autograder
+
+# A job another test left is never graded or counted here; a served site of the module's own: slow.
+pytestmark = [pytest.mark.usefixtures("empty_queue"), pytest.mark.slow]
+
+
+@needs_sandbox
+def test_serve_login_and_submit_through_the_commands(served):
+    url, passwords, course_copy, env = served
+    login = autograder("login", "--server", url, "--username", "student", "--password-stdin",
+                       input=passwords["student"] + "\n", env=env)  # fmt: skip
+    assert login.returncode == 0, login.stderr
+    saved = Path(env["XDG_CONFIG_HOME"]) / "gradewright" / "servers.json"
+    assert oct(saved.stat().st_mode & 0o777) == "0o600" and json.loads(saved.read_text())[url]["token"]
+    submitted = autograder("submit", PARTIAL, "--assignment", "sequences-and-attention", "--server", url, env=env)
+    assert submitted.returncode == 0, submitted.stderr
+    assert "graded" in submitted.stdout and "score: 7.375 / 10" in submitted.stdout
+    assert "attention: 0.375 / 3 partial" in submitted.stdout
+    refused = autograder("submit", ROOT / "README.md", "--assignment", "sequences-and-attention", "--server", url,
+                         env=env)  # fmt: skip
+    assert refused.returncode == 2
+    assert refused.stderr.strip().endswith("hand in a notebook (.ipynb) or a Python file (.py)")
+    wrong = autograder("login", "--server", url, "--username", "instructor", "--password-stdin", input="nope\n",
+                       env=env)  # fmt: skip
+    instructor = autograder("login", "--server", url, "--username", "instructor", "--password-stdin",
+                            input=passwords["instructor"] + "\n", env=env)  # fmt: skip
+    assert instructor.returncode == 0, instructor.stderr
+    assert wrong.returncode == 2 and wrong.stderr.strip().endswith("wrong username or password")
+    assert (course_copy / ".gradewright" / "gradebook.db").is_file()

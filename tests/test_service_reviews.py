@@ -1,0 +1,39 @@
+"""A student asks for a review of a question and the staff answer in the submission's thread."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.models import Member
+
+from .conftest import needs_sandbox
+from .served import graded_hand_in, student
+
+pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
+
+
+@needs_sandbox
+def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():
+    alice, as_alice, job = graded_hand_in()
+    page = f"/submissions/{job.id}/"
+
+    def post(client, url, **fields):
+        client.get(page if client is not as_bob else "/assignments/")
+        return client.post(url, {**fields, "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+
+    _, as_bob = student()
+    assert post(as_bob, f"/submissions/{job.id}/review/", question="attention", message="mine").status_code == 404
+    assert post(as_alice, f"/submissions/{job.id}/review/", question="attention",
+                message="My masks follow the <b>spec</b>").status_code == 302  # fmt: skip
+    _, ta = student(Member.TA)
+    waiting = ta.get("/staff/reviews/").content.decode()
+    assert f"sequences-and-attention #{job.id}" in waiting and alice.username in waiting
+    from service.models import ReviewRequest
+
+    review = ReviewRequest.objects.get(job=job)
+    assert post(ta, f"/staff/reviews/{review.id}/", message="Right: score corrected.").status_code == 302
+    assert post(as_alice, f"/staff/reviews/{review.id}/", message="me too").status_code == 404  # staff only
+    thread = as_alice.get(page).content.decode()
+    assert "My masks follow the &lt;b&gt;spec&lt;/b&gt;" in thread and "Right: score corrected." in thread
+    assert "attention (answered)" in thread
+    assert f"#{job.id}" not in ta.get("/staff/reviews/").content.decode()  # answered: no longer waiting
