@@ -205,8 +205,11 @@ class Assignment(BaseModel):
     def answer_headings(self) -> dict[str, str]:
         """Each hand-graded question's heading in the source notebook (the first heading of a Markdown
         cell of that question that is not a solution), by question id, as ``heading_of`` compares it."""
-        return _answer_headings(str(self.notebook_path), tuple(q.id for q in self.questions if q.manual),
-                                tuple(q.id for q in self.questions))  # fmt: skip
+        return _answer_headings(
+            str(self.notebook_path),
+            tuple(q.id for q in self.questions if q.manual),
+            tuple(q.id for q in self.questions),
+        )
 
     def question(self, question_id: str) -> Question:
         for question in self.questions:

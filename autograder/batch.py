@@ -132,8 +132,12 @@ def grade_batch(
     store = store if store is not None else Unrecorded()
     result = BatchResult()
     todo = _not_yet_graded(submissions, options, store, result, on_result)
-    job_args = (assignment.model_dump(mode="json"), options.model_dump(mode="json"), reference_kind,
-                grader_secret(assignment))  # fmt: skip
+    job_args = (
+        assignment.model_dump(mode="json"),
+        options.model_dump(mode="json"),
+        reference_kind,
+        grader_secret(assignment),
+    )
     pool = (
         executor if executor is not None else (None if grades_inline(options, len(todo)) else LocalPool(options.jobs))
     )

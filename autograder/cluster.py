@@ -43,10 +43,11 @@ class GradingNeeds(BaseModel):
     @classmethod
     def here(cls, packages: tuple[str, ...] | list[str], unsafe: bool, paths: list[Path]) -> GradingNeeds:
         return cls(
-            grader_version=grader_version(), sandbox=not unsafe,
+            grader_version=grader_version(),
+            sandbox=not unsafe,
             packages={name: _version(name) for name in dict.fromkeys(packages)},
             paths=[str(path.resolve()) for path in paths],
-        )  # fmt: skip
+        )
 
     def resource(self) -> str:
         """The Dask resource of the workers that can grade this (one name per set of needs)."""
@@ -80,9 +81,12 @@ def probe_cluster(client: Any, needs: GradingNeeds, address: str) -> ClusterRepo
         )
     session = uuid.uuid4().hex[:12]
     report = ClusterReport(
-        address=address, workers=[], resource=needs.resource(),
-        plugin=f"gradewright-check-{session}", topic=f"gradewright-refused-{session}",
-    )  # fmt: skip
+        address=address,
+        workers=[],
+        resource=needs.resource(),
+        plugin=f"gradewright-check-{session}",
+        topic=f"gradewright-refused-{session}",
+    )
     check = cluster_probe.GraderCheck(needs.model_dump(mode="json"), report.resource, report.topic)
     try:
         client.register_plugin(check, name=report.plugin)
@@ -123,8 +127,10 @@ def watch_joiners(client: Any, report: ClusterReport, on_refused: Callable[[str]
             return
         said.add(worker)
         problems = message.get("problems") or [["cannot grade", ""]]
-        on_refused(f"cluster {report.address}: worker {worker} joined but cannot grade, so it is left out: "
-                   f"{problems[0][0]}; {problems[0][1]}")  # fmt: skip
+        on_refused(
+            f"cluster {report.address}: worker {worker} joined but cannot grade, so it is left out: "
+            f"{problems[0][0]}; {problems[0][1]}"
+        )
 
     client.subscribe_topic(report.topic, refused)
     for event in client.get_events(report.topic):  # any that came before the subscription

@@ -39,35 +39,43 @@ def problems_here(needs: dict[str, Any]) -> list[Problem]:
     found: list[Problem] = []
     here = grader_version()
     if here != needs["grader_version"]:
-        found.append([
-            f"runs grader {here}, the submitting side {needs['grader_version']}",
-            "install the same version of this project on both sides",
-        ])  # fmt: skip
+        found.append(
+            [
+                f"runs grader {here}, the submitting side {needs['grader_version']}",
+                "install the same version of this project on both sides",
+            ]
+        )
     if needs["sandbox"]:
         from autograder.sandbox.runners import missing_for_sandbox
 
         missing = missing_for_sandbox()
         if missing:
-            found.append([
-                f"cannot start the sandbox: missing {'; '.join(missing)}",
-                "install it on the worker's machine (`autograder doctor` there says what it lacks)",
-            ])  # fmt: skip
+            found.append(
+                [
+                    f"cannot start the sandbox: missing {'; '.join(missing)}",
+                    "install it on the worker's machine (`autograder doctor` there says what it lacks)",
+                ]
+            )
     for name, wanted in needs["packages"].items():
         if importlib.util.find_spec(name) is None:
             found.append([f"lacks the course's sandbox package {name}", f"pip install {_pinned(name, wanted)} there"])
             continue
         there = _version(name)
         if wanted is not None and there != wanted:
-            found.append([
-                f"has {name} {there}, the submitting side {wanted}",
-                f"install the same version on both sides (pip install {_pinned(name, wanted)})",
-            ])  # fmt: skip
+            found.append(
+                [
+                    f"has {name} {there}, the submitting side {wanted}",
+                    f"install the same version on both sides (pip install {_pinned(name, wanted)})",
+                ]
+            )
     for path in needs["paths"]:
         if not os.path.isdir(path):
-            found.append([
-                f"does not see {path}",
-                "share the course folder with every worker, at the same path as on the submitting side",
-            ])  # fmt: skip
+            found.append(
+                [
+                    f"does not see {path}",
+                    "share the course folder with every worker, at the same path as on the submitting side",
+                ]
+            )
     return found
 
 

@@ -85,9 +85,11 @@ def export_bundle(assignment: Assignment, project_root: Path, title: str, out: P
         course = source / "course"
         (course / "lessons").mkdir(parents=True)
         (course / "course.toml").write_text(
-            COURSE.format(title=json.dumps(title), name=assignment.name,
-                          packages=json.dumps(list(assignment.sandbox_packages))), encoding="utf-8",
-        )  # fmt: skip
+            COURSE.format(
+                title=json.dumps(title), name=assignment.name, packages=json.dumps(list(assignment.sandbox_packages))
+            ),
+            encoding="utf-8",
+        )
         folder_copy = course / "assignments" / assignment.name
         shutil.copytree(assignment.folder, folder_copy, ignore=ignore)
         shutil.rmtree(folder_copy / "known", ignore_errors=True)  # the project's own test material

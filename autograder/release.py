@@ -30,8 +30,12 @@ def release(assignment: Assignment, out: Path) -> Path:
 
     notebook = nbformat.from_dict(source)
     resources: dict = {}
-    for preprocessor in (ClearSolutions(enforce_metadata=True, text_stub=ANSWER_STUB), ClearHiddenTests(enforce_metadata=True),
-                         ClearOutput(), LockCells()):  # fmt: skip
+    for preprocessor in (
+        ClearSolutions(enforce_metadata=True, text_stub=ANSWER_STUB),
+        ClearHiddenTests(enforce_metadata=True),
+        ClearOutput(),
+        LockCells(),
+    ):
         notebook, resources = preprocessor.preprocess(notebook, resources)
     nbformat.validate(notebook)
     hidden_lines = secret_lines(assignment, source)

@@ -335,15 +335,19 @@ def owner_of(file: Path, root: Path) -> Owner:
     moodle = MOODLE_FOLDER.match(from_filesystem(file.parent.name)) if file != root else None
     if moodle:
         return Owner(
-            student=f"{moodle['name']}_{moodle['participant']}", handed_in_as=from_filesystem(file.name),
-            lms="moodle", lms_id=moodle["participant"],
-        )  # fmt: skip
+            student=f"{moodle['name']}_{moodle['participant']}",
+            handed_in_as=from_filesystem(file.name),
+            lms="moodle",
+            lms_id=moodle["participant"],
+        )
     canvas = CANVAS_FILE.match(from_filesystem(file.name))
     if canvas:
         return Owner(
-            student=f"{canvas['name']}_{canvas['user']}", handed_in_as=canvas["file"], lms="canvas",
+            student=f"{canvas['name']}_{canvas['user']}",
+            handed_in_as=canvas["file"],
+            lms="canvas",
             lms_id=canvas["user"],
-        )  # fmt: skip
+        )
     return Owner(student=from_filesystem(file.stem), handed_in_as=from_filesystem(file.name))
 
 

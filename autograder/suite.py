@@ -62,7 +62,7 @@ UNUSED_PLUGINS = [
         "tmpdir",
         "monkeypatch",
         "recwarn",
-    )  # fmt: skip
+    )
     for arg in ("-p", f"no:{name}")
 ]
 
@@ -135,9 +135,16 @@ class SuitePlugin:
         # (its markers and its parents', walked for every report). The outcome above is what the
         # grader reads, and nothing prints a hidden test's report (log=False in HiddenSuite.run).
         return pytest.TestReport(
-            item.nodeid, item.location, {}, outcome, longrepr, call.when,
-            duration=call.duration, start=call.start, stop=call.stop,
-        )  # fmt: skip
+            item.nodeid,
+            item.location,
+            {},
+            outcome,
+            longrepr,
+            call.when,
+            duration=call.duration,
+            start=call.start,
+            stop=call.stop,
+        )
 
 
 def _labels(item) -> dict[str, str]:
@@ -199,8 +206,20 @@ class HiddenSuite:
         self.plugin = SuitePlugin()
         # Plugins installed beside the grader (pytest-benchmark, pytest-timeout...) are not loaded: a
         # hidden suite needs none, and loading them cost a fifth of each grading.
-        arguments = [str(folder), "-c", os.devnull, "--rootdir", str(folder), "--import-mode=importlib", "-q", "-s",
-                     "--assert=plain", "--tb=no", "--disable-plugin-autoload", *UNUSED_PLUGINS]  # fmt: skip
+        arguments = [
+            str(folder),
+            "-c",
+            os.devnull,
+            "--rootdir",
+            str(folder),
+            "--import-mode=importlib",
+            "-q",
+            "-s",
+            "--assert=plain",
+            "--tb=no",
+            "--disable-plugin-autoload",
+            *UNUSED_PLUGINS,
+        ]
         before = set(sys.modules)
         with _quiet():
             try:

@@ -75,10 +75,17 @@ class Verification(BaseModel):
         found = []
         for (question, expected, got, margin), same in groups.items():
             checks = [line[2:] for line in same[0].feedback.splitlines() if line.startswith("- ")]
-            found.append(Finding(
-                question=question, expected=expected, got=got, margin=margin, secrets=len(same),
-                first_secret=same[0].secret, first_check=checks[0] if checks else same[0].feedback,
-            ))  # fmt: skip
+            found.append(
+                Finding(
+                    question=question,
+                    expected=expected,
+                    got=got,
+                    margin=margin,
+                    secrets=len(same),
+                    first_secret=same[0].secret,
+                    first_check=checks[0] if checks else same[0].feedback,
+                )
+            )
         return found
 
     @property
@@ -142,11 +149,14 @@ def _known(assignment: Assignment) -> tuple[dict[str, dict[str, str]], dict[str,
             raise AssignmentError(f"{path}: [{file!r}]: no such file in {known}")
         for question, verdict in expected.items():
             if question not in questions:
-                raise AssignmentError(f"{path}: [{file!r}] {question}: no such question (its questions: "
-                                      f"{', '.join(sorted(questions))})")  # fmt: skip
+                raise AssignmentError(
+                    f"{path}: [{file!r}] {question}: no such question (its questions: {', '.join(sorted(questions))})"
+                )
             if verdict not in statuses:
-                raise AssignmentError(f"{path}: [{file!r}] {question} = {verdict!r} is not a verdict (one of "
-                                      f"{', '.join(sorted(statuses))})")  # fmt: skip
+                raise AssignmentError(
+                    f"{path}: [{file!r}] {question} = {verdict!r} is not a verdict (one of "
+                    f"{', '.join(sorted(statuses))})"
+                )
         verdicts[file] = {str(question): str(verdict) for question, verdict in expected.items()}
     if not verdicts:
         raise AssignmentError(f"{path}: lists no known submission")
@@ -248,12 +258,20 @@ def verify_known(
                 disagreements += _broken_rules(file, feedback.get(file, {}), report, secret, factor)
                 if on_grading:
                     on_grading(file)
-    unlisted = sorted(path.name for path in known.iterdir()
-                      if path.suffix in {".py", ".ipynb"} and path.is_file() and path.name not in verdicts)  # fmt: skip
+    unlisted = sorted(
+        path.name
+        for path in known.iterdir()
+        if path.suffix in {".py", ".ipynb"} and path.is_file() and path.name not in verdicts
+    )
     return Verification(
-        assignment=assignment.name, files=list(verdicts), secrets=secrets, margin=margin, gradings=gradings,
-        disagreements=disagreements, unlisted=unlisted,
-    )  # fmt: skip
+        assignment=assignment.name,
+        files=list(verdicts),
+        secrets=secrets,
+        margin=margin,
+        gradings=gradings,
+        disagreements=disagreements,
+        unlisted=unlisted,
+    )
 
 
 def _differences(file: str, expected: dict[str, str], report: Report, secret: str, margin: float) -> list[Disagreement]:
@@ -273,7 +291,7 @@ def _differences(file: str, expected: dict[str, str], report: Report, secret: st
                     secret=secret,
                     feedback=feedback,
                     margin=margin,
-                )  # fmt: skip
+                )
             )
     return found
 

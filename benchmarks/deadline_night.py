@@ -63,9 +63,21 @@ def drop(server_url: str, name: str) -> None:
 def serve(course: Path, port: int, workers: int) -> subprocess.Popen:
     """`autograder serve` with ``workers`` grading workers, once it answers."""
     server = subprocess.Popen(
-        [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port), "--workers",
-         str(workers)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "--course",
+            str(course),
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -120,8 +132,12 @@ def burst(url: str, tokens: dict[str, str], seconds: float, on_third=None) -> tu
         path = known[index % len(known)]
         try:
             with httpx.Client(base_url=url, timeout=120) as client:
-                answer = client.post("/api/v1/submissions", headers={"Authorization": f"Token {tokens[name]}"},
-                                     data={"assignment": ASSIGNMENT}, files={"file": (path.name, path.read_bytes())})  # fmt: skip
+                answer = client.post(
+                    "/api/v1/submissions",
+                    headers={"Authorization": f"Token {tokens[name]}"},
+                    data={"assignment": ASSIGNMENT},
+                    files={"file": (path.name, path.read_bytes())},
+                )
             answer.raise_for_status()
             with lock:
                 ids.append(answer.json()["id"])
@@ -194,10 +210,12 @@ def outcome(label: str, ids: list[int], refused: list[str], seconds: float, wait
     drained = (last - max(job.created_at for job in jobs)).total_seconds()
     throughput = len(jobs) / max((last - first).total_seconds(), 1e-9)
     attempts = sum(job.attempts for job in jobs) - len(jobs)
-    return (f"| {label} | {len(ids) + len(refused)} in {seconds:g} s ({(len(ids) + len(refused)) / seconds:.2f}/s) "
-            f"| {len(graded)} graded, {len(jobs) - len(graded)} failed, {lost} lost, {len(refused)} refused "
-            f"| {statistics.median(latency):.1f} s | {p95:.1f} s | {latency[-1]:.1f} s | {throughput:.2f}/s "
-            f"| {drained:.0f} s | {attempts} |")  # fmt: skip
+    return (
+        f"| {label} | {len(ids) + len(refused)} in {seconds:g} s ({(len(ids) + len(refused)) / seconds:.2f}/s) "
+        f"| {len(graded)} graded, {len(jobs) - len(graded)} failed, {lost} lost, {len(refused)} refused "
+        f"| {statistics.median(latency):.1f} s | {p95:.1f} s | {latency[-1]:.1f} s | {throughput:.2f}/s "
+        f"| {drained:.0f} s | {attempts} |"
+    )
 
 
 def main() -> None:
@@ -246,8 +264,10 @@ def main() -> None:
         drop(args.postgres, name)
         shutil.rmtree(home, ignore_errors=True)
     print(f"Deadline night, PostgreSQL, {os.cpu_count()} cores; upload to feedback from the jobs' own times:\n")
-    print("| run | uploads | jobs | median | p95 | worst | grading throughput | drained after the last upload "
-          "| attempts again |")  # fmt: skip
+    print(
+        "| run | uploads | jobs | median | p95 | worst | grading throughput | drained after the last upload "
+        "| attempts again |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     print("\n".join(rows))
 
@@ -260,10 +280,22 @@ def dask_run(course: Path, port: int, site: str, tokens: dict[str, str], warm: s
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         server = serve(course, port, 0)
         workers = [
-            subprocess.Popen([sys.executable, "-m", "autograder", "--course", str(course), "worker", "--scheduler",
-                              cluster.scheduler_address], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "autograder",
+                    "--course",
+                    str(course),
+                    "worker",
+                    "--scheduler",
+                    cluster.scheduler_address,
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             for _ in range(args.workers)
-        ]  # fmt: skip
+        ]
         try:
             warm_up(site, warm)
             ids, refused = burst(site, tokens, args.seconds)

@@ -51,16 +51,32 @@ def course_copy(home: Path, students: int, questions: int) -> tuple[Path, list[s
     roster = home / "roster.csv"
     roster.write_text("student_id,name,email\n" + "".join(f"{n},Student {n},\n" for n in names), encoding="utf-8")
     (course / "exams").mkdir()
-    build_exam(roster, course / "exams" / "midterm", seed=3, questions=questions, open_questions=1,
-               lessons=[course / "lesson_data"])  # fmt: skip
+    build_exam(
+        roster,
+        course / "exams" / "midterm",
+        seed=3,
+        questions=questions,
+        open_questions=1,
+        lessons=[course / "lesson_data"],
+    )
     with (course / "course.toml").open("a") as manifest:
         manifest.write('exams = ["exams/midterm"]\n')
     return course, names
 
 
 def start(course: Path, port: int, database_url: str | None, log: Path) -> subprocess.Popen:
-    command = [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port),
-               "--workers", "0"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "--course",
+        str(course),
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        "0",
+    ]
     if database_url:
         command += ["--database-url", database_url]
     # Into a file, not a pipe: waitress's and Django's warnings under load would fill a pipe no one
@@ -93,8 +109,13 @@ def accounts(course: Path, names: list[str], database_url: str | None) -> dict[s
     from service.models import Member, OnlineExam
 
     now = timezone.now()
-    OnlineExam.objects.create(name="midterm", opens_at=now - timedelta(minutes=1), closes_at=now + timedelta(hours=2),
-                              minutes=60, results=OnlineExam.AT_SUBMIT)  # fmt: skip
+    OnlineExam.objects.create(
+        name="midterm",
+        opens_at=now - timedelta(minutes=1),
+        closes_at=now + timedelta(hours=2),
+        minutes=60,
+        results=OnlineExam.AT_SUBMIT,
+    )
     sessions = {}
     for name in names:
         user = User.objects.create_user(name)  # no password: the session is made here
@@ -131,8 +152,15 @@ def plans_of(course: Path, names: list[str]) -> dict[str, list[tuple[int, str]]]
     return plans
 
 
-async def student(url: str, name: str, session: str, delay: float, saves: list[tuple[int, str]],
-                  timings: dict[str, list[float]], errors: list[str]) -> None:  # fmt: skip
+async def student(
+    url: str,
+    name: str,
+    session: str,
+    delay: float,
+    saves: list[tuple[int, str]],
+    timings: dict[str, list[float]],
+    errors: list[str],
+) -> None:
     await asyncio.sleep(delay)
     cookies = {"sessionid": session}
     async with httpx.AsyncClient(base_url=url, cookies=cookies, timeout=120, follow_redirects=False) as client:
@@ -154,8 +182,11 @@ async def student(url: str, name: str, session: str, delay: float, saves: list[t
             await asyncio.sleep(chance.uniform(0.5, 2.0))  # reading, choosing, typing
             before = time.perf_counter()
             try:
-                answer = await client.post("/exams/midterm/answer", data={"position": position, "value": value},
-                                           headers={"X-CSRFToken": token, "Accept": "application/json"})  # fmt: skip
+                answer = await client.post(
+                    "/exams/midterm/answer",
+                    data={"position": position, "value": value},
+                    headers={"X-CSRFToken": token, "Accept": "application/json"},
+                )
             except httpx.HTTPError as exc:
                 errors.append(f"{name}: save of q{position} failed ({type(exc).__name__})")
                 continue
@@ -164,13 +195,18 @@ async def student(url: str, name: str, session: str, delay: float, saves: list[t
                 errors.append(f"{name}: save of q{position} answered {answer.status_code} {answer.text[:100]}")
 
 
-async def run(url: str, sessions: dict[str, str], plans: dict[str, list[tuple[int, str]]],
-              seconds: float) -> tuple[dict[str, list[float]], list[str], int]:  # fmt: skip
+async def run(
+    url: str, sessions: dict[str, str], plans: dict[str, list[tuple[int, str]]], seconds: float
+) -> tuple[dict[str, list[float]], list[str], int]:
     timings: dict[str, list[float]] = {"start": [], "save": []}
     errors: list[str] = []
     names = list(sessions)
-    await asyncio.gather(*(student(url, name, sessions[name], i * seconds / len(names), plans[name], timings, errors)
-                           for i, name in enumerate(names)))  # fmt: skip
+    await asyncio.gather(
+        *(
+            student(url, name, sessions[name], i * seconds / len(names), plans[name], timings, errors)
+            for i, name in enumerate(names)
+        )
+    )
     lost = 0
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
         for name in names:
@@ -183,8 +219,10 @@ async def run(url: str, sessions: dict[str, str], plans: dict[str, list[tuple[in
 def describe(label: str, seconds: list[float]) -> str:
     ordered = sorted(seconds)
     p95 = ordered[max(0, int(round(0.95 * len(ordered))) - 1)]
-    return (f"| {label} | {len(ordered)} | {statistics.median(ordered) * 1000:.0f} ms | {p95 * 1000:.0f} ms "
-            f"| {ordered[-1] * 1000:.0f} ms |")  # fmt: skip
+    return (
+        f"| {label} | {len(ordered)} | {statistics.median(ordered) * 1000:.0f} ms | {p95 * 1000:.0f} ms "
+        f"| {ordered[-1] * 1000:.0f} ms |"
+    )
 
 
 def main() -> None:
@@ -204,9 +242,11 @@ def main() -> None:
         began = time.monotonic()
         timings, errors, lost = asyncio.run(run(f"http://127.0.0.1:{port}", sessions, plans, options.seconds))
         took = time.monotonic() - began
-        print(f"{options.students} students started within {options.seconds:g} s and saved "
-              f"{len(timings['save'])} answers in {took:.0f} s "
-              f"({'PostgreSQL' if options.database_url else 'SQLite'}, one `autograder serve`, 8 threads)\n")  # fmt: skip
+        print(
+            f"{options.students} students started within {options.seconds:g} s and saved "
+            f"{len(timings['save'])} answers in {took:.0f} s "
+            f"({'PostgreSQL' if options.database_url else 'SQLite'}, one `autograder serve`, 8 threads)\n"
+        )
         print("| request | count | median | p95 | worst |\n|---|---|---|---|---|")
         print(describe("start (page, start, page)", timings["start"]))
         print(describe("save an answer", timings["save"]))

@@ -52,8 +52,14 @@ PASSWORD = "benchmark password 1"
 WARM_UP = 3
 PER_STUDENT = 25  # hand-ins per student: the service takes 30 an hour from one
 STAGES = ["received", "queued", "claimed", "started", "finished", "shown"]
-COLUMNS = {"received": "received_at", "queued": "created_at", "claimed": "claimed_at", "started": "started_at",
-           "finished": "finished_at", "shown": "shown_at"}  # fmt: skip
+COLUMNS = {
+    "received": "received_at",
+    "queued": "created_at",
+    "claimed": "claimed_at",
+    "started": "started_at",
+    "finished": "finished_at",
+    "shown": "shown_at",
+}
 
 
 # In every page, before its own scripts: the click on "Hand in" (kept across the navigation it
@@ -100,8 +106,16 @@ class Site:
     def command(self, *args: str, **options) -> subprocess.CompletedProcess:
         env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
         env["PYTHONPATH"] = str(self.tree)
-        return subprocess.run([sys.executable, "-m", "autograder", *args], cwd=self.tree, env=env, text=True,
-                              capture_output=True, check=True, timeout=300, **options)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "autograder", *args],
+            cwd=self.tree,
+            env=env,
+            text=True,
+            capture_output=True,
+            check=True,
+            timeout=300,
+            **options,
+        )
 
     def database(self) -> list[str]:
         return ["--database-url", self.database_url] if self.database_url else []
@@ -116,9 +130,24 @@ class Site:
         env["PYTHONPATH"] = str(self.tree)
         log = (self.home / "serve.log").open("w")
         self.server = subprocess.Popen(
-            [sys.executable, "-m", "autograder", "--course", str(self.course), "serve", "--port", str(port),
-             "--workers", "1", *self.database()], cwd=self.tree, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "autograder",
+                "--course",
+                str(self.course),
+                "serve",
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+                *self.database(),
+            ],
+            cwd=self.tree,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 180
         while "serving " not in (self.home / "serve.log").read_text():
             if self.server.poll() is not None or time.monotonic() > deadline:
@@ -130,8 +159,7 @@ class Site:
         gradebook = ["--gradebook", str(self.course / ".gradewright" / "gradebook.db")]
         self.command("roster", "import", str(roster), *(self.database() or gradebook))
         links = self.home / "links.csv"
-        self.command("--course", str(self.course), "links", "--server", self.url, "--out", str(links),
-                     *self.database())  # fmt: skip
+        self.command("--course", str(self.course), "links", "--server", self.url, "--out", str(links), *self.database())
         with links.open() as rows:
             self.links = [row["link"] for row in csv.DictReader(rows)]
 
@@ -231,8 +259,10 @@ def report(sites: list[Site]) -> str:
     lines = ["| database | code | runs | median | p95 | worst |", "| --- | --- | --- | --- | --- | --- |"]
     for site in sites:
         times = [run.seconds for run in site.runs]
-        lines.append(f"| {site.label.split(':')[0]} | {site.label.split(':')[1]} | {len(times)} | "
-                     f"{statistics.median(times):.2f} s | {percentile(times, 0.95):.2f} s | {max(times):.2f} s |")  # fmt: skip
+        lines.append(
+            f"| {site.label.split(':')[0]} | {site.label.split(':')[1]} | {len(times)} | "
+            f"{statistics.median(times):.2f} s | {percentile(times, 0.95):.2f} s | {max(times):.2f} s |"
+        )
     by_database: dict[str, dict[str, Site]] = {}
     for site in sites:
         database, code = site.label.split(":")
@@ -243,8 +273,10 @@ def report(sites: list[Site]) -> str:
             after = statistics.median(run.seconds for run in codes["after"].runs)
             lines.append(f"\n{database}: the median after / before = {after / before:.2f}")
     lines.append("\nWhere the time goes (median seconds of each step, over the runs):\n")
-    steps = sorted({step for site in sites for run in site.runs for step in run.stages},
-                   key=lambda step: (["click", *STAGES, "displayed"].index(step.split("->")[0]), step))  # fmt: skip
+    steps = sorted(
+        {step for site in sites for run in site.runs for step in run.stages},
+        key=lambda step: (["click", *STAGES, "displayed"].index(step.split("->")[0]), step),
+    )
     lines.append("| step | " + " | ".join(site.label for site in sites) + " |")
     lines.append("| --- |" + " --- |" * len(sites))
     for step in steps:

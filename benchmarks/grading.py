@@ -56,10 +56,25 @@ def grade_batch_seconds(count: int, jobs: int, runs: int, zygote: bool = True) -
             submissions = copies(Path(work) / "submissions", count)
             start = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "autograder", "grade", str(ASSIGNMENT), str(submissions), "--out", str(Path(work) / "out"),
-                 "--jobs", str(jobs), "--reference", "numpy"],
-                check=True, capture_output=True, cwd=ROOT, env=environment,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "autograder",
+                    "grade",
+                    str(ASSIGNMENT),
+                    str(submissions),
+                    "--out",
+                    str(Path(work) / "out"),
+                    "--jobs",
+                    str(jobs),
+                    "--reference",
+                    "numpy",
+                ],
+                check=True,
+                capture_output=True,
+                cwd=ROOT,
+                env=environment,
+            )
             times.append(time.perf_counter() - start)
     return times
 
@@ -107,10 +122,24 @@ def bare_and_graded_seconds(count: int, runs: int) -> tuple[float, float, float]
             bare.append(time.perf_counter() - start)
             start = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "autograder", "grade", str(ASSIGNMENT), str(Path(work) / "submissions"),
-                 "--out", str(Path(work) / "out"), "--jobs", "1", "--reference", "numpy"],
-                check=True, capture_output=True, cwd=ROOT,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "autograder",
+                    "grade",
+                    str(ASSIGNMENT),
+                    str(Path(work) / "submissions"),
+                    "--out",
+                    str(Path(work) / "out"),
+                    "--jobs",
+                    "1",
+                    "--reference",
+                    "numpy",
+                ],
+                check=True,
+                capture_output=True,
+                cwd=ROOT,
+            )
             graded.append(time.perf_counter() - start)
     return (
         statistics.median(bare),
@@ -209,8 +238,13 @@ def nbgrader_seconds(count: int) -> tuple[float, int]:
         source.mkdir(parents=True)
         shutil.copy(ASSIGNMENT / "source" / "sequences-and-attention.ipynb", source / "sequences-and-attention.ipynb")
         environment = {**os.environ, "MPLBACKEND": "Agg", "PATH": f"{NBGRADER_VENV / 'bin'}:{os.environ['PATH']}"}
-        subprocess.run([*nbgrader, "generate_assignment", "sequences-and-attention", "--force"], check=True, cwd=course,
-                       capture_output=True, env=environment)  # fmt: skip
+        subprocess.run(
+            [*nbgrader, "generate_assignment", "sequences-and-attention", "--force"],
+            check=True,
+            cwd=course,
+            capture_output=True,
+            env=environment,
+        )
         for n in range(count):
             folder = course / "submitted" / f"student{n:03d}" / "sequences-and-attention"
             folder.mkdir(parents=True)
@@ -218,8 +252,13 @@ def nbgrader_seconds(count: int) -> tuple[float, int]:
                 ASSIGNMENT / "source" / "sequences-and-attention.ipynb", folder / "sequences-and-attention.ipynb"
             )
         start = time.perf_counter()
-        subprocess.run([*nbgrader, "autograde", "sequences-and-attention", "--create", "--force"], check=True, cwd=course,
-                       capture_output=True, env=environment)  # fmt: skip
+        subprocess.run(
+            [*nbgrader, "autograde", "sequences-and-attention", "--create", "--force"],
+            check=True,
+            cwd=course,
+            capture_output=True,
+            env=environment,
+        )
         seconds = time.perf_counter() - start
         graded = len(list((course / "autograded").glob("*/sequences-and-attention/*.ipynb")))
     return seconds, graded
@@ -251,8 +290,13 @@ def cells_alone_seconds(count: int, runs: int) -> float:
     notebook = ASSIGNMENT / "source" / "sequences-and-attention.ipynb"
     times = []
     for _ in range(runs):
-        completed = subprocess.run([sys.executable, "-c", CELLS_ALONE, str(notebook), str(count)], check=True,
-                                   capture_output=True, text=True, env=environment)  # fmt: skip
+        completed = subprocess.run(
+            [sys.executable, "-c", CELLS_ALONE, str(notebook), str(count)],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=environment,
+        )
         times.append(float(completed.stdout.split()[-1]) / count)
     return statistics.median(times)
 
@@ -267,8 +311,25 @@ def ours_on_notebooks(count: int, runs: int) -> float:
             for n in range(count):
                 shutil.copy(ASSIGNMENT / "source" / "sequences-and-attention.ipynb", folder / f"student{n:03d}.ipynb")
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "autograder", "grade", str(ASSIGNMENT), str(folder), "--out", str(Path(work) / "out"),
-                            "--jobs", "1", "--reference", "numpy"], check=True, capture_output=True, cwd=ROOT)  # fmt: skip
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "autograder",
+                    "grade",
+                    str(ASSIGNMENT),
+                    str(folder),
+                    "--out",
+                    str(Path(work) / "out"),
+                    "--jobs",
+                    "1",
+                    "--reference",
+                    "numpy",
+                ],
+                check=True,
+                capture_output=True,
+                cwd=ROOT,
+            )
             times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -293,18 +354,22 @@ def main() -> int:
     times, grader_rss = per_submission_seconds(args.runs)
     median = statistics.median(times)
     print("## Grading one submission (in one grading process)\n")
-    print(f"{len(times)} gradings of the {len(times) // args.runs} known submissions: median {median:.3f} s, "
-          f"fastest {min(times):.3f} s, slowest {max(times):.3f} s (target: median under 0.5 s). "
-          f"Peak RSS of the grading process: {grader_rss / 1024:.0f} MiB.\n")  # fmt: skip
+    print(
+        f"{len(times)} gradings of the {len(times) // args.runs} known submissions: median {median:.3f} s, "
+        f"fastest {min(times):.3f} s, slowest {max(times):.3f} s (target: median under 0.5 s). "
+        f"Peak RSS of the grading process: {grader_rss / 1024:.0f} MiB.\n"
+    )
     if median >= 0.5:
         missed.append("per-submission median")
 
     bare, graded, ratio = bare_and_graded_seconds(30, args.runs)
     print("## Against a bare Python run\n")
-    print("30 correct submissions (copies of `correct_loops.py`, `correct_vectorised.py`, `correct_float32.py`): "
-          f"each run by a bare Python that calls each function once, {bare:.1f} s; graded by `autograder grade "
-          f"--jobs 1` (start-up included), {graded:.1f} s (medians): **{ratio:.2f} times**, the median of "
-          f"each run's ratio (target: at most 1.5).\n")  # fmt: skip
+    print(
+        "30 correct submissions (copies of `correct_loops.py`, `correct_vectorised.py`, `correct_float32.py`): "
+        f"each run by a bare Python that calls each function once, {bare:.1f} s; graded by `autograder grade "
+        f"--jobs 1` (start-up included), {graded:.1f} s (medians): **{ratio:.2f} times**, the median of "
+        f"each run's ratio (target: at most 1.5).\n"
+    )
     if ratio > 1.5:
         missed.append("1.5 times a bare run")
 
@@ -341,8 +406,10 @@ def main() -> int:
         ours = (before + ours_on_notebooks(count, args.runs)) / 2
         ratio = theirs / ours
         print("## Against nbgrader autograde\n")
-        print(f"The same {count} notebooks (the source notebook, solutions in place), graded by `nbgrader autograde` "
-              f"({graded} autograded) and by `autograder grade --jobs 1`:\n")  # fmt: skip
+        print(
+            f"The same {count} notebooks (the source notebook, solutions in place), graded by `nbgrader autograde` "
+            f"({graded} autograded) and by `autograder grade --jobs 1`:\n"
+        )
         print("| grader | total (s) | per notebook (s) |")
         print("| --- | --- | --- |")
         print(f"| nbgrader autograde | {theirs:.1f} | {theirs / count:.2f} |")
@@ -350,12 +417,14 @@ def main() -> int:
         print(f"\nRatio: {ratio:.1f} times faster (target: at least 8).\n")
         # What the target leaves once the notebook's own cells are paid (measured next to ours).
         cells = cells_alone_seconds(count, args.runs)
-        print(f"The notebook's own cells, run in a bare Python that has imported numpy and pyplot: {cells:.3f} s "
-              f"per notebook. Eight times nbgrader is {theirs / count / 8:.3f} s per notebook, start-up included: "
-              f"it leaves {theirs / count / 8 - cells:.3f} s per notebook for everything that is not the cells "
-              f"(the command's start, the sandbox, the hidden checks); ours takes {ours / count - cells:.3f} s "
-              f"for it, nbgrader {theirs / count - cells:.3f} s: {(theirs - count * cells) / (ours - count * cells):.1f} "
-              "times ours.\n")  # fmt: skip
+        print(
+            f"The notebook's own cells, run in a bare Python that has imported numpy and pyplot: {cells:.3f} s "
+            f"per notebook. Eight times nbgrader is {theirs / count / 8:.3f} s per notebook, start-up included: "
+            f"it leaves {theirs / count / 8 - cells:.3f} s per notebook for everything that is not the cells "
+            f"(the command's start, the sandbox, the hidden checks); ours takes {ours / count - cells:.3f} s "
+            f"for it, nbgrader {theirs / count - cells:.3f} s: {(theirs - count * cells) / (ours - count * cells):.1f} "
+            "times ours.\n"
+        )
         if ratio < 8:
             missed.append("8x nbgrader")
     if missed:

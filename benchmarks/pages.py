@@ -100,8 +100,14 @@ def measure(clients, runs: int) -> dict[str, tuple[float, float, int, float, flo
             if answer.status_code != 200:
                 raise SystemExit(f"{url}: answered {answer.status_code}")
             queries.append(len(captured))
-        figures[label] = (statistics.median(times[1:]), statistics.median(cpu[1:]), queries[-1], times[0], cpu[0],
-                          queries[0])  # fmt: skip
+        figures[label] = (
+            statistics.median(times[1:]),
+            statistics.median(cpu[1:]),
+            queries[-1],
+            times[0],
+            cpu[0],
+            queries[0],
+        )
     return figures
 
 
@@ -127,24 +133,30 @@ def main() -> None:
         results[size] = measure(clients, args.runs)
         print(f"{size} students seeded in {made:.1f} s", file=sys.stderr)
     small, large = min(results), max(results)
-    print(f"Staff pages, {os.cpu_count()} cores, {'PostgreSQL' if args.database_url else 'SQLite'}; the median of "
-          f"{args.runs} requests (a chart's first: drawn anew), and the database queries:\n")  # fmt: skip
+    print(
+        f"Staff pages, {os.cpu_count()} cores, {'PostgreSQL' if args.database_url else 'SQLite'}; the median of "
+        f"{args.runs} requests (a chart's first: drawn anew), and the database queries:\n"
+    )
     print("Nothing written since the last request (the kept table): median wall, median CPU, queries\n")
     print(f"| page | {small} students | {large} students | CPU, {small} | CPU, {large} | growth (CPU) | queries |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for label in PAGES:
         (t1, c1, q1, *_), (t2, c2, q2, *_) = results[small][label], results[large][label]
         queries = f"{q1} and {q2}" if q1 != q2 else f"{q1} at both"
-        print(f"| {label} | {t1:.3f} s | {t2:.3f} s | {c1:.3f} s | {c2:.3f} s | {c2 / max(c1, 1e-9):.1f} times "
-              f"| {queries} |")  # fmt: skip
+        print(
+            f"| {label} | {t1:.3f} s | {t2:.3f} s | {c1:.3f} s | {c2:.3f} s | {c2 / max(c1, 1e-9):.1f} times "
+            f"| {queries} |"
+        )
     print("\nThe first request after a write (computed anew; a chart drawn anew): wall, CPU, queries\n")
     print(f"| page | {small} students | {large} students | CPU, {small} | CPU, {large} | growth (CPU) | queries |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for label in PAGES:
         (*_, f1, d1, q1), (*_, f2, d2, q2) = results[small][label], results[large][label]
         queries = f"{q1} and {q2}" if q1 != q2 else f"{q1} at both"
-        print(f"| {label} | {f1:.3f} s | {f2:.3f} s | {d1:.3f} s | {d2:.3f} s | {d2 / max(d1, 1e-9):.1f} times "
-              f"| {queries} |")  # fmt: skip
+        print(
+            f"| {label} | {f1:.3f} s | {f2:.3f} s | {d1:.3f} s | {d2:.3f} s | {d2 / max(d1, 1e-9):.1f} times "
+            f"| {queries} |"
+        )
 
 
 if __name__ == "__main__":

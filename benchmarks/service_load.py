@@ -52,9 +52,22 @@ def free_port() -> int:
 
 def start(course: Path, port: int, workers: int) -> subprocess.Popen:
     server = subprocess.Popen(
-        [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port), "--workers",
-         str(workers)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "--course",
+            str(course),
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     for _ in range(3):
         server.stdout.readline()  # the demo accounts, then "serving ..."
     while True:
@@ -97,9 +110,12 @@ def burst(url: str, names: list[str], seconds: float, on_third=None, offset: int
         time.sleep(index * seconds / len(names))
         path = known[(index + offset) % len(known)]
         with httpx.Client(base_url=url, timeout=60) as client:
-            answer = client.post("/api/v1/submissions", headers={"Authorization": f"Token {tokens[name]}"},
-                                 data={"assignment": "sequences-and-attention"},
-                                 files={"file": (path.name, path.read_bytes())})  # fmt: skip
+            answer = client.post(
+                "/api/v1/submissions",
+                headers={"Authorization": f"Token {tokens[name]}"},
+                data={"assignment": "sequences-and-attention"},
+                files={"file": (path.name, path.read_bytes())},
+            )
         answer.raise_for_status()
         with lock:
             ids.append(answer.json()["id"])
@@ -134,8 +150,10 @@ def latencies(ids: list[int], timeout: float = 1800) -> tuple[list[float], int]:
 def summary(label: str, seconds: list[float], failed: int) -> str:
     ordered = sorted(seconds)
     p95 = ordered[max(0, int(round(0.95 * len(ordered))) - 1)]
-    return (f"| {label} | {len(ordered)} | {len(ordered) - failed} | {statistics.median(ordered):.1f} s "
-            f"| {p95:.1f} s | {ordered[-1]:.1f} s |")  # fmt: skip
+    return (
+        f"| {label} | {len(ordered)} | {len(ordered) - failed} | {statistics.median(ordered):.1f} s "
+        f"| {p95:.1f} s | {ordered[-1]:.1f} s |"
+    )
 
 
 def kill_one_worker(server: subprocess.Popen) -> None:

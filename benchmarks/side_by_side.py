@@ -33,10 +33,22 @@ def grade(tree: Path, submissions: Path, out: Path, *options: str) -> float:
     environment = {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
-         *options],
-        check=True, capture_output=True, cwd=tree, env=environment,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "sequences-and-attention",
+            str(submissions),
+            "--out",
+            str(out),
+            *options,
+        ],
+        check=True,
+        capture_output=True,
+        cwd=tree,
+        env=environment,
+    )
     return time.perf_counter() - start
 
 

@@ -38,11 +38,17 @@ sys.path.insert(0, str(ROOT))
 ASSIGNMENT = "sequences-and-attention"
 KNOWN = ROOT / "assignments" / ASSIGNMENT / "known"
 EXTRA_LINES = [
-    "print({name}.shape)", "{name} = {name}.copy()", "assert {name} is not None", "tmp = len({name}) + {n}",
-    "# {n}: checked by hand", "{name} = np.asarray({name}, dtype=float)", "debug = {n} * {n2}",
-    "if {name} is None:\n{pad}    return None", "print('step', {n}, {name}[:{n2}])",
+    "print({name}.shape)",
+    "{name} = {name}.copy()",
+    "assert {name} is not None",
+    "tmp = len({name}) + {n}",
+    "# {n}: checked by hand",
+    "{name} = np.asarray({name}, dtype=float)",
+    "debug = {n} * {n2}",
+    "if {name} is None:\n{pad}    return None",
+    "print('step', {n}, {name}[:{n2}])",
     "{name}_{n} = np.zeros(({n}, {n2}))",
-]  # fmt: skip
+]
 
 
 def functions(path: Path) -> tuple[str, list[tuple[str, str]]]:
@@ -50,8 +56,11 @@ def functions(path: Path) -> tuple[str, list[tuple[str, str]]]:
     text = path.read_text()
     tree = ast.parse(text)
     lines = text.splitlines()
-    found = [(node.name, "\n".join(lines[node.lineno - 1 : node.end_lineno]))
-             for node in tree.body if isinstance(node, ast.FunctionDef)]  # fmt: skip
+    found = [
+        (node.name, "\n".join(lines[node.lineno - 1 : node.end_lineno]))
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+    ]
     first = min((node.lineno for node in tree.body if isinstance(node, ast.FunctionDef)), default=len(lines) + 1)
     return "\n".join(lines[: first - 1]), found
 
@@ -97,9 +106,31 @@ WRAPPERS = [
 
 def reworded(line: str, rng: random.Random) -> str:
     """One name of the line written another way, as students write the same thing differently."""
-    names = [m for m in re.finditer(r"(?<![.\w])([A-Za-z_]\w*)\b(?!\s*[=(])", line)
-             if m.group(1) not in {"def", "return", "for", "in", "if", "not", "None", "is", "and", "or", "True",
-                                   "False", "np", "range", "import", "else", "elif", "lambda"}]  # fmt: skip
+    names = [
+        m
+        for m in re.finditer(r"(?<![.\w])([A-Za-z_]\w*)\b(?!\s*[=(])", line)
+        if m.group(1)
+        not in {
+            "def",
+            "return",
+            "for",
+            "in",
+            "if",
+            "not",
+            "None",
+            "is",
+            "and",
+            "or",
+            "True",
+            "False",
+            "np",
+            "range",
+            "import",
+            "else",
+            "elif",
+            "lambda",
+        }
+    ]
     if not names or line.lstrip().startswith(("def ", "for ", "import ", "from ")):
         return line
     chosen = rng.choice(names)
@@ -117,8 +148,9 @@ def with_own_lines(source: str, rng: random.Random, rate: float) -> str:
         if body and rng.random() < rate:
             pad = line[: len(line) - len(line.lstrip())]
             names = re.findall(r"\b([a-z_][a-z0-9_]*)\s*=", line) or ["x"]
-            extra = rng.choice(EXTRA_LINES).format(name=rng.choice(names), n=rng.randrange(1, 99), n2=rng.randrange(1, 9),
-                                                   pad=pad)  # fmt: skip
+            extra = rng.choice(EXTRA_LINES).format(
+                name=rng.choice(names), n=rng.randrange(1, 99), n2=rng.randrange(1, 9), pad=pad
+            )
             out.extend(pad + part if index == 0 else part for index, part in enumerate(extra.split("\n")))
     return "\n".join(out)
 
@@ -165,10 +197,19 @@ def recorded_gradebook(folder: Path, students: dict[str, str], spec) -> tuple[Pa
             start = time.perf_counter()
             fingerprint_file(path)
             fingerprinting += time.perf_counter() - start
-            report = Report(student=student, assignment=spec.name, score=0, max_score=spec.max_score, questions=[],
-                            submission=str(path), sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-                            reference="numpy", sandbox="benchmark", graded_at=datetime.now(UTC).isoformat(),
-                            grader_version="benchmark")  # fmt: skip
+            report = Report(
+                student=student,
+                assignment=spec.name,
+                score=0,
+                max_score=spec.max_score,
+                questions=[],
+                submission=str(path),
+                sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+                reference="numpy",
+                sandbox="benchmark",
+                graded_at=datetime.now(UTC).isoformat(),
+                grader_version="benchmark",
+            )
             book.run(lambda report=report: record_report(book, row, report))
     return folder / "gradebook.db", fingerprinting
 
@@ -187,8 +228,15 @@ def old_path(students: dict[str, str], starter_code: str, threshold: float) -> t
             (submitted / f"{number:05d}.py").write_text(code, encoding="utf-8")
             names[str(submitted / f"{number:05d}.py")] = student
         (starter / "starter.py").write_text(starter_code, encoding="utf-8")
-        detector = CopyDetector(test_dirs=[str(submitted)], boilerplate_dirs=[str(starter)], extensions=["py"],
-                                display_t=threshold, autoopen=False, silent=True, out_file=os.devnull)  # fmt: skip
+        detector = CopyDetector(
+            test_dirs=[str(submitted)],
+            boilerplate_dirs=[str(starter)],
+            extensions=["py"],
+            display_t=threshold,
+            autoopen=False,
+            silent=True,
+            out_file=os.devnull,
+        )
         detector.run()
         pairs = {
             frozenset((names[str(f1)], names[str(f2)])) for _, _, f1, f2, _, _, _ in detector.get_copied_code_list()
@@ -200,8 +248,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 400, 1000, 2000])
     parser.add_argument("--old-up-to", type=int, default=400, help="run the old path up to this class size")
-    parser.add_argument("--exact-up-to", type=int, default=0,
-                        help="also run the report without the common limit (every pair copydetect lists) up to this size")
+    parser.add_argument(
+        "--exact-up-to",
+        type=int,
+        default=0,
+        help="also run the report without the common limit (every pair copydetect lists) up to this size",
+    )
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--threshold", type=float, default=0.5)
     args = parser.parse_args()
@@ -249,21 +301,37 @@ def _run(args: argparse.Namespace) -> int:
                     start = time.perf_counter()
                     with _no_common_limit(indexed_module):
                         whole = similarity(book, spec, args.threshold)
-                    exact = (time.perf_counter() - start, {frozenset((p.first, p.second)) for p in whole.pairs},
-                             whole.candidates)  # fmt: skip
+                    exact = (
+                        time.perf_counter() - start,
+                        {frozenset((p.first, p.second)) for p in whole.pairs},
+                        whole.candidates,
+                    )
                 shas = list(book.objects(Submission).values_list("sha256", flat=True))
                 book.objects(Fingerprint).filter(sha256__in=shas).delete()  # as if graded before they were kept
                 start = time.perf_counter()
                 similarity(book, spec, args.threshold)
                 first_use = time.perf_counter() - start
             ours = {frozenset((p.first, p.second)) for p in report.pairs}
-            row = {"size": size, "fingerprint_ms": 1000 * fingerprinting / size, "indexed": indexed,
-                   "first_use": first_use, "single": single, "single_candidates": one.candidates,
-                   "candidates": report.candidates, "all_pairs": report.all_pairs, "pairs": len(report.pairs),
-                   "planted": len(copies), "planted_found": len(copies & ours)}  # fmt: skip
+            row = {
+                "size": size,
+                "fingerprint_ms": 1000 * fingerprinting / size,
+                "indexed": indexed,
+                "first_use": first_use,
+                "single": single,
+                "single_candidates": one.candidates,
+                "candidates": report.candidates,
+                "all_pairs": report.all_pairs,
+                "pairs": len(report.pairs),
+                "planted": len(copies),
+                "planted_found": len(copies & ours),
+            }
             if exact is not None:
-                row.update(exact_seconds=exact[0], exact_pairs=len(exact[1]), exact_found=len(exact[1] & ours),
-                           exact_candidates=exact[2])  # fmt: skip
+                row.update(
+                    exact_seconds=exact[0],
+                    exact_pairs=len(exact[1]),
+                    exact_found=len(exact[1] & ours),
+                    exact_candidates=exact[2],
+                )
             if size <= args.old_up_to:
                 old, theirs = old_path(students, starter_code, args.threshold)
                 old_times[size] = old
@@ -349,8 +417,10 @@ def _markdown(rows: list[dict], old_times: dict[int, float], args: argparse.Name
 def _exact(row: dict) -> str:
     if "exact_pairs" not in row:
         return "not run"
-    return (f"{row['exact_found']} of {row['exact_pairs']} ({row['exact_seconds']:.1f} s, "
-            f"{row['exact_candidates']:,} candidates)")  # fmt: skip
+    return (
+        f"{row['exact_found']} of {row['exact_pairs']} ({row['exact_seconds']:.1f} s, "
+        f"{row['exact_candidates']:,} candidates)"
+    )
 
 
 if __name__ == "__main__":

@@ -43,11 +43,22 @@ def main() -> int:
         "course --version": [str(bin_dir / "course"), "--version"],
         "autograder --help": [str(bin_dir / "autograder"), "--help"],
         "course validate lesson_data": [str(bin_dir / "course"), "validate", "lesson_data"],
-        "autograder release sequences-and-attention": [str(bin_dir / "autograder"), "release",
-                                                       "sequences-and-attention", "--out", "{out}"],
-        "autograder grade, one notebook (--reference auto)": [str(bin_dir / "autograder"), "grade",
-            "sequences-and-attention", str(KNOWN / "correct_fresh_notebook.ipynb"), "--out", "{out}"],
-    }  # fmt: skip
+        "autograder release sequences-and-attention": [
+            str(bin_dir / "autograder"),
+            "release",
+            "sequences-and-attention",
+            "--out",
+            "{out}",
+        ],
+        "autograder grade, one notebook (--reference auto)": [
+            str(bin_dir / "autograder"),
+            "grade",
+            "sequences-and-attention",
+            str(KNOWN / "correct_fresh_notebook.ipynb"),
+            "--out",
+            "{out}",
+        ],
+    }
     print("| command | median (s) |")
     print("| --- | --- |")
     for name, command in commands.items():

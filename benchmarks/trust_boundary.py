@@ -50,11 +50,20 @@ print(json.dumps({"times": times, "peak_kib": resource.getrusage(resource.RUSAGE
 
 def measure(checkout: Path, runs: int, paths: list[Path]) -> dict:
     completed = subprocess.run(
-        [sys.executable, "-c", MEASURE, str(checkout / "assignments" / "sequences-and-attention"), str(runs),
-         *map(str, paths)],
-        capture_output=True, text=True, cwd=checkout, env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin"},
+        [
+            sys.executable,
+            "-c",
+            MEASURE,
+            str(checkout / "assignments" / "sequences-and-attention"),
+            str(runs),
+            *map(str, paths),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=checkout,
+        env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin"},
         check=True,
-    )  # fmt: skip
+    )
     return json.loads(completed.stdout.splitlines()[-1])
 
 
@@ -67,8 +76,12 @@ def main() -> int:
     known = ROOT / "assignments" / "sequences-and-attention" / "known"
     with tempfile.TemporaryDirectory() as work:
         baseline = Path(work) / "baseline"
-        subprocess.run(["git", "worktree", "add", "--detach", str(baseline), args.baseline], cwd=ROOT, check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(baseline), args.baseline],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
         try:
             old = measure(baseline, args.runs, [baseline / "assignments" / "sequences-and-attention" / "known"])
             new = measure(ROOT, args.runs, [known])
@@ -86,8 +99,10 @@ def main() -> int:
     print("| --- | --- | --- |")
     print(f"| before (`{args.baseline}`) | {old_median:.3f} | {old['peak_kib'] / 1024:.0f} |")
     print(f"| now | {new_median:.3f} | {new['peak_kib'] / 1024:.0f} |")
-    print(f"\nCost of the checks: {new_median - old_median:+.3f} s per submission "
-          f"({100 * (new_median / old_median - 1):+.0f} %).\n")  # fmt: skip
+    print(
+        f"\nCost of the checks: {new_median - old_median:+.3f} s per submission "
+        f"({100 * (new_median / old_median - 1):+.0f} %).\n"
+    )
     print("| hostile submission, graded alone | peak RSS of the grading process (MiB) |")
     print("| --- | --- |")
     for name, mib in hostile.items():

@@ -124,9 +124,10 @@ def gradebook_options(command: argparse.ArgumentParser, gradebook_help: str) -> 
     """--gradebook PATH and --database-url URL: the gradebook a command reads or writes."""
     command.add_argument("--gradebook", type=Path, metavar="PATH", help=gradebook_help)
     command.add_argument(
-        "--database-url", metavar="URL",
+        "--database-url",
+        metavar="URL",
         help="the gradebook's database instead, e.g. postgresql://user@host/db (default: $AUTOGRADER_DATABASE_URL)",
-    )  # fmt: skip
+    )
 
 
 def database_option(command: argparse.ArgumentParser) -> None:

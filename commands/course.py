@@ -71,11 +71,12 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _add_init(commands: argparse._SubParsersAction) -> None:
     init = commands.add_parser(
-        "init", help="write a new course folder",
+        "init",
+        help="write a new course folder",
         description="Write a new course skeleton into DIR: course.toml, one module with an example lesson, and an "
         "example assignment (source notebook, hidden test, reference, known submission) that validates, releases "
         "and grades out of the box.",
-    )  # fmt: skip
+    )
     init.add_argument("folder", type=Path, metavar="DIR")
     init.add_argument("--title", default="A new course", help="the course's title")
     init.set_defaults(handler=_init)
@@ -156,10 +157,12 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
     )
     export_what = export.add_subparsers(title="what", metavar="WHAT", required=True)
     export_checks_command = export_what.add_parser(
-        "checks", help="every check question, in a platform's format",
+        "checks",
+        help="every check question, in a platform's format",
         description="Export every check question of the lessons, with per-option feedback, in one of: "
-        + ", ".join(EXPORTERS) + ". The same input always gives byte-identical output.",
-    )  # fmt: skip
+        + ", ".join(EXPORTERS)
+        + ". The same input always gives byte-identical output.",
+    )
     export_checks_command.add_argument(
         "--format", required=True, choices=list(EXPORTERS), metavar="FORMAT", help=f"one of {', '.join(EXPORTERS)}"
     )
@@ -168,10 +171,12 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
     )
     export_checks_command.add_argument("--title", help="the export's title (default: from course.toml)")
     export_checks_command.add_argument(
-        "--olx-unit", choices=["course", "library"], default="course",
+        "--olx-unit",
+        choices=["course", "library"],
+        default="course",
         help="for olx: a whole course (default), or a content library that Studio imports beside an existing "
         "course without replacing its content",
-    )  # fmt: skip
+    )
     export_checks_command.add_argument(
         "lessons",
         nargs="*",
@@ -202,10 +207,11 @@ def _add_import(commands: argparse._SubParsersAction) -> None:
     )
     import_what = import_command.add_subparsers(title="what", metavar="WHAT", required=True)
     import_checks_command = import_what.add_parser(
-        "checks", help="check questions from QTI 2.1, Moodle XML or GIFT into a lesson file",
+        "checks",
+        help="check questions from QTI 2.1, Moodle XML or GIFT into a lesson file",
         description="Read check questions from a QTI 2.1 package or item, a Moodle XML file or a GIFT file "
         "(told apart by content) and write them as a lesson file in the lesson JSON format.",
-    )  # fmt: skip
+    )
     import_checks_command.add_argument("file", type=Path, metavar="FILE")
     import_checks_command.add_argument("--out", required=True, type=Path, metavar="LESSON_FILE")
     import_checks_command.set_defaults(handler=_import_checks)
@@ -227,12 +233,13 @@ def _add_exam(commands: argparse._SubParsersAction) -> None:
     )
     exam_what = exam.add_subparsers(title="what", metavar="WHAT", required=True)
     build = exam_what.add_parser(
-        "build", help="a variant per student on the roster",
+        "build",
+        help="a variant per student on the roster",
         description="Write DIR/<student_id>.md, .html (math as MathML, renders offline) and .sheet.html (the "
         "printable answer sheet), DIR/key.json and "
         "DIR/responses-template.csv. Question and option order come from (seed, student id): the same inputs "
         "give the same variants on any machine.",
-    )  # fmt: skip
+    )
     build.add_argument("--roster", required=True, type=Path, metavar="ROSTER.csv", help="columns student_id,name,email")
     build.add_argument("--out", required=True, type=Path, metavar="DIR")
     build.add_argument("--seed", type=int, default=0, metavar="N")
@@ -246,45 +253,52 @@ def _add_exam(commands: argparse._SubParsersAction) -> None:
     )
     build.add_argument("--no-shuffle", action="store_true", help="every variant in the lessons' order")
     build.add_argument(
-        "--open", type=int, metavar="N", dest="open_questions",
+        "--open",
+        type=int,
+        metavar="N",
+        dest="open_questions",
         help="add N self-check questions, graded by hand, the same number for every student (default 0)",
-    )  # fmt: skip
+    )
     build.add_argument("--include-open", action="store_true", help="add all the self-check questions (--open all)")
     build.add_argument("--force", action="store_true", help="replace an exam already built in DIR")
     build.add_argument("--title", help="the exam's title (default: from course.toml)")
     build.set_defaults(handler=_exam_build)
     grade = exam_what.add_parser(
-        "grade", help="grade the answer sheets of an exam",
+        "grade",
+        help="grade the answer sheets of an exam",
         description="Grade RESPONSES.csv (student_id and q1..qK, letters as printed on each student's variant, "
         "blank when unanswered) against DIR/key.json. Writes RESULTS/scores.csv, RESULTS/feedback/<student_id>.md, "
         "RESULTS/items.csv and RESULTS/items.png. Bad rows are reported with their row number; good rows are graded.",
-    )  # fmt: skip
+    )
     grade.add_argument("exam", type=Path, metavar="DIR")
     grade.add_argument("responses", type=Path, metavar="RESPONSES.csv")
     grade.add_argument("--out", required=True, type=Path, metavar="RESULTS")
     _gradebook_options(grade, "count the open questions' marks from this gradebook and record the results there")
     grade.set_defaults(handler=_exam_grade)
     marks = exam_what.add_parser(
-        "marks", help="the open questions, marked by hand through a spreadsheet",
+        "marks",
+        help="the open questions, marked by hand through a spreadsheet",
         description="Marks for an exam's open questions (answered on the paper sheet), kept in the gradebook: "
         "each is worth 1 point, like a check question, and counts in scores.csv when the exam is graded with "
         "--gradebook.",
-    )  # fmt: skip
+    )
     marks_what = marks.add_subparsers(title="what", metavar="WHAT", required=True)
     marks_export = marks_what.add_parser(
-        "export", help="write the marks sheet",
+        "export",
+        help="write the marks sheet",
         description="One row per student and open question, with the question, the mark given so far, and empty "
         "score and comment columns.",
-    )  # fmt: skip
+    )
     marks_export.add_argument("exam", type=Path, metavar="DIR")
     marks_export.add_argument("--out", required=True, type=Path, metavar="FILE")
     _gradebook_options(marks_export)
     marks_export.set_defaults(handler=_exam_marks_export)
     marks_import = marks_what.add_parser(
-        "import", help="record a filled-in marks sheet",
+        "import",
+        help="record a filled-in marks sheet",
         description="Record every row with a score (0..1). Bad rows are listed by row number and the others "
         "recorded (exit 1); a sheet of another exam changes nothing (exit 2).",
-    )  # fmt: skip
+    )
     marks_import.add_argument("exam", type=Path, metavar="DIR")
     marks_import.add_argument("sheet", type=Path, metavar="FILE")
     _gradebook_options(marks_import)
@@ -298,10 +312,17 @@ def _exam_build(args: argparse.Namespace) -> int:
     lessons = _lesson_paths(args, args.lessons)
     course = _course_or_none(args)
     result = build_exam(
-        args.roster, args.out, seed=args.seed, questions=args.questions, lessons=lessons,
-        shuffle=not args.no_shuffle, include_open=args.include_open, open_questions=args.open_questions,
-        force=args.force, title=args.title or (course.exam_title() if course else DEFAULT_EXAM_TITLE),
-    )  # fmt: skip
+        args.roster,
+        args.out,
+        seed=args.seed,
+        questions=args.questions,
+        lessons=lessons,
+        shuffle=not args.no_shuffle,
+        include_open=args.include_open,
+        open_questions=args.open_questions,
+        force=args.force,
+        title=args.title or (course.exam_title() if course else DEFAULT_EXAM_TITLE),
+    )
     _print_problems(result.problems, sys.stderr)
     print(f"{args.out}: {result.students} variants of {result.questions} questions")
     return 2 if result.problems else 0
@@ -340,8 +361,10 @@ def _exam_marks_import(args: argparse.Namespace) -> int:
     with _book(args) as book:
         result = import_exam_marks(book, args.exam, args.sheet)
     common.problems(PROG, result.problems)
-    print(f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
-          f"{len(result.problems)} rows refused")  # fmt: skip
+    print(
+        f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
+        f"{len(result.problems)} rows refused"
+    )
     return 1 if result.problems else 0
 
 

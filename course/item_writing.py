@@ -20,9 +20,33 @@ LONGER_RATIO, LONGER_BY = 1.3, 15
 ABOVE = re.compile(r"\b(all|none|both|neither) of (the )?(above|these)\b", re.IGNORECASE)
 NEGATIVE = re.compile(r"\b(not|except|never|least|false|incorrect)\b", re.IGNORECASE)
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]{4,}")
-COMMON = {"which", "there", "their", "these", "those", "about", "would", "could", "should", "every", "other",
-          "where", "while", "after", "before", "because", "being", "what", "model", "makes", "using", "value",
-          "values", "position", "positions"}  # fmt: skip
+COMMON = {
+    "which",
+    "there",
+    "their",
+    "these",
+    "those",
+    "about",
+    "would",
+    "could",
+    "should",
+    "every",
+    "other",
+    "where",
+    "while",
+    "after",
+    "before",
+    "because",
+    "being",
+    "what",
+    "model",
+    "makes",
+    "using",
+    "value",
+    "values",
+    "position",
+    "positions",
+}
 
 
 def item_writing_warnings(file: str, lesson: Lesson) -> list[Problem]:

@@ -25,10 +25,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 900  # seconds for the demo's seeding and the site's start, on a busy machine
 SHOT_NAMES = [
-    "assignments.png", "feedback.png", "feedback-phone.png", "gradebook.png", "gradebook-1440.png", "marking.png",
-    "marking-1440.png", "submission-staff.png", "statistics.png", "statistics-1440.png", "similarity.png",
-    "reviews.png", "exams.png", "exam-marking.png", "exam-online.png", "exam-feedback.png", "exam-staff.png",
-]  # fmt: skip
+    "assignments.png",
+    "feedback.png",
+    "feedback-phone.png",
+    "gradebook.png",
+    "gradebook-1440.png",
+    "marking.png",
+    "marking-1440.png",
+    "submission-staff.png",
+    "statistics.png",
+    "statistics-1440.png",
+    "similarity.png",
+    "reviews.png",
+    "exams.png",
+    "exam-marking.png",
+    "exam-online.png",
+    "exam-feedback.png",
+    "exam-staff.png",
+]
 
 
 def main() -> int:
@@ -63,14 +77,33 @@ def start_demo(course: Path, home: Path) -> tuple[subprocess.Popen, str, dict[st
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config"), "PYTHONPATH": os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}  # fmt: skip
+    env = {
+        **os.environ,
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    }
     env.pop("AUTOGRADER_DATABASE_URL", None)
     log = (home / "serve.log").open("w+")
     server = subprocess.Popen(
-        [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--demo", "--port", str(port),
-         "--workers", "0"], stdout=log, stderr=subprocess.STDOUT, text=True, env=env, cwd=course,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "--course",
+            str(course),
+            "serve",
+            "--demo",
+            "--port",
+            str(port),
+            "--workers",
+            "0",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=course,
+    )
     deadline = time.monotonic() + WAIT
     print(f"seeding the demo and starting the site (up to {WAIT} s) ...", file=sys.stderr)
     while True:

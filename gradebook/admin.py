@@ -28,7 +28,7 @@ from .models import (
     SimilarityRun,
     Student,
     Submission,
-)  # fmt: skip
+)
 
 
 class ConsoleAdmin(admin.ModelAdmin):

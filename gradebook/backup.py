@@ -125,9 +125,15 @@ def backup(out: Path, gradebook: Path | None, url: str | None, state: Path | Non
             excluded = {source, *(source.with_name(source.name + suffix) for suffix in SQLITE_SIBLINGS)}
             in_state = state is not None and source.parent == state.resolve()
         manifest = Manifest(
-            format=FORMAT, database=manifest_kind, created_at=datetime.now(UTC), grader_version=grader_version(),
-            counts=counts, gradebook_in_state=in_state, state=state is not None, pg_dump_version=version,
-        )  # fmt: skip
+            format=FORMAT,
+            database=manifest_kind,
+            created_at=datetime.now(UTC),
+            grader_version=grader_version(),
+            counts=counts,
+            gradebook_in_state=in_state,
+            state=state is not None,
+            pg_dump_version=version,
+        )
         descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # grades and the secret key
         try:
             with os.fdopen(descriptor, "wb") as handle, tarfile.open(fileobj=handle, mode="w:gz") as archive:
@@ -170,8 +176,12 @@ def _checked_counts(connection: sqlite3.Connection, where: str) -> Counts:
     tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not {"django_migrations", *_tables().values()} <= tables:
         raise GradebookUnavailable(f"{where}: not a gradebook (its tables are not the gradebook's)")
-    return Counts(**{what: connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
-                     for what, table in _tables().items()})  # fmt: skip
+    return Counts(
+        **{
+            what: connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+            for what, table in _tables().items()
+        }
+    )
 
 
 def _tables() -> dict[str, str]:
@@ -180,8 +190,7 @@ def _tables() -> dict[str, str]:
 
     from .models import Mark, Result, Student, Submission
 
-    models: dict[str, type[Model]] = {"students": Student, "submissions": Submission, "results": Result,
-                                      "marks": Mark}  # fmt: skip
+    models: dict[str, type[Model]] = {"students": Student, "submissions": Submission, "results": Result, "marks": Mark}
     return {what: model._meta.db_table for what, model in models.items()}
 
 
@@ -239,13 +248,23 @@ def _postgres(url: str) -> tuple[dict[str, str], dict[str, Any], str]:
     where = _without_password(url)
     if "postgresql" not in str(config.get("ENGINE", "")):
         raise GradebookError(f"{where}: backups are of SQLite and PostgreSQL gradebooks only")
-    given = {"PGHOST": config.get("HOST"), "PGPORT": config.get("PORT"), "PGUSER": config.get("USER"),
-             "PGPASSWORD": config.get("PASSWORD"), "PGDATABASE": config.get("NAME"),
-             "PGSSLMODE": (config.get("OPTIONS") or {}).get("sslmode")}  # fmt: skip
+    given = {
+        "PGHOST": config.get("HOST"),
+        "PGPORT": config.get("PORT"),
+        "PGUSER": config.get("USER"),
+        "PGPASSWORD": config.get("PASSWORD"),
+        "PGDATABASE": config.get("NAME"),
+        "PGSSLMODE": (config.get("OPTIONS") or {}).get("sslmode"),
+    }
     environment = {key: str(value) for key, value in given.items() if value}
-    arguments = {"host": config.get("HOST") or None, "port": config.get("PORT") or None,
-                 "user": config.get("USER") or None, "password": config.get("PASSWORD") or None,
-                 "dbname": config.get("NAME"), "sslmode": (config.get("OPTIONS") or {}).get("sslmode")}  # fmt: skip
+    arguments = {
+        "host": config.get("HOST") or None,
+        "port": config.get("PORT") or None,
+        "user": config.get("USER") or None,
+        "password": config.get("PASSWORD") or None,
+        "dbname": config.get("NAME"),
+        "sslmode": (config.get("OPTIONS") or {}).get("sslmode"),
+    }
     return environment, {key: value for key, value in arguments.items() if value}, where
 
 
@@ -262,8 +281,9 @@ def _tool(name: str) -> str:
 def _run_tool(command: list[str], environment: dict[str, str], where: str) -> str:
     name = Path(command[0]).name
     try:
-        done = subprocess.run(command, env={**os.environ, **environment}, capture_output=True, text=True,
-                              timeout=COMMAND_SECONDS)  # fmt: skip
+        done = subprocess.run(
+            command, env={**os.environ, **environment}, capture_output=True, text=True, timeout=COMMAND_SECONDS
+        )
     except subprocess.TimeoutExpired:
         raise GradebookUnavailable(f"{where}: {name} did not finish in {COMMAND_SECONDS} s") from None
     if done.returncode != 0:
@@ -289,14 +309,19 @@ def _dump_postgres(url: str, out: Path) -> tuple[Counts, str]:
             # A repeatable-read transaction exports its snapshot; pg_dump reads in it, while it stays open.
             connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             snapshot = connection.execute("SELECT pg_export_snapshot()").fetchone()
-            tables = {row[0] for row in connection.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}  # fmt: skip
+            tables = {
+                row[0]
+                for row in connection.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+            }
             if not {"django_migrations", *_tables().values()} <= tables:
                 raise GradebookUnavailable(f"{where}: not a gradebook (its tables are not the gradebook's)")
-            counts = Counts(**{what: _one(connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone())
-                               for what, table in _tables().items()})  # fmt: skip
-            _run_tool([pg_dump, "--format=custom", f"--snapshot={_one(snapshot)}", f"--file={out}"], environment,
-                      where)  # fmt: skip
+            counts = Counts(
+                **{
+                    what: _one(connection.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone())
+                    for what, table in _tables().items()
+                }
+            )
+            _run_tool([pg_dump, "--format=custom", f"--snapshot={_one(snapshot)}", f"--file={out}"], environment, where)
             connection.execute("COMMIT")
     except psycopg.Error as exc:
         raise GradebookUnavailable(
@@ -345,8 +370,10 @@ def restore(
         if skip_state:
             state = None
         elif manifest.state and state is None:
-            raise GradebookError(f"{archive_path}: holds the service's state folder; say where it goes (--course DIR "
-                                 "or --state DIR), or leave it out (--no-state)")  # fmt: skip
+            raise GradebookError(
+                f"{archive_path}: holds the service's state folder; say where it goes (--course DIR "
+                "or --state DIR), or leave it out (--no-state)"
+            )
         if manifest.database == "sqlite" and gradebook is None:
             if not (manifest.gradebook_in_state and state is not None):
                 raise GradebookError(f"{archive_path}: say where the gradebook goes (--gradebook PATH)")
@@ -356,8 +383,10 @@ def restore(
             _refuse_occupied(state, force, "state folder", ignore={gradebook} if gradebook else set())
         if gradebook is not None:
             if gradebook.exists() and gradebook.stat().st_size > 0 and not force:
-                raise GradebookError(f"{gradebook}: a gradebook is there already; pass --force to replace it "
-                                     "(it is kept beside, renamed)")  # fmt: skip
+                raise GradebookError(
+                    f"{gradebook}: a gradebook is there already; pass --force to replace it "
+                    "(it is kept beside, renamed)"
+                )
         elif url is not None:
             _refuse_full_database(url, force)
         else:  # the backup's database is SQLite's or PostgreSQL's: the checks above leave a gradebook or a URL
@@ -405,8 +434,13 @@ def restore(
                 where = str(gradebook)
             elif url is not None:  # (the one or the other, as checked before extracting)
                 counts, where = _restore_postgres(url, folder / POSTGRES_MEMBER, force, archive_path)
-    return Restored(manifest=manifest, counts=counts, gradebook=where, state=state if state and manifest.state else None,
-                    moved_aside=moved)  # fmt: skip
+    return Restored(
+        manifest=manifest,
+        counts=counts,
+        gradebook=where,
+        state=state if state and manifest.state else None,
+        moved_aside=moved,
+    )
 
 
 @contextmanager
@@ -469,8 +503,9 @@ def _refuse_occupied(state: Path, force: bool, what: str, ignore: set[Path]) -> 
     if state.is_dir() and not force:
         held = [entry for entry in state.iterdir() if entry.absolute() not in {p.absolute() for p in ignore}]
         if held:
-            raise GradebookError(f"{state}: the {what} holds files already; pass --force to replace it "
-                                 "(it is kept beside, renamed)")  # fmt: skip
+            raise GradebookError(
+                f"{state}: the {what} holds files already; pass --force to replace it (it is kept beside, renamed)"
+            )
 
 
 def _prepare_sqlite(copy: Path, path: Path) -> Counts:
@@ -500,29 +535,42 @@ def _refuse_full_database(url: str, force: bool) -> None:
     _, arguments, where = _postgres(url)
     try:
         with psycopg.connect(**arguments, connect_timeout=30) as connection:
-            count = _one(connection.execute("SELECT COUNT(*) FROM pg_tables WHERE schemaname = current_schema()")
-                         .fetchone())  # fmt: skip
+            count = _one(
+                connection.execute("SELECT COUNT(*) FROM pg_tables WHERE schemaname = current_schema()").fetchone()
+            )
     except psycopg.Error as exc:
         raise GradebookUnavailable(f"{where}: cannot reach the database ({' '.join(str(exc).split())[:200]})") from None
     if count and not force:
-        raise GradebookError(f"{where}: the database holds tables already; restore into an empty database "
-                             "(createdb NAME), or pass --force to replace what the backup holds")  # fmt: skip
+        raise GradebookError(
+            f"{where}: the database holds tables already; restore into an empty database "
+            "(createdb NAME), or pass --force to replace what the backup holds"
+        )
 
 
 def _restore_postgres(url: str, dump: Path, force: bool, path: Path) -> tuple[Counts, str]:
     if not dump.is_file():
         raise BadFile(f"{path}: the database's dump is missing; nothing was restored")
     environment, _, where = _postgres(url)
-    command = [_tool("pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction",
-               f"--dbname={environment.get('PGDATABASE', '')}"]  # fmt: skip
+    command = [
+        _tool("pg_restore"),
+        "--no-owner",
+        "--no-privileges",
+        "--exit-on-error",
+        "--single-transaction",
+        f"--dbname={environment.get('PGDATABASE', '')}",
+    ]
     if force:
         command += ["--clean", "--if-exists"]
     _run_tool([*command, str(dump)], environment, where)
     with Gradebook.open(url=url) as book:  # today's tables: the gradebook's migrations
         from .models import Mark, Result, Student, Submission
 
-        counts = book.run(lambda: Counts(
-            students=book.objects(Student).count(), submissions=book.objects(Submission).count(),
-            results=book.objects(Result).count(), marks=book.objects(Mark).count(),
-        ))  # fmt: skip
+        counts = book.run(
+            lambda: Counts(
+                students=book.objects(Student).count(),
+                submissions=book.objects(Submission).count(),
+                results=book.objects(Result).count(),
+                marks=book.objects(Mark).count(),
+            )
+        )
     return counts, where

@@ -98,10 +98,15 @@ class Gradebook:
         )
         for position, question in enumerate(spec.questions):
             self.objects(Question).update_or_create(
-                assignment=row, question_id=question.id,
-                defaults={"title": question.title, "points": question.points, "manual": question.manual,
-                          "position": position},
-            )  # fmt: skip
+                assignment=row,
+                question_id=question.id,
+                defaults={
+                    "title": question.title,
+                    "points": question.points,
+                    "manual": question.manual,
+                    "position": position,
+                },
+            )
         self.objects(Question).filter(assignment=row).exclude(question_id__in=[q.id for q in spec.questions]).delete()
         return row
 

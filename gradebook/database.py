@@ -68,8 +68,7 @@ def open_database(path: Path | None = None, url: str | None = None) -> tuple[str
             raise GradebookError("no gradebook given: pass --gradebook PATH or set " + URL_VARIABLE)
         path = path.absolute()
         path.parent.mkdir(parents=True, exist_ok=True)
-        config = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(path),
-                  "OPTIONS": sqlite_options()}  # fmt: skip
+        config = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(path), "OPTIONS": sqlite_options()}
         where = str(path)
     alias = "gradebook_" + hashlib.sha256(repr(sorted(config.items())).encode()).hexdigest()[:16]
     if alias not in connections.settings:
@@ -168,8 +167,11 @@ def _refuse_foreign(alias: str, where: str) -> None:
     if tables and "django_migrations" not in tables:
         raise GradebookUnavailable(f"{where}: not a gradebook (it holds other tables); nothing was changed")
     loader = MigrationLoader(connection, ignore_no_migrations=True)
-    newer = sorted(name for app, name in loader.applied_migrations if app == "gradebook"
-                   and (app, name) not in loader.disk_migrations)  # fmt: skip
+    newer = sorted(
+        name
+        for app, name in loader.applied_migrations
+        if app == "gradebook" and (app, name) not in loader.disk_migrations
+    )
     if newer:
         raise GradebookUnavailable(
             f"{where}: written by a newer Gradewright (migration {newer[-1]}); upgrade Gradewright to use it"

@@ -20,8 +20,19 @@ from .files import MarksImport, marks_sheet, scored_rows
 if TYPE_CHECKING:
     from .models import ExamMark
 
-COLUMNS = ["exam", "student_id", "name", "position", "question", "points", "text", "marked_score", "marked_comment",
-           "score", "comment"]  # fmt: skip
+COLUMNS = [
+    "exam",
+    "student_id",
+    "name",
+    "position",
+    "question",
+    "points",
+    "text",
+    "marked_score",
+    "marked_comment",
+    "score",
+    "comment",
+]
 REQUIRED = ["exam", "student_id", "question", "score", "comment"]
 
 
@@ -35,9 +46,20 @@ def export_exam_marks(book: Gradebook, exam: Path, out: Path) -> int:
         writer.writerow(COLUMNS)
         for answer in answers:
             writer.writerow(
-                [title, answer.student_id, answer.name, f"q{answer.position}", answer.question, f"{OPEN_POINTS:g}",
-                 answer.text, "" if answer.score is None else f"{answer.score:g}", answer.comment, "", ""]
-            )  # fmt: skip
+                [
+                    title,
+                    answer.student_id,
+                    answer.name,
+                    f"q{answer.position}",
+                    answer.question,
+                    f"{OPEN_POINTS:g}",
+                    answer.text,
+                    "" if answer.score is None else f"{answer.score:g}",
+                    answer.comment,
+                    "",
+                    "",
+                ]
+            )
     return len(answers)
 
 
@@ -62,9 +84,11 @@ def import_exam_marks(book: Gradebook, exam: Path, path: Path) -> MarksImport:
         now = datetime.now(UTC)
         for row, score in scored_rows(path, rows, result, points_of):
             book.objects(ExamMark).update_or_create(
-                exam=key.title, student=_student(book, key, row["student_id"]), question=row["question"],
+                exam=key.title,
+                student=_student(book, key, row["student_id"]),
+                question=row["question"],
                 defaults={"score": score, "max_score": OPEN_POINTS, "comment": row["comment"], "marked_at": now},
-            )  # fmt: skip
+            )
 
     book.run(record)
     return result
@@ -105,7 +129,7 @@ def open_answers(book: Gradebook, exam: Path) -> list[OpenAnswer]:
                     score=None if mark is None else mark.score,
                     comment="" if mark is None else mark.comment,
                     marked_at=None if mark is None else mark.marked_at,
-                )  # fmt: skip
+                )
             )
     return answers
 
@@ -125,7 +149,7 @@ def record_exam_mark(book: Gradebook, exam: Path, student_id: str, question: str
             student=_student(book, key, student_id),
             question=question,
             defaults={"score": score, "max_score": OPEN_POINTS, "comment": comment, "marked_at": datetime.now(UTC)},
-        )  # fmt: skip
+        )
     )
 
 
@@ -155,9 +179,10 @@ def grade_exam_into_gradebook(book: Gradebook, exam: Path, responses: Path, out:
         now = datetime.now(UTC)
         for result in graded.results:
             book.objects(ExamResult).update_or_create(
-                exam=key.title, student=_student(book, key, result.student_id),
+                exam=key.title,
+                student=_student(book, key, result.student_id),
                 defaults={"score": result.score, "max_score": result.max_score, "graded_at": now},
-            )  # fmt: skip
+            )
 
     book.run(record)
     return graded

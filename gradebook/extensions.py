@@ -30,9 +30,10 @@ def extend(book: Gradebook, student_id: str, spec: AssignmentSpec, until: dateti
         student = book.student(student_id)
         assignment = book.sync_assignment(spec)
         book.objects(Extension).update_or_create(
-            student=student, assignment=assignment,
+            student=student,
+            assignment=assignment,
             defaults={"until": until, "granted_at": datetime.now(UTC), "granted_by": who()},
-        )  # fmt: skip
+        )
 
     book.run(record)
 
@@ -117,7 +118,9 @@ def grant(
         later = f", their own close {given.until.isoformat()}" if given.until else ""
         return f"{name}: {given.extra_minutes:g} more minutes, {given.attempts} attempt(s){later}"
     if extra_minutes is not None or attempts is not None:
-        raise BadEdit(f"{name}: --extra-minutes and --attempts are for an exam taken online; an assignment takes --until")
+        raise BadEdit(
+            f"{name}: --extra-minutes and --attempts are for an exam taken online; an assignment takes --until"
+        )
     if until is None:
         raise BadEdit(f"{name}: give --until, the student's own due time")
     spec = find_assignment(name, course)

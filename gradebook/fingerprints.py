@@ -106,16 +106,22 @@ def _row(sha256: str, code: Code) -> models.Fingerprint:
     from .models import Fingerprint
 
     return Fingerprint(
-        sha256=sha256, scheme=SCHEME, hashes=code.hashes.astype("<i8").tobytes(), filtered_length=code.filtered_length,
-        code=zlib.compress(code.raw.encode("utf-8")), unreadable=code.unreadable,
-    )  # fmt: skip
+        sha256=sha256,
+        scheme=SCHEME,
+        hashes=code.hashes.astype("<i8").tobytes(),
+        filtered_length=code.filtered_length,
+        code=zlib.compress(code.raw.encode("utf-8")),
+        unreadable=code.unreadable,
+    )
 
 
 def _code(row: models.Fingerprint) -> Code:
     return Code(
-        hashes=np.frombuffer(bytes(row.hashes), dtype="<i8").astype(np.int64), filtered_length=row.filtered_length,
-        unreadable=row.unreadable, packed=bytes(row.code),
-    )  # fmt: skip
+        hashes=np.frombuffer(bytes(row.hashes), dtype="<i8").astype(np.int64),
+        filtered_length=row.filtered_length,
+        unreadable=row.unreadable,
+        packed=bytes(row.code),
+    )
 
 
 def remember(book: Gradebook, sha256: str, path: Path) -> None:
@@ -142,8 +148,12 @@ def fingerprints(book: Gradebook, files: dict[str, str], pause: Callable[[], Non
         for sha256, hashes, length, unreadable, code in rows.values_list(
             "sha256", "hashes", "filtered_length", "unreadable", "code"
         ):  # plain rows: no model instance per submission
-            found[sha256] = Code(hashes=np.frombuffer(bytes(hashes), dtype="<i8").astype(np.int64),
-                                 filtered_length=length, unreadable=unreadable, packed=bytes(code))  # fmt: skip
+            found[sha256] = Code(
+                hashes=np.frombuffer(bytes(hashes), dtype="<i8").astype(np.int64),
+                filtered_length=length,
+                unreadable=unreadable,
+                packed=bytes(code),
+            )
         if pause is not None:
             pause()
     missing = [sha for sha in shas if sha not in found]

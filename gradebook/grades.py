@@ -73,8 +73,14 @@ class _Reading:
     ``detail``, the reports leave out what only a report's own page shows: the checks' outcomes, the
     feedback texts, the grading's output and errors (the gradebook's table reads a whole course)."""
 
-    def __init__(self, book: Gradebook, spec: AssignmentSpec, submissions, student: models.Student | None = None,
-                 detail: bool = True):  # fmt: skip
+    def __init__(
+        self,
+        book: Gradebook,
+        spec: AssignmentSpec,
+        submissions,
+        student: models.Student | None = None,
+        detail: bool = True,
+    ):
         from django.db.models import F
 
         from .models import Extension, Mark, Result
@@ -97,7 +103,7 @@ class _Reading:
         if manual and not detail:
             for submission_id, question_id, answers in results.filter(question_id__in=manual).values_list(
                 "submission_id", "question_id", "answers"
-            ):  # fmt: skip
+            ):
                 self.results[submission_id][question_id]["answers"] = answers
         marks = book.objects(Mark).filter(assignment__name=spec.name)
         extensions = book.objects(Extension).filter(assignment__name=spec.name)
@@ -110,12 +116,16 @@ class _Reading:
         # The answers each hand mark was given for (a later submission's that differ are flagged).
         self.marked: dict[tuple[int, str], dict] = {}
         latest_ids = {row.id for row in submissions} if isinstance(submissions, list) else None
-        if manual and any(m.submission_id is not None and (latest_ids is None or m.submission_id not in latest_ids)
-                          for byq in self.marks.values() for m in byq.values()):  # fmt: skip
+        if manual and any(
+            m.submission_id is not None and (latest_ids is None or m.submission_id not in latest_ids)
+            for byq in self.marks.values()
+            for m in byq.values()
+        ):
             marked = book.objects(Result).filter(
-                question_id__in=manual, submission__marks__assignment__name=spec.name,
+                question_id__in=manual,
+                submission__marks__assignment__name=spec.name,
                 submission__marks__question_id=F("question_id"),
-            )  # fmt: skip
+            )
             if student is not None:
                 marked = marked.filter(submission__student=student)
             for row in marked.only("submission_id", "question_id", "answers"):
@@ -129,21 +139,39 @@ class _Reading:
         for question in spec.questions:
             row = results.get(question.id)
             if row is None:  # a question added to the manifest after this submission was graded
-                result = QuestionResult(id=question.id, title=question.title, score=0.0, max_score=question.points, status="not_graded",
-                                        feedback="not graded yet: regrade this submission")  # fmt: skip
+                result = QuestionResult(
+                    id=question.id,
+                    title=question.title,
+                    score=0.0,
+                    max_score=question.points,
+                    status="not_graded",
+                    feedback="not graded yet: regrade this submission",
+                )
             elif not self.detail:
                 # A whole course's table: the database's own values, built without validating each
                 # (12,000 of them at 2,000 students: a third of the table's cost).
                 result = QuestionResult.model_construct(
-                    id=question.id, title=question.title, score=row["score"], max_score=question.points, status=row["status"],
-                    feedback="", answers=row.get("answers") or {}, tests=[], mark=None,
-                )  # fmt: skip
+                    id=question.id,
+                    title=question.title,
+                    score=row["score"],
+                    max_score=question.points,
+                    status=row["status"],
+                    feedback="",
+                    answers=row.get("answers") or {},
+                    tests=[],
+                    mark=None,
+                )
             else:
                 result = QuestionResult(
-                    id=question.id, title=question.title, score=row["score"], max_score=question.points, status=row["status"],
-                    feedback=row.get("feedback", ""), answers=row.get("answers", {}),
+                    id=question.id,
+                    title=question.title,
+                    score=row["score"],
+                    max_score=question.points,
+                    status=row["status"],
+                    feedback=row.get("feedback", ""),
+                    answers=row.get("answers", {}),
                     tests=[TestOutcome.model_validate(t) for t in row["tests"]],
-                )  # fmt: skip
+                )
             mark = marks.get(question.id)
             # A hand-graded question's mark; or an automatic score the staff overrode, with a reason, for
             # that very submission (a new submission is graded afresh).
@@ -159,13 +187,25 @@ class _Reading:
             extension = self.extensions.get(submission.student_id)
             late = policy.penalty(submitted_at, score, extension.until if extension else None)
         return Report(
-            student=submission.student.student_id, assignment=spec.name, score=score, max_score=spec.max_score,
-            questions=questions, errors=list(submission.errors) if self.detail else [],
-            output=submission.output if self.detail else "", submission=submission.file,
-            sha256=submission.sha256, reference=submission.reference, sandbox=submission.sandbox,
-            graded_at=_iso(submission.graded_at), grader_version=submission.grader_version, ran=submission.ran,
-            submitted_at=_iso(submitted_at), late=late, feedback=spec.feedback, seconds=submission.seconds,
-        )  # fmt: skip
+            student=submission.student.student_id,
+            assignment=spec.name,
+            score=score,
+            max_score=spec.max_score,
+            questions=questions,
+            errors=list(submission.errors) if self.detail else [],
+            output=submission.output if self.detail else "",
+            submission=submission.file,
+            sha256=submission.sha256,
+            reference=submission.reference,
+            sandbox=submission.sandbox,
+            graded_at=_iso(submission.graded_at),
+            grader_version=submission.grader_version,
+            ran=submission.ran,
+            submitted_at=_iso(submitted_at),
+            late=late,
+            feedback=spec.feedback,
+            seconds=submission.seconds,
+        )
 
     def _hand_mark(
         self, mark: models.Mark, question: Question, submission: models.Submission, answers: dict
@@ -178,10 +218,14 @@ class _Reading:
                 marked = row.get("answers", {}) if row is not None else None
             changed = marked is None or _text(marked) != _text(answers)
         return HandMark(
-            score=mark_score(mark, question), comment=mark.comment, rubric=rubric_lines(mark, question),
-            marked_at=_iso(mark.marked_at), marked_by=mark.marked_by, answer_changed=changed and question.manual,
+            score=mark_score(mark, question),
+            comment=mark.comment,
+            rubric=rubric_lines(mark, question),
+            marked_at=_iso(mark.marked_at),
+            marked_by=mark.marked_by,
+            answer_changed=changed and question.manual,
             override=not question.manual,
-        )  # fmt: skip
+        )
 
 
 def mark_score(mark: models.Mark, question: Question) -> float:
@@ -222,9 +266,11 @@ def latest_rows(book: Gradebook, assignment: str):
     from .models import Submission
 
     last = (
-        book.objects(Submission).filter(assignment=OuterRef("assignment"), student=OuterRef("student"))
-        .order_by("-submitted_at", "-id").values("id")[:1]  # the last of submissions_in_order's order
-    )  # fmt: skip
+        book.objects(Submission)
+        .filter(assignment=OuterRef("assignment"), student=OuterRef("student"))
+        .order_by("-submitted_at", "-id")
+        .values("id")[:1]  # the last of submissions_in_order's order
+    )
     return submissions_in_order(book, assignment).filter(id=Subquery(last))
 
 
@@ -265,11 +311,11 @@ def _current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool, detai
         .filter(assignment__name=spec.name)
         .values_list("student_id")
         .annotate(n=Count("id"))
-        .values_list("student_id", "n")  # fmt: skip
+        .values_list("student_id", "n")
     )
-    handed_in = Exists(
-        book.objects(Submission).filter(student=OuterRef("pk"), assignment__name=spec.name)
-    ) & ~Q(student_id__startswith=STAFF_PREFIX)  # fmt: skip
+    handed_in = Exists(book.objects(Submission).filter(student=OuterRef("pk"), assignment__name=spec.name)) & ~Q(
+        student_id__startswith=STAFF_PREFIX
+    )
     students = book.objects(Student).filter(handed_in | Q(on_roster=True) if everyone else handed_in)
     grades = []
     for student in students.order_by("student_id"):
@@ -286,7 +332,7 @@ def _current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool, detai
                 sis_id=student.sis_id,
                 submissions=counts.get(student.id, 0),
                 report=reading.report(submission) if submission is not None else None,
-            )  # fmt: skip
+            )
         )
     return grades
 

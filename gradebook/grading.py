@@ -54,9 +54,15 @@ def grade_paths(
     needs = GradingNeeds.here(spec.sandbox_packages, options.unsafe_no_sandbox, [spec.folder])
     with executor_for(scheduler, needs, on_refused) as executor:
         run = grade_into_gradebook(
-            spec, discovery.submissions, out, options, gradebook=gradebook, database_url=database_url,
-            executor=executor, on_result=on_result,
-        )  # fmt: skip
+            spec,
+            discovery.submissions,
+            out,
+            options,
+            gradebook=gradebook,
+            database_url=database_url,
+            executor=executor,
+            on_result=on_result,
+        )
     return run.model_copy(update={"skipped_files": discovery.skipped})
 
 
@@ -88,9 +94,15 @@ def grade_into_gradebook(
         not_on_roster = sorted({s.student for s, on_roster in resolved if roster and not on_roster})
         try:
             batch = grade_batch(
-                spec, [s for s, _ in resolved], out, options, store=store, executor=executor, on_result=on_result,
+                spec,
+                [s for s, _ in resolved],
+                out,
+                options,
+                store=store,
+                executor=executor,
+                on_result=on_result,
                 job=job,
-            )  # fmt: skip
+            )
         finally:  # interrupted too: grades.csv then holds everything graded so far
             write_grades_csv(book, spec, out / "grades.csv")
     return GradeRun(batch=batch, not_on_roster=not_on_roster)
@@ -154,13 +166,22 @@ def record_report(book: Gradebook, assignment: models.Assignment, report: Report
     student = book.objects(Student).get_or_create(student_id=report.student)[0]
     submitted_at = datetime.fromisoformat(report.submitted_at) if report.submitted_at else None
     row, created = book.objects(Submission).update_or_create(
-        student=student, assignment=assignment, sha256=report.sha256,
+        student=student,
+        assignment=assignment,
+        sha256=report.sha256,
         defaults={
-            "file": report.submission, "graded_at": datetime.fromisoformat(report.graded_at), "graded_by": who(),
-            "grader_version": report.grader_version, "reference": report.reference, "sandbox": report.sandbox,
-            "ran": report.ran, "errors": report.errors, "output": report.output, "seconds": report.seconds,
+            "file": report.submission,
+            "graded_at": datetime.fromisoformat(report.graded_at),
+            "graded_by": who(),
+            "grader_version": report.grader_version,
+            "reference": report.reference,
+            "sandbox": report.sandbox,
+            "ran": report.ran,
+            "errors": report.errors,
+            "output": report.output,
+            "seconds": report.seconds,
         },
-    )  # fmt: skip
+    )
     if created or row.submitted_at is None:
         row.submitted_at = submitted_at or datetime.now(UTC)
         row.save(using=book.alias, update_fields=["submitted_at"])
@@ -184,7 +205,7 @@ def record_report(book: Gradebook, assignment: models.Assignment, report: Report
                 feedback=q.feedback,
                 tests=[t.model_dump(mode="json") for t in q.tests],
                 answers=q.answers,
-            )  # fmt: skip
+            )
             for q in report.questions
         ]
     )

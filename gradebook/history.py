@@ -46,7 +46,7 @@ def history(book: Gradebook, student_id: str, specs: list[AssignmentSpec]) -> li
                         final_score=report.final_score,
                         max_score=report.max_score,
                         current=submission.id == submissions[-1].id,
-                    )  # fmt: skip
+                    )
                 )
         return entries
 

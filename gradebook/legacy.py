@@ -74,18 +74,28 @@ def _copy(book: Gradebook, rows: list[tuple], grades: list[tuple]) -> None:
         assignment, _ = book.objects(Assignment).get_or_create(name=name, defaults={"max_score": max_score})
         when = _moment(graded_at)
         submission = book.objects(Submission).create(
-            student=student, assignment=assignment, sha256=sha256, graded_at=when, submitted_at=when, ran=bool(ran),
+            student=student,
+            assignment=assignment,
+            sha256=sha256,
+            graded_at=when,
+            submitted_at=when,
+            ran=bool(ran),
             file="(from the older gradebook)",
-        )  # fmt: skip
+        )
         for position, (question, score, points, status) in enumerate(results.get((student_id, name), [])):
             book.objects(Question).get_or_create(
-                assignment=assignment, question_id=question,
+                assignment=assignment,
+                question_id=question,
                 defaults={"points": points, "manual": status == "manual", "position": position},
-            )  # fmt: skip
+            )
             book.objects(Result).create(
-                submission=submission, question_id=question, score=score, max_score=points, status=status,
+                submission=submission,
+                question_id=question,
+                score=score,
+                max_score=points,
+                status=status,
                 feedback="(graded before the upgrade; its feedback was not kept)",
-            )  # fmt: skip
+            )
 
 
 def _moment(text: str) -> datetime:

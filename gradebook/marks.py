@@ -23,8 +23,19 @@ from .grades import current_grades, latest_submissions
 if TYPE_CHECKING:
     from . import models
 
-COLUMNS = ["assignment", "student", "name", "question", "points", "status", "marked_score", "marked_comment",
-           "answer", "score", "comment"]  # fmt: skip
+COLUMNS = [
+    "assignment",
+    "student",
+    "name",
+    "question",
+    "points",
+    "status",
+    "marked_score",
+    "marked_comment",
+    "answer",
+    "score",
+    "comment",
+]
 REQUIRED = ["assignment", "student", "question", "score", "comment"]
 
 
@@ -51,10 +62,19 @@ def give_mark(
 
     def write() -> models.Mark:
         mark, _ = book.objects(Mark).update_or_create(
-            student=submission.student, assignment=submission.assignment, question_id=question.id,
-            defaults={"submission": submission, "score": score, "comment": comment, "rubric": rubric or [],
-                      "adjustment": adjustment, "marked_at": at or datetime.now(UTC), "marked_by": by},
-        )  # fmt: skip
+            student=submission.student,
+            assignment=submission.assignment,
+            question_id=question.id,
+            defaults={
+                "submission": submission,
+                "score": score,
+                "comment": comment,
+                "rubric": rubric or [],
+                "adjustment": adjustment,
+                "marked_at": at or datetime.now(UTC),
+                "marked_by": by,
+            },
+        )
         return mark
 
     return book.run(write)
@@ -97,9 +117,20 @@ def export_marks(book: Gradebook, spec: AssignmentSpec, out: Path) -> int:
                 )
                 answer = "\n\n".join(text for _, text in sorted(question.answers.items())) or "(no written answer)"
                 writer.writerow(
-                    [spec.name, grade.student_id, grade.name, question.id, f"{manual[question.id]:g}", status,
-                     "" if mark is None else f"{mark.score:g}", "" if mark is None else mark.comment, answer, "", ""]
-                )  # fmt: skip
+                    [
+                        spec.name,
+                        grade.student_id,
+                        grade.name,
+                        question.id,
+                        f"{manual[question.id]:g}",
+                        status,
+                        "" if mark is None else f"{mark.score:g}",
+                        "" if mark is None else mark.comment,
+                        answer,
+                        "",
+                        "",
+                    ]
+                )
                 rows += 1
     return rows
 

@@ -28,10 +28,15 @@ def write_grades_csv(book: Gradebook, spec: AssignmentSpec, path: Path) -> Path:
                 continue
             by_id = {q.id: q.score for q in report.questions}
             writer.writerow(
-                [grade.student_id, *(number(by_id.get(q)) for q in questions), number(report.score),
-                 number(report.late.points if report.late else 0.0), number(report.final_score),
-                 number(report.max_score)]
-            )  # fmt: skip
+                [
+                    grade.student_id,
+                    *(number(by_id.get(q)) for q in questions),
+                    number(report.score),
+                    number(report.late.points if report.late else 0.0),
+                    number(report.final_score),
+                    number(report.max_score),
+                ]
+            )
     return path
 
 

@@ -35,8 +35,9 @@ def current_rubrics(book: Gradebook, spec: AssignmentSpec) -> AssignmentSpec:
     return changed
 
 
-def edit_item(book: Gradebook, spec: AssignmentSpec, question_id: str, item_id: str | None, text: str,
-              points: float, by: str) -> RubricItem:  # fmt: skip
+def edit_item(
+    book: Gradebook, spec: AssignmentSpec, question_id: str, item_id: str | None, text: str, points: float, by: str
+) -> RubricItem:
     """Set an item's text and points (``item_id`` None: a new item, its id made from its text). Every
     mark that applies it follows its new points."""
     from .models import RubricEdit
@@ -55,9 +56,11 @@ def edit_item(book: Gradebook, spec: AssignmentSpec, question_id: str, item_id: 
     elif item_id not in known:
         raise BadEdit(f"{spec.name}/{question_id}: no rubric item {item_id!r}")
     book.objects(RubricEdit).update_or_create(
-        assignment=book.sync_assignment(spec), question_id=question_id, item_id=item_id,
+        assignment=book.sync_assignment(spec),
+        question_id=question_id,
+        item_id=item_id,
         defaults={"text": text, "points": points, "edited_at": datetime.now(UTC), "edited_by": by},
-    )  # fmt: skip
+    )
     return RubricItem(id=item_id, text=text, points=points)
 
 

@@ -191,7 +191,9 @@ def candidate_pairs(prints: list[_Fingerprint], threshold: float, pause: Pause |
         at = np.searchsorted(every, np.concatenate(entries))
         times = held_by[at]
         me = np.repeat(np.concatenate(mine), times)
-        other = owners[np.repeat(first[at], times) + np.arange(times.sum()) - np.repeat(np.cumsum(times) - times, times)]
+        other = owners[
+            np.repeat(first[at], times) + np.arange(times.sum()) - np.repeat(np.cumsum(times) - times, times)
+        ]
         keep = me != other
         found.append(np.unique(np.minimum(me, other)[keep] * count + np.maximum(me, other)[keep]))
     keys = np.unique(np.concatenate(found))
@@ -270,8 +272,9 @@ def _highlighted(first: _Fingerprint, second: _Fingerprint) -> tuple[str, str]:
             one.offsets = filtered(one.code.raw)[1]
     _, _, (slices_1, slices_2) = _shares(first, second, highlight=True)
     html_1, _ = highlight_overlap(first.code.raw, slices_1, "<span class='highlight-red'>", "</span>", escape_html=True)
-    html_2, _ = highlight_overlap(second.code.raw, slices_2, "<span class='highlight-green'>", "</span>",
-                                  escape_html=True)  # fmt: skip
+    html_2, _ = highlight_overlap(
+        second.code.raw, slices_2, "<span class='highlight-green'>", "</span>", escape_html=True
+    )
     return str(html_1), str(html_2)
 
 
@@ -279,8 +282,14 @@ def _pair(first: tuple[str, _Fingerprint, float], second: tuple[str, _Fingerprin
     if (second[2], first[0]) > (first[2], second[0]):  # the one with more of their code shared first
         first, second = second, first
     html_1, html_2 = _highlighted(first[1], second[1])
-    return SimilarPair(first=first[0], second=second[0], first_share=first[2], second_share=second[2],
-                       first_html=html_1, second_html=html_2)  # fmt: skip
+    return SimilarPair(
+        first=first[0],
+        second=second[0],
+        first_share=first[2],
+        second_share=second[2],
+        first_html=html_1,
+        second_html=html_2,
+    )
 
 
 def _class(
@@ -434,8 +443,9 @@ def queue_run(book: Gradebook, assignment: str, threshold: float, requested_by: 
         pending = _pending(book, assignment)
         if pending is not None:
             return pending
-        return book.objects(SimilarityRun).create(assignment=assignment, threshold=threshold,
-                                                  requested_at=datetime.now(UTC), requested_by=requested_by)  # fmt: skip
+        return book.objects(SimilarityRun).create(
+            assignment=assignment, threshold=threshold, requested_at=datetime.now(UTC), requested_by=requested_by
+        )
 
     return book.run(queue)
 
@@ -455,8 +465,9 @@ def runs_of(book: Gradebook, assignment: str) -> tuple[models.SimilarityRun | No
     from .models import SimilarityRun
 
     def read() -> tuple[models.SimilarityRun | None, models.SimilarityRun | None]:
-        finished = book.objects(SimilarityRun).filter(assignment=assignment,
-                                                     state__in=[SimilarityRun.DONE, SimilarityRun.FAILED])  # fmt: skip
+        finished = book.objects(SimilarityRun).filter(
+            assignment=assignment, state__in=[SimilarityRun.DONE, SimilarityRun.FAILED]
+        )
         return finished.order_by("-finished_at", "-id").first(), _pending(book, assignment)
 
     return book.run(read)
@@ -489,13 +500,17 @@ def _compute(
     except BaseException as exc:
         # Stopped too (Ctrl-C, a worker's SIGTERM): the page says so, and a new report may be asked for.
         said_why = str(exc) if isinstance(exc, GradebookError) else "stopped before it was done"
-        book.objects(SimilarityRun).filter(id=run.id).update(state=SimilarityRun.FAILED, error=said_why,
-                                                             finished_at=datetime.now(UTC))  # fmt: skip
+        book.objects(SimilarityRun).filter(id=run.id).update(
+            state=SimilarityRun.FAILED, error=said_why, finished_at=datetime.now(UTC)
+        )
         raise
     book.objects(SimilarityRun).filter(id=run.id).update(
-        state=SimilarityRun.DONE, report=report.model_dump(mode="json"), finished_at=datetime.now(UTC),
-        done=report.candidates, total=report.candidates,
-    )  # fmt: skip
+        state=SimilarityRun.DONE,
+        report=report.model_dump(mode="json"),
+        finished_at=datetime.now(UTC),
+        done=report.candidates,
+        total=report.candidates,
+    )
     return report
 
 
@@ -510,10 +525,18 @@ def run_now(
     from .models import SimilarityRun
 
     now = datetime.now(UTC)
-    run = book.run(lambda: book.objects(SimilarityRun).create(
-        assignment=spec.name, threshold=threshold, state=SimilarityRun.RUNNING, requested_at=now,
-        requested_by=requested_by, started_at=now, heartbeat_at=now, worker="command line",
-    ))  # fmt: skip
+    run = book.run(
+        lambda: book.objects(SimilarityRun).create(
+            assignment=spec.name,
+            threshold=threshold,
+            state=SimilarityRun.RUNNING,
+            requested_at=now,
+            requested_by=requested_by,
+            started_at=now,
+            heartbeat_at=now,
+            worker="command line",
+        )
+    )
     return _compute(book, spec, run, progress)
 
 
@@ -545,8 +568,9 @@ def work_on_queued(
         try:
             spec = spec_of(run.assignment)
         except (AutograderError, GradebookError) as exc:  # the course folder's: the run says why
-            book.objects(SimilarityRun).filter(id=run.id).update(state=SimilarityRun.FAILED, error=str(exc),
-                                                                 finished_at=datetime.now(UTC))  # fmt: skip
+            book.objects(SimilarityRun).filter(id=run.id).update(
+                state=SimilarityRun.FAILED, error=str(exc), finished_at=datetime.now(UTC)
+            )
             return True
         try:
             _compute(book, spec, run, None, pause)

@@ -73,14 +73,19 @@ def _statistics(book: Gradebook, spec: AssignmentSpec, arrivals: bool) -> Assign
                 share_full=_share(scores, lambda s, full=question.points: s >= full),
                 share_zero=_share(scores, lambda s: s == 0),
                 most_failed=sorted(failing[question.id].items(), key=lambda item: (-item[1], item[0]))[:MOST_FAILED],
-            )  # fmt: skip
+            )
         )
     finals = [report.final_score for report in reports]
     return AssignmentStatistics(
-        assignment=spec.name, students=len(reports), mean_score=sum(finals) / len(finals) if finals else None,
-        max_score=spec.max_score, questions=questions, final_scores=finals,
-        arrivals_hours=_arrivals(book, spec) if arrivals else [], due=spec.due.isoformat() if spec.due else None,
-    )  # fmt: skip
+        assignment=spec.name,
+        students=len(reports),
+        mean_score=sum(finals) / len(finals) if finals else None,
+        max_score=spec.max_score,
+        questions=questions,
+        final_scores=finals,
+        arrivals_hours=_arrivals(book, spec) if arrivals else [],
+        due=spec.due.isoformat() if spec.due else None,
+    )
 
 
 # The checks failed, counted in the database (each check of each latest submission, unpacked from
@@ -142,8 +147,17 @@ def write_statistics(book: Gradebook, spec: AssignmentSpec, out: Path) -> Assign
         writer.writerow(["question", "points", "students", "mean", "share_full", "share_zero", "most_failed_checks"])
         for q in stats.questions:
             failed = "; ".join(f"{name} ({count})" for name, count in q.most_failed)
-            writer.writerow([q.question, number(q.points), q.students, number(q.mean), number(q.share_full),
-                             number(q.share_zero), failed])  # fmt: skip
+            writer.writerow(
+                [
+                    q.question,
+                    number(q.points),
+                    q.students,
+                    number(q.mean),
+                    number(q.share_full),
+                    number(q.share_zero),
+                    failed,
+                ]
+            )
     chart(out / "questions.png", stats)
     overview_chart(out / "overview.png", stats)
     return stats
@@ -193,8 +207,12 @@ def overview_chart(path: Path | IO[bytes], stats: AssignmentStatistics) -> None:
     from matplotlib.ticker import MaxNLocator
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
-    left.hist(stats.final_scores, bins=min(20, max(5, len(stats.final_scores) // 2 or 5)),
-              range=(0, stats.max_score), color="#4c72b0")  # fmt: skip
+    left.hist(
+        stats.final_scores,
+        bins=min(20, max(5, len(stats.final_scores) // 2 or 5)),
+        range=(0, stats.max_score),
+        color="#4c72b0",
+    )
     left.set_xlabel(f"final score (of {stats.max_score:g})")
     left.set_ylabel("students")
     # Counts are whole numbers of students and submissions: no tick at 2.5 students.

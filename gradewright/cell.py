@@ -63,8 +63,9 @@ def connect(server: str | None = None) -> Connection:
     saved = _saved()
     chosen = server or os.environ.get("GRADEWRIGHT_URL") or saved.get(LAST)
     if not isinstance(chosen, str) or not chosen:
-        raise GradewrightError("no server to hand in to: pass server=URL, set GRADEWRIGHT_URL, or run "
-                               "autograder login --server URL")  # fmt: skip
+        raise GradewrightError(
+            "no server to hand in to: pass server=URL, set GRADEWRIGHT_URL, or run autograder login --server URL"
+        )
     chosen = chosen.rstrip("/")
     hub_token = os.environ.get("JUPYTERHUB_API_TOKEN")
     if hub_token:
@@ -160,8 +161,12 @@ class Feedback:
         return f"**{head}**\n\n```\n" + "\n".join(rest[:-1]) + f"\n```\n\n[The submission's page]({self.page})"
 
 
-def submit(assignment: str | None = None, notebook: str | os.PathLike[str] | None = None,
-           server: str | None = None, wait: bool = True) -> Feedback:  # fmt: skip
+def submit(
+    assignment: str | None = None,
+    notebook: str | os.PathLike[str] | None = None,
+    server: str | None = None,
+    wait: bool = True,
+) -> Feedback:
     """Hand in ``notebook`` (default: this one, as last saved: save it first) for ``assignment``
     (default: the one fetch() marked, or the file's name); with ``wait``, until it is graded."""
     connection = connect(server)
@@ -173,8 +178,9 @@ def submit(assignment: str | None = None, notebook: str | os.PathLike[str] | Non
         content = path.read_bytes()
     except OSError as exc:
         raise GradewrightError(f"{path}: cannot be read ({exc.strerror})") from None
-    job = connection.json("POST", "/api/v1/submissions", data={"assignment": assignment},
-                          files={"file": (path.name, content)})  # fmt: skip
+    job = connection.json(
+        "POST", "/api/v1/submissions", data={"assignment": assignment}, files={"file": (path.name, content)}
+    )
     deadline = time.monotonic() + WAIT_SECONDS
     while wait and job.get("state") in {"queued", "grading"}:
         if time.monotonic() > deadline:
@@ -184,8 +190,9 @@ def submit(assignment: str | None = None, notebook: str | os.PathLike[str] | Non
     return Feedback(job, connection.server)
 
 
-def fetch(assignment: str, folder: str | os.PathLike[str] | None = None, overwrite: bool = False,
-          server: str | None = None) -> Path:  # fmt: skip
+def fetch(
+    assignment: str, folder: str | os.PathLike[str] | None = None, overwrite: bool = False, server: str | None = None
+) -> Path:
     """The assignment's released notebook, into ``folder`` (default: ``~/<assignment>/``). A notebook
     there already is the student's work: kept, unless ``overwrite=True``."""
     connection = connect(server)

@@ -122,10 +122,13 @@ class Submission(Base):
 def setup(server_app: Any) -> None:
     web_app = server_app.web_app
     base = url_path_join(web_app.settings["base_url"], "gradewright")
-    web_app.add_handlers(".*$", [
-        (url_path_join(base, "assignments"), Assignments),
-        (url_path_join(base, "fetch"), Fetch),
-        (url_path_join(base, "check"), Check),
-        (url_path_join(base, "submit"), Submit),
-        (url_path_join(base, r"submissions/(\d{1,18})"), Submission),
-    ])  # fmt: skip
+    web_app.add_handlers(
+        ".*$",
+        [
+            (url_path_join(base, "assignments"), Assignments),
+            (url_path_join(base, "fetch"), Fetch),
+            (url_path_join(base, "check"), Check),
+            (url_path_join(base, "submit"), Submit),
+            (url_path_join(base, r"submissions/(\d{1,18})"), Submission),
+        ],
+    )

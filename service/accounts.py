@@ -34,16 +34,16 @@ def sign_in_links(base_url: str, out: Path) -> int:
             linked = Member.objects.filter(student=student).select_related("user").first()
             if linked is not None and linked.user.username != student.student_id[:150]:
                 continue  # an account of their own already (made by their course platform's launch)
-            user, _ = User.objects.get_or_create(username=student.student_id[:150],
-                                                 defaults={"email": student.email})  # fmt: skip
+            user, _ = User.objects.get_or_create(username=student.student_id[:150], defaults={"email": student.email})
             member = Member.objects.filter(user=user).first()
             if member is not None and member.is_staff_member:
                 continue  # a staff account of that name is never made a student's, nor given a link
             Member.objects.update_or_create(user=user, defaults={"student": student, "role": Member.STUDENT})
             secret = secrets.token_urlsafe(32)
             SignInLink.objects.create(user=user, digest=digest(secret), expires_at=timezone.now() + LINK_LIFETIME)
-            writer.writerow([student.student_id, student.name, student.email,
-                             f"{base_url.rstrip('/')}/welcome/{secret}/"])  # fmt: skip
+            writer.writerow(
+                [student.student_id, student.name, student.email, f"{base_url.rstrip('/')}/welcome/{secret}/"]
+            )
             count += 1
     return count
 

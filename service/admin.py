@@ -21,7 +21,7 @@ from .models import (
     ReviewRequest,
     ScoreToSend,
     SignInLink,
-)  # fmt: skip
+)
 
 
 @admin.register(Member)
@@ -53,8 +53,19 @@ class SignInLinkAdmin(ConsoleAdmin):
 
 @admin.register(Job)
 class JobAdmin(ConsoleAdmin):
-    list_display = ("id", "student", "assignment", "state", "original_name", "created_at", "finished_at",
-                    "attempts", "regrade", "question", "worker")  # fmt: skip
+    list_display = (
+        "id",
+        "student",
+        "assignment",
+        "state",
+        "original_name",
+        "created_at",
+        "finished_at",
+        "attempts",
+        "regrade",
+        "question",
+        "worker",
+    )
     list_filter = ("state", "assignment", "regrade")
     search_fields = ("student__student_id", "student__name", "original_name", "sha256", "error")
     list_select_related = ("student",)
@@ -89,8 +100,17 @@ class ReviewRequestAdmin(ConsoleAdmin):
 
 @admin.register(ScoreToSend)
 class ScoreToSendAdmin(ConsoleAdmin):
-    list_display = ("student", "assignment", "score_given", "score_maximum", "state", "attempts", "next_attempt_at",
-                    "sent_at", "last_error")  # fmt: skip
+    list_display = (
+        "student",
+        "assignment",
+        "score_given",
+        "score_maximum",
+        "state",
+        "attempts",
+        "next_attempt_at",
+        "sent_at",
+        "last_error",
+    )
     list_filter = ("state", "assignment")
     search_fields = ("student__student_id", "last_error")
     list_select_related = ("student",)
@@ -115,8 +135,17 @@ class ExamLogInline(admin.TabularInline):
 
 @admin.register(ExamAttempt)
 class ExamAttemptAdmin(ConsoleAdmin):
-    list_display = ("exam", "student", "number", "trial", "started_at", "ends_at", "ended_at", "ended_reason",
-                    "correct")  # fmt: skip
+    list_display = (
+        "exam",
+        "student",
+        "number",
+        "trial",
+        "started_at",
+        "ends_at",
+        "ended_at",
+        "ended_reason",
+        "correct",
+    )
     list_filter = ("exam", "trial", "ended_reason")
     search_fields = ("student__student_id", "student__name")
     list_select_related = ("student",)

@@ -35,7 +35,7 @@ from .access import (
     staff_required,
     state,
     student_of,
-)  # fmt: skip
+)
 from .boundary import error_json, not_allowed
 from .errors import UploadRefused
 from .models import ApiToken, Job, digest
@@ -70,8 +70,9 @@ def api_view(methods: set[str]) -> Callable[[View], View]:
                     request.user = token.user
                 elif token is None and hub.enabled():
                     try:
-                        request.user = hub.account_for_token(secret.strip(),
-                                                             request.headers.get(hub.CLAIMED_USER_HEADER))
+                        request.user = hub.account_for_token(
+                            secret.strip(), request.headers.get(hub.CLAIMED_USER_HEADER)
+                        )
                     except hub.HubRefused as not_theirs:
                         return error(not_theirs.status, str(not_theirs))
                 else:
@@ -121,9 +122,17 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
     listed = []
     for spec in assignments().values():
         due, refused = due_for(spec, student), allowance(student, spec)
-        listed.append({"name": spec.name, "title": spec.title, "max_score": spec.max_score,
-                       "due": due.isoformat() if due else None, "feedback": spec.feedback,
-                       "can_submit": refused is None, "why_not": refused})  # fmt: skip
+        listed.append(
+            {
+                "name": spec.name,
+                "title": spec.title,
+                "max_score": spec.max_score,
+                "due": due.isoformat() if due else None,
+                "feedback": spec.feedback,
+                "can_submit": refused is None,
+                "why_not": refused,
+            }
+        )
     return JsonResponse({"assignments": listed})
 
 
@@ -137,8 +146,12 @@ def notebook(request: HttpRequest, name: str) -> HttpResponse:
 
     member_of(request.user)  # members of the course only
     spec = assignment_or_404(name)
-    return FileResponse(released_notebook(spec, state()).open("rb"), as_attachment=True,
-                        filename=spec.released_notebook, content_type="application/json")  # a notebook is JSON  # fmt: skip
+    return FileResponse(
+        released_notebook(spec, state()).open("rb"),
+        as_attachment=True,
+        filename=spec.released_notebook,
+        content_type="application/json",
+    )  # a notebook is JSON
 
 
 @api_view({"GET"})
@@ -152,15 +165,19 @@ def grades(request: HttpRequest, name: str) -> HttpResponse:
     listed = []
     for grade in current_grades(book(), spec, everyone=True):
         report = grade.report
-        listed.append({
-            "student_id": grade.student_id, "name": grade.name, "email": grade.email,
-            "submissions": grade.submissions,
-            "questions": {q.id: q.score for q in report.questions} if report else {},
-            "score": report.score if report else None,
-            "late_penalty": (report.late.points if report.late else 0.0) if report else None,
-            "final_score": report.final_score if report else None,
-            "max_score": spec.max_score,
-        })  # fmt: skip
+        listed.append(
+            {
+                "student_id": grade.student_id,
+                "name": grade.name,
+                "email": grade.email,
+                "submissions": grade.submissions,
+                "questions": {q.id: q.score for q in report.questions} if report else {},
+                "score": report.score if report else None,
+                "late_penalty": (report.late.points if report.late else 0.0) if report else None,
+                "final_score": report.final_score if report else None,
+                "max_score": spec.max_score,
+            }
+        )
     return JsonResponse({"assignment": spec.name, "grades": listed})
 
 
@@ -202,9 +219,15 @@ def submission(request: HttpRequest, job_id: int) -> HttpResponse:
 
 def _job(job: Job) -> dict[str, Any]:
     return {
-        "id": job.id, "assignment": job.assignment, "state": job.state, "file": job.original_name,
-        "sha256": job.sha256, "submitted_at": job.created_at.isoformat(timespec="seconds"),
+        "id": job.id,
+        "assignment": job.assignment,
+        "state": job.state,
+        "file": job.original_name,
+        "sha256": job.sha256,
+        "submitted_at": job.created_at.isoformat(timespec="seconds"),
         "graded_at": job.finished_at.isoformat(timespec="seconds") if job.finished_at else None,
         "page": reverse("submission", args=[job.id]),
-        "error": "the grader could not grade this submission; your instructor has been told" if job.state == Job.FAILED else "",
-    }  # fmt: skip
+        "error": "the grader could not grade this submission; your instructor has been told"
+        if job.state == Job.FAILED
+        else "",
+    }

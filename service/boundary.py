@@ -73,8 +73,9 @@ def not_allowed(request: HttpRequest, methods: Iterable[str]) -> HttpResponse:
     if is_api(request):
         response: HttpResponse = error_json(405, f"{request.method} is not allowed here; use {allowed}")
     else:
-        response = HttpResponse(f"{escape(request.method or '')} is not allowed here", status=405,
-                                content_type="text/plain; charset=utf-8")  # fmt: skip
+        response = HttpResponse(
+            f"{escape(request.method or '')} is not allowed here", status=405, content_type="text/plain; charset=utf-8"
+        )
     response["Allow"] = allowed
     return response
 
@@ -117,10 +118,11 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if is_api(request):
         return error_json(500, SERVER_ERROR)
     return HttpResponse(
-        f"<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Server error · Gradewright</title>"
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Server error · Gradewright</title>'
         f"</head><body><h1>Server error</h1><p>{SERVER_ERROR}.</p></body></html>",
-        status=500, content_type="text/html; charset=utf-8",
-    )  # fmt: skip
+        status=500,
+        content_type="text/html; charset=utf-8",
+    )
 
 
 def _has_null(values: Iterable[str]) -> bool:
@@ -137,8 +139,10 @@ class RefuseNullCharacters:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         fields = [request.path_info, *(value for _, values in request.GET.lists() for value in values)]
-        if request.method == "POST" and request.content_type in {"application/x-www-form-urlencoded",
-                                                                  "multipart/form-data"}:  # fmt: skip
+        if request.method == "POST" and request.content_type in {
+            "application/x-www-form-urlencoded",
+            "multipart/form-data",
+        }:
             fields += [value for _, values in request.POST.lists() for value in values]
             fields += [upload.name or "" for _, uploads in request.FILES.lists() for upload in uploads]
         if _has_null(fields):

@@ -77,8 +77,13 @@ def submit(server: str | None, notebook: Path, assignment: str, wait: bool = Tru
         content = notebook.read_bytes()
     except OSError as exc:
         raise ClientError(f"{notebook}: cannot be read ({exc.strerror})") from None
-    job = _call("POST", f"{server}/api/v1/submissions", headers=headers, data={"assignment": assignment},
-                files={"file": (notebook.name, content)})  # fmt: skip
+    job = _call(
+        "POST",
+        f"{server}/api/v1/submissions",
+        headers=headers,
+        data={"assignment": assignment},
+        files={"file": (notebook.name, content)},
+    )
     deadline = time.monotonic() + WAIT_SECONDS
     while wait and job["state"] in {"queued", "grading"}:
         if time.monotonic() > deadline:

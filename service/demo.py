@@ -107,11 +107,16 @@ ANSWERS = [
         "Change one word and see whether the weights and the output change.",
     ),
 ]
-MARKED = {"ada": (["artefacts", "intervention", "baseline"], "Clear on all three points."),
-          "ben": (["artefacts"], "Say how you would check it, not only where to look."),
-          "dev": ([], "The pairs are not meaningful links: see part 3's fixed map.")}  # fmt: skip
-LATE = {("sequences-and-attention", "jonas"), ("attention-not-explanation", "liam"),
-        ("attention-not-explanation", "kemi")}  # fmt: skip
+MARKED = {
+    "ada": (["artefacts", "intervention", "baseline"], "Clear on all three points."),
+    "ben": (["artefacts"], "Say how you would check it, not only where to look."),
+    "dev": ([], "The pairs are not meaningful links: see part 3's fixed map."),
+}
+LATE = {
+    ("sequences-and-attention", "jonas"),
+    ("attention-not-explanation", "liam"),
+    ("attention-not-explanation", "kemi"),
+}
 EXTENDED = ("attention-not-explanation", "kemi")  # late, but within an extension: no penalty
 REVIEW = (
     "elena",
@@ -161,8 +166,10 @@ def open_demo(course_root: Path, say: Callable[[str], None] = print) -> Demo:
     now = datetime.now(UTC).replace(microsecond=0)
     dues = _copy_course(course, folder, now)
     prepare(folder, None, demo=False)
-    say(f"seeding the demo course in {folder}: grading the known submissions of {len(ROSTER)} students "
-        "in the sandbox (about a minute, once)")  # fmt: skip
+    say(
+        f"seeding the demo course in {folder}: grading the known submissions of {len(ROSTER)} students "
+        "in the sandbox (about a minute, once)"
+    )
     accounts = _seed(folder, state, now, dues)
     (state / ACCOUNTS).write_text(json.dumps(accounts), encoding="utf-8")
     (state / ACCOUNTS).chmod(0o600)
@@ -209,9 +216,15 @@ def _copy_course(course: Any, folder: Path, now: datetime) -> dict[str, datetime
             manifest = target / MANIFEST
             manifest.write_text(_with_due(manifest.read_text(encoding="utf-8"), due), encoding="utf-8")
             assignments.append(str(relative))
-        modules.append({"number": module.number, "title": module.title,
-                        "lessons": str((course.root / module.lessons).resolve()), "assignments": assignments,
-                        "exams": [str((course.root / exam).resolve()) for exam in module.exams]})  # fmt: skip
+        modules.append(
+            {
+                "number": module.number,
+                "title": module.title,
+                "lessons": str((course.root / module.lessons).resolve()),
+                "assignments": assignments,
+                "exams": [str((course.root / exam).resolve()) for exam in module.exams],
+            }
+        )
     (folder / "course.toml").write_text(_course_toml(course, modules), encoding="utf-8")
     (folder / DEMO_MARK).write_text(
         "Gradewright's demo course, made by `autograder serve --demo` from the course above this folder.\n"
@@ -258,8 +271,10 @@ def _value(value: Any) -> str:
 
 
 def _course_toml(course: Any, modules: list[dict[str, Any]]) -> str:
-    lines = [f"{key} = {_value(value)}" for key, value in
-             (("title", f"{course.title} (demo)"), ("code", course.code), ("term", course.term))]  # fmt: skip
+    lines = [
+        f"{key} = {_value(value)}"
+        for key, value in (("title", f"{course.title} (demo)"), ("code", course.code), ("term", course.term))
+    ]
     lines += ["", "[sandbox]", f"packages = {_value(course.sandbox.packages)}", "", "[defaults]"]
     if course.defaults.late_penalty:
         lines.append(f"late_penalty = {_value(course.defaults.late_penalty)}")
@@ -290,10 +305,12 @@ def _seed(folder: Path, state: Path, now: datetime, dues: dict[str, datetime]) -
         Member.objects.create(user=user, role=role)
     students: dict[str, Student] = {}
     for student_id, name, username in ROSTER:
-        students[username] = Student.objects.create(student_id=student_id, name=name, on_roster=True,
-                                                    email=f"{username}@demo.example.edu")  # fmt: skip
-        user = User.objects.create_user(username, password=student_password, first_name=name.split()[0],
-                                        last_name=name.split()[1])  # fmt: skip
+        students[username] = Student.objects.create(
+            student_id=student_id, name=name, on_roster=True, email=f"{username}@demo.example.edu"
+        )
+        user = User.objects.create_user(
+            username, password=student_password, first_name=name.split()[0], last_name=name.split()[1]
+        )
         Member.objects.create(user=user, role=Member.STUDENT, student=students[username])
     specs = [course_assignment(course, name) for name in course.assignment_folders]
     plans = {"sequences-and-attention": FIRST, "attention-not-explanation": SECOND}
@@ -319,8 +336,15 @@ def _fallback_plan(spec: Any) -> dict[str, list[str]]:
     return {username: [known[n % len(known)]] for n, (_, _, username) in enumerate(ROSTER)} if known else {}
 
 
-def _grade(book: Any, spec: Any, state: Path, plan: dict[str, list[str]], students: dict[str, Any],
-           due: datetime, position: int) -> dict[tuple[str, str], Any]:  # fmt: skip
+def _grade(
+    book: Any,
+    spec: Any,
+    state: Path,
+    plan: dict[str, list[str]],
+    students: dict[str, Any],
+    due: datetime,
+    position: int,
+) -> dict[tuple[str, str], Any]:
     """Grade the plan's hand-ins in rounds (a student's first tries, then their second ones), each
     stored as an upload is, back-dated before the due time (or after it, for the late ones), and
     made a graded job. The latest job of each student, by (username, assignment)."""
@@ -352,12 +376,22 @@ def _grade(book: Any, spec: Any, state: Path, plan: dict[str, list[str]], studen
             sha = hashlib.sha256(data).hexdigest()
             # Named as a student's own file would be, not as the known file that says what it gets wrong.
             shown = spec.released_notebook if name.endswith(".ipynb") else f"{Path(spec.released_notebook).stem}.py"
-            handed.append((username, Submission(student=students[username].student_id, path=path, sha256=sha,
-                                                submitted_at=when), shown))  # fmt: skip
+            handed.append(
+                (
+                    username,
+                    Submission(student=students[username].student_id, path=path, sha256=sha, submitted_at=when),
+                    shown,
+                )
+            )
         if not handed:
             continue
-        grade_batch(spec, [submission for _, submission, _ in handed], state / "reports" / spec.name / str(attempt),
-                    options, store=store_for(book, spec))  # fmt: skip
+        grade_batch(
+            spec,
+            [submission for _, submission, _ in handed],
+            state / "reports" / spec.name / str(attempt),
+            options,
+            store=store_for(book, spec),
+        )
         for username, submission, name in handed:
             latest[(username, spec.name)] = _job(spec, students[username], submission, name, Job)
     return latest
@@ -379,15 +413,34 @@ def _hand_in(spec: Any, known: str, username: str, index: int, manual: bool) -> 
     if path.suffix == ".ipynb":
         return known, data  # a notebook of its own, its written answers in it
     link, check = ANSWERS[index % len(ANSWERS)] if username != "farid" else ("", "")  # farid wrote none
-    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-              "source": data.decode("utf-8")}]  # fmt: skip
+    cells = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": data.decode("utf-8")}
+    ]
     for grade_id, text, points in (("written_link", link, 2), ("written_check", check, 1)):
         if text:
-            cells.append({"cell_type": "markdown", "source": text, "metadata": {"nbgrader": {
-                "grade": True, "grade_id": grade_id, "locked": False, "points": points, "schema_version": 3,
-                "solution": True, "task": False}}})  # fmt: skip
-    notebook = {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
-                "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+            cells.append(
+                {
+                    "cell_type": "markdown",
+                    "source": text,
+                    "metadata": {
+                        "nbgrader": {
+                            "grade": True,
+                            "grade_id": grade_id,
+                            "locked": False,
+                            "points": points,
+                            "schema_version": 3,
+                            "solution": True,
+                            "task": False,
+                        }
+                    },
+                }
+            )
+    notebook = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     return spec.released_notebook, json.dumps(notebook, indent=1).encode()
 
 
@@ -405,13 +458,21 @@ def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any) ->
     recorded = Recorded.objects.filter(student=student, assignment__name=spec.name, sha256=submission.sha256).first()
     when = submission.submitted_at
     job = job_model.objects.create(
-        student=student, assignment=spec.name, file=str(submission.path), original_name=name,
-        size=submission.path.stat().st_size, sha256=submission.sha256,
-        state=job_model.GRADED if recorded else job_model.FAILED, worker="demo", attempts=1, submission=recorded,
+        student=student,
+        assignment=spec.name,
+        file=str(submission.path),
+        original_name=name,
+        size=submission.path.stat().st_size,
+        sha256=submission.sha256,
+        state=job_model.GRADED if recorded else job_model.FAILED,
+        worker="demo",
+        attempts=1,
+        submission=recorded,
         error="" if recorded else "the grader failed on this submission",
-    )  # fmt: skip
-    job_model.objects.filter(pk=job.pk).update(created_at=when, started_at=when + timedelta(seconds=1),
-                                               finished_at=when + timedelta(seconds=3))  # fmt: skip
+    )
+    job_model.objects.filter(pk=job.pk).update(
+        created_at=when, started_at=when + timedelta(seconds=1), finished_at=when + timedelta(seconds=3)
+    )
     if recorded is not None:
         Recorded.objects.filter(pk=recorded.pk).update(graded_at=when + timedelta(seconds=3))
     return job
@@ -433,8 +494,16 @@ def _marks(book: Any, specs: list[Any], students: dict[str, Any], now: datetime)
             if submission is None:
                 continue
             applied = [item for item in rubric if item in items]
-            give_mark(book, submission, question, 0.0 if question.rubric else question.points / 2, comment, "ta",
-                      rubric=applied, at=now - timedelta(hours=6))  # fmt: skip
+            give_mark(
+                book,
+                submission,
+                question,
+                0.0 if question.rubric else question.points / 2,
+                comment,
+                "ta",
+                rubric=applied,
+                at=now - timedelta(hours=6),
+            )
 
 
 def _extension(book: Any, specs: list[Any], students: dict[str, Any], dues: dict[str, datetime]) -> None:
@@ -460,8 +529,9 @@ def _reviews(jobs: dict[tuple[str, str], Any], now: datetime) -> None:
         ReviewMessage.objects.filter(request=review).update(at=now - timedelta(hours=3))
     username, assignment, question, text, reply = ANSWERED_REVIEW
     if (username, assignment) in jobs:
-        review = ReviewRequest.objects.create(job=jobs[(username, assignment)], question_id=question,
-                                              state=ReviewRequest.ANSWERED)  # fmt: skip
+        review = ReviewRequest.objects.create(
+            job=jobs[(username, assignment)], question_id=question, state=ReviewRequest.ANSWERED
+        )
         ReviewMessage.objects.create(request=review, author=User.objects.get(username=username), text=text)
         ReviewMessage.objects.create(request=review, author=User.objects.get(username="ta"), by_staff=True, text=reply)
         ReviewRequest.objects.filter(pk=review.pk).update(created_at=now - timedelta(days=4))
@@ -483,11 +553,17 @@ def _platform() -> None:
     from .lti.platforms import add_platform, platform_settings
 
     base = "https://canvas.demo.example.edu"
-    add_platform(platform_settings(
-        name="Canvas (demo)", issuer=base, client_id="10000000000042", deployment_ids=["42:demo"],
-        auth_url=f"{base}/api/lti/authorize_redirect", token_url=f"{base}/login/oauth2/token",
-        keyset_url=f"{base}/api/lti/security/jwks",
-    ))  # fmt: skip
+    add_platform(
+        platform_settings(
+            name="Canvas (demo)",
+            issuer=base,
+            client_id="10000000000042",
+            deployment_ids=["42:demo"],
+            auth_url=f"{base}/api/lti/authorize_redirect",
+            token_url=f"{base}/login/oauth2/token",
+            keyset_url=f"{base}/api/lti/security/jwks",
+        )
+    )
 
 
 def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) -> None:
@@ -507,16 +583,23 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
         return
     roster = folder / "exams" / "roster.csv"
     roster.parent.mkdir(parents=True, exist_ok=True)
-    roster.write_text("student_id,name,email\n" + "".join(f"{s.student_id},{s.name},{s.email}\n"
-                                                          for s in students.values()), encoding="utf-8")  # fmt: skip
+    roster.write_text(
+        "student_id,name,email\n" + "".join(f"{s.student_id},{s.name},{s.email}\n" for s in students.values()),
+        encoding="utf-8",
+    )
     exam_folder = folder / "exams" / "midterm"
     build_exam(roster, exam_folder, seed=4, questions=4, open_questions=1, lessons=lessons, title="Midterm (demo)")
     _list_exam(folder / "course.toml", "exams/midterm")
     served_course.cache_clear()  # the course as it lists the exam now
     if "midterm" not in find_course(folder).exam_folders:
         raise ServiceSetupError(f"{folder / 'course.toml'}: the demo's exam could not be listed in it")
-    exam = OnlineExam.objects.create(name="midterm", opens_at=now - timedelta(days=1), closes_at=now + timedelta(days=2),
-                                     minutes=45, results=OnlineExam.AT_SUBMIT)  # fmt: skip
+    exam = OnlineExam.objects.create(
+        name="midterm",
+        opens_at=now - timedelta(days=1),
+        closes_at=now + timedelta(days=2),
+        minutes=45,
+        results=OnlineExam.AT_SUBMIT,
+    )
     key = key_of(exam_folder)
     for n, username in enumerate(EXAM_TAKERS):
         attempt = start(exam, key, students[username], "127.0.0.1")
@@ -542,8 +625,11 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
             submit(exam, key, attempt, "127.0.0.1")
             # Taken yesterday evening, one after another, each in about half an hour.
             started = now - timedelta(hours=20 - n, minutes=7 * n)
-            ExamAttempt.objects.filter(pk=attempt.pk).update(started_at=started, ends_at=started + timedelta(minutes=45),
-                                                             ended_at=started + timedelta(minutes=28 + 3 * n))  # fmt: skip
+            ExamAttempt.objects.filter(pk=attempt.pk).update(
+                started_at=started,
+                ends_at=started + timedelta(minutes=45),
+                ended_at=started + timedelta(minutes=28 + 3 * n),
+            )
     extend_exam(book(), students["iris"].student_id, exam.name, extra_minutes=15)
 
 

@@ -58,8 +58,9 @@ def exams_index(request: HttpRequest) -> HttpResponse:
             continue
         questions: dict[str, dict] = {}
         for answer in answers:
-            row = questions.setdefault(answer.question, {"id": answer.question, "text": answer.text, "answers": 0,
-                                                         "to_mark": 0})  # fmt: skip
+            row = questions.setdefault(
+                answer.question, {"id": answer.question, "text": answer.text, "answers": 0, "to_mark": 0}
+            )
             row["answers"] += 1
             row["to_mark"] += answer.score is None
         exams.append({"name": name, "title": title, "questions": list(questions.values())})
@@ -95,13 +96,20 @@ def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -
             return redirect("exam-mark", name=name, question=question, student_id=then.student_id)
         return redirect(request.path)
     context = {
-        "name": name, "title": load_key(folder).title, "answer": answer, "points": OPEN_POINTS,
-        "text_html": _MARKDOWN.render(answer.text), "position": position + 1, "count": len(answers),
-        "to_mark": sum(a.score is None for a in answers), "show_names": forms.NamesShown(request.GET).value("names", False),
-        "previous": answers[position - 1].student_id, "next": following.student_id,
+        "name": name,
+        "title": load_key(folder).title,
+        "answer": answer,
+        "points": OPEN_POINTS,
+        "text_html": _MARKDOWN.render(answer.text),
+        "position": position + 1,
+        "count": len(answers),
+        "to_mark": sum(a.score is None for a in answers),
+        "show_names": forms.NamesShown(request.GET).value("names", False),
+        "previous": answers[position - 1].student_id,
+        "next": following.student_id,
         # Taken online: the student's typed answer (service/exam_sessions.py), not a paper sheet.
         "online": online_answer(name, answer.student_id, answer.question),
-    }  # fmt: skip
+    }
     return render(request, "service/mark_exam_answer.html", context)
 
 
@@ -111,8 +119,9 @@ def _save(request: HttpRequest, form: forms.ExamMark, folder: Path, answer: Open
         return False
     score, seen = form.cleaned_data["score"], form.cleaned_data["seen"]
     if answer.marked_at is not None and answer.marked_at.isoformat() != seen:
-        messages.warning(request, f"another grader had marked this answer at {answer.marked_at:%H:%M:%S}; "
-                                  "your mark replaced theirs")  # fmt: skip
+        messages.warning(
+            request, f"another grader had marked this answer at {answer.marked_at:%H:%M:%S}; your mark replaced theirs"
+        )
     try:
         record_exam_mark(book(), folder, answer.student_id, answer.question, score, form.cleaned_data["comment"])
     except BadEdit as exc:

@@ -113,21 +113,44 @@ def _write_together(batch: list[Save]) -> None:
                 continue
             last[(one.attempt.pk, one.position)] = one
             kept.append(one)
-        answers = [ExamAnswer(attempt_id=a, position=p, value=one.value, saved_at=one.at)
-                   for (a, p), one in last.items() if one.value.strip()]  # fmt: skip
+        answers = [
+            ExamAnswer(attempt_id=a, position=p, value=one.value, saved_at=one.at)
+            for (a, p), one in last.items()
+            if one.value.strip()
+        ]
         if answers:
-            ExamAnswer.objects.bulk_create(answers, update_conflicts=True, unique_fields=["attempt", "position"],
-                                           update_fields=["value", "saved_at"])  # fmt: skip
+            ExamAnswer.objects.bulk_create(
+                answers,
+                update_conflicts=True,
+                unique_fields=["attempt", "position"],
+                update_fields=["value", "saved_at"],
+            )
         for (attempt, position), one in last.items():
             if not one.value.strip():
                 ExamAnswer.objects.filter(attempt_id=attempt, position=position).delete()
         ExamLogEntry.objects.bulk_create(
-            [ExamLogEntry(attempt_id=one.attempt.pk, at=one.at, action="save", address=one.address,
-                          detail=f"q{one.position}: {one.shown or 'cleared'}") for one in kept]
-        )  # fmt: skip
+            [
+                ExamLogEntry(
+                    attempt_id=one.attempt.pk,
+                    at=one.at,
+                    action="save",
+                    address=one.address,
+                    detail=f"q{one.position}: {one.shown or 'cleared'}",
+                )
+                for one in kept
+            ]
+        )
         refused = [one for one in batch if one.refused]
         if refused:
             ExamLogEntry.objects.bulk_create(
-                [ExamLogEntry(attempt_id=one.attempt.pk, at=one.at, action="refused", address=one.address,
-                              detail=f"q{one.position}: {one.refused}") for one in refused]
-            )  # fmt: skip
+                [
+                    ExamLogEntry(
+                        attempt_id=one.attempt.pk,
+                        at=one.at,
+                        action="refused",
+                        address=one.address,
+                        detail=f"q{one.position}: {one.refused}",
+                    )
+                    for one in refused
+                ]
+            )

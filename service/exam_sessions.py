@@ -28,7 +28,7 @@ from course.exams.grade import (
     feedback_markdown,
     grade_sheet,
     load_key,
-)  # fmt: skip
+)
 from course.exams.variants import ExamKey, Variant, make_variant
 from course.exams.variants import Student as ExamStudent
 from gradebook.exams import grade_exam_into_gradebook
@@ -157,9 +157,14 @@ def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: 
     try:
         with transaction.atomic():
             attempt = ExamAttempt.objects.create(
-                exam=exam.name, student=student, number=taken + 1, trial=trial, started_at=now, ends_at=ends_at,
+                exam=exam.name,
+                student=student,
+                number=taken + 1,
+                trial=trial,
+                started_at=now,
+                ends_at=ends_at,
                 deadline_reason=reason,
-            )  # fmt: skip
+            )
             log(attempt, "start", address, f"attempt {attempt.number}, ends {attempt.ends_at.isoformat()}")
     except IntegrityError:  # the same student started on a second device at the same moment: that one
         attempt = ExamAttempt.objects.get(exam=exam.name, student=student, number=taken + 1)
@@ -198,9 +203,10 @@ def finish(attempt: ExamAttempt, key: ExamKey, reason: str, at: datetime, addres
 def record_result(key: ExamKey, student: Student, result: StudentResult) -> None:
     """The gradebook's record, as ``course exam grade --gradebook`` writes it (by the exam's title)."""
     ExamResult.objects.update_or_create(
-        exam=key.title, student=student,
+        exam=key.title,
+        student=student,
         defaults={"score": result.score, "max_score": result.max_score, "graded_at": timezone.now()},
-    )  # fmt: skip
+    )
 
 
 def answers_of(attempt: ExamAttempt) -> dict[int, str]:
@@ -215,8 +221,9 @@ def save_answer(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, position: 
     question = next((q for q in variant.questions if q.position == position), None) if variant else None
     try:
         if attempt.ended_at is not None:
-            raise ExamRefused(f"the exam ended at {attempt.ended_at:%H:%M:%S %Z} ({attempt.ended_reason}); "
-                              "this answer was not saved")  # fmt: skip
+            raise ExamRefused(
+                f"the exam ended at {attempt.ended_at:%H:%M:%S %Z} ({attempt.ended_reason}); this answer was not saved"
+            )
         check_network(exam, address)
         if question is None:
             raise ExamRefused(f"there is no question {position} on your exam")
@@ -233,8 +240,9 @@ def save_answer(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, position: 
         raise
     shown = value if question.kind == "choice" else f"{len(value)} characters"
     # Written with the other saves arriving now, in one commit; answered once on disk (exam_saves.py).
-    exam_saves.save(exam_saves.Save(attempt=attempt, position=position, value=value, at=now, address=address,
-                                    shown=shown))  # fmt: skip
+    exam_saves.save(
+        exam_saves.Save(attempt=attempt, position=position, value=value, at=now, address=address, shown=shown)
+    )
 
 
 def answered(attempt: ExamAttempt) -> int:
@@ -269,8 +277,11 @@ def result_of(attempt: ExamAttempt, key: ExamKey) -> StudentResult | None:
     letters = {q.position: given[q.position] for q in variant.questions if q.kind == "choice" and q.position in given}
     result = grade_sheet(key, variant, letters, Path(f"online attempt {attempt.pk}"))
     marks = marks_of(key, attempt.student)
-    result.marks = {q.position: marks[(attempt.student.student_id, q.question)] for q in variant.questions
-                    if q.kind == "open" and (attempt.student.student_id, q.question) in marks}  # fmt: skip
+    result.marks = {
+        q.position: marks[(attempt.student.student_id, q.question)]
+        for q in variant.questions
+        if q.kind == "open" and (attempt.student.student_id, q.question) in marks
+    }
     return result
 
 
@@ -340,8 +351,12 @@ def responses_csv(key: ExamKey, attempts: list[ExamAttempt]) -> str:
             continue
         kinds = {q.position: q.kind for q in variant.questions}
         given = answers_of(attempt)
-        writer.writerow([attempt.student.student_id, *(given.get(n, "") if kinds.get(n) == "choice" else ""
-                                                       for n in range(1, positions + 1))])  # fmt: skip
+        writer.writerow(
+            [
+                attempt.student.student_id,
+                *(given.get(n, "") if kinds.get(n) == "choice" else "" for n in range(1, positions + 1)),
+            ]
+        )
     return buffer.getvalue()
 
 

@@ -102,13 +102,19 @@ def _hub_model(token: str) -> dict[str, Any]:
         try:
             response = httpx.get(url, headers={"Authorization": f"token {token}"}, timeout=hub["timeout"])
         except httpx.HTTPError as exc:
-            raise HubRefused(503, f"the hub ({hub['api_url']}) cannot be reached to check the token "
-                             f"({type(exc).__name__}); try again in a minute") from None  # fmt: skip
+            raise HubRefused(
+                503,
+                f"the hub ({hub['api_url']}) cannot be reached to check the token "
+                f"({type(exc).__name__}); try again in a minute",
+            ) from None
         if response.status_code in {401, 403, 404}:
             model = None  # the hub knows no such token: never one, expired, or revoked
         elif response.status_code != 200:
-            raise HubRefused(503, f"the hub ({hub['api_url']}) answered {response.status_code} when asked "
-                             "about the token; try again in a minute")  # fmt: skip
+            raise HubRefused(
+                503,
+                f"the hub ({hub['api_url']}) answered {response.status_code} when asked "
+                "about the token; try again in a minute",
+            )
         else:
             try:
                 model = response.json()
@@ -119,8 +125,11 @@ def _hub_model(token: str) -> dict[str, Any]:
         with _cache_lock:
             _cache[key] = (time.monotonic(), model)
     if model is None:
-        raise HubRefused(401, "the hub does not accept this token: it has expired, was revoked or is "
-                         "not a hub token; restart your server from the hub, or sign in again")  # fmt: skip
+        raise HubRefused(
+            401,
+            "the hub does not accept this token: it has expired, was revoked or is "
+            "not a hub token; restart your server from the hub, or sign in again",
+        )
     return model
 
 
@@ -136,13 +145,18 @@ def user_for_token(token: str, claimed: str | None = None) -> HubUser:
     scope = hub.get("access_scope")
     granted = model.get("scopes")
     if scope and not (isinstance(granted, list) and (scope in granted or "access:services" in granted)):
-        raise HubRefused(403, f"this hub token is not one for this site: it lacks the scope {scope!r}, which "
-                         "the hub's administrator grants (README \"On your JupyterHub\")")  # fmt: skip
+        raise HubRefused(
+            403,
+            f"this hub token is not one for this site: it lacks the scope {scope!r}, which "
+            'the hub\'s administrator grants (README "On your JupyterHub")',
+        )
     if claimed is not None and claimed != name:
         raise HubRefused(403, f"this hub token is another user's, not {claimed!r}'s: hand in with your own")
     groups = model.get("groups")
-    return HubUser(name=name, groups=frozenset(g for g in groups if isinstance(g, str)) if isinstance(groups, list)
-                   else frozenset())  # fmt: skip
+    return HubUser(
+        name=name,
+        groups=frozenset(g for g in groups if isinstance(g, str)) if isinstance(groups, list) else frozenset(),
+    )
 
 
 def role_of(user: HubUser) -> str:
@@ -210,9 +224,14 @@ def _oauth() -> Any:
             kwargs.setdefault("timeout", aiohttp.ClientTimeout(total=timeout))
             return await super()._api_request(method, url, **kwargs)
 
-    return TimedHubOAuth(api_url=hub["api_url"], api_token=hub["api_token"], oauth_client_id=hub["client_id"],
-                         oauth_redirect_uri=hub["callback_url"], oauth_authorization_url=hub["authorize_url"],
-                         cache_max_age=hub["cache_seconds"])  # fmt: skip
+    return TimedHubOAuth(
+        api_url=hub["api_url"],
+        api_token=hub["api_token"],
+        oauth_client_id=hub["client_id"],
+        oauth_redirect_uri=hub["callback_url"],
+        oauth_authorization_url=hub["authorize_url"],
+        cache_max_age=hub["cache_seconds"],
+    )
 
 
 def _refusal(request: HttpRequest, refused: HubRefused) -> HttpResponse:
@@ -233,8 +252,14 @@ def hub_login(request: HttpRequest) -> HttpResponse:
     verifier, challenge, method = oauth.generate_pkce_code_challenge()
     state = secrets.token_urlsafe(24)
     request.session[SESSION_STATE] = {"state": state, "verifier": verifier, "next": next_url}
-    query = {"client_id": oauth.oauth_client_id, "redirect_uri": oauth.oauth_redirect_uri, "response_type": "code",
-             "state": state, "code_challenge": challenge, "code_challenge_method": method}  # fmt: skip
+    query = {
+        "client_id": oauth.oauth_client_id,
+        "redirect_uri": oauth.oauth_redirect_uri,
+        "response_type": "code",
+        "state": state,
+        "code_challenge": challenge,
+        "code_challenge_method": method,
+    }
     return redirect(f"{oauth.oauth_authorization_url}?{urlencode(query)}")
 
 
@@ -258,14 +283,21 @@ def oauth_callback(request: HttpRequest) -> HttpResponse:
         )
     code, state = answer.value("code", ""), answer.value("state", "")
     if not isinstance(pending, dict) or not code or not secrets.compare_digest(state, str(pending.get("state", ""))):
-        return _refusal(request, HubRefused(400, "this sign-in was not started here or has been used already; "
-                                            "open the site again from the hub"))  # fmt: skip
+        return _refusal(
+            request,
+            HubRefused(
+                400, "this sign-in was not started here or has been used already; open the site again from the hub"
+            ),
+        )
     try:
         try:
             token = _oauth().token_for_code(code, code_verifier=pending.get("verifier"))
         except Exception as exc:  # tornado's HTTPError, an aiohttp error, a timeout: the hub failed us
-            raise HubRefused(503, f"the hub could not complete the sign-in ({getattr(exc, 'log_message', None) or type(exc).__name__}); "
-                             "try again in a minute") from None  # fmt: skip
+            raise HubRefused(
+                503,
+                f"the hub could not complete the sign-in ({getattr(exc, 'log_message', None) or type(exc).__name__}); "
+                "try again in a minute",
+            ) from None
         account = account_for_token(token)
     except HubRefused as refused:
         return _refusal(request, refused)

@@ -20,8 +20,14 @@ from .models import Job, Member
 SOON, LATER = "200ms", "2s"
 SOON_FOR = timedelta(seconds=3)  # a queued job, after its hand-in
 GRADING_SOON_FOR = timedelta(seconds=15)  # a job being graded, after its claim
-STAGES = (("received", "received_at"), ("queued", "created_at"), ("claimed", "claimed_at"),
-          ("started", "started_at"), ("finished", "finished_at"), ("shown", "shown_at"))  # fmt: skip
+STAGES = (
+    ("received", "received_at"),
+    ("queued", "created_at"),
+    ("claimed", "claimed_at"),
+    ("started", "started_at"),
+    ("finished", "finished_at"),
+    ("shown", "shown_at"),
+)
 
 
 # A live part asked for while its feedback is due (see poll_every) answers when the job has
@@ -83,8 +89,9 @@ def times(job: Job) -> dict[str, Any]:
         steps[f"{before}->{after}"] = round((then - first).total_seconds(), 3) if first and then else None
     return {
         **{stage: at.isoformat(timespec="milliseconds") if at else None for stage, at in moments.items()},
-        "seconds": steps, "woken_by": job.woken_by or None,
-    }  # fmt: skip
+        "seconds": steps,
+        "woken_by": job.woken_by or None,
+    }
 
 
 def timeline(job: Job) -> list[tuple[str, datetime | None, float | None]]:

@@ -92,8 +92,9 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
     if position is None:
         raise Http404("not an answer to mark")
     submission = Submission.objects.select_related("student", "assignment").get(id=submission_id)
-    mark = Mark.objects.filter(student=submission.student, assignment=submission.assignment,
-                               question_id=question.id).first()  # fmt: skip
+    mark = Mark.objects.filter(
+        student=submission.student, assignment=submission.assignment, question_id=question.id
+    ).first()
     if request.method == "POST":
         form = forms.MarkAnswer(request.POST, items=[item.id for item in question.rubric])
         saved = _save(request, form, question, submission, mark)
@@ -104,18 +105,25 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
     result = Result.objects.filter(submission=submission, question_id=question.id).first()
     answers = (result.answers if result else {}) or {}
     context = {
-        "spec": spec, "question": question, "submission": submission, "mark": mark,
+        "spec": spec,
+        "question": question,
+        "submission": submission,
+        "mark": mark,
         "score": mark_score(mark, question) if mark else None,
         "answer_html": [_MARKDOWN.render(text) for _, text in sorted(answers.items())],
-        "position": position + 1, "count": len(queue), "show_names": forms.NamesShown(request.GET).value("names", False),
-        "previous": queue[position - 1], "next": queue[(position + 1) % len(queue)],
+        "position": position + 1,
+        "count": len(queue),
+        "show_names": forms.NamesShown(request.GET).value("names", False),
+        "previous": queue[position - 1],
+        "next": queue[(position + 1) % len(queue)],
         "rubric": [(n, item) for n, item in enumerate(question.rubric, start=1)],
-    }  # fmt: skip
+    }
     return render(request, "service/mark_answer.html", context)
 
 
-def _save(request: HttpRequest, form: forms.MarkAnswer, question: Question, submission: Submission,
-          mark: Mark | None) -> Mark | None:  # fmt: skip
+def _save(
+    request: HttpRequest, form: forms.MarkAnswer, question: Question, submission: Submission, mark: Mark | None
+) -> Mark | None:
     """Record the grader's mark (the last save wins); None when the form was not valid."""
     if not form.is_valid():
         messages.error(request, "the score and the adjustment are numbers")
@@ -125,15 +133,25 @@ def _save(request: HttpRequest, form: forms.MarkAnswer, question: Question, subm
     score = form.value("score", 0.0) if not question.rubric else 0.0
     seen = form.cleaned_data["seen"]
     try:
-        saved = give_mark(book(), submission, question, score, form.cleaned_data["comment"],
-                          request.user.get_username(), rubric=applied,
-                          adjustment=adjustment if question.rubric else 0.0)  # fmt: skip
+        saved = give_mark(
+            book(),
+            submission,
+            question,
+            score,
+            form.cleaned_data["comment"],
+            request.user.get_username(),
+            rubric=applied,
+            adjustment=adjustment if question.rubric else 0.0,
+        )
     except BadEdit as exc:  # the score out of the question's bounds: the form's error
         messages.error(request, str(exc))
         return None
     if mark is not None and mark.marked_at.isoformat() != seen:
-        messages.warning(request, f"{mark.marked_by or 'another grader'} had marked this answer at "
-                                  f"{mark.marked_at:%H:%M:%S}; your mark replaced theirs")  # fmt: skip
+        messages.warning(
+            request,
+            f"{mark.marked_by or 'another grader'} had marked this answer at "
+            f"{mark.marked_at:%H:%M:%S}; your mark replaced theirs",
+        )
     from .lti.scores import score_changed
 
     for problem in score_changed(assignment_or_404(submission.assignment.name), submission.student):
@@ -157,8 +175,15 @@ def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpRespon
     try:
         if not form.is_valid():
             raise ValueError(form.first_error())
-        item = edit_item(book(), spec, question_id, form.value("item"), form.cleaned_data["text"],
-                         form.cleaned_data["points"], request.user.get_username())  # fmt: skip
+        item = edit_item(
+            book(),
+            spec,
+            question_id,
+            form.value("item"),
+            form.cleaned_data["text"],
+            form.cleaned_data["points"],
+            request.user.get_username(),
+        )
     except ValueError:
         messages.error(request, "an item's points are a number")
     except BadEdit as exc:

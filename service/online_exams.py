@@ -93,11 +93,15 @@ def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, An
     for question in variant.questions:
         bank = key.questions[question.question]
         texts = {choice.option: choice.text for choice in bank.options}
-        shown.append({
-            "position": question.position, "kind": question.kind, "stem": _html(bank.stem),
-            "options": [(letter, _html(texts[option])) for letter, option in question.letters.items()],
-            "value": given.get(question.position, ""),
-        })  # fmt: skip
+        shown.append(
+            {
+                "position": question.position,
+                "kind": question.kind,
+                "stem": _html(bank.stem),
+                "options": [(letter, _html(texts[option])) for letter, option in question.letters.items()],
+                "value": given.get(question.position, ""),
+            }
+        )
     return shown
 
 
@@ -116,9 +120,14 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
     now = timezone.now()
     if attempt is not None:
         sessions.finish_if_due(attempt, key, now)
-    context: dict[str, Any] = {"name": name, "title": key.title, "exam": exam, "attempt": attempt,
-                               "open": sessions.open_to(exam, student, now),
-                               "terms": sessions.terms_of(exam, student)}  # fmt: skip
+    context: dict[str, Any] = {
+        "name": name,
+        "title": key.title,
+        "exam": exam,
+        "attempt": attempt,
+        "open": sessions.open_to(exam, student, now),
+        "terms": sessions.terms_of(exam, student),
+    }
     if attempt is None or attempt.ended_at is not None:
         if attempt is not None and sessions.results_visible(exam, attempt, now):
             context["feedback_html"] = _MARKDOWN.render(sessions.feedback_of(attempt, key) or "")
@@ -129,8 +138,11 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
             )
         if attempt is not None:
             context["answered"] = len(sessions.answers_of(attempt))
-            context["again"] = context["open"] and (attempt.trial or sessions.ExamAttempt.objects.filter(
-                exam=name, student=student).count() < sessions.terms_of(exam, student).attempts)  # fmt: skip
+            context["again"] = context["open"] and (
+                attempt.trial
+                or sessions.ExamAttempt.objects.filter(exam=name, student=student).count()
+                < sessions.terms_of(exam, student).attempts
+            )
         return render(request, "service/exam_start.html", context)
     variant = sessions.variant_for(key, student)
     if variant is None:  # the exam was rebuilt without this student since they started
@@ -170,8 +182,9 @@ def save(request: HttpRequest, name: str) -> HttpResponse:
     student = student_of(request.user)
     attempt = sessions.latest_attempt(name, student)
     form = AnswerForm(request.POST)
-    back = reverse("exam-take", args=[name]) + (f"?q={request.POST.get('q')}" if request.POST.get("q", "").isdigit()
-                                                 else "")  # fmt: skip
+    back = reverse("exam-take", args=[name]) + (
+        f"?q={request.POST.get('q')}" if request.POST.get("q", "").isdigit() else ""
+    )
     if attempt is None:
         message, status = "you have not started this exam", 409
     elif not form.is_valid():
@@ -224,11 +237,16 @@ def attempt_state(request: HttpRequest, name: str) -> HttpResponse:
         return _refusal(404, "you have not started this exam")
     now = timezone.now()
     sessions.finish_if_due(attempt, key, now)
-    return JsonResponse({
-        "exam": name, "ends_at": attempt.ends_at.isoformat(), "ended": attempt.ended_at is not None,
-        "ended_reason": attempt.ended_reason, "seconds_left": max(0, int((attempt.ends_at - now).total_seconds()))
-        if attempt.ended_at is None else 0, "answers": {str(p): v for p, v in sessions.answers_of(attempt).items()},
-    })  # fmt: skip
+    return JsonResponse(
+        {
+            "exam": name,
+            "ends_at": attempt.ends_at.isoformat(),
+            "ended": attempt.ended_at is not None,
+            "ended_reason": attempt.ended_reason,
+            "seconds_left": max(0, int((attempt.ends_at - now).total_seconds())) if attempt.ended_at is None else 0,
+            "answers": {str(p): v for p, v in sessions.answers_of(attempt).items()},
+        }
+    )
 
 
 # The staff's page.
@@ -238,10 +256,14 @@ class SettingsForm(forms.ModelForm):
     class Meta:
         model = OnlineExam
         fields = ["opens_at", "closes_at", "minutes", "one_at_a_time", "results", "access_code", "networks", "trial"]
-        labels = {"minutes": "Time limit (minutes)", "one_at_a_time": "One question at a time",
-                  "results": "Students see their results", "networks": "Allowed networks (one CIDR range a line; "
-                  "empty: anywhere)", "trial": "Open now to the staff's own accounts (a trial run, never counted)",
-                  "access_code": "Access code (empty: none)"}  # fmt: skip
+        labels = {
+            "minutes": "Time limit (minutes)",
+            "one_at_a_time": "One question at a time",
+            "results": "Students see their results",
+            "networks": "Allowed networks (one CIDR range a line; empty: anywhere)",
+            "trial": "Open now to the staff's own accounts (a trial run, never counted)",
+            "access_code": "Access code (empty: none)",
+        }
         widgets = {"networks": forms.Textarea(attrs={"rows": 3, "cols": 40})}
 
     def clean_minutes(self) -> float:
@@ -305,8 +327,11 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
             except ExamError as exc:
                 messages.error(request, str(exc))
             else:
-                messages.info(request, f"graded {graded.graded} attempts into the gradebook and "
-                                       f"{sessions.state() / 'exams' / name / 'results'}")  # fmt: skip
+                messages.info(
+                    request,
+                    f"graded {graded.graded} attempts into the gradebook and "
+                    f"{sessions.state() / 'exams' / name / 'results'}",
+                )
             return redirect("exam-online", name=name)
     try:
         title = sessions.key_of(folder).title
@@ -314,26 +339,40 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
         title, problem = name, str(exc)
     else:
         problem = ""
-    attempts = ExamAttempt.objects.filter(exam=name).select_related("student").order_by("student__student_id",
-                                                                                          "number")  # fmt: skip
-    context = {"name": name, "title": title, "problem": problem, "exam": exam, "form": form,
-               "accommodation": accommodation, "attempts": attempts,
-               "accommodations": ExamExtension.objects.filter(exam=name).select_related("student"),
-               "instructor": member_of(request.user).is_instructor}  # fmt: skip
+    attempts = ExamAttempt.objects.filter(exam=name).select_related("student").order_by("student__student_id", "number")
+    context = {
+        "name": name,
+        "title": title,
+        "problem": problem,
+        "exam": exam,
+        "form": form,
+        "accommodation": accommodation,
+        "attempts": attempts,
+        "accommodations": ExamExtension.objects.filter(exam=name).select_related("student"),
+        "instructor": member_of(request.user).is_instructor,
+    }
     return render(request, "service/exam_online.html", context)
 
 
 def _accommodate(request: HttpRequest, name: str, data: dict[str, Any]) -> bool:
     """The student's extension on the exam, written to the gradebook as ``autograder extend`` writes it."""
     try:
-        given = extend_exam(book(), data["student_id"], name, extra_minutes=data.get("extra_minutes"),
-                            until=data.get("closes_at"), attempts=data.get("attempts"))  # fmt: skip
+        given = extend_exam(
+            book(),
+            data["student_id"],
+            name,
+            extra_minutes=data.get("extra_minutes"),
+            until=data.get("closes_at"),
+            attempts=data.get("attempts"),
+        )
     except GradebookError as refused:
         messages.error(request, str(refused))
         return False
-    messages.info(request, f"{given.student.student_id}: {given.extra_minutes:g} more minutes, "
-                           f"{given.attempts} attempt(s)" + (f", closes at {given.until:%Y-%m-%d %H:%M %Z}"
-                                                             if given.until else ""))  # fmt: skip
+    messages.info(
+        request,
+        f"{given.student.student_id}: {given.extra_minutes:g} more minutes, "
+        f"{given.attempts} attempt(s)" + (f", closes at {given.until:%Y-%m-%d %H:%M %Z}" if given.until else ""),
+    )
     return True
 
 

@@ -41,11 +41,19 @@ def regrade(originals: list[Job], question: str = "") -> list[Job]:
     received = timezone.now()
     with transaction.atomic():  # the jobs, and one wake-up for the workers when they are committed
         made = [
-            Job.objects.create(student=job.student, assignment=job.assignment, file=job.file, question=question,
-                               original_name=job.original_name, size=job.size, sha256=job.sha256, regrade=True,
-                               received_at=received)
+            Job.objects.create(
+                student=job.student,
+                assignment=job.assignment,
+                file=job.file,
+                question=question,
+                original_name=job.original_name,
+                size=job.size,
+                sha256=job.sha256,
+                regrade=True,
+                received_at=received,
+            )
             for job in originals
-        ]  # fmt: skip
+        ]
         announce()
     return made
 
@@ -89,9 +97,13 @@ def finish(job: Job, submission_id: int | None, error: str = "") -> None:
     grading started (``job.started_at``, in memory) is written here, with its end: one write less
     on the student's wait."""
     Job.objects.filter(id=job.id).update(
-        state=Job.FAILED if error else Job.GRADED, submission_id=submission_id, error=error,
-        started_at=job.started_at, finished_at=timezone.now(), lease_expires_at=None,
-    )  # fmt: skip
+        state=Job.FAILED if error else Job.GRADED,
+        submission_id=submission_id,
+        error=error,
+        started_at=job.started_at,
+        finished_at=timezone.now(),
+        lease_expires_at=None,
+    )
 
 
 def release(job: Job) -> None:

@@ -18,8 +18,15 @@ if TYPE_CHECKING:
     from course.folder import CourseFolder
 
 
-def serve(course_root: Path, host: str, port: int, workers: int, database_url: str | None,
-          say: Callable[[str], None] = print, demo: bool = False) -> None:  # fmt: skip
+def serve(
+    course_root: Path,
+    host: str,
+    port: int,
+    workers: int,
+    database_url: str | None,
+    say: Callable[[str], None] = print,
+    demo: bool = False,
+) -> None:
     """Serve until interrupted; the workers are stopped with the site. With ``demo``, the course's
     demo (service/demo.py), in a folder and gradebook of its own, instead of the course."""
     if demo:
@@ -32,8 +39,15 @@ def serve(course_root: Path, host: str, port: int, workers: int, database_url: s
 
     try:
         # waitress refuses a request body over the upload limit before the site reads any of it.
-        waitress_serve(application(), host=host, port=port, threads=8, ident="gradewright",
-                       max_request_body_size=MAX_UPLOAD_BYTES + 1024 * 1024, **proxy_options())  # fmt: skip
+        waitress_serve(
+            application(),
+            host=host,
+            port=port,
+            threads=8,
+            ident="gradewright",
+            max_request_body_size=MAX_UPLOAD_BYTES + 1024 * 1024,
+            **proxy_options(),
+        )
     finally:
         for process in started:
             process.send_signal(signal.SIGTERM)
@@ -48,13 +62,14 @@ def serve(course_root: Path, host: str, port: int, workers: int, database_url: s
 def _prepare_course(course_root: Path, database_url: str | None, say: Callable[[str], None]) -> None:
     made = prepare(course_root, database_url)
     for username, password in made.items():
-        say(f"demo {'instructor' if username == DEMO_INSTRUCTOR else 'student'}: {username} / {password} "
-            "(shown once)")  # fmt: skip
+        say(f"demo {'instructor' if username == DEMO_INSTRUCTOR else 'student'}: {username} / {password} (shown once)")
     if not made:
         from django.contrib.auth.models import User
 
-        say(f"{User.objects.count()} accounts exist already: `autograder accounts list` lists them, "
-            "`autograder accounts password USER` sets a new password")
+        say(
+            f"{User.objects.count()} accounts exist already: `autograder accounts list` lists them, "
+            "`autograder accounts password USER` sets a new password"
+        )
 
 
 def _open_demo(course_root: Path, database_url: str | None, say: Callable[[str], None]) -> Path:
@@ -65,8 +80,10 @@ def _open_demo(course_root: Path, database_url: str | None, say: Callable[[str],
     if database_url:
         raise ServiceSetupError("--demo keeps its own gradebook in the demo's folder; leave out --database-url")
     demo = open_demo(course_root, say)
-    say(f"demo course {'made' if demo.made else 'reused'} in {demo.root} (its own gradebook; delete the folder to "
-        "start it afresh)")  # fmt: skip
+    say(
+        f"demo course {'made' if demo.made else 'reused'} in {demo.root} (its own gradebook; delete the folder to "
+        "start it afresh)"
+    )
     roles: dict[str, list[tuple[str, str]]] = {}
     for role, username, password in demo.accounts:
         roles.setdefault(role, []).append((username, password))
@@ -77,9 +94,13 @@ def _open_demo(course_root: Path, database_url: str | None, say: Callable[[str],
 
 
 def work(
-    course: CourseFolder, database_url: str | None, once: bool = False, scheduler: str | None = None,
-    unsafe_no_sandbox: bool = False, on_refused: Callable[[str], None] | None = None,
-) -> int:  # fmt: skip
+    course: CourseFolder,
+    database_url: str | None,
+    once: bool = False,
+    scheduler: str | None = None,
+    unsafe_no_sandbox: bool = False,
+    on_refused: Callable[[str], None] | None = None,
+) -> int:
     """``autograder worker``: grade the queue's jobs, one at a time, until stopped (with ``once``:
     until the queue is empty), here or on the Dask cluster ``scheduler`` names (else
     ``$DASK_SCHEDULER_ADDRESS``). The number graded."""
@@ -117,8 +138,11 @@ def proxy_options() -> dict[str, Any]:
     proxy = os.environ.get("GRADEWRIGHT_TRUSTED_PROXY", "").strip()
     if not proxy:
         return {}
-    return {"trusted_proxy": proxy, "trusted_proxy_count": 1,
-            "trusted_proxy_headers": "x-forwarded-for x-forwarded-proto"}  # fmt: skip
+    return {
+        "trusted_proxy": proxy,
+        "trusted_proxy_count": 1,
+        "trusted_proxy_headers": "x-forwarded-for x-forwarded-proto",
+    }
 
 
 def _start_worker(course_root: Path, database_url: str | None) -> subprocess.Popen:

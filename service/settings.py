@@ -91,8 +91,11 @@ def build(
 
         database = dj_database_url.parse(url)
     else:
-        database = {"ENGINE": "django.db.backends.sqlite3", "NAME": str(folder / "gradebook.db"),
-                    "OPTIONS": sqlite_options()}  # fmt: skip
+        database = {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(folder / "gradebook.db"),
+            "OPTIONS": sqlite_options(),
+        }
     return {
         "DEBUG": debug,
         "SECRET_KEY": os.environ.get("GRADEWRIGHT_SECRET_KEY") or secret_key(folder),
@@ -133,9 +136,13 @@ def build(
         # Django's own four checks, so "password" or a student id is never one.
         "AUTH_PASSWORD_VALIDATORS": [
             {"NAME": f"django.contrib.auth.password_validation.{name}"}
-            for name in ("UserAttributeSimilarityValidator", "MinimumLengthValidator",
-                         "CommonPasswordValidator", "NumericPasswordValidator")
-        ],  # fmt: skip
+            for name in (
+                "UserAttributeSimilarityValidator",
+                "MinimumLengthValidator",
+                "CommonPasswordValidator",
+                "NumericPasswordValidator",
+            )
+        ],
         "AUTHENTICATION_BACKENDS": ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"],
         "AXES_HANDLER": "service.throttle.PairThenAddressHandler",
         "AXES_LOCKOUT_PARAMETERS": [["username", "ip_address"]],
@@ -171,9 +178,7 @@ def build(
         "DATABASES": {"default": database},
         # LTI logins keep their state and nonce between the platform's two requests in the cache: in
         # the database, so that every process of the site (and any number of them) shares it.
-        "CACHES": {
-            "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}
-        },  # fmt: skip
+        "CACHES": {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}},
         "USE_TZ": True,
         "TIME_ZONE": "UTC",
         "DEFAULT_AUTO_FIELD": "django.db.models.BigAutoField",
@@ -243,7 +248,9 @@ def _hub() -> dict[str, Any]:
         timeout = float(os.environ.get("GRADEWRIGHT_HUB_TIMEOUT", "5"))
         cache_seconds = min(30.0, float(os.environ.get("GRADEWRIGHT_HUB_CACHE_SECONDS", "5")))
     except ValueError:
-        raise ServiceSetupError("GRADEWRIGHT_HUB_TIMEOUT and GRADEWRIGHT_HUB_CACHE_SECONDS are numbers of seconds") from None
+        raise ServiceSetupError(
+            "GRADEWRIGHT_HUB_TIMEOUT and GRADEWRIGHT_HUB_CACHE_SECONDS are numbers of seconds"
+        ) from None
     hub = {
         "api_url": api_url,
         "api_token": api_token,
@@ -265,9 +272,14 @@ def _hub() -> dict[str, Any]:
     if prefix:
         # Under the hub's proxy (service/hub.py StripPrefix): addresses, static files and cookies
         # within the service's own prefix, apart from the hub's and the users' servers'.
-        extra.update(FORCE_SCRIPT_NAME=prefix, STATIC_URL=f"{prefix}/static/", SESSION_COOKIE_PATH=f"{prefix}/",
-                     CSRF_COOKIE_PATH=f"{prefix}/", SESSION_COOKIE_NAME="gradewright-session",
-                     CSRF_COOKIE_NAME="gradewright-csrftoken")  # fmt: skip
+        extra.update(
+            FORCE_SCRIPT_NAME=prefix,
+            STATIC_URL=f"{prefix}/static/",
+            SESSION_COOKIE_PATH=f"{prefix}/",
+            CSRF_COOKIE_PATH=f"{prefix}/",
+            SESSION_COOKIE_NAME="gradewright-session",
+            CSRF_COOKIE_NAME="gradewright-csrftoken",
+        )
     return extra
 
 

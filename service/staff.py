@@ -28,9 +28,14 @@ from .models import Job
 FILTERS: dict[str, tuple[str, Callable[[CurrentGrade], bool]]] = {
     "missing": ("nothing handed in", lambda g: g.report is None),
     "late": ("late", lambda g: bool(g.report and g.report.late and g.report.late.percent)),
-    "hand": ("awaiting hand grading", lambda g: bool(g.report and any(
-        q.status == "manual" and (q.mark is None or q.mark.answer_changed) for q in g.report.questions))),
-}  # fmt: skip
+    "hand": (
+        "awaiting hand grading",
+        lambda g: bool(
+            g.report
+            and any(q.status == "manual" and (q.mark is None or q.mark.answer_changed) for q in g.report.questions)
+        ),
+    ),
+}
 SORTS = {"student": lambda g: g.student_id, "score": lambda g: (g.final_score is None, -(g.final_score or 0))}
 CHART_KEPT = 7 * 24 * 3600  # seconds a drawn chart stays in the cache unasked (a changed one is a new key)
 PER_PAGE = 100  # the gradebook's rows on one page: filtered and sorted over the whole course first
@@ -69,15 +74,28 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
     grades.sort(key=SORTS[order])
     page = Paginator(grades, PER_PAGE).get_page(form.value("page"))  # a page past the end: the last
     rows = [
-        {"grade": g, "scores": [next((q for q in g.report.questions if q.id == question.id), None) if g.report else None
-                                for question in spec.questions]}
+        {
+            "grade": g,
+            "scores": [
+                next((q for q in g.report.questions if q.id == question.id), None) if g.report else None
+                for question in spec.questions
+            ],
+        }
         for g in page
-    ]  # fmt: skip
+    ]
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"spec": spec, "rows": rows, "filters": {key: label for key, (label, _) in FILTERS.items()},
-               "shown": shown, "below": below, "order": order, "assignments": assignments().values(),
-               "page": page, "query": query.urlencode()}  # fmt: skip
+    context = {
+        "spec": spec,
+        "rows": rows,
+        "filters": {key: label for key, (label, _) in FILTERS.items()},
+        "shown": shown,
+        "below": below,
+        "order": order,
+        "assignments": assignments().values(),
+        "page": page,
+        "query": query.urlencode(),
+    }
     return render(request, "service/gradebook.html", context)
 
 
@@ -237,8 +255,11 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     last, pending = runs_of(book(), spec.name)
     report = report_of_run(last) if last is not None else None
     threshold = pending.threshold if pending else report.threshold if report else DEFAULT_THRESHOLD
-    response = render(request, "service/similarity.html",
-                      {"spec": spec, "last": last, "report": report, "pending": pending, "threshold": threshold})  # fmt: skip
+    response = render(
+        request,
+        "service/similarity.html",
+        {"spec": spec, "last": last, "report": report, "pending": pending, "threshold": threshold},
+    )
     if pending is not None:
         response["Refresh"] = "3"  # reloaded until the report is done (no script: nothing for the CSP to allow)
     return response
@@ -291,7 +312,11 @@ def diff_page(request: HttpRequest, student_id: str, first: int, second: int) ->
             return [f"(cannot be read: {unreadable})"]
 
     table = difflib.HtmlDiff(wrapcolumn=80).make_table(
-        code(rows[first]), code(rows[second]), f"{rows[first].sha256[:12]}", f"{rows[second].sha256[:12]}",
-        context=True, numlines=3,
-    )  # fmt: skip
+        code(rows[first]),
+        code(rows[second]),
+        f"{rows[first].sha256[:12]}",
+        f"{rows[second].sha256[:12]}",
+        context=True,
+        numlines=3,
+    )
     return render(request, "service/diff.html", {"student_id": student_id, "table": table})

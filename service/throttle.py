@@ -117,8 +117,9 @@ def _across_processes(key: int) -> Iterator[None]:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
 
 
-def refused(request: HttpRequest, original_response: HttpResponse | None = None,
-            credentials: dict[str, Any] | None = None) -> HttpResponse:  # fmt: skip
+def refused(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict[str, Any] | None = None
+) -> HttpResponse:
     """What a locked sign-in gets (AXES_LOCKOUT_CALLABLE): the API a JSON error, the page itself
     again with the reason, both 429 Too Many Requests."""
     locked_address = address_failures(request) >= settings.GRADEWRIGHT_ADDRESS_FAILURE_LIMIT

@@ -71,8 +71,7 @@ def allowance(student: Student, spec: AssignmentSpec) -> str | None:
         recent = jobs.filter(created_at__gte=hour_ago).order_by("created_at")
         if recent.count() >= spec.submissions_per_hour:
             again = recent[0].created_at + timedelta(hours=1)
-            return (f"{spec.submissions_per_hour} submissions per hour: the next one is possible at "
-                    f"{again:%H:%M} UTC")  # fmt: skip
+            return f"{spec.submissions_per_hour} submissions per hour: the next one is possible at {again:%H:%M} UTC"
     return None
 
 
@@ -87,11 +86,12 @@ def _hold(student: Student) -> None:
     the transaction, before anything is counted, and select_for_update is a no-op there."""
     Student.objects.select_for_update(no_key=connection.features.has_select_for_no_key_update).filter(
         pk=student.pk
-    ).exists()  # fmt: skip
+    ).exists()
 
 
-def store(state: Path, student: Student, spec: AssignmentSpec, name: str, data: bytes,
-          received_at: datetime | None = None) -> Job:  # fmt: skip
+def store(
+    state: Path, student: Student, spec: AssignmentSpec, name: str, data: bytes, received_at: datetime | None = None
+) -> Job:
     """Check and keep a hand-in, and queue it: the one place that applies the submission limits, for
     the page and the API alike. The file is stored under a name of ours (the released notebook's
     name, or submission.py), never the student's. ``received_at``: when its request arrived (the
@@ -119,9 +119,14 @@ def store(state: Path, student: Student, spec: AssignmentSpec, name: str, data: 
             if refused:
                 raise UploadRefused(refused)
             job = Job.objects.create(
-                student=student, assignment=spec.name, file=str(path), original_name=name[:300], size=len(data),
-                sha256=hashlib.sha256(data).hexdigest(), received_at=received_at,
-            )  # fmt: skip
+                student=student,
+                assignment=spec.name,
+                file=str(path),
+                original_name=name[:300],
+                size=len(data),
+                sha256=hashlib.sha256(data).hexdigest(),
+                received_at=received_at,
+            )
             announce()  # delivered with the commit: a worker is woken for a job it can see
             return job
     except BaseException:

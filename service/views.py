@@ -24,7 +24,7 @@ from .access import (
     shown_report,
     state,
     student_of,
-)  # fmt: skip
+)
 from .errors import UploadRefused
 from .models import ClosedAssignment, Job, Member, SignInLink, digest
 from .releases import released_notebook
@@ -36,10 +36,13 @@ from .uploads import allowance, read_upload, store
 def assignment_list(request: HttpRequest) -> HttpResponse:
     student = student_of(request.user)
     rows = [
-        {"spec": spec, "due": due_for(spec, student),
-         "submissions": Job.objects.filter(student=student, assignment=spec.name).count()}
+        {
+            "spec": spec,
+            "due": due_for(spec, student),
+            "submissions": Job.objects.filter(student=student, assignment=spec.name).count(),
+        }
         for spec in assignments().values()
-    ]  # fmt: skip
+    ]
     from .online_exams import exams_open_for  # the online exams open to this student (README "Exams")
 
     return render(request, "service/assignments.html", {"rows": rows, "exams": exams_open_for(student)})
@@ -71,10 +74,15 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
     jobs = list(Job.objects.filter(student=student, assignment=spec.name).select_related("submission").order_by("-id"))
     for job in jobs:  # each one's score beside it, as its reader may see it (README "The pages")
         job.shown = shown_report(job, spec, member.is_staff_member) if job.state == Job.GRADED else None
-    context = {"spec": spec, "due": due_for(spec, student), "jobs": jobs, "refused": allowance(student, spec),
-               "late": spec.due is not None and timezone.now() > (due_for(spec, student) or spec.due),
-               "closed": ClosedAssignment.objects.filter(name=spec.name).first(),
-               "instructor": member.is_instructor}  # fmt: skip
+    context = {
+        "spec": spec,
+        "due": due_for(spec, student),
+        "jobs": jobs,
+        "refused": allowance(student, spec),
+        "late": spec.due is not None and timezone.now() > (due_for(spec, student) or spec.due),
+        "closed": ClosedAssignment.objects.filter(name=spec.name).first(),
+        "instructor": member.is_instructor,
+    }
     return render(request, "service/assignment.html", context)
 
 
@@ -95,8 +103,9 @@ def _open_or_close(request: HttpRequest, name: str, submissions: str) -> HttpRes
 def download_notebook(request: HttpRequest, name: str) -> FileResponse:
     member_of(request.user)  # members of the course only
     spec = assignment_or_404(name)
-    return FileResponse(released_notebook(spec, state()).open("rb"), as_attachment=True,
-                        filename=spec.released_notebook)  # fmt: skip
+    return FileResponse(
+        released_notebook(spec, state()).open("rb"), as_attachment=True, filename=spec.released_notebook
+    )
 
 
 @login_required
@@ -116,8 +125,15 @@ def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
     staff = member.is_staff_member
     report = shown_report(job, spec, staff) if job.state == Job.GRADED else None
     live.record_shown(job, member)
-    context = {"job": job, "spec": spec, "report": report, "staff": staff, "threads": threads(job),
-               "poll": live.poll_every(job), "timeline": live.timeline(job) if staff else None}  # fmt: skip
+    context = {
+        "job": job,
+        "spec": spec,
+        "report": report,
+        "staff": staff,
+        "threads": threads(job),
+        "poll": live.poll_every(job),
+        "timeline": live.timeline(job) if staff else None,
+    }
     part = "service/submission_live.html" if live_part else "service/submission.html"
     return render(request, part, context)
 
@@ -196,6 +212,11 @@ def roster_page(request: HttpRequest) -> HttpResponse:
         )
     page = Paginator(students, ROSTER_PAGE).get_page(query.value("page"))
     accounts = set(Member.objects.filter(student__in=list(page)).values_list("student_id", flat=True))
-    context = {"students": page, "page": page, "accounts": accounts, "search": search,
-               "query": f"q={quote(search)}" if search else ""}  # fmt: skip
+    context = {
+        "students": page,
+        "page": page,
+        "accounts": accounts,
+        "search": search,
+        "query": f"q={quote(search)}" if search else "",
+    }
     return render(request, "service/roster.html", context)

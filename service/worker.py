@@ -75,8 +75,14 @@ def grade_one(
 
     job.started_at = timezone.now()  # written with the job's end (queue.finish)
     with Lease(job):
-        result = grade_batch(spec, [submission], state / "reports" / spec.name, options,
-                             store=JobStore(book, spec, job), executor=executor)  # fmt: skip
+        result = grade_batch(
+            spec,
+            [submission],
+            state / "reports" / spec.name,
+            options,
+            store=JobStore(book, spec, job),
+            executor=executor,
+        )
     if result.failed:
         raise AutograderError("the grader failed on this submission")
     if result.skipped:  # the same file, graded before: this job shows that grade
@@ -110,8 +116,9 @@ def run_worker(
             sender.stop()
 
 
-def _grade_jobs(name: str, course: CourseFolder, state: Path, options: GradeOptions, once: bool,
-                executor: Executor | None) -> int:  # fmt: skip
+def _grade_jobs(
+    name: str, course: CourseFolder, state: Path, options: GradeOptions, once: bool, executor: Executor | None
+) -> int:
     graded = 0
     # Made before the first look at the queue, so that a job queued after any look ends the wait that
     # follows it (service/wakeup.py). `once` never waits.
@@ -164,8 +171,7 @@ class GradeFirst:
 
     EVERY = 0.2
 
-    def __init__(self, name: str, course: CourseFolder, state: Path, options: GradeOptions,
-                 executor: Executor | None):  # fmt: skip
+    def __init__(self, name: str, course: CourseFolder, state: Path, options: GradeOptions, executor: Executor | None):
         self.name, self.course, self.state, self.options, self.executor = name, course, state, options, executor
         self.graded = 0
         self.last = time.monotonic()

@@ -112,27 +112,49 @@ class Platform:
 
     # --- launches ---------------------------------------------------------------------------------
 
-    def id_token(self, nonce: str, sub: str, roles: list[str], *, message_type: str = "LtiResourceLinkRequest",
-                 custom: dict | None = None, lineitem: str | None = None, deployment_id: str | None = None,
-                 expires_in: int = 300, key: JWK | None = None, extra: dict | None = None) -> str:  # fmt: skip
+    def id_token(
+        self,
+        nonce: str,
+        sub: str,
+        roles: list[str],
+        *,
+        message_type: str = "LtiResourceLinkRequest",
+        custom: dict | None = None,
+        lineitem: str | None = None,
+        deployment_id: str | None = None,
+        expires_in: int = 300,
+        key: JWK | None = None,
+        extra: dict | None = None,
+    ) -> str:
         now = int(time.time())
         claims: dict[str, Any] = {
-            "iss": self.issuer, "aud": self.client_id, "sub": sub, "iat": now - 5, "exp": now + expires_in,
-            "nonce": nonce, "name": f"User {sub}", "given_name": "User", "family_name": sub,
+            "iss": self.issuer,
+            "aud": self.client_id,
+            "sub": sub,
+            "iat": now - 5,
+            "exp": now + expires_in,
+            "nonce": nonce,
+            "name": f"User {sub}",
+            "given_name": "User",
+            "family_name": sub,
             "email": f"{sub}@example.edu",
-            f"{LTI}/message_type": message_type, f"{LTI}/version": "1.3.0",
-            f"{LTI}/deployment_id": deployment_id or self.deployment_id, f"{LTI}/roles": roles,
+            f"{LTI}/message_type": message_type,
+            f"{LTI}/version": "1.3.0",
+            f"{LTI}/deployment_id": deployment_id or self.deployment_id,
+            f"{LTI}/roles": roles,
             f"{LTI}/context": {"id": self.context_id, "label": "ML 101", "title": "Machine learning"},
             f"{LTI}/tool_platform": {"guid": "platform-guid", "product_family_code": "canvas"},
             f"{LTI}/lis": {"person_sourcedid": f"SIS-{sub}"},
             "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint": {
-                "scope": AGS_SCOPES, "lineitems": f"{self.base}/lineitems",
+                "scope": AGS_SCOPES,
+                "lineitems": f"{self.base}/lineitems",
                 **({"lineitem": lineitem} if lineitem else {}),
             },
             "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice": {
-                "context_memberships_url": f"{self.base}/memberships", "service_versions": ["2.0"],
+                "context_memberships_url": f"{self.base}/memberships",
+                "service_versions": ["2.0"],
             },
-        }  # fmt: skip
+        }
         if message_type == "LtiResourceLinkRequest":
             claims[f"{LTI}/resource_link"] = {"id": "link-1", "title": "Assignment"}
             claims[f"{LTI}/target_link_uri"] = "http://testserver/lti/launch/"
@@ -147,8 +169,9 @@ class Platform:
             claims[f"{LTI}/custom"] = custom
         claims.update(extra or {})
         signing = key or self.key
-        return jwt.encode(claims, signing.export_to_pem(private_key=True, password=None), algorithm="RS256",
-                          headers={"kid": self.kid})  # fmt: skip
+        return jwt.encode(
+            claims, signing.export_to_pem(private_key=True, password=None), algorithm="RS256", headers={"kid": self.kid}
+        )
 
     def add_line_item(self, item: dict) -> dict:
         made = {**item, "id": f"{self.base}/lineitems/{next(self.numbers)}"}
@@ -207,8 +230,11 @@ def _handler(platform: Platform):
             if path == "/lineitems":
                 return self._send(200, platform.line_items, "application/vnd.ims.lis.v2.lineitemcontainer+json")
             if path == "/memberships":
-                body = {"id": f"{platform.base}/memberships", "context": {"id": platform.context_id},
-                        "members": platform.members}  # fmt: skip
+                body = {
+                    "id": f"{platform.base}/memberships",
+                    "context": {"id": platform.context_id},
+                    "members": platform.members,
+                }
                 return self._send(200, body, "application/vnd.ims.lti-nrps.v2.membershipcontainer+json")
             return self._send(404)
 
@@ -224,8 +250,10 @@ def _handler(platform: Platform):
                     return self._send(401, {"error": "invalid_client"})
                 token = uuid.uuid4().hex
                 platform.tokens.add(token)
-                return self._send(200, {"access_token": token, "token_type": "Bearer", "expires_in": 3600,
-                                        "scope": form.get("scope", "")})  # fmt: skip
+                return self._send(
+                    200,
+                    {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": form.get("scope", "")},
+                )
             if not self._authorized():
                 return self._send(401, {"error": "no valid access token"})
             if path == "/lineitems":

@@ -34,21 +34,39 @@ def main(database_url: str) -> None:
     from tests.lti_platform import Platform
 
     platform = Platform(tool_jwks=lambda: Client().get("/lti/jwks.json").json())
-    registration = add_platform(platform_settings(name="LMS", issuer=platform.issuer, client_id=platform.client_id,
-                                                  deployment_ids=[platform.deployment_id], **platform.endpoints))  # fmt: skip
-    context = LtiContext.objects.create(deployment=registration.deployments.get(), id_on_platform=platform.context_id,
-                                        lineitems_url=f"{platform.base}/lineitems", can_publish_scores=True,
-                                        can_manage_lineitems=True)  # fmt: skip
+    registration = add_platform(
+        platform_settings(
+            name="LMS",
+            issuer=platform.issuer,
+            client_id=platform.client_id,
+            deployment_ids=[platform.deployment_id],
+            **platform.endpoints,
+        )
+    )
+    context = LtiContext.objects.create(
+        deployment=registration.deployments.get(),
+        id_on_platform=platform.context_id,
+        lineitems_url=f"{platform.base}/lineitems",
+        can_publish_scores=True,
+        can_manage_lineitems=True,
+    )
     column = platform.add_line_item({"label": "A", "scoreMaximum": 10, "resourceId": "a"})
     item = LtiLineItem.objects.create(context=context, url=column["id"], label="A", maximum_score=10, resource_id="a")
     now = timezone.now()
     for number in range(SCORES):
         ScoreToSend.objects.create(
-            student=Student.objects.create(student_id=f"s{number}"), line_item=item,
-            lti_user=LtiUser.objects.create(registration=registration, sub=f"u{number}"), assignment="a",
-            score_given=number % 10, score_maximum=10, activity_progress="Completed", grading_progress="FullyGraded",
-            graded_at=now, revision="r", next_attempt_at=now,
-        )  # fmt: skip
+            student=Student.objects.create(student_id=f"s{number}"),
+            line_item=item,
+            lti_user=LtiUser.objects.create(registration=registration, sub=f"u{number}"),
+            assignment="a",
+            score_given=number % 10,
+            score_maximum=10,
+            activity_progress="Completed",
+            grading_progress="FullyGraded",
+            graded_at=now,
+            revision="r",
+            next_attempt_at=now,
+        )
     connection.close()
     start, problems = threading.Barrier(SENDERS), []
 

@@ -168,8 +168,14 @@ def serve(folder: Path, env: dict[str, str], log: Path, *, workers: int, options
 
 def autograder(*args, env, **options) -> subprocess.CompletedProcess:
     """The ``autograder`` command, run to its end: ``autograder("login", ..., env=env)``."""
-    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300, **options)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        **options,
+    )
 
 
 def roster_links(served, tmp_path: Path) -> dict[str, str]:
@@ -182,8 +188,9 @@ def roster_links(served, tmp_path: Path) -> dict[str, str]:
     # locked for its 30 s wait, while the served site and its worker had just started: said, and
     # tried once more, so that what is checked here is the pages, not that start-up's contention.
     for _ in range(2):
-        imported = autograder("roster", "import", ROOT / "docs" / "walkthrough" / "roster.csv", "--gradebook",
-                              gradebook, env=env)  # fmt: skip
+        imported = autograder(
+            "roster", "import", ROOT / "docs" / "walkthrough" / "roster.csv", "--gradebook", gradebook, env=env
+        )
         if "locked" not in imported.stderr:
             break
         print(f"roster import, tried again: {imported.stderr.strip()}")
@@ -207,9 +214,15 @@ def launch_chromium(playwright):
     """Debian's chromium, driven by Playwright (no browser download)."""
     return playwright.chromium.launch(
         executable_path=CHROMIUM,
-        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run"],
-    )  # fmt: skip
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    )
 
 
 def screenshots_folder(tmp_path: Path) -> Path:

@@ -25,36 +25,78 @@ def test_accounts_are_listed_and_a_password_is_set(served):
     assert any(row.split("│")[1].strip() == "student" and "Student" in row for row in rows), listed.stdout
     assert "never" in listed.stdout  # nobody has signed in yet on this copy
 
-    short = autograder("--course", course_copy, "accounts", "password", "student", "--password-stdin",
-                       input="abc\n", env=env)  # fmt: skip
+    short = autograder(
+        "--course", course_copy, "accounts", "password", "student", "--password-stdin", input="abc\n", env=env
+    )
     assert short.returncode == 2 and "too short" in short.stderr and len(short.stderr.splitlines()) == 1
-    unknown = autograder("--course", course_copy, "accounts", "password", "nobody", "--password-stdin",
-                         input="a long new password\n", env=env)  # fmt: skip
+    unknown = autograder(
+        "--course",
+        course_copy,
+        "accounts",
+        "password",
+        "nobody",
+        "--password-stdin",
+        input="a long new password\n",
+        env=env,
+    )
     assert unknown.returncode == 2 and "no account named 'nobody'" in unknown.stderr
 
-    old = autograder("login", "--server", url, "--username", "student", "--password-stdin",
-                     input=passwords["student"] + "\n", env=env)  # fmt: skip
+    old = autograder(
+        "login",
+        "--server",
+        url,
+        "--username",
+        "student",
+        "--password-stdin",
+        input=passwords["student"] + "\n",
+        env=env,
+    )
     assert old.returncode == 0, old.stderr
-    changed = autograder("--course", course_copy, "accounts", "password", "student", "--password-stdin",
-                         input="a long new password\n", env=env)  # fmt: skip
+    changed = autograder(
+        "--course",
+        course_copy,
+        "accounts",
+        "password",
+        "student",
+        "--password-stdin",
+        input="a long new password\n",
+        env=env,
+    )
     assert changed.returncode == 0, changed.stderr
     assert changed.stdout.strip() == "student: password set; its API tokens and sessions ended"
     # The token made with the old password ends with it.
     ended = autograder("submit", PARTIAL, "--assignment", "sequences-and-attention", "--no-wait", env=env)
     assert ended.returncode == 2 and ended.stderr.startswith("autograder: "), ended.stderr
-    again = autograder("login", "--server", url, "--username", "student", "--password-stdin",
-                       input=passwords["student"] + "\n", env=env)  # fmt: skip
+    again = autograder(
+        "login",
+        "--server",
+        url,
+        "--username",
+        "student",
+        "--password-stdin",
+        input=passwords["student"] + "\n",
+        env=env,
+    )
     assert again.returncode == 2 and again.stderr.strip().endswith("wrong username or password")
-    new = autograder("login", "--server", url, "--username", "student", "--password-stdin",
-                     input="a long new password\n", env=env)  # fmt: skip
+    new = autograder(
+        "login", "--server", url, "--username", "student", "--password-stdin", input="a long new password\n", env=env
+    )
     assert new.returncode == 0, new.stderr
 
 
 @needs_sandbox
 def test_submit_goes_to_the_last_login_and_a_wrong_name_lists_the_assignments(served):
     url, passwords, course_copy, env = served
-    login = autograder("login", "--server", url, "--username", "instructor", "--password-stdin",
-                       input=passwords["instructor"] + "\n", env=env)  # fmt: skip
+    login = autograder(
+        "login",
+        "--server",
+        url,
+        "--username",
+        "instructor",
+        "--password-stdin",
+        input=passwords["instructor"] + "\n",
+        env=env,
+    )
     assert login.returncode == 0, login.stderr
     wrong = autograder("submit", PARTIAL, "--assignment", "sequences-and-attentoin", env=env)
     assert wrong.returncode == 2
@@ -75,7 +117,9 @@ def test_login_without_a_terminal_says_what_to_pass(served, tmp_path):
         "autograder: no terminal to ask for the password on; pipe it with --password-stdin"
     )
     no_name = autograder("login", "--server", url, "--password-stdin", stdin=subprocess.DEVNULL, env=env)
-    assert no_name.returncode == 2 and no_name.stderr.strip() == "autograder: no terminal to ask on; pass --username NAME"
+    assert (
+        no_name.returncode == 2 and no_name.stderr.strip() == "autograder: no terminal to ask on; pass --username NAME"
+    )
     nowhere = autograder("submit", PARTIAL, "--assignment", "x", env={**env, "XDG_CONFIG_HOME": str(tmp_path)})
     assert nowhere.returncode == 2
     assert nowhere.stderr.strip() == "autograder: not logged in to any server: run autograder login --server URL"
@@ -96,9 +140,23 @@ def test_a_second_start_says_the_accounts_exist_and_how_to_reset_one(served):
     _, _, course_copy, env = served
     port = free_port()
     second = subprocess.Popen(
-        [sys.executable, "-m", "autograder", "--course", str(course_copy), "serve", "--port", str(port),
-         "--workers", "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "--course",
+            str(course_copy),
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
     try:
         first = second.stdout.readline()
     finally:

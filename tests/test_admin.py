@@ -42,13 +42,30 @@ def _course() -> dict:
     an instructor's clients."""
     student = Student.objects.create(student_id=f"adm-{uuid.uuid4().hex[:8]}", name=HOSTILE, on_roster=True)
     assignment, _ = Assignment.objects.get_or_create(name="sequences-and-attention")
-    submission = Submission.objects.create(student=student, assignment=assignment, sha256="ab" * 32,
-                                           graded_at=datetime(2026, 11, 2, tzinfo=UTC), file="/x.ipynb")  # fmt: skip
-    mark = Mark.objects.create(student=student, assignment=assignment, question_id="softmax", submission=submission,
-                               score=1.0, comment=HOSTILE, marked_at=datetime(2026, 11, 3, tzinfo=UTC))  # fmt: skip
-    return {"student_row": student, "submission": submission, "mark": mark,
-            "student": _account(Member.STUDENT, student)[1], "ta": _account(Member.TA)[1],
-            "instructor": _account(Member.INSTRUCTOR)[1]}  # fmt: skip
+    submission = Submission.objects.create(
+        student=student,
+        assignment=assignment,
+        sha256="ab" * 32,
+        graded_at=datetime(2026, 11, 2, tzinfo=UTC),
+        file="/x.ipynb",
+    )
+    mark = Mark.objects.create(
+        student=student,
+        assignment=assignment,
+        question_id="softmax",
+        submission=submission,
+        score=1.0,
+        comment=HOSTILE,
+        marked_at=datetime(2026, 11, 3, tzinfo=UTC),
+    )
+    return {
+        "student_row": student,
+        "submission": submission,
+        "mark": mark,
+        "student": _account(Member.STUDENT, student)[1],
+        "ta": _account(Member.TA)[1],
+        "instructor": _account(Member.INSTRUCTOR)[1],
+    }
 
 
 @pytest.fixture
@@ -59,7 +76,11 @@ def course() -> Iterator[dict]:
 
 
 def test_an_anonymous_visitor_is_sent_to_the_sites_sign_in_page(course):
-    for address in ("/admin/", "/admin/gradebook/student/", f"/admin/gradebook/submission/{course['submission'].id}/change/"):
+    for address in (
+        "/admin/",
+        "/admin/gradebook/student/",
+        f"/admin/gradebook/submission/{course['submission'].id}/change/",
+    ):
         answer = Client(REMOTE_ADDR=ADDRESS).get(address, follow=True)
         assert answer.redirect_chain[-1][0].startswith("/accounts/login/?next="), address
         assert answer.status_code == 200 and course["student_row"].student_id not in answer.content.decode()
@@ -69,13 +90,19 @@ def test_a_student_and_a_teaching_assistant_are_refused(course):
     submission = course["submission"]
     for who in ("student", "ta"):
         client = course[who]
-        for address in ("/admin/", "/admin/gradebook/student/", f"/admin/gradebook/submission/{submission.id}/change/",
-                        "/admin/service/member/", "/admin/login/"):  # fmt: skip
+        for address in (
+            "/admin/",
+            "/admin/gradebook/student/",
+            f"/admin/gradebook/submission/{submission.id}/change/",
+            "/admin/service/member/",
+            "/admin/login/",
+        ):
             answer = client.get(address, follow=True)
             assert answer.status_code == 404, (who, address, answer.status_code)
             assert course["student_row"].student_id not in answer.content.decode(), (who, address)
-        refused = client.post(f"/admin/gradebook/student/{course['student_row'].id}/change/", {"name": "changed"},
-                              follow=True)  # fmt: skip
+        refused = client.post(
+            f"/admin/gradebook/student/{course['student_row'].id}/change/", {"name": "changed"}, follow=True
+        )
         assert refused.status_code == 404, who
     course["student_row"].refresh_from_db()
     assert course["student_row"].name == HOSTILE
@@ -94,8 +121,11 @@ def test_an_instructor_reads_the_students_and_a_submission_as_text(course):
     assert shown.status_code == 200 and submission.sha256 in shown.content.decode()
     assert student.student_id in shown.content.decode()
     # The hostile name and comment are text: escaped wherever they appear, never markup.
-    for address in ("/admin/gradebook/student/", f"/admin/gradebook/student/{student.id}/change/",
-                    f"/admin/gradebook/mark/{course['mark'].id}/change/"):  # fmt: skip
+    for address in (
+        "/admin/gradebook/student/",
+        f"/admin/gradebook/student/{student.id}/change/",
+        f"/admin/gradebook/mark/{course['mark'].id}/change/",
+    ):
         body = client.get(address, {"q": student.student_id} if address.endswith("/student/") else {}).content.decode()
         assert "&lt;script&gt;alert(" in body, address
         assert HOSTILE not in body and "<img src=x" not in body and 'alert("name")</script>' not in body, address
@@ -109,7 +139,9 @@ def test_the_console_sends_the_sites_strict_policy(course):
     for client in (Client(REMOTE_ADDR=ADDRESS), course["student"], course["instructor"]):
         for address in ("/admin/", "/admin/gradebook/student/", "/admin/login/"):
             header = client.get(address).headers["Content-Security-Policy"]
-            sent = {name: set(sources) for name, *sources in (part.split() for part in header.split(";") if part.strip())}
+            sent = {
+                name: set(sources) for name, *sources in (part.split() for part in header.split(";") if part.strip())
+            }
             assert sent == strict, address
             assert client.get(address).headers.get("X-Frame-Options") == "DENY", address
 
@@ -192,8 +224,14 @@ def test_the_admin_works_in_a_browser_under_the_strict_policy(live_site):
             context.expose_binding("reportViolation", lambda _source, violation: violations.append(violation))
             context.add_init_script(WATCH)
             page = context.new_page()
-            page.on("console", lambda message: errors.append(f"{message.text} ({message.location.get('url')})")
-                    if message.type == "error" else None)  # fmt: skip
+            page.on(
+                "console",
+                lambda message: (
+                    errors.append(f"{message.text} ({message.location.get('url')})")
+                    if message.type == "error"
+                    else None
+                ),
+            )
             page.on("dialog", lambda dialog: errors.append(f"a dialog ran: {dialog.message}") or dialog.dismiss())
             page.goto(f"{url}/admin/")
             expect(page).to_have_url(re.compile(r"/accounts/login/\?next=/admin/"))

@@ -22,9 +22,13 @@ KNOWN = ASSIGNMENTS / "sequences-and-attention" / "known"
 
 def run(*args, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True, timeout=300,
-        cwd=ROOT, env=env,
-    )  # fmt: skip
+        [sys.executable, "-m", "autograder", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env,
+    )
 
 
 @needs_sandbox
@@ -198,8 +202,17 @@ def test_grade_refuses_without_a_sandbox_and_names_what_is_missing(tmp_path):
 
 def test_unsafe_no_sandbox_grades_where_the_sandbox_is_missing(tmp_path):
     environment = {**os.environ, "PATH": os.path.dirname(sys.executable)}
-    completed = run("grade", "sequences-and-attention", KNOWN / "swapped_sin_cos.py", "--out", tmp_path,
-                    "--unsafe-no-sandbox", "--jobs", "1", env=environment)  # fmt: skip
+    completed = run(
+        "grade",
+        "sequences-and-attention",
+        KNOWN / "swapped_sin_cos.py",
+        "--out",
+        tmp_path,
+        "--unsafe-no-sandbox",
+        "--jobs",
+        "1",
+        env=environment,
+    )
     assert completed.returncode == 0, completed.stderr
     report = json.loads((tmp_path / "swapped_sin_cos.json").read_text())
     assert report["sandbox"] == "unsafe-no-sandbox" and report["score"] == 9
@@ -264,8 +277,18 @@ def test_references_are_named_by_the_manifest(tmp_path):
             manifest.read_text().split("\n")[4], f'references = {{ float64 = "{references / "numpy_reference.py"}" }}'
         )
     )
-    completed = run("grade", folder, KNOWN / "correct_vectorised.py", "--out", tmp_path / "out", "--reference",
-                    "float64", "--unsafe-no-sandbox", "--jobs", "1")  # fmt: skip
+    completed = run(
+        "grade",
+        folder,
+        KNOWN / "correct_vectorised.py",
+        "--out",
+        tmp_path / "out",
+        "--reference",
+        "float64",
+        "--unsafe-no-sandbox",
+        "--jobs",
+        "1",
+    )
     assert completed.returncode == 0, completed.stderr
     assert json.loads((tmp_path / "out" / "correct_vectorised.json").read_text())["reference"] == "numpy"
     wrong = run("grade", folder, KNOWN / "correct_vectorised.py", "--out", tmp_path / "o2", "--reference", "torch")
@@ -279,8 +302,18 @@ def test_references_are_named_by_the_manifest(tmp_path):
 def test_a_file_that_is_not_a_gradebook_is_one_line_and_nothing_is_graded(tmp_path):
     bogus = tmp_path / "gradebook.db"
     bogus.write_bytes(b"this is not an SQLite database, only text" * 100)
-    completed = run("grade", "sequences-and-attention", KNOWN / "correct_loops.py", "--out", tmp_path / "out",
-                    "--gradebook", bogus, "--unsafe-no-sandbox", "--jobs", "1")  # fmt: skip
+    completed = run(
+        "grade",
+        "sequences-and-attention",
+        KNOWN / "correct_loops.py",
+        "--out",
+        tmp_path / "out",
+        "--gradebook",
+        bogus,
+        "--unsafe-no-sandbox",
+        "--jobs",
+        "1",
+    )
     assert completed.returncode == 2
     (error,) = [line for line in completed.stderr.splitlines() if not line.startswith("warning:")]
     assert error.startswith(f"autograder: {bogus}: not a gradebook, or a damaged one (")
@@ -298,10 +331,12 @@ def test_a_regrade_of_one_question_runs_its_tests_alone_and_keeps_the_others(tmp
     # A fix to the hidden tests (here: a new failing test) for attention, and another for softmax.
     for name, question in (("test_attention.py", "attention"), ("test_softmax.py", "softmax")):
         with (assignment / "hidden" / name).open("a") as handle:
-            handle.write(f"\n\ndef test_added_later(student):\n    \"\"\"a check added for {question}\"\"\"\n"
-                         "    assert False\n")  # fmt: skip
-    again = run("grade", assignment, KNOWN / "correct_loops.py", "--out", out, "--reference", "numpy",
-                "--question", "attention")  # fmt: skip
+            handle.write(
+                f'\n\ndef test_added_later(student):\n    """a check added for {question}"""\n    assert False\n'
+            )
+    again = run(
+        "grade", assignment, KNOWN / "correct_loops.py", "--out", out, "--reference", "numpy", "--question", "attention"
+    )
     assert again.returncode == 0, again.stderr
     report = json.loads((out / "correct_loops.json").read_text())
     scores = {q["id"]: q["score"] for q in report["questions"]}

@@ -25,9 +25,16 @@ from .conftest import ROOT, needs_sandbox
 from .postgres import POSTGRES_URL, needs_postgres
 from .test_gradebook import ASSIGNMENT, KNOWN, cli, fill, grade, read_csv
 
-BURST = ["constant_answers.py", "correct_float32.py", "correct_projection.py", "encoding_before_permuting.py",
-         "explanation_epsilon.py", "explanation_scaled.py", "gap_ignores_encoding.py",
-         "top_pairs_ties_reversed.py"]  # fmt: skip
+BURST = [
+    "constant_answers.py",
+    "correct_float32.py",
+    "correct_projection.py",
+    "encoding_before_permuting.py",
+    "explanation_epsilon.py",
+    "explanation_scaled.py",
+    "gap_ignores_encoding.py",
+    "top_pairs_ties_reversed.py",
+]
 WAIT = 240  # seconds the burst may take to show its first submission, or to finish, on a busy machine
 
 
@@ -82,8 +89,10 @@ def _contents(where: Path | str) -> tuple[dict, dict]:
             )
             for s in book.objects(Submission).select_related("student")
         }
-        marks = {(m.student.student_id, m.question_id): (m.score, m.comment)
-                 for m in book.objects(Mark).select_related("student")}  # fmt: skip
+        marks = {
+            (m.student.student_id, m.question_id): (m.score, m.comment)
+            for m in book.objects(Mark).select_related("student")
+        }
     return submissions, marks
 
 
@@ -136,10 +145,28 @@ def test_a_backup_taken_during_a_grading_burst_restores_every_submission_and_mar
         (burst / f"student{number:02}" / ASSIGNMENT).mkdir(parents=True)
         shutil.copy(KNOWN / name, burst / f"student{number:02}" / ASSIGNMENT / name)
     grading = subprocess.Popen(
-        [sys.executable, "-m", "autograder", "--course", str(ROOT), "grade", ASSIGNMENT, str(burst), "--out",
-         str(tmp_path / "burst-out"), "--reference", "numpy", "--jobs", "2", *map(str, book)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "--course",
+            str(ROOT),
+            "grade",
+            ASSIGNMENT,
+            str(burst),
+            "--out",
+            str(tmp_path / "burst-out"),
+            "--reference",
+            "numpy",
+            "--jobs",
+            "2",
+            *map(str, book),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         deadline = time.monotonic() + WAIT
         while _submission_count(where) <= 2:
@@ -286,8 +313,10 @@ def test_a_restore_into_an_occupied_gradebook_is_refused_unless_forced(tmp_path,
     roster.write_text("student_id,name,email\nbob,Bob,bob@example.org\n", encoding="utf-8")
     assert cli(capsys, "roster", "import", roster, "--gradebook", other)[0] == 0
     code, _, err = cli(capsys, "gradebook", "restore", archive, "--gradebook", other, "--no-state")
-    assert (code, err) == (2, f"autograder: {other}: a gradebook is there already; pass --force to replace it "
-                              "(it is kept beside, renamed)\n")  # fmt: skip
+    assert (code, err) == (
+        2,
+        f"autograder: {other}: a gradebook is there already; pass --force to replace it (it is kept beside, renamed)\n",
+    )
     code, said, err = cli(capsys, "gradebook", "restore", archive, "--gradebook", other, "--no-state", "--force")
     assert code == 0, err
     assert said.startswith(f"{other}: 0 submissions (0 results), 0 marks, 1 students, from the backup of ")
@@ -305,11 +334,20 @@ def test_a_postgresql_backup_without_pg_dump_says_so(tmp_path, capsys, monkeypat
     empty = tmp_path / "bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    code, _, err = cli(capsys, "gradebook", "backup", tmp_path / "b.tar.gz", "--no-state",
-                       "--database-url", "postgresql://someone:secret@127.0.0.1:5432/course")  # fmt: skip
+    code, _, err = cli(
+        capsys,
+        "gradebook",
+        "backup",
+        tmp_path / "b.tar.gz",
+        "--no-state",
+        "--database-url",
+        "postgresql://someone:secret@127.0.0.1:5432/course",
+    )
     assert code == 2
-    assert err == ("autograder: pg_dump is not installed: a PostgreSQL gradebook is backed up and restored with "
-                   "PostgreSQL's own tools (Debian: apt install postgresql-client)\n")  # fmt: skip
+    assert err == (
+        "autograder: pg_dump is not installed: a PostgreSQL gradebook is backed up and restored with "
+        "PostgreSQL's own tools (Debian: apt install postgresql-client)\n"
+    )
     assert not (tmp_path / "b.tar.gz").exists()
 
 
@@ -358,8 +396,13 @@ def test_links_in_the_state_folder_are_left_out_of_the_backup(tmp_path, capsys):
     assert code == 0, err
     assert said.endswith(f"the state folder {state}, 1 files\n")
     with tarfile.open(archive) as opened:
-        assert sorted(opened.getnames()) == ["gradebook.sqlite3", "manifest.json", "state", "state/reports",
-                                             "state/reports/alice.json"]  # fmt: skip
+        assert sorted(opened.getnames()) == [
+            "gradebook.sqlite3",
+            "manifest.json",
+            "state",
+            "state/reports",
+            "state/reports/alice.json",
+        ]
 
 
 def test_a_backup_of_a_newer_format_is_refused(tmp_path, capsys):
@@ -370,5 +413,8 @@ def test_a_backup_of_a_newer_format_is_refused(tmp_path, capsys):
         info.size = len(data)
         opened.addfile(info, io.BytesIO(data))
     code, _, err = cli(capsys, "gradebook", "restore", archive, "--gradebook", tmp_path / "g.db", "--no-state")
-    assert (code, err) == (2, f"autograder: {archive}: a backup of a newer Gradewright (format 2); upgrade Gradewright\n")
+    assert (code, err) == (
+        2,
+        f"autograder: {archive}: a backup of a newer Gradewright (format 2); upgrade Gradewright\n",
+    )
     assert not (tmp_path / "g.db").exists()

@@ -27,28 +27,80 @@ ADDRESS = "192.0.2.77"
 # One good value for each of the routes' parameters (by name), so that a bad value in one place
 # reaches the view behind the others.
 GOOD = {
-    "name": "attention-not-explanation", "question_id": "written", "question": "q1", "student_id": "someone",
-    "chart_name": "overview", "secret": "no-such-link", "registration_uuid": str(uuid.UUID(int=1)),
-    "first": "1", "second": "2", "submission_id": "1", "review_id": "1", "job_id": "1",
-}  # fmt: skip
-BAD = ["abc", "99999999999999999999", "9223372036854775808", "-1", "0", "123456789", "\u00e9\U0001f642", "..",
-       "..%2F..%2Fetc%2Fpasswd", "%00", "%ff", " "]  # fmt: skip
+    "name": "attention-not-explanation",
+    "question_id": "written",
+    "question": "q1",
+    "student_id": "someone",
+    "chart_name": "overview",
+    "secret": "no-such-link",
+    "registration_uuid": str(uuid.UUID(int=1)),
+    "first": "1",
+    "second": "2",
+    "submission_id": "1",
+    "review_id": "1",
+    "job_id": "1",
+}
+BAD = [
+    "abc",
+    "99999999999999999999",
+    "9223372036854775808",
+    "-1",
+    "0",
+    "123456789",
+    "\u00e9\U0001f642",
+    "..",
+    "..%2F..%2Fetc%2Fpasswd",
+    "%00",
+    "%ff",
+    " ",
+]
 # Every field any form of the site posts, each malformed.
 MALFORMED = {
-    "job": "abc", "student": "\u202enobody", "question": "../x", "score": "nan", "adjustment": "inf",
-    "points": "1e999", "reason": "", "message": "", "rubric": ["nope", ""], "item": "zz", "text": "",
-    "then": "next", "seen": "garbage", "format": "zzz", "assignment": ["nope", ""], "missing": "?",
-    "back": "//elsewhere.example/", "action": "zz", "submissions": "zz", "launch_id": "lti1p3-launch-nope",
-    "username": "", "password": "", "issuer": "not a url", "client_id": "", "deployment_ids": ",,,",
-    "new_password1": "", "new_password2": "", "names": "1",
-}  # fmt: skip
+    "job": "abc",
+    "student": "\u202enobody",
+    "question": "../x",
+    "score": "nan",
+    "adjustment": "inf",
+    "points": "1e999",
+    "reason": "",
+    "message": "",
+    "rubric": ["nope", ""],
+    "item": "zz",
+    "text": "",
+    "then": "next",
+    "seen": "garbage",
+    "format": "zzz",
+    "assignment": ["nope", ""],
+    "missing": "?",
+    "back": "//elsewhere.example/",
+    "action": "zz",
+    "submissions": "zz",
+    "launch_id": "lti1p3-launch-nope",
+    "username": "",
+    "password": "",
+    "issuer": "not a url",
+    "client_id": "",
+    "deployment_ids": ",,,",
+    "new_password1": "",
+    "new_password2": "",
+    "names": "1",
+}
 # The same fields well chosen but for their numbers and ids, so that a form's choices pass and its
 # numbers are read: each malformed (not a number, out of range, not finite).
 NUMBERS = {
-    "job": "99999999999999999999", "score": "nan", "adjustment": "inf", "points": "-1e999", "question": "attention",
-    "reason": "a reason", "message": "a message", "text": "an item", "format": "canvas",
-    "assignment": "sequences-and-attention", "seen": "", "then": "next",
-}  # fmt: skip
+    "job": "99999999999999999999",
+    "score": "nan",
+    "adjustment": "inf",
+    "points": "-1e999",
+    "question": "attention",
+    "reason": "a reason",
+    "message": "a message",
+    "text": "an item",
+    "format": "canvas",
+    "assignment": "sequences-and-attention",
+    "seen": "",
+    "then": "next",
+}
 BROKEN_MULTIPART = b'--zzz\r\nContent-Disposition: form-data; name="file"; filename="a.py"\r\n\r\nprint(1)'
 FINE = {200, 201, 301, 302}
 REFUSED = {301, 302, 400, 401, 403, 404, 405}
@@ -145,13 +197,21 @@ def test_every_route_answers_bad_ids_and_malformed_requests_without_a_server_err
         address = addresses(route)[0][0]
         # PATCH is no route's: a 405 with Allow (an anonymous visitor is sent to sign in first on a
         # page). A bad address is a 404 before any method is looked at, as GET and POST found.
-        check(client.generic("PATCH", address, b"{}", "application/json"), address, {301, 302, 400, 404, 405},
-              f"{who} PATCH")  # fmt: skip
+        check(
+            client.generic("PATCH", address, b"{}", "application/json"),
+            address,
+            {301, 302, 400, 404, 405},
+            f"{who} PATCH",
+        )
         _again(client)
         check(client.post(address, NUMBERS), address, FINE | REFUSED, f"{who} POST (malformed numbers)")
         _again(client)
-        check(client.generic("POST", address, BROKEN_MULTIPART, "multipart/form-data"), address,
-              FINE | REFUSED, f"{who} POST (a broken multipart body)")  # fmt: skip
+        check(
+            client.generic("POST", address, BROKEN_MULTIPART, "multipart/form-data"),
+            address,
+            FINE | REFUSED,
+            f"{who} POST (a broken multipart body)",
+        )
         _again(client)
     assert walked == sum(len(addresses(route)) for _, route in ROUTES) > 5 * len(ROUTES)
     # The walk reached the views, not only the sign-in page: the staff open most pages.
@@ -200,8 +260,14 @@ def test_a_malformed_number_is_refused_not_stored(clients):
 
 def test_the_gradebooks_unknown_query_is_ignored_safely(clients):
     staff = clients["staff"]
-    for query in ({"sort": "nope"}, {"show": "nope"}, {"below": "nan"}, {"below": "inf"}, {"below": "x"},
-                  {"sort": ["score", "x"], "page": "-1"}):  # fmt: skip
+    for query in (
+        {"sort": "nope"},
+        {"show": "nope"},
+        {"below": "nan"},
+        {"below": "inf"},
+        {"below": "x"},
+        {"sort": ["score", "x"], "page": "-1"},
+    ):
         answer = staff.get("/staff/gradebook/sequences-and-attention/", query)
         assert answer.status_code == 200, query
     for threshold in ("nan", "-inf", "x", "1e999"):
@@ -238,8 +304,14 @@ def test_a_real_bug_answers_500_in_the_apis_format(clients, monkeypatch):
 
     monkeypatch.setattr(api, "_job", broken)
     user = clients["student"].user
-    Job.objects.create(student=Student.objects.get(student_id=user.username), assignment="sequences-and-attention",
-                       file="/nonexistent", original_name="a.py", size=1, sha256="0" * 64)  # fmt: skip
+    Job.objects.create(
+        student=Student.objects.get(student_id=user.username),
+        assignment="sequences-and-attention",
+        file="/nonexistent",
+        original_name="a.py",
+        size=1,
+        sha256="0" * 64,
+    )
     client = Client(raise_request_exception=False, REMOTE_ADDR=ADDRESS)
     client.force_login(user)
     answer = client.get("/api/v1/submissions")

@@ -47,18 +47,32 @@ def test_a_command_naming_an_unknown_assignment_says_so_in_one_line(tmp_path, ca
 
 
 def _disagreement(file: str, secret: str, got: str = "failed", margin: float = 1.0, **fields) -> Disagreement:
-    return Disagreement(file=file, question="mean", expected="passed", got=got, secret=secret, margin=margin,
-                        feedback="Score 0\n- the mean of [1, 2] is 1.5, not 2\n- another check", **fields)  # fmt: skip
+    return Disagreement(
+        file=file,
+        question="mean",
+        expected="passed",
+        got=got,
+        secret=secret,
+        margin=margin,
+        feedback="Score 0\n- the mean of [1, 2] is 1.5, not 2\n- another check",
+        **fields,
+    )
 
 
 def test_verify_findings_are_grouped_by_kind_of_difference_with_the_first_secret():
     result = Verification(
-        assignment="a", files=["x.py", "y.py"], secrets=["s1", "s2", "s3"], margin=4.0, gradings=6,
+        assignment="a",
+        files=["x.py", "y.py"],
+        secrets=["s1", "s2", "s3"],
+        margin=4.0,
+        gradings=6,
         disagreements=[
-            _disagreement("x.py", "s2"), _disagreement("x.py", "s3"), _disagreement("x.py", "s1", margin=4.0),
+            _disagreement("x.py", "s2"),
+            _disagreement("x.py", "s3"),
+            _disagreement("x.py", "s1", margin=4.0),
             _disagreement("y.py", "s1", got="partial", kind="feedback"),
         ],
-    )  # fmt: skip
+    )
     first, stricter = result.findings("x.py")
     assert (first.secrets, first.first_secret, first.margin) == (2, "s2", 1.0)
     assert first.first_check == "the mean of [1, 2] is 1.5, not 2"  # the first failed check, not the whole feedback
@@ -137,9 +151,25 @@ def test_grading_runs_here_unless_a_scheduler_is_named(monkeypatch):
 
 def test_the_grade_file_format_is_refused_unless_registered(tmp_path):
     completed = subprocess.run(
-        [sys.executable, "-m", "autograder", "--course", str(ROOT), "grades", "export", ASSIGNMENT, "--format", "xlsx",
-         "--out", str(tmp_path / "g.csv")], capture_output=True, text=True, timeout=60, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "--course",
+            str(ROOT),
+            "grades",
+            "export",
+            ASSIGNMENT,
+            "--format",
+            "xlsx",
+            "--out",
+            str(tmp_path / "g.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert completed.returncode == 2
     assert completed.stderr == (
         "autograder grades export: error: argument --format: invalid choice: 'xlsx' (choose from 'canvas', "

@@ -22,8 +22,10 @@ COMMANDS = ROOT / "commands"
 
 
 def test_no_module_of_the_commands_is_over_400_lines():
-    sizes = {str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
-             for path in sorted(COMMANDS.rglob("*.py"))}  # fmt: skip
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(COMMANDS.rglob("*.py"))
+    }
     assert len(sizes) >= 8  # the walk found the package (common, course, autograder/...)
     assert {path: lines for path, lines in sizes.items() if lines > LIMIT} == {}
 
@@ -35,8 +37,13 @@ def test_each_command_group_defines_its_subcommands_beside_their_handlers():
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
-        named = {keyword.value.id for node in ast.walk(tree) if isinstance(node, ast.Call)
-                 for keyword in node.keywords if keyword.arg == "handler" and isinstance(keyword.value, ast.Name)}  # fmt: skip
+        named = {
+            keyword.value.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            for keyword in node.keywords
+            if keyword.arg == "handler" and isinstance(keyword.value, ast.Name)
+        }
         assert named, path.name
         assert named <= defined, (path.name, named - defined)
 
@@ -61,7 +68,9 @@ def test_the_grade_file_formats_are_the_exporters_registry():
 
     assert _choices(autograder_parser(), ("grades", "export"), "--format") == list(GRADE_FORMATS) == list(FORMATS)
     assert set(WARNINGS) == {"canvas", "moodle"}  # the writers that say what their platform makes of the file
-    assert _choices(autograder_parser(), ("grades", "export"), "--missing") == list(MISSING) == ["empty", "zero", "skip"]
+    assert (
+        _choices(autograder_parser(), ("grades", "export"), "--missing") == list(MISSING) == ["empty", "zero", "skip"]
+    )
 
 
 def test_the_check_export_formats_are_the_course_registry():
@@ -107,8 +116,10 @@ def test_a_bug_is_one_line_naming_it_and_an_interruption_is_128_plus_the_signal(
     def interrupted(args: argparse.Namespace) -> int:
         raise KeyboardInterrupt
 
-    for handler, code, said in ((bug, 2, "course: internal error (KeyError: 'oops'); please report it\n"),
-                                (interrupted, 130, "course: interrupted\n")):  # fmt: skip
+    for handler, code, said in (
+        (bug, 2, "course: internal error (KeyError: 'oops'); please report it\n"),
+        (interrupted, 130, "course: interrupted\n"),
+    ):
 
         def parser(handler=handler) -> argparse.ArgumentParser:
             made = common.parser("course", "a test")

@@ -59,15 +59,17 @@ def test_course_init_gives_a_course_that_validates_releases_and_grades(tmp_path)
     assert released.returncode == 0, released.stderr
     assert "BEGIN SOLUTION" not in (course / "release" / "example.ipynb").read_text()
     inside = course / "assignments" / "example"  # found from below the course's root too
-    graded = run("autograder", "grade", "example", "known", "--out", course / "graded", "--reference", "numpy",
-                 cwd=inside)  # fmt: skip
+    graded = run(
+        "autograder", "grade", "example", "known", "--out", course / "graded", "--reference", "numpy", cwd=inside
+    )
     assert graded.returncode == 0, graded.stderr
     report = json.loads((course / "graded" / "correct.json").read_text())
     assert report["score"] == report["max_score"] == 1
     broken = inside / "known" / "wrong.py"
     broken.write_text("def mean_of(values):\n    return 0.0\n")
-    graded = run("autograder", "grade", "example", broken, "--out", course / "graded2", "--reference", "numpy",
-                 cwd=course)  # fmt: skip
+    graded = run(
+        "autograder", "grade", "example", broken, "--out", course / "graded2", "--reference", "numpy", cwd=course
+    )
     assert json.loads((course / "graded2" / "wrong.json").read_text())["score"] == 0
 
 
@@ -81,8 +83,11 @@ def test_course_init_refuses_a_folder_that_holds_something(tmp_path):
 
 @pytest.mark.parametrize("command", ["course", "autograder"])
 def test_course_option_names_the_course_from_anywhere(tmp_path, command):
-    args = ["--course", ROOT, "lessons"] if command == "course" else ["--course", ROOT, "release",
-                                                                       "sequences-and-attention", "--out", tmp_path / "r"]  # fmt: skip
+    args = (
+        ["--course", ROOT, "lessons"]
+        if command == "course"
+        else ["--course", ROOT, "release", "sequences-and-attention", "--out", tmp_path / "r"]
+    )
     completed = run(command, *args, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
 

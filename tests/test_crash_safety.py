@@ -25,8 +25,20 @@ def test_killed_batch_keeps_whole_submissions_and_a_rerun_finishes(tmp_path):
     for number in range(8):
         shutil.copy(KNOWN / "correct_vectorised.py", submissions / f"student{number}.py")
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions),
-               "--out", str(out), "--jobs", "1", "--reference", "numpy"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        "sequences-and-attention",
+        str(submissions),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--reference",
+        "numpy",
+    ]
     grader = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (out / "student1.json").exists():
@@ -75,8 +87,11 @@ def test_a_local_worker_process_killed_mid_job_is_retried(tmp_path):
         shutil.copy(KNOWN / "correct_loops.py", folder / f"{student}.py")
     out = tmp_path / "out"
     result = grade_into_gradebook(
-        load_assignment(ASSIGNMENTS / "sequences-and-attention"), find_submissions([folder]).submissions, out,
-        GradeOptions(reference="numpy", jobs=2), job=dask_jobs.dies_once,
-    ).batch  # fmt: skip
+        load_assignment(ASSIGNMENTS / "sequences-and-attention"),
+        find_submissions([folder]).submissions,
+        out,
+        GradeOptions(reference="numpy", jobs=2),
+        job=dask_jobs.dies_once,
+    ).batch
     assert result.failed == [] and sorted(r.score for r in result.reports) == [10, 10, 10]
     assert recorded(out / "gradebook.db") == {student: [(10, 6)] for student in ("ada", "alan", "grace")}

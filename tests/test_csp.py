@@ -63,22 +63,62 @@ def expected_policy(name: str) -> dict[str, set[str]]:
 def _arguments(name: str) -> list:
     assignment = ["sequences-and-attention"]
     marked = ["attention-not-explanation", "written"]
-    return {"assignment": assignment, "notebook": assignment, "submission": [1], "api-submission": [1],
-            "api-grades": assignment, "api-notebook": assignment, "gradebook": assignment, "statistics": assignment,
-            "statistics-chart": assignment + ["overview"], "student": ["someone"], "marking": marked[:1],
-            "mark-start": marked, "mark-answer": marked + [1], "override": [1], "rubric-edit": marked,
-            "regrade": assignment, "similarity": assignment, "review-answer": [1], "review-ask": [1],
-            "diff": ["someone", 1, 2], "exam-start": ["midterm", "q"], "exam-mark": ["midterm", "q", "someone"],
-            "welcome": ["not-a-link"], "lti-login-for": [uuid.uuid4()], "exam-log": ["midterm", 1],
-            **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
-            }.get(name, [])  # fmt: skip
+    return {
+        "assignment": assignment,
+        "notebook": assignment,
+        "submission": [1],
+        "api-submission": [1],
+        "api-grades": assignment,
+        "api-notebook": assignment,
+        "gradebook": assignment,
+        "statistics": assignment,
+        "statistics-chart": assignment + ["overview"],
+        "student": ["someone"],
+        "marking": marked[:1],
+        "mark-start": marked,
+        "mark-answer": marked + [1],
+        "override": [1],
+        "rubric-edit": marked,
+        "regrade": assignment,
+        "similarity": assignment,
+        "review-answer": [1],
+        "review-ask": [1],
+        "diff": ["someone", 1, 2],
+        "exam-start": ["midterm", "q"],
+        "exam-mark": ["midterm", "q", "someone"],
+        "welcome": ["not-a-link"],
+        "lti-login-for": [uuid.uuid4()],
+        "exam-log": ["midterm", 1],
+        **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
+    }.get(name, [])
 
 
-POSTED = {"override", "regrade", "review-answer", "review-ask", "rubric-edit", "logout", "lti-launch", "lti-deep-link",
-          "exam-save", "exam-submit"}  # fmt: skip
+POSTED = {
+    "override",
+    "regrade",
+    "review-answer",
+    "review-ask",
+    "rubric-edit",
+    "logout",
+    "lti-launch",
+    "lti-deep-link",
+    "exam-save",
+    "exam-submit",
+}
 # The pages that render for the staff with no more than the shipped course.
-RENDERED_FOR_STAFF = {"assignments", "assignment", "roster", "platforms", "exports", "reviews", "exams", "gradebook",
-                      "statistics", "similarity", "marking"}  # fmt: skip
+RENDERED_FOR_STAFF = {
+    "assignments",
+    "assignment",
+    "roster",
+    "platforms",
+    "exports",
+    "reviews",
+    "exams",
+    "gradebook",
+    "statistics",
+    "similarity",
+    "marking",
+}
 
 
 @pytest.fixture(scope="module")
@@ -123,12 +163,21 @@ TAG_PROBLEMS = {
 def test_no_template_holds_inline_script_or_style():
     templates = sorted(TEMPLATES.rglob("*.html"))
     assert len(templates) > 15
-    problems = [f"{path.relative_to(ROOT)}: {what}" for path in templates
-                for what, pattern in TAG_PROBLEMS.items() if pattern.search(path.read_text())]  # fmt: skip
+    problems = [
+        f"{path.relative_to(ROOT)}: {what}"
+        for path in templates
+        for what, pattern in TAG_PROBLEMS.items()
+        if pattern.search(path.read_text())
+    ]
     assert problems == []
     # The patterns find what they look for (a test that cannot fail is a defect).
-    for sample in ('<script>alert(1)</script>', '<style>p {}</style>', '<p style="x">', '<a onclick="x">',
-                   '<a href="javascript:void(0)">'):  # fmt: skip
+    for sample in (
+        "<script>alert(1)</script>",
+        "<style>p {}</style>",
+        '<p style="x">',
+        '<a onclick="x">',
+        '<a href="javascript:void(0)">',
+    ):
         assert any(pattern.search(sample) for pattern in TAG_PROBLEMS.values()), sample
     assert not any(
         pattern.search('<script src="/static/service/site.js"></script>') for pattern in TAG_PROBLEMS.values()
@@ -136,8 +185,11 @@ def test_no_template_holds_inline_script_or_style():
 
 
 def test_every_static_file_a_template_names_exists():
-    named = {match for path in TEMPLATES.rglob("*.html")
-             for match in re.findall(r"""{% static ['"]([^'"]+)['"] %}""", path.read_text())}  # fmt: skip
+    named = {
+        match
+        for path in TEMPLATES.rglob("*.html")
+        for match in re.findall(r"""{% static ['"]([^'"]+)['"] %}""", path.read_text())
+    }
     assert {"service/site.css", "service/marking.js", "vendor/htmx.org/htmx.min.js"} <= named
     assert [name for name in named if not (STATIC / name).is_file()] == []
 
@@ -157,10 +209,19 @@ def test_the_deep_linking_answer_posts_to_the_platform_by_a_static_script(platfo
 
 
 def test_a_deep_linking_return_address_that_is_not_http_is_refused(platform):
-    settings = {"deep_link_return_url": "javascript:alert(1)//", "accept_types": ["ltiResourceLink"],
-                "accept_presentation_document_targets": ["window"]}  # fmt: skip
-    chooser = test_lti.launch(Client(), platform, "teacher-csp-2", [INSTRUCTOR], message_type="LtiDeepLinkingRequest",
-                              extra={DEEP_LINKING_SETTINGS: settings})  # fmt: skip
+    settings = {
+        "deep_link_return_url": "javascript:alert(1)//",
+        "accept_types": ["ltiResourceLink"],
+        "accept_presentation_document_targets": ["window"],
+    }
+    chooser = test_lti.launch(
+        Client(),
+        platform,
+        "teacher-csp-2",
+        [INSTRUCTOR],
+        message_type="LtiDeepLinkingRequest",
+        extra={DEEP_LINKING_SETTINGS: settings},
+    )
     launch_id = re.search(r'name="launch_id" value="([^"]+)"', chooser.content.decode()).group(1)
     answer = Client().post("/lti/deep-link/", {"launch_id": launch_id, "assignment": test_lti.ASSIGNMENT})
     assert answer.status_code == 400 and "not an http(s) address" in answer.content.decode()
@@ -311,13 +372,19 @@ def test_every_page_works_in_the_browser_under_the_policy(served, tmp_path):
 
             staff = Watched(browser)
             sign_in(staff, url, "instructor", passwords["instructor"])
-            for path, heading in (("/assignments/", "Assignments"), ("/assignments/sequences-and-attention/", ""),
-                                  ("/staff/roster/", "Roster"), ("/staff/platforms/", "Course platforms"),
-                                  ("/staff/gradebook/", "Gradebook"), ("/staff/reviews/", "Review requests"),
-                                  ("/staff/exports/", "Grade files"), ("/staff/exams/", "Exams"),
-                                  ("/staff/marking/attention-not-explanation/", "Hand grading"),
-                                  ("/staff/similarity/sequences-and-attention/?threshold=0.1", "Similarity"),
-                                  (f"{first.removeprefix(url)}", "submission")):  # fmt: skip
+            for path, heading in (
+                ("/assignments/", "Assignments"),
+                ("/assignments/sequences-and-attention/", ""),
+                ("/staff/roster/", "Roster"),
+                ("/staff/platforms/", "Course platforms"),
+                ("/staff/gradebook/", "Gradebook"),
+                ("/staff/reviews/", "Review requests"),
+                ("/staff/exports/", "Grade files"),
+                ("/staff/exams/", "Exams"),
+                ("/staff/marking/attention-not-explanation/", "Hand grading"),
+                ("/staff/similarity/sequences-and-attention/?threshold=0.1", "Similarity"),
+                (f"{first.removeprefix(url)}", "submission"),
+            ):
                 staff.visit(url + path, heading)
             staff.visit(f"{url}/staff/statistics/sequences-and-attention/", "Statistics")
             for chart in staff.page.locator("img.chart").all():  # PNGs of the site's own: img-src 'self'
@@ -423,10 +490,15 @@ def test_the_lti_pages_work_in_the_browser_under_the_policy(served, tmp_path):
                 staff = Watched(browser)
                 sign_in(staff, url, "instructor", passwords["instructor"])
                 staff.visit(f"{url}/staff/platforms/", "Course platforms")
-                for field, value in (("name", "Test LMS"), ("issuer", lms.issuer), ("client_id", lms.client_id),
-                                     ("deployment_ids", lms.deployment_id), ("auth_url", authorization.address),
-                                     ("token_url", lms.endpoints["token_url"]),
-                                     ("keyset_url", lms.endpoints["keyset_url"])):  # fmt: skip
+                for field, value in (
+                    ("name", "Test LMS"),
+                    ("issuer", lms.issuer),
+                    ("client_id", lms.client_id),
+                    ("deployment_ids", lms.deployment_id),
+                    ("auth_url", authorization.address),
+                    ("token_url", lms.endpoints["token_url"]),
+                    ("keyset_url", lms.endpoints["keyset_url"]),
+                ):
                     staff.page.fill(f"input[name={field}]", value)
                 staff.page.get_by_role("button", name="Register").click()
                 expect(staff.page.locator("h2", has_text="Test LMS")).to_be_visible()
@@ -440,8 +512,13 @@ def test_the_lti_pages_work_in_the_browser_under_the_policy(served, tmp_path):
                     route.fulfill(content_type="text/html", body="<h1>Placed</h1>")
 
                 page.route(f"{lms.base}/deep-link-return", deep_link_return)
-                query = {"iss": lms.issuer, "login_hint": "teacher-9", "target_link_uri": f"{url}/lti/launch/",
-                         "lti_message_hint": "m1", "client_id": lms.client_id}  # fmt: skip
+                query = {
+                    "iss": lms.issuer,
+                    "login_hint": "teacher-9",
+                    "target_link_uri": f"{url}/lti/launch/",
+                    "lti_message_hint": "m1",
+                    "client_id": lms.client_id,
+                }
                 login = page.goto(f"{url}/lti/login/?" + str(httpx.QueryParams(query)))
                 assert login is not None and login.status == 200
                 assert policy_of(login.headers) == expected_policy("lti-login")
@@ -454,7 +531,10 @@ def test_the_lti_pages_work_in_the_browser_under_the_policy(served, tmp_path):
                 assert len(returned) == 1 and returned[0].count(".") == 2  # the signed answer, a JWT
                 claims = json.loads(base64.urlsafe_b64decode(returned[0].split(".")[1] + "=="))
                 (item,) = claims["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"]
-                assert item["custom"] == {"assignment": test_lti.ASSIGNMENT, "canvas_assignment_id": "$Canvas.assignment.id"}
+                assert item["custom"] == {
+                    "assignment": test_lti.ASSIGNMENT,
+                    "canvas_assignment_id": "$Canvas.assignment.id",
+                }
                 assert teacher.violations == [] and teacher.console == []
             finally:
                 browser.close()

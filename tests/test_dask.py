@@ -70,10 +70,24 @@ def _foreign_worker(address: str, folder: Path) -> tuple[subprocess.Popen, Path]
     env["PYTHONPATH"] = os.pathsep.join(site.getsitepackages())
     with log.open("wb") as output:
         worker = subprocess.Popen(
-            [sys.executable, "-S", "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
-             "--no-dashboard", "--no-nanny", "--death-timeout", "60"],
-            cwd=folder, env=env, stdout=output, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-S",
+                "-m",
+                "distributed.cli.dask_worker",
+                address,
+                "--nthreads",
+                "1",
+                "--no-dashboard",
+                "--no-nanny",
+                "--death-timeout",
+                "60",
+            ],
+            cwd=folder,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
     return worker, log
 
 
@@ -87,8 +101,9 @@ def _joined(client: Client, worker: subprocess.Popen, log: Path, before: set[str
         if worker.poll() is not None:
             pytest.fail(f"the worker from another environment exited ({worker.returncode}): {log.read_text()[-2000:]}")
         time.sleep(0.2)
-    pytest.fail(f"the worker from another environment did not join in {WORKERS_START_SECONDS} s: "
-                f"{log.read_text()[-2000:]}")  # fmt: skip
+    pytest.fail(
+        f"the worker from another environment did not join in {WORKERS_START_SECONDS} s: {log.read_text()[-2000:]}"
+    )
 
 
 def _stop(worker: subprocess.Popen) -> None:
@@ -103,8 +118,12 @@ def _stop(worker: subprocess.Popen) -> None:
 @pytest.fixture(scope="module")
 def pair():
     """Two workers in this process, both joined (none of the fault tests' killed and restarted ones)."""
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
-                      dashboard_address=None) as local, Client(local) as client:  # fmt: skip
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None
+        ) as local,
+        Client(local) as client,
+    ):
         _wait_for_workers(client, 2)
         yield client
 
@@ -113,8 +132,10 @@ def pair():
 def foreign_cluster(tmp_path_factory):
     """A scheduler (this process's) whose only worker runs where the project is not installed:
     (a client, the worker's address)."""
-    with LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None) as local, \
-            Client(local) as client:  # fmt: skip
+    with (
+        LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None) as local,
+        Client(local) as client,
+    ):
         worker, log = _foreign_worker(local.scheduler_address, tmp_path_factory.mktemp("foreign"))
         try:
             yield client, _joined(client, worker, log, set())
@@ -147,9 +168,13 @@ def test_a_worker_killed_mid_job_is_rescheduled_and_recorded_once(cluster, tmp_p
     submissions = _submissions(tmp_path, ["ada", "alan", "grace"])
     out = tmp_path / "out"
     result = grade_into_gradebook(
-        assignment, submissions, out, GradeOptions(reference="numpy"), executor=cluster.get_executor(pure=False),
+        assignment,
+        submissions,
+        out,
+        GradeOptions(reference="numpy"),
+        executor=cluster.get_executor(pure=False),
         job=dask_jobs.dies_once,
-    ).batch  # fmt: skip
+    ).batch
     assert result.failed == []
     assert all((tmp_path / "submissions" / f"{s}.died").exists() for s in ("ada", "alan", "grace"))  # each died once
     assert sorted((r.student, r.score) for r in result.reports) == [("ada", 10), ("alan", 10), ("grace", 10)]
@@ -161,9 +186,13 @@ def test_a_job_that_kills_every_worker_ends_as_an_error_and_the_batch_goes_on(cl
     submissions = _submissions(tmp_path, ["honest", "poison", "steady"])
     out = tmp_path / "out"
     result = grade_into_gradebook(
-        assignment, submissions, out, GradeOptions(reference="numpy"), executor=cluster.get_executor(pure=False),
+        assignment,
+        submissions,
+        out,
+        GradeOptions(reference="numpy"),
+        executor=cluster.get_executor(pure=False),
         job=dask_jobs.poison_for("poison"),
-    ).batch  # fmt: skip
+    ).batch
     assert result.failed == ["poison"]
     assert sorted(r.student for r in result.reports) == ["honest", "steady"]
     report = (out / "poison.json").read_text()
@@ -174,8 +203,20 @@ def test_a_job_that_kills_every_worker_ends_as_an_error_and_the_batch_goes_on(cl
 def test_the_grader_killed_mid_batch_loses_nothing_and_a_rerun_finishes(cluster, tmp_path):
     _submissions(tmp_path, [f"student{n}" for n in range(8)])
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(tmp_path / "submissions"),
-               "--out", str(out), "--reference", "numpy", "--scheduler", cluster.scheduler.address]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        "sequences-and-attention",
+        str(tmp_path / "submissions"),
+        "--out",
+        str(out),
+        "--reference",
+        "numpy",
+        "--scheduler",
+        cluster.scheduler.address,
+    ]
     grader = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not list(out.glob("student*.feedback.txt")):
@@ -227,8 +268,9 @@ def test_the_services_worker_grades_its_queue_on_the_cluster(cluster):
     row = Student.objects.create(student_id=name, on_roster=True)
     spec = load_assignment(ASSIGNMENTS / "sequences-and-attention")
     job = store(state(), row, spec, "mine.py", (KNOWN / "correct_vectorised.py").read_bytes())
-    run_worker(course(), state(), GradeOptions(jobs=1, reference="numpy"), once=True,
-               executor=cluster.get_executor(pure=False))  # fmt: skip
+    run_worker(
+        course(), state(), GradeOptions(jobs=1, reference="numpy"), once=True, executor=cluster.get_executor(pure=False)
+    )
     job.refresh_from_db()
     assert job.state == Job.GRADED and job.submission is not None
     assert sum(result.score for result in job.submission.results.all()) == 10
@@ -241,10 +283,25 @@ def test_a_cluster_whose_workers_lack_the_project_is_refused_in_one_line_before_
     _submissions(tmp_path, ["ada", "alan"])
     out = tmp_path / "out"
     graded = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(tmp_path / "submissions"),
-         "--out", str(out), "--reference", "numpy", "--scheduler", client.scheduler.address],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "sequences-and-attention",
+            str(tmp_path / "submissions"),
+            "--out",
+            str(out),
+            "--reference",
+            "numpy",
+            "--scheduler",
+            client.scheduler.address,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert graded.returncode == 2, graded.stderr
     assert graded.stderr.splitlines() == [f"autograder: {_lacks_the_grader(client.scheduler.address, worker)}"]
     assert graded.stdout == "" and not out.exists()  # no report, no gradebook
@@ -263,8 +320,12 @@ def test_the_services_worker_refuses_such_a_cluster_in_one_line_and_leaves_the_q
     env = {name: value for name, value in os.environ.items() if name != "AUTOGRADER_DATABASE_URL"}
     command = subprocess.run(
         [sys.executable, "-m", "autograder", "--course", str(course_copy), "worker", "--once", "--scheduler", address],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert command.returncode == 2, command.stderr
     assert command.stderr.splitlines() == [f"autograder: {_lacks_the_grader(address, worker)}"]
     assert command.stdout == ""  # not even "0 submissions graded"
@@ -284,9 +345,12 @@ def test_the_services_worker_refuses_such_a_cluster_in_one_line_and_leaves_the_q
 
 def test_a_worker_that_joins_later_and_cannot_grade_is_given_nothing_and_said_once(tmp_path):
     said: list[str] = []
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
-                      dashboard_address=None) as local, \
-            Client(local) as client:  # fmt: skip
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", dashboard_address=None
+        ) as local,
+        Client(local) as client,
+    ):
         _wait_for_workers(client, 1)
         (healthy,) = client.scheduler_info()["workers"]
         address = local.scheduler_address
@@ -299,8 +363,13 @@ def test_a_worker_that_joins_later_and_cannot_grade_is_given_nothing_and_said_on
                     time.sleep(0.1)
                 assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
                 students = ["ada", "alan", "grace", "edsger"]
-                result = grade_batch(assignment, _submissions(tmp_path, students), tmp_path / "out",
-                                     GradeOptions(reference="numpy"), executor=executor)  # fmt: skip
+                result = grade_batch(
+                    assignment,
+                    _submissions(tmp_path, students),
+                    tmp_path / "out",
+                    GradeOptions(reference="numpy"),
+                    executor=executor,
+                )
                 resources = {name: info["resources"] for name, info in client.scheduler_info()["workers"].items()}
             finally:
                 _stop(worker)
@@ -319,18 +388,26 @@ def test_a_worker_that_joins_later_and_cannot_grade_is_given_nothing_and_said_on
 @pytest.mark.parametrize(
     ("change", "problem"),
     [
-        ({"packages": {"numpy": "0.0.1"}},
-         r"has numpy [\d.]+, the submitting side 0\.0\.1; install the same version on both sides "
-         r"\(pip install numpy==0\.0\.1\)"),
-        ({"packages": {"numpy": None, "no_such_course_package": "1.0"}},
-         r"lacks the course's sandbox package no_such_course_package; pip install no_such_course_package==1\.0 there"),
-        ({"grader_version": "0.0.0"},
-         r"runs grader [^,]+, the submitting side 0\.0\.0; install the same version of this project on both sides"),
-        ({"paths": ["/no/such/course"]},
-         r"does not see /no/such/course; share the course folder with every worker, at the same path as on the "
-         r"submitting side"),
+        (
+            {"packages": {"numpy": "0.0.1"}},
+            r"has numpy [\d.]+, the submitting side 0\.0\.1; install the same version on both sides "
+            r"\(pip install numpy==0\.0\.1\)",
+        ),
+        (
+            {"packages": {"numpy": None, "no_such_course_package": "1.0"}},
+            r"lacks the course's sandbox package no_such_course_package; pip install no_such_course_package==1\.0 there",
+        ),
+        (
+            {"grader_version": "0.0.0"},
+            r"runs grader [^,]+, the submitting side 0\.0\.0; install the same version of this project on both sides",
+        ),
+        (
+            {"paths": ["/no/such/course"]},
+            r"does not see /no/such/course; share the course folder with every worker, at the same path as on the "
+            r"submitting side",
+        ),
     ],
-)  # fmt: skip
+)
 def test_every_worker_is_probed_for_what_grading_needs(pair, change, problem):
     """Both workers lack the same thing: the line names the first, the missing piece, the fix, and
     how many more cannot grade."""
@@ -350,8 +427,17 @@ def test_dasks_own_version_mismatch_is_one_line():
 
     class Cluster:  # what probe_cluster first asks of a client: the versions each side runs
         def get_versions(self) -> dict:
-            here = {"packages": {"python": "3.11.7.final.0", "dask": "2026.8.0", "distributed": "2026.8.0",
-                                 "msgpack": "1.2.4", "cloudpickle": "3.1.3", "tornado": "6.6.1", "toolz": "1.2.0"}}  # fmt: skip
+            here = {
+                "packages": {
+                    "python": "3.11.7.final.0",
+                    "dask": "2026.8.0",
+                    "distributed": "2026.8.0",
+                    "msgpack": "1.2.4",
+                    "cloudpickle": "3.1.3",
+                    "tornado": "6.6.1",
+                    "toolz": "1.2.0",
+                }
+            }
             old = {"packages": {**here["packages"], "distributed": "2024.1.0"}}
             return {"client": here, "scheduler": here, "workers": {"tcp://10.0.0.2:4000": old}}
 

@@ -35,10 +35,24 @@ class Served:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(self.port),
-             "--workers", "0", *options],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "autograder",
+                "--course",
+                str(course),
+                "serve",
+                "--port",
+                str(self.port),
+                "--workers",
+                "0",
+                *options,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -80,9 +94,10 @@ class Served:
 
 def _counts(gradebook: Path) -> dict[str, int]:
     with sqlite3.connect(f"file:{gradebook}?mode=ro", uri=True) as connection:
-        return {table: connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-                for table in ("auth_user", "gradebook_student", "gradebook_submission", "gradebook_mark",
-                              "service_job")}  # fmt: skip
+        return {
+            table: connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("auth_user", "gradebook_student", "gradebook_submission", "gradebook_mark", "service_job")
+        }
 
 
 def _passwords(lines: list[str]) -> dict[str, str]:
@@ -125,8 +140,15 @@ def demo(tmp_path_factory) -> Iterator[dict]:
     served = Served(course, "--demo", env=demo_env)
     try:
         lines = served.wait_until_serving(SEEDING_WAIT)
-        yield {"url": served.url, "passwords": _passwords(lines), "lines": lines, "course": course,
-               "env": demo_env, "real_gradebook": real_gradebook, "before": before}  # fmt: skip
+        yield {
+            "url": served.url,
+            "passwords": _passwords(lines),
+            "lines": lines,
+            "course": course,
+            "env": demo_env,
+            "real_gradebook": real_gradebook,
+            "before": before,
+        }
     finally:
         served.stop()
 
@@ -278,8 +300,9 @@ def test_the_demo_folder_is_a_course_of_its_own_with_due_times(tmp_path):
         spec = course_assignment(copied, name)
         assert spec.due == dues[name] < now and spec.late_penalty == "10% per day"
         assert spec.folder.resolve().is_relative_to(folder.resolve())  # its own copy, references included
-        assert all(path.is_file() and path.resolve().is_relative_to(folder.resolve())
-                   for path in spec.reference_paths.values())  # fmt: skip
+        assert all(
+            path.is_file() and path.resolve().is_relative_to(folder.resolve()) for path in spec.reference_paths.values()
+        )
         assert [q.id for q in spec.questions] == [q.id for q in course_assignment(course, name).questions]
     assert copied.lesson_folders == [path.resolve() for path in course.lesson_folders]
     assert (folder / "DEMO.txt").is_file()
@@ -300,9 +323,22 @@ def test_a_manifests_own_due_time_and_policy_give_way_to_the_demos():
 def test_the_demo_refuses_a_database_url_in_one_line(tmp_path):
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
     refused = subprocess.run(
-        [sys.executable, "-m", "autograder", "--course", str(ROOT), "serve", "--demo", "--database-url",
-         "postgresql://nobody@127.0.0.1:1/nowhere"], capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "--course",
+            str(ROOT),
+            "serve",
+            "--demo",
+            "--database-url",
+            "postgresql://nobody@127.0.0.1:1/nowhere",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert refused.returncode == 2
     assert refused.stderr.strip() == (
         "autograder: --demo keeps its own gradebook in the demo's folder; leave out --database-url"

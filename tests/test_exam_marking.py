@@ -29,8 +29,14 @@ def exam(tmp_path, monkeypatch):
     folder = tmp_path / "exams" / "midterm"
     folder.parent.mkdir()
     # A title of its own: the service's database is shared by the run's tests, and marks are by title.
-    build_exam(ROOT / "docs" / "walkthrough" / "roster.csv", folder, seed=4, lessons=[LESSON_DATA], open_questions=2,
-               title=f"Midterm {uuid.uuid4().hex[:8]}")  # fmt: skip
+    build_exam(
+        ROOT / "docs" / "walkthrough" / "roster.csv",
+        folder,
+        seed=4,
+        lessons=[LESSON_DATA],
+        open_questions=2,
+        title=f"Midterm {uuid.uuid4().hex[:8]}",
+    )
     module = course().modules[0].model_copy(update={"exams": [str(folder)]})
     listed = course().model_copy(update={"modules": [module]})
     monkeypatch.setattr(exam_marking, "course", lambda: listed)

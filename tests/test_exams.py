@@ -271,9 +271,18 @@ def test_question_bank_covers_every_objective_with_well_formed_checks():
     objectives = {raw["objective"] for raw in json.loads(bank_file.read_text())["checks"]}
     # the module's topics the issue lists: recurrence's limits, weighted average, sqrt(d), self vs
     # cross attention, heads, order and positional encoding, quadratic cost, maps are not explanations
-    assert {"recurrence-path-length", "recurrence-parallelism", "attention-weighted-average", "scaling-sqrt-d",
-            "self-vs-cross-attention", "multi-head", "permutation-equivariance", "positional-encoding",
-            "quadratic-cost", "map-not-explanation"} <= objectives  # fmt: skip
+    assert {
+        "recurrence-path-length",
+        "recurrence-parallelism",
+        "attention-weighted-average",
+        "scaling-sqrt-d",
+        "self-vs-cross-attention",
+        "multi-head",
+        "permutation-equivariance",
+        "positional-encoding",
+        "quadratic-cost",
+        "map-not-explanation",
+    } <= objectives
     assert len({check.correct_index for check in checks}) == 4  # the right answer is not always in one place
 
 
@@ -392,9 +401,12 @@ def test_open_questions_marked_by_hand_count_in_the_scores(course, tmp_path, ros
     responses = _responses(tmp_path, answers, 5)
     assert course("exam", "grade", exam, responses, "--out", results, "--gradebook", book).code == 0
     scores = {row["student_id"]: row for row in csv.DictReader((results / "scores.csv").open())}
-    assert (scores["s001"]["correct"], scores["s001"]["marked"], scores["s001"]["score"], scores["s001"]["max_score"]) == (
-        "3", "1.5", "4.5", "5"
-    )  # fmt: skip
+    assert (
+        scores["s001"]["correct"],
+        scores["s001"]["marked"],
+        scores["s001"]["score"],
+        scores["s001"]["max_score"],
+    ) == ("3", "1.5", "4.5", "5")
     assert (scores["s002"]["marked"], scores["s002"]["score"]) == ("0", "3")
     feedback = (results / "feedback" / "s001.md").read_text()
     assert "Marked by hand: 0.5 of 1." in feedback and "half of it" in feedback and "Total: 4.5 of 5" in feedback

@@ -23,8 +23,15 @@ from .conftest import JSON_LESSON, LESSON_DATA, ROOT, SHARED
 FIXTURE = ROOT / "tests" / "fixtures" / "tricky-checks.lesson.json"
 SOURCES = [JSON_LESSON, FIXTURE]
 BANK = LESSON_DATA / "module-10-question-bank.lesson.json"
-SUFFIX = {"qti12": "zip", "qti21": "zip", "moodle": "xml", "gift": "gift", "olx": "tar.gz", "olx-library": "tar.gz",
-          "json": "json"}  # fmt: skip
+SUFFIX = {
+    "qti12": "zip",
+    "qti21": "zip",
+    "moodle": "xml",
+    "gift": "gift",
+    "olx": "tar.gz",
+    "olx-library": "tar.gz",
+    "json": "json",
+}
 SCHEMAS = SHARED / "schemas"
 needs_shared = pytest.mark.skipif(
     not SCHEMAS.is_dir(), reason="../shared/schemas is absent: the IMS schemas cannot be read"
@@ -51,9 +58,13 @@ def _expected_checks():
     """Every check as a student sees it: stem, options in display order, feedback."""
     lessons = [lesson for lesson in load_catalog(SOURCES).lessons if lesson.checks]
     return [
-        (check.stem.markdown(), [(o.text.markdown(), o.correct, o.tempting.markdown() if o.tempting else None) for o in check.displayed()])
-        for lesson in lessons for check in lesson.checks
-    ]  # fmt: skip
+        (
+            check.stem.markdown(),
+            [(o.text.markdown(), o.correct, o.tempting.markdown() if o.tempting else None) for o in check.displayed()],
+        )
+        for lesson in lessons
+        for check in lesson.checks
+    ]
 
 
 @pytest.fixture(scope="session")

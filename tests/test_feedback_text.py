@@ -16,8 +16,11 @@ from autograder.suite import hidden_suite
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .fake_runner import InProcessRunner
 
-SUITES = [ASSIGNMENTS / "sequences-and-attention", ASSIGNMENTS / "attention-not-explanation",
-          ROOT / "course" / "skeleton" / "assignments" / "example"]  # fmt: skip
+SUITES = [
+    ASSIGNMENTS / "sequences-and-attention",
+    ASSIGNMENTS / "attention-not-explanation",
+    ROOT / "course" / "skeleton" / "assignments" / "example",
+]
 
 
 def _starts_a_sentence(text: str, functions: set[str]) -> bool:

@@ -50,12 +50,24 @@ def course() -> Iterator[dict]:
             latest = Submission.objects.filter(student__student_id=seeded.students[0], assignment__name=name)
             submission = latest.order_by("-id").first()
             assert submission is not None
-            jobs[name] = Job.objects.create(student=submission.student, assignment=name, file=submission.file,
-                                            original_name="answers.ipynb", size=1, sha256=submission.sha256,
-                                            state=Job.GRADED, submission=submission)  # fmt: skip
+            jobs[name] = Job.objects.create(
+                student=submission.student,
+                assignment=name,
+                file=submission.file,
+                original_name="answers.ipynb",
+                size=1,
+                sha256=submission.sha256,
+                state=Job.GRADED,
+                submission=submission,
+            )
         student = jobs[GRADED].student
-        yield {"students": seeded.students, "jobs": jobs, "student": _client(Member.STUDENT, student),
-               "ta": _client(Member.TA), "instructor": _client(Member.INSTRUCTOR)}  # fmt: skip
+        yield {
+            "students": seeded.students,
+            "jobs": jobs,
+            "student": _client(Member.STUDENT, student),
+            "ta": _client(Member.TA),
+            "instructor": _client(Member.INSTRUCTOR),
+        }
         transaction.set_rollback(True)
 
 
@@ -85,8 +97,9 @@ def test_an_override_refuses_a_score_that_is_no_number_and_an_unknown_question(c
     job = course["jobs"][GRADED]
     ta = course["ta"]
     for score in ("nan", "inf", "abc", "-1", "99"):
-        page = ta.post(f"/staff/override/{job.id}/", {"question": "softmax", "score": score, "reason": "why"},
-                       follow=True)  # fmt: skip
+        page = ta.post(
+            f"/staff/override/{job.id}/", {"question": "softmax", "score": score, "reason": "why"}, follow=True
+        )
         assert page.status_code == 200, score
         assert "give a score between 0 and 2, and the reason the student will read" in text_of(page), score
     without_reason = ta.post(f"/staff/override/{job.id}/", {"question": "softmax", "score": "1"}, follow=True)
@@ -161,8 +174,11 @@ def test_a_rubric_item_with_points_that_are_no_number_is_refused(course):
     ta = course["ta"]
     before = RubricEdit.objects.count()
     for points in ("", "abc", "1e999", "nan"):
-        page = ta.post(f"/staff/rubric/{HAND}/written/", {"text": "a new item", "points": points,
-                                                          "back": "//elsewhere.example/"}, follow=True)  # fmt: skip
+        page = ta.post(
+            f"/staff/rubric/{HAND}/written/",
+            {"text": "a new item", "points": points, "back": "//elsewhere.example/"},
+            follow=True,
+        )
         assert page.status_code == 200 and "an item's points are a number" in text_of(page), points
         assert page.redirect_chain[0][0] == f"/staff/marking/{HAND}/", points
     assert RubricEdit.objects.count() == before
@@ -209,9 +225,18 @@ def test_the_roster_and_the_hand_in_pages_refuse_a_missing_or_too_large_file(cou
 
 
 def test_the_platforms_form_is_refused_with_the_field_named(course):
-    page = course["instructor"].post("/staff/platforms/", {"name": "LMS", "issuer": "not a url", "client_id": "c",
-                                                           "deployment_ids": ",,,", "auth_url": "x", "token_url": "y",
-                                                           "keyset_url": "z"})  # fmt: skip
+    page = course["instructor"].post(
+        "/staff/platforms/",
+        {
+            "name": "LMS",
+            "issuer": "not a url",
+            "client_id": "c",
+            "deployment_ids": ",,,",
+            "auth_url": "x",
+            "token_url": "y",
+            "keyset_url": "z",
+        },
+    )
     assert page.status_code == 400
     assert "issuer" in text_of(page).lower()
     assert 'value="not a url"' in page.content.decode()  # the form shown again as it was filled
@@ -219,9 +244,16 @@ def test_the_platforms_form_is_refused_with_the_field_named(course):
 
 @pytest.mark.parametrize(
     ("path", "expected"),
-    [("/staff/gradebook/x/", "/staff/gradebook/x/"), ("/submissions/3/?a=b", "/submissions/3/?a=b"),
-     ("//elsewhere.example/", ""), ("/\\elsewhere.example", ""), ("https://elsewhere.example/", ""),
-     ("javascript:alert(1)", ""), ("staff/", ""), ("", "")],
-)  # fmt: skip
+    [
+        ("/staff/gradebook/x/", "/staff/gradebook/x/"),
+        ("/submissions/3/?a=b", "/submissions/3/?a=b"),
+        ("//elsewhere.example/", ""),
+        ("/\\elsewhere.example", ""),
+        ("https://elsewhere.example/", ""),
+        ("javascript:alert(1)", ""),
+        ("staff/", ""),
+        ("", ""),
+    ],
+)
 def test_a_page_to_go_back_to_is_one_of_this_site(path, expected):
     assert forms.SitePath().clean(path) == expected

@@ -31,7 +31,7 @@ START = datetime(2026, 11, 1, 9, tzinfo=UTC)
 
 
 @contextmanager
-def opened(database) -> Iterator[Gradebook]:  # noqa: F811
+def opened(database) -> Iterator[Gradebook]:
     option, where = database
     url = where if option == "--database-url" else None
     with Gradebook.open(None if url else Path(where), url) as book:
@@ -47,14 +47,31 @@ def hand_in(book: Gradebook, spec, student: str, share: float, hours_after_start
     """A graded submission as grading records it: each question ``share`` of its points."""
     row = book.run(lambda: book.sync_assignment(spec))
     at = START + timedelta(hours=hours_after_start)
-    questions = [QuestionResult(id=q.id, title=q.title, score=q.points * share, max_score=q.points,
-                                status="passed" if share == 1 else "failed", feedback="")
-                 for q in spec.questions]  # fmt: skip
+    questions = [
+        QuestionResult(
+            id=q.id,
+            title=q.title,
+            score=q.points * share,
+            max_score=q.points,
+            status="passed" if share == 1 else "failed",
+            feedback="",
+        )
+        for q in spec.questions
+    ]
     report = Report(
-        student=student, assignment=spec.name, score=sum(q.score for q in questions), max_score=spec.max_score,
-        questions=questions, submission="", sha256=f"{student}-{share}-{hours_after_start}", reference="numpy",
-        sandbox="test", graded_at=at.isoformat(), grader_version="test", submitted_at=at.isoformat(),
-    )  # fmt: skip
+        student=student,
+        assignment=spec.name,
+        score=sum(q.score for q in questions),
+        max_score=spec.max_score,
+        questions=questions,
+        submission="",
+        sha256=f"{student}-{share}-{hours_after_start}",
+        reference="numpy",
+        sandbox="test",
+        graded_at=at.isoformat(),
+        grader_version="test",
+        submitted_at=at.isoformat(),
+    )
     book.run(lambda: record_report(book, row, report))
 
 
@@ -62,7 +79,7 @@ def finals(book: Gradebook, spec) -> dict[str, float | None]:
     return {g.student_id: g.final_score for g in current_grades(book, spec, everyone=True, detail=False)}
 
 
-def test_each_kind_of_write_shows_on_the_next_read_never_a_stale_table(database, tmp_path):  # noqa: F811
+def test_each_kind_of_write_shows_on_the_next_read_never_a_stale_table(database, tmp_path):
     from gradebook.extensions import extend
     from gradebook.models import Mark, Result, Student, Submission
     from gradebook.roster import import_roster
@@ -96,10 +113,19 @@ def test_each_kind_of_write_shows_on_the_next_read_never_a_stale_table(database,
         def override() -> None:
             latest = book.objects(Submission).filter(student__student_id="bob").order_by("-submitted_at").first()
             book.objects(Mark).update_or_create(
-                student=latest.student, assignment=latest.assignment, question_id=spec.questions[0].id,
-                defaults={"submission": latest, "score": 0.0, "comment": "copied", "rubric": [], "adjustment": 0.0,
-                          "marked_at": datetime.now(UTC), "marked_by": "ta"},
-            )  # fmt: skip
+                student=latest.student,
+                assignment=latest.assignment,
+                question_id=spec.questions[0].id,
+                defaults={
+                    "submission": latest,
+                    "score": 0.0,
+                    "comment": "copied",
+                    "rubric": [],
+                    "adjustment": 0.0,
+                    "marked_at": datetime.now(UTC),
+                    "marked_by": "ta",
+                },
+            )
 
         book.run(override)
         bob = full - spec.questions[0].points
@@ -112,8 +138,10 @@ def test_each_kind_of_write_shows_on_the_next_read_never_a_stale_table(database,
         import_roster(book, roster)
         grades = current_grades(book, spec, everyone=True, detail=False)
         assert [(g.student_id, g.name, g.final_score) for g in grades] == [
-            ("ann", "Ann Smith", full), ("bob", "", bob), ("cy", "Cy", None)
-        ]  # fmt: skip
+            ("ann", "Ann Smith", full),
+            ("bob", "", bob),
+            ("cy", "Cy", None),
+        ]
 
         # ... a bulk update, which no model's signal sees (the database's trigger does) ...
         book.objects(Result).filter(submission__student__student_id="ann").update(score=0)
@@ -172,8 +200,10 @@ def test_the_staff_pages_show_a_new_grade_a_mark_and_a_roster_change_on_the_next
         question = next(q for q in hand.questions if q.manual)
         index = ta.get(f"/staff/marking/{HAND}/").content.decode()
         assert re.search(rf"<td>20</td><td>{len(waiting)}</td>", index)
-        saved = ta.post(f"/staff/marking/{HAND}/{question.id}/{answer.id}/",
-                        {"rubric": [question.rubric[0].id], "adjustment": "0", "comment": "good", "then": "stay"})  # fmt: skip
+        saved = ta.post(
+            f"/staff/marking/{HAND}/{question.id}/{answer.id}/",
+            {"rubric": [question.rubric[0].id], "adjustment": "0", "comment": "good", "then": "stay"},
+        )
         assert saved.status_code == 302
         assert rows(ta.get(f"/staff/gradebook/{HAND}/?show=hand").content.decode()) == waiting[1:]
         index = ta.get(f"/staff/marking/{HAND}/").content.decode()
@@ -212,8 +242,7 @@ def test_the_triggers_come_back_after_a_migration_rebuilds_a_table(tmp_path):
             cursor.execute("DROP TRIGGER gradebook_student_update_version")
         from django.core.management import call_command
 
-        call_command("migrate", "gradebook", database=book.alias, verbosity=0, interactive=False,
-                     stdout=io.StringIO())  # fmt: skip
+        call_command("migrate", "gradebook", database=book.alias, verbosity=0, interactive=False, stdout=io.StringIO())
         book.objects(Student).create(student_id="ann")
         before = data_version(book)
         book.objects(Student).filter(student_id="ann").update(name="Ann")

@@ -35,10 +35,28 @@ def cli(capsys, *args) -> tuple[int, str, str]:
 
 def grade(folder: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
     completed = subprocess.run(
-        [sys.executable, "-m", "autograder", "--course", str(ROOT), "grade", ASSIGNMENT, str(folder), "--out", str(out),
-         "--reference", "numpy", "--jobs", "2", *options],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "--course",
+            str(ROOT),
+            "grade",
+            ASSIGNMENT,
+            str(folder),
+            "--out",
+            str(out),
+            "--reference",
+            "numpy",
+            "--jobs",
+            "2",
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert "Traceback" not in completed.stderr
     return completed
 
@@ -97,9 +115,11 @@ def test_hand_grading_from_a_sheet_on_every_database(tmp_path, capsys, database)
 
     filled = tmp_path / "filled.csv"
     fill(
-        sheet, filled, {("alice", "written"): ("2.5", "=good, but no baseline"), ("bob", "written"): ("4", "too many")},
+        sheet,
+        filled,
+        {("alice", "written"): ("2.5", "=good, but no baseline"), ("bob", "written"): ("4", "too many")},
         extra=[{"student": "nobody", "score": "1"}, {"question": "top_pairs", "score": "1"}],
-    )  # fmt: skip
+    )
     code, said, err = cli(capsys, "marks", "import", ASSIGNMENT, filled, "--reports", out, *database)
     assert code == 1
     assert "1 marks recorded" in said and "3 rows refused" in said
@@ -136,8 +156,10 @@ def test_hand_grading_from_a_sheet_on_every_database(tmp_path, capsys, database)
     cli(capsys, "marks", "export", ASSIGNMENT, "--out", sheet, *database)
     alice_row = read_csv(sheet)[0]
     assert (alice_row["status"], alice_row["marked_score"], alice_row["marked_comment"]) == (
-        "marked", "2.5", "'=good, but no baseline"
-    )  # fmt: skip
+        "marked",
+        "2.5",
+        "'=good, but no baseline",
+    )
 
 
 @pytest.mark.slow
@@ -160,8 +182,9 @@ def test_a_mark_follows_its_submission_and_is_flagged_when_the_answer_changes(tm
 
     # A new submission with the same written answer (the code changed) keeps it, unflagged.
     source = json.loads(notebook.read_text())
-    source["cells"].append({"cell_type": "code", "metadata": {}, "source": "# tidied", "outputs": [],
-                            "execution_count": None})  # fmt: skip
+    source["cells"].append(
+        {"cell_type": "code", "metadata": {}, "source": "# tidied", "outputs": [], "execution_count": None}
+    )
     notebook.write_text(json.dumps(source))
     assert grade(folder, out, *book).returncode == 0
     cli(capsys, "marks", "export", ASSIGNMENT, "--out", sheet, *book)
@@ -173,8 +196,10 @@ def test_a_mark_follows_its_submission_and_is_flagged_when_the_answer_changes(tm
     cli(capsys, "marks", "export", ASSIGNMENT, "--out", sheet, *book)
     row = read_csv(sheet)[0]
     assert (row["status"], row["marked_score"], "A different answer altogether." in row["answer"]) == (
-        "answer changed since marked", "3", True
-    )  # fmt: skip
+        "answer changed since marked",
+        "3",
+        True,
+    )
     assert "answer changed since marked" in (out / "carol.feedback.txt").read_text()
     fill(sheet, filled, {("carol", "written"): ("1", "less convincing")})
     assert cli(capsys, "marks", "import", ASSIGNMENT, filled, "--reports", out, *book)[0] == 0
@@ -229,16 +254,21 @@ def test_canvas_columns_carry_the_assignment_id_where_it_is_known(tmp_path, caps
     assert cli(capsys, "roster", "import", _roster(tmp_path), *book)[0] == 0
     assignment = _assignment_with(tmp_path, "canvas_assignment_id = 4321")
     out = tmp_path / "canvas.csv"
-    code, said, err = cli(capsys, "grades", "export", assignment, "sequences-and-attention", "--format", "canvas",
-                          "--out", out, *book)  # fmt: skip
+    code, said, err = cli(
+        capsys, "grades", "export", assignment, "sequences-and-attention", "--format", "canvas", "--out", out, *book
+    )
     assert code == 0 and said == f"{out}: 3 students, 2 assignments\n"
     header = next(csv.reader(out.open(encoding="utf-8")))
-    assert header[5:] == ["Module 10 assignment: attention is not an explanation (4321)",
-                          "Module 10 notebook: attention built by hand"]  # fmt: skip
-    assert err == ("warning: Canvas matches 1 column(s) by title only, and makes a new assignment where no title is "
-                   "the same: Module 10 notebook: attention built by hand (set canvas_assignment_id in "
-                   "assignment.toml, or launch it once from a link placed in Canvas by deep linking, to match by "
-                   "id)\n")  # fmt: skip
+    assert header[5:] == [
+        "Module 10 assignment: attention is not an explanation (4321)",
+        "Module 10 notebook: attention built by hand",
+    ]
+    assert err == (
+        "warning: Canvas matches 1 column(s) by title only, and makes a new assignment where no title is "
+        "the same: Module 10 notebook: attention built by hand (set canvas_assignment_id in "
+        "assignment.toml, or launch it once from a link placed in Canvas by deep linking, to match by "
+        "id)\n"
+    )
     code, said, err = cli(capsys, "grades", "export", assignment, "--format", "canvas", "--out", out, *book)
     assert (code, err) == (0, "")  # every column matched by id, every student by their ids
 
@@ -246,8 +276,18 @@ def test_canvas_columns_carry_the_assignment_id_where_it_is_known(tmp_path, caps
 @pytest.mark.parametrize("value", ['"4321"', "43.5", "0", "true"])
 def test_a_canvas_assignment_id_that_is_not_a_whole_number_is_one_line_naming_the_file(tmp_path, capsys, value):
     assignment = _assignment_with(tmp_path, f"canvas_assignment_id = {value}")
-    code, said, err = cli(capsys, "grades", "export", assignment, "--format", "canvas", "--out", tmp_path / "c.csv",
-                          "--gradebook", tmp_path / "gradebook.db")  # fmt: skip
+    code, said, err = cli(
+        capsys,
+        "grades",
+        "export",
+        assignment,
+        "--format",
+        "canvas",
+        "--out",
+        tmp_path / "c.csv",
+        "--gradebook",
+        tmp_path / "gradebook.db",
+    )
     assert (code, said) == (2, "")
     assert err.startswith(f"autograder: {assignment / 'assignment.toml'}: canvas_assignment_id: Input should be ")
     assert len(err.splitlines()) == 1 and not (tmp_path / "c.csv").exists()
@@ -258,8 +298,9 @@ def test_moodle_leaves_the_id_number_empty_without_an_sis_id_and_says_how_to_map
     field is empty to the row above's student: every row can be matched by one field, and the rows
     empty in the other come first, where an import mapped by it stops at once."""
     book = ["--gradebook", str(tmp_path / "gradebook.db")]
-    roster = _roster(tmp_path, "s004,Mary Somerville,mary@example.edu,,,\ns005,Nobody Known,,,,\n"
-                               "s006,No Mail,,,,SIS-6\n")  # fmt: skip
+    roster = _roster(
+        tmp_path, "s004,Mary Somerville,mary@example.edu,,,\ns005,Nobody Known,,,,\ns006,No Mail,,,,SIS-6\n"
+    )
     assert cli(capsys, "roster", "import", roster, *book)[0] == 0
     out = tmp_path / "moodle.csv"
     code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", out, *book)
@@ -285,11 +326,17 @@ def test_moodle_leaves_the_id_number_empty_without_an_sis_id_and_says_how_to_map
     # Everyone with an SIS id, someone without an email: for mapping by ID number, that row first.
     book = ["--gradebook", str(tmp_path / "other.db")]
     assert cli(capsys, "roster", "import", _roster(tmp_path, "s006,No Mail,,,,SIS-6\n"), *book)[0] == 0
-    code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", out, *book,
-                          "--missing", "zero")  # fmt: skip
-    assert [row[:2] for row in csv.reader(out.open(encoding="utf-8"))][1:3] == [["SIS-6", ""], ["SIS-1", "ada@example.edu"]]
-    assert err == ("warning: map the import by ID number on Moodle's import page (mapped by Email address, the import "
-                   "stops at the first row, whose Email address is empty)\n")  # fmt: skip
+    code, said, err = cli(
+        capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", out, *book, "--missing", "zero"
+    )
+    assert [row[:2] for row in csv.reader(out.open(encoding="utf-8"))][1:3] == [
+        ["SIS-6", ""],
+        ["SIS-1", "ada@example.edu"],
+    ]
+    assert err == (
+        "warning: map the import by ID number on Moodle's import page (mapped by Email address, the import "
+        "stops at the first row, whose Email address is empty)\n"
+    )
 
 
 def test_a_roster_with_a_repeated_id_changes_nothing(tmp_path, capsys):
@@ -318,8 +365,10 @@ def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platform
     assert graded.returncode == 0, graded.stderr
     assert "warning: strangerdanger_4242 is not on the roster" in graded.stderr
     assert sorted(p.name for p in (tmp_path / "out").glob("*.feedback.txt")) == [
-        "s001.feedback.txt", "s002.feedback.txt", "strangerdanger_4242.feedback.txt",
-    ]  # fmt: skip
+        "s001.feedback.txt",
+        "s002.feedback.txt",
+        "strangerdanger_4242.feedback.txt",
+    ]
 
     moodle = tmp_path / "moodle" / "Grace Hopper_53_assignsubmission_file_"
     moodle.mkdir(parents=True)
@@ -329,14 +378,30 @@ def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platform
 
     # Canvas: its gradebook import columns, a Points Possible row, the final score per assignment.
     canvas_file = tmp_path / "canvas.csv"
-    code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "sequences-and-attention", "--format", "canvas",
-                          "--out", canvas_file, *book)  # fmt: skip
+    code, said, err = cli(
+        capsys,
+        "grades",
+        "export",
+        ASSIGNMENT,
+        "sequences-and-attention",
+        "--format",
+        "canvas",
+        "--out",
+        canvas_file,
+        *book,
+    )
     assert code == 0 and "4 students, 2 assignments" in said
     assert "no canvas_id" not in err  # the stranger's Canvas id came with their file
     rows = list(csv.reader(canvas_file.open(encoding="utf-8")))
-    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-                       "Module 10 assignment: attention is not an explanation",
-                       "Module 10 notebook: attention built by hand"]  # fmt: skip
+    assert rows[0] == [
+        "Student",
+        "ID",
+        "SIS User ID",
+        "SIS Login ID",
+        "Section",
+        "Module 10 assignment: attention is not an explanation",
+        "Module 10 notebook: attention built by hand",
+    ]
     assert rows[1] == ["Points Possible", "", "", "", "", "10", "10"]
     by_id = {row[1]: row for row in rows[2:]}
     assert by_id["1001"] == ["Ada Lovelace", "1001", "SIS-1", "ada@example.edu", "", "7", ""]
@@ -345,8 +410,20 @@ def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platform
 
     # Moodle: keyed by ID number and email; missing work an empty cell, or zero when asked.
     moodle_file = tmp_path / "moodle.csv"
-    code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "sequences-and-attention", "--format", "moodle",
-                          "--out", moodle_file, "--missing", "zero", *book)  # fmt: skip
+    code, said, err = cli(
+        capsys,
+        "grades",
+        "export",
+        ASSIGNMENT,
+        "sequences-and-attention",
+        "--format",
+        "moodle",
+        "--out",
+        moodle_file,
+        "--missing",
+        "zero",
+        *book,
+    )
     rows = read_csv(moodle_file)
     assert list(rows[0])[:3] == ["ID number", "Email address", "Full name"]
     ada = next(row for row in rows if row["Email address"] == "ada@example.edu")
@@ -358,16 +435,29 @@ def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platform
     assert "1 students are left out: Moodle cannot match them by ID number (strangerdanger_4242;" in err
     assert "grade cells are empty" not in err  # --missing zero: none is
     # An empty cell clears Moodle's grade: said, and --missing skip leaves out who handed in nothing.
-    code, said, err = cli(capsys, "grades", "export", "sequences-and-attention", "--format", "moodle", "--out",
-                          moodle_file, *book)  # fmt: skip
+    code, said, err = cli(
+        capsys, "grades", "export", "sequences-and-attention", "--format", "moodle", "--out", moodle_file, *book
+    )
     assert code == 0 and "3 grade cells are empty (nothing handed in): Moodle imports an empty cell as no grade" in err
-    code, said, err = cli(capsys, "grades", "export", "sequences-and-attention", "--format", "moodle", "--out",
-                          moodle_file, "--missing", "skip", *book)  # fmt: skip
+    code, said, err = cli(
+        capsys,
+        "grades",
+        "export",
+        "sequences-and-attention",
+        "--format",
+        "moodle",
+        "--out",
+        moodle_file,
+        "--missing",
+        "skip",
+        *book,
+    )
     assert code == 0 and "0 students, 1 assignments" in said
     assert "3 students handed in none of these assignments and are left out (--missing skip)" in err
     assert read_csv(moodle_file) == []
-    code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", moodle_file,
-                          "--missing", "skip", *book)  # fmt: skip
+    code, said, err = cli(
+        capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", moodle_file, "--missing", "skip", *book
+    )
     assert "4 students, 1 assignments" in said and "left out (--missing skip)" not in err
 
     # Statistics over the current grades.
@@ -393,21 +483,41 @@ def test_late_work_costs_its_penalty_until_an_extension(tmp_path, capsys):
     )
     folder = tmp_path / "submissions"
     folder.mkdir()
-    for student, late_by in (("early", -timedelta(hours=1)), ("late", timedelta(days=1, hours=2)),
-                             ("too_late", timedelta(days=9))):  # fmt: skip
+    for student, late_by in (
+        ("early", -timedelta(hours=1)),
+        ("late", timedelta(days=1, hours=2)),
+        ("too_late", timedelta(days=9)),
+    ):
         path = folder / f"{student}.ipynb"
         shutil.copy(KNOWN / "correct_source_notebook.ipynb", path)
         moment = (due + late_by).timestamp()
         os.utime(path, (moment, moment))
     out = tmp_path / "out"
     completed = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", str(manifest.parent), str(folder), "--out", str(out),
-         "--reference", "numpy", "--jobs", "2"], capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            str(manifest.parent),
+            str(folder),
+            "--out",
+            str(out),
+            "--reference",
+            "numpy",
+            "--jobs",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert completed.returncode == 0, completed.stderr
     grades = {row["student"]: row for row in read_csv(out / "grades.csv")}
-    assert [(grades[s]["score"], grades[s]["late_penalty"], grades[s]["final_score"]) for s in
-            ("early", "late", "too_late")] == [("7", "0", "7"), ("7", "1.4", "5.6"), ("7", "7", "0")]  # fmt: skip
+    assert [
+        (grades[s]["score"], grades[s]["late_penalty"], grades[s]["final_score"]) for s in ("early", "late", "too_late")
+    ] == [("7", "0", "7"), ("7", "1.4", "5.6"), ("7", "7", "0")]
     feedback = (out / "late.feedback.txt").read_text()
     assert (
         "Late penalty: -1.4 (20%: submitted 2026-12-03T01:59:00+00:00, due 2026-12-01T23:59:00+00:00, 2 days"
@@ -435,11 +545,29 @@ def test_two_grade_runs_on_one_gradebook_lose_no_row(tmp_path, database):
         folder.mkdir()
         for number in range(3):
             shutil.copy(KNOWN / "correct_projection.py", folder / f"{batch}{number}.py")
-        runs.append(subprocess.Popen(
-            [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, str(folder), "--out", str(tmp_path / batch),
-             *database, "--reference", "numpy", "--jobs", "1"],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        ))  # fmt: skip
+        runs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "autograder",
+                    "grade",
+                    ASSIGNMENT,
+                    str(folder),
+                    "--out",
+                    str(tmp_path / batch),
+                    *database,
+                    "--reference",
+                    "numpy",
+                    "--jobs",
+                    "1",
+                ],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     for run in runs:
         _, err = run.communicate(timeout=300)
         assert run.returncode == 0, err
@@ -546,8 +674,14 @@ def test_an_exam_taken_online_extended_from_the_command_line(tmp_path, capsys):
     shutil.copytree(ROOT / "lesson_data", course / "lesson_data")
     shutil.copytree(ROOT / "assignments", course / "assignments", ignore=shutil.ignore_patterns("__pycache__"))
     (course / "exams").mkdir()
-    build_exam(_roster(tmp_path), course / "exams" / "midterm", seed=3, questions=2, open_questions=0,
-               lessons=[course / "lesson_data"])  # fmt: skip
+    build_exam(
+        _roster(tmp_path),
+        course / "exams" / "midterm",
+        seed=3,
+        questions=2,
+        open_questions=0,
+        lessons=[course / "lesson_data"],
+    )
     with (course / "course.toml").open("a") as manifest:
         manifest.write('exams = ["exams/midterm"]\n')
     book = ["--gradebook", str(tmp_path / "gradebook.db")]
@@ -560,21 +694,30 @@ def test_an_exam_taken_online_extended_from_the_command_line(tmp_path, capsys):
     assert cli(capsys, "roster", "import", _roster(tmp_path), *book)[0] == 0
 
     assert cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "30", *book)[:2] == (
-        0, "s001: midterm: 30 more minutes, 1 attempt(s)\n")  # fmt: skip
-    assert cli(capsys, "extend", "s001", "midterm", "--attempts", "2", "--until", "2026-12-09T18:00:00+00:00",
-               *book)[:2] == (0, "s001: midterm: 30 more minutes, 2 attempt(s), their own close "
-                                 "2026-12-09T18:00:00+00:00\n")  # fmt: skip
+        0,
+        "s001: midterm: 30 more minutes, 1 attempt(s)\n",
+    )
+    assert cli(capsys, "extend", "s001", "midterm", "--attempts", "2", "--until", "2026-12-09T18:00:00+00:00", *book)[
+        :2
+    ] == (0, "s001: midterm: 30 more minutes, 2 attempt(s), their own close 2026-12-09T18:00:00+00:00\n")
     # Each mistake in one line, naming what is wrong; nothing recorded.
     assert cli(capsys, "extend", "s001", "midterm", *book)[::2] == (
-        2, "autograder: midterm: give more minutes, a later close or more attempts\n")  # fmt: skip
+        2,
+        "autograder: midterm: give more minutes, a later close or more attempts\n",
+    )
     assert cli(capsys, "extend", "nobody", "midterm", "--attempts", "3", *book)[0] == 2
     assert cli(capsys, "extend", "s001", ASSIGNMENT, "--attempts", "3", *book)[::2] == (
-        2, f"autograder: {ASSIGNMENT}: --extra-minutes and --attempts are for an exam taken online; an assignment "
-        "takes --until\n")  # fmt: skip
+        2,
+        f"autograder: {ASSIGNMENT}: --extra-minutes and --attempts are for an exam taken online; an assignment "
+        "takes --until\n",
+    )
     assert cli(capsys, "extend", "s001", ASSIGNMENT, *book)[::2] == (
-        2, f"autograder: {ASSIGNMENT}: give --until, the student's own due time\n")  # fmt: skip
+        2,
+        f"autograder: {ASSIGNMENT}: give --until, the student's own due time\n",
+    )
     with pytest.raises(SystemExit) as usage:
         cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "-5", *book)
     assert usage.value.code == 2 and "'-5' is not a number of minutes" in capsys.readouterr().err
     assert cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "0", *book)[1] == (
-        "s001: midterm: 0 more minutes, 2 attempt(s), their own close 2026-12-09T18:00:00+00:00\n")  # fmt: skip
+        "s001: midterm: 0 more minutes, 2 attempt(s), their own close 2026-12-09T18:00:00+00:00\n"
+    )

@@ -23,8 +23,9 @@ connection.close()
 def _other_process(path, *insert: str) -> str:
     """What another process reads (after writing ``insert``), before it closes the file, as the
     service does at the end of every request."""
-    done = subprocess.run([sys.executable, "-c", OTHER_PROCESS, str(path), *insert], capture_output=True, text=True,
-                          timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", OTHER_PROCESS, str(path), *insert], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 

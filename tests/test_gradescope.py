@@ -60,8 +60,11 @@ RESULTS_SCHEMA = {
                 "type": "object",
                 "additionalProperties": False,
                 "required": ["name", "value"],
-                "properties": {"name": {"type": "string"}, "value": {"type": ["number", "string"]},
-                               "order": {"enum": ["asc", "desc"]}},  # fmt: skip
+                "properties": {
+                    "name": {"type": "string"},
+                    "value": {"type": ["number", "string"]},
+                    "order": {"enum": ["asc", "desc"]},
+                },
             },
         },
     },
@@ -78,8 +81,13 @@ def follows_the_specification(results: dict) -> dict:
 def test_the_schema_catches_what_the_specification_does_not_allow():
     good = {"score": 1.5, "execution_time": 2, "tests": [{"score": 1, "max_score": 2, "name": "q", "number": "1"}]}
     follows_the_specification(good)
-    for bad in ({**good, "execution_time": 2.5}, {**good, "visibility": "soon"}, {**good, "elapsed": 1},
-                {**good, "tests": [{"score": 1, "number": 1}]}, {"output": "no score anywhere"}):  # fmt: skip
+    for bad in (
+        {**good, "execution_time": 2.5},
+        {**good, "visibility": "soon"},
+        {**good, "elapsed": 1},
+        {**good, "tests": [{"score": 1, "number": 1}]},
+        {"output": "no score anywhere"},
+    ):
         try:
             follows_the_specification(bad)
         except jsonschema.ValidationError:
@@ -88,8 +96,14 @@ def test_the_schema_catches_what_the_specification_does_not_allow():
 
 
 def autograder(*args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300, env=env)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env=env,
+    )
 
 
 def laid_out(tmp_path):
@@ -121,8 +135,9 @@ def laid_out(tmp_path):
 
 def run_autograder(root):
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable}
-    completed = subprocess.run(["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True,
-                               env=env, timeout=300)  # fmt: skip
+    completed = subprocess.run(
+        ["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True, env=env, timeout=300
+    )
     assert completed.returncode == 0, completed.stderr
     return follows_the_specification(json.loads((root / "results" / "results.json").read_text()))
 
@@ -135,8 +150,18 @@ def test_the_bundle_run_as_gradescope_runs_it_gives_the_same_verdicts(tmp_path):
     results = run_autograder(root)
 
     here = tmp_path / "here"
-    assert autograder("grade", "attention-not-explanation", KNOWN / "top_pairs_ties_reversed.py", "--out", here,
-                      "--reference", "numpy").returncode == 0  # fmt: skip
+    assert (
+        autograder(
+            "grade",
+            "attention-not-explanation",
+            KNOWN / "top_pairs_ties_reversed.py",
+            "--out",
+            here,
+            "--reference",
+            "numpy",
+        ).returncode
+        == 0
+    )
     expected = follows_the_specification(json.loads((here / "top_pairs_ties_reversed.gradescope.json").read_text()))
     assert results["score"] == expected["score"] and 0 < results["score"] < 7
     assert [(t["number"], t["name"], t["score"], t["max_score"]) for t in results["tests"]] == [

@@ -89,24 +89,49 @@ def test_a_suite_is_collected_once_and_again_when_it_changes(course):
 @pytest.mark.parametrize(
     ("file", "text", "message"),
     [
-        ("test_mean.py", "\ndef test_broken(:\n    pass\n", "test_mean.py, line 18: a hidden test cannot be collected: "
-         "SyntaxError: invalid syntax"),
-        ("test_extra.py", "import numpy\nimport no_such_module\n", "test_extra.py, line 2: a hidden test cannot be "
-         "collected: ModuleNotFoundError: No module named 'no_such_module'"),
-        ("conftest.py", "import no_such_module\n", "conftest.py: the hidden tests' conftest cannot be imported: "
-         "ModuleNotFoundError: No module named 'no_such_module'"),
+        (
+            "test_mean.py",
+            "\ndef test_broken(:\n    pass\n",
+            "test_mean.py, line 18: a hidden test cannot be collected: SyntaxError: invalid syntax",
+        ),
+        (
+            "test_extra.py",
+            "import numpy\nimport no_such_module\n",
+            "test_extra.py, line 2: a hidden test cannot be "
+            "collected: ModuleNotFoundError: No module named 'no_such_module'",
+        ),
+        (
+            "conftest.py",
+            "import no_such_module\n",
+            "conftest.py: the hidden tests' conftest cannot be imported: "
+            "ModuleNotFoundError: No module named 'no_such_module'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_suite_that_cannot_be_collected_is_one_line_before_anything_is_graded(course, file, text, message):
     hidden = course / "assignments" / "example" / "hidden"
     with (hidden / file).open("a") as handle:
         handle.write(text)
     out = course / "out"
     completed = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", "example", "assignments/example/known/correct.py", "--out",
-         str(out), "--jobs", "1", "--unsafe-no-sandbox"],
-        capture_output=True, text=True, timeout=100, cwd=course,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "example",
+            "assignments/example/known/correct.py",
+            "--out",
+            str(out),
+            "--jobs",
+            "1",
+            "--unsafe-no-sandbox",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        cwd=course,
+    )
     assert completed.returncode == 2
     (error,) = [line for line in completed.stderr.splitlines() if not line.startswith("warning:")]
     assert error == f"autograder: {hidden.resolve() / message}"
@@ -154,8 +179,11 @@ def test_a_gradescope_bundle_is_not_made_of_a_suite_that_cannot_be_collected(cou
     bundle = course / "autograder.zip"
     completed = subprocess.run(
         [sys.executable, "-m", "autograder", "export", "gradescope", "example", "--out", str(bundle)],
-        capture_output=True, text=True, timeout=100, cwd=course,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=100,
+        cwd=course,
+    )
     assert completed.returncode == 2
     assert completed.stderr == (
         f"autograder: {hidden.resolve() / 'test_extra.py'}, line 1: a hidden test cannot be collected: "

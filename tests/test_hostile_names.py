@@ -30,10 +30,26 @@ HIDDEN_TEST = ROOT / "assignments" / ASSIGNMENT / "hidden" / "test_softmax.py"
 
 def grade(*paths: Path, out: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, *map(str, paths), "--out", str(out),
-         "--jobs", "2", "--reference", "numpy", "--timeout", "5"],
-        capture_output=True, timeout=600, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            ASSIGNMENT,
+            *map(str, paths),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--reference",
+            "numpy",
+            "--timeout",
+            "5",
+        ],
+        capture_output=True,
+        timeout=600,
+        cwd=ROOT,
+    )
 
 
 def reports(out: Path) -> dict[str, dict]:
@@ -75,8 +91,16 @@ def flat(tmp_path_factory):
         with open(os.path.join(os.fsencode(folder), name + b".py"), "w") as handle:
             handle.write(SOFTMAX)
     # A notebook of thousands of failing cells with long messages: the report stays small.
-    cells = [{"cell_type": "code", "metadata": {}, "source": f"raise ValueError({'y' * 5000!r})", "outputs": [],
-              "execution_count": None} for _ in range(3000)]  # fmt: skip
+    cells = [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "source": f"raise ValueError({'y' * 5000!r})",
+            "outputs": [],
+            "execution_count": None,
+        }
+        for _ in range(3000)
+    ]
     cells.append({"cell_type": "code", "metadata": {}, "source": SOFTMAX, "outputs": [], "execution_count": None})
     write(
         folder / "many_errors.ipynb", json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
@@ -122,8 +146,12 @@ def test_names_reach_the_spreadsheet_and_the_terminal_inert(flat):
 def nbgrader_layout(tmp_path_factory):
     root = tmp_path_factory.mktemp("layout")
     submitted = root / "submitted"
-    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": SOFTMAX, "outputs": [], "execution_count": None}],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "source": SOFTMAX, "outputs": [], "execution_count": None}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     write(submitted / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", json.dumps(notebook))  # graded: the released name
     write(submitted / "alice" / ASSIGNMENT / "Untitled.ipynb", "{}")
     write(submitted / "bob" / ASSIGNMENT / "a.py")
@@ -178,8 +206,9 @@ def test_a_students_math_becomes_mathml_that_is_only_math():
     assert tex_to_mathml("x" * (MAX_TEX + 1)).startswith('<code class="tex">')
     styled = tex_to_mathml(r"\mathrm{d}x \style{background:url(javascript:alert(1))}{y} \color{red}{z}")
     assert "<mi" in styled and "javascript" not in styled and "url(" not in styled and "style=" not in styled
-    assert tex_to_mathml(r"\sqrt{2}", display=True).startswith('<math xmlns="http://www.w3.org/1998/Math/MathML" '
-                                                              'display="block">')  # fmt: skip
+    assert tex_to_mathml(r"\sqrt{2}", display=True).startswith(
+        '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">'
+    )
 
 
 # Names that would make one student's report file another's, or a path out of --out. The folder names
@@ -212,14 +241,21 @@ def colliding(tmp_path_factory):
     out = root / "out"
     imported = subprocess.run(
         [sys.executable, "-m", "autograder", "roster", "import", str(roster), "--gradebook", str(out / "gradebook.db")],
-        capture_output=True, timeout=120, cwd=ROOT,
-    )  # fmt: skip
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert imported.returncode == 0, imported.stderr
     before = {path for path in root.rglob("*") if out not in path.parents}
     completed = grade(submitted, canvas, out=out)
     after = {path for path in root.rglob("*") if out not in path.parents}
-    return {"completed": completed, "out": out, "root": root, "new_outside": after - before,
-            "roster_names": roster_names}  # fmt: skip
+    return {
+        "completed": completed,
+        "out": out,
+        "root": root,
+        "new_outside": after - before,
+        "roster_names": roster_names,
+    }
 
 
 @pytest.mark.slow

@@ -15,8 +15,16 @@ from .conftest import ROOT
 
 pytestmark = pytest.mark.timeout(120)
 
-PACKAGES = ["course", "autograder", "untrusted", "gradebook", "commands", "service", "gradewright",
-            "jupyterlab_gradewright"]  # fmt: skip
+PACKAGES = [
+    "course",
+    "autograder",
+    "untrusted",
+    "gradebook",
+    "commands",
+    "service",
+    "gradewright",
+    "jupyterlab_gradewright",
+]
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:

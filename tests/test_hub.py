@@ -71,8 +71,13 @@ class FakeHub:
                 pending = hub_state.codes.pop(one.get("code", ""), None)
                 verifier = one.get("code_verifier", "")
                 digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
-                if (self.path != "/hub/api/oauth2/token" or pending is None or one.get("client_secret") != SERVICE_TOKEN
-                        or one.get("client_id") != "service-gradewright" or digest != pending[1]):  # fmt: skip
+                if (
+                    self.path != "/hub/api/oauth2/token"
+                    or pending is None
+                    or one.get("client_secret") != SERVICE_TOKEN
+                    or one.get("client_id") != "service-gradewright"
+                    or digest != pending[1]
+                ):
                     return self.answer(400, {"error": "invalid_grant"})
                 self.answer(200, {"access_token": pending[0], "token_type": "Bearer"})
 
@@ -102,12 +107,20 @@ def fake_hub():
 
 
 def hub_settings(api_url: str, **changes) -> dict:
-    return {"api_url": api_url, "api_token": SERVICE_TOKEN, "client_id": "service-gradewright",
-            "callback_url": "http://testserver/oauth_callback", "authorize_url": f"{api_url}/oauth2/authorize",
-            "username_claim": "name", "instructor_groups": frozenset({"instructors"}),
-            "ta_groups": frozenset({"teaching-assistants"}), "timeout": 1.0, "cache_seconds": 0.0,
-            "access_scope": "access:services!service=gradewright",
-            **changes}  # fmt: skip
+    return {
+        "api_url": api_url,
+        "api_token": SERVICE_TOKEN,
+        "client_id": "service-gradewright",
+        "callback_url": "http://testserver/oauth_callback",
+        "authorize_url": f"{api_url}/oauth2/authorize",
+        "username_claim": "name",
+        "instructor_groups": frozenset({"instructors"}),
+        "ta_groups": frozenset({"teaching-assistants"}),
+        "timeout": 1.0,
+        "cache_seconds": 0.0,
+        "access_scope": "access:services!service=gradewright",
+        **changes,
+    }
 
 
 @pytest.fixture

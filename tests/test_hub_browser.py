@@ -59,8 +59,11 @@ def real_hub(tmp_path_factory):
     course = course_copy(home)
     public, hub_api, proxy_api, site = (free_port() for _ in range(4))
     tester = secrets.token_hex(32)
-    passed_on = {key: os.environ[key] for key in ("PATH", "PYTHONPATH", "LANG", "GRADEWRIGHT_REFERENCE_CACHE")
-                 if key in os.environ}  # fmt: skip
+    passed_on = {
+        key: os.environ[key]
+        for key in ("PATH", "PYTHONPATH", "LANG", "GRADEWRIGHT_REFERENCE_CACHE")
+        if key in os.environ
+    }
     # Users' servers load JupyterLab's Fetch/Check/Submit as `pip install` would put them: the built
     # extension where JupyterLab looks, and its server side enabled (the package's own files).
     labextensions = home / "jupyter" / "labextensions" / "jupyterlab-gradewright"
@@ -68,8 +71,12 @@ def real_hub(tmp_path_factory):
     server_config = home / "jupyter-config" / "jupyter_server_config.d"
     server_config.mkdir(parents=True)
     shutil.copy(EXTENSION / "jupyter-config" / "jupyterlab_gradewright.json", server_config)
-    servers_env = {**passed_on, "JUPYTER_PATH": str(home / "jupyter"), "JUPYTER_CONFIG_PATH": str(home / "jupyter-config"),
-                   "GRADEWRIGHT_URL": f"http://127.0.0.1:{public}/services/gradewright"}  # fmt: skip
+    servers_env = {
+        **passed_on,
+        "JUPYTER_PATH": str(home / "jupyter"),
+        "JUPYTER_CONFIG_PATH": str(home / "jupyter-config"),
+        "GRADEWRIGHT_URL": f"http://127.0.0.1:{public}/services/gradewright",
+    }
     config = home / "jupyterhub_config.py"
     config.write_text(
         textwrap.dedent(f"""
@@ -112,21 +119,39 @@ def real_hub(tmp_path_factory):
         ]
     """)
     )
-    (home / "roster.csv").write_text("student_id,name,email\n" + "".join(
-        f"{name},{name.title()},{name}@example.edu\n" for name in STUDENTS))  # fmt: skip
+    (home / "roster.csv").write_text(
+        "student_id,name,email\n" + "".join(f"{name},{name.title()},{name}@example.edu\n" for name in STUDENTS)
+    )
     log = home / "hub.log"
     env = {key: value for key, value in os.environ.items() if not key.startswith(("JUPYTERHUB_", "AUTOGRADER_"))}
     # The roster first, into the course's gradebook (the site's database), before the site starts.
     (course / ".gradewright").mkdir(mode=0o700)
     imported = subprocess.run(
-        [sys.executable, "-m", "autograder", "roster", "import", str(home / "roster.csv"),
-         "--gradebook", str(course / ".gradewright" / "gradebook.db")],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "roster",
+            "import",
+            str(home / "roster.csv"),
+            "--gradebook",
+            str(course / ".gradewright" / "gradebook.db"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert imported.returncode == 0, imported.stderr
     with log.open("w") as out:
-        process = subprocess.Popen(["jupyterhub", "-f", str(config)], cwd=home, env=env, stdout=out,
-                                   stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            ["jupyterhub", "-f", str(config)],
+            cwd=home,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         url = f"http://127.0.0.1:{public}"
         wait_for(f"{url}/hub/api/", "the hub", process, log)
@@ -150,8 +175,9 @@ def hub_token(url: str, tester: str, name: str) -> str:
     admin = {"Authorization": f"token {tester}"}
     user = httpx.post(f"{url}/hub/api/users/{name}", headers=admin, timeout=30)  # made if new (409 if there)
     assert user.status_code in {201, 409}, user.text[:300]
-    made = httpx.post(f"{url}/hub/api/users/{name}/tokens", headers=admin, timeout=30,
-                      json={"note": "the test's", "expires_in": 3600})  # fmt: skip
+    made = httpx.post(
+        f"{url}/hub/api/users/{name}/tokens", headers=admin, timeout=30, json={"note": "the test's", "expires_in": 3600}
+    )
     assert made.status_code == 201, made.text[:300]
     return made.json()["token"]
 
@@ -161,8 +187,14 @@ def in_a_cell(code: str, url: str, token: str, user: str, home: Path, **extra: s
     the environment, the site's address from the hub's administrator (Spawner.environment)."""
     home.mkdir(parents=True, exist_ok=True)
     env = {key: value for key, value in os.environ.items() if not key.startswith(("JUPYTERHUB_", "AUTOGRADER_"))}
-    env.update(HOME=str(home), JUPYTERHUB_API_TOKEN=token, JUPYTERHUB_USER=user,
-               GRADEWRIGHT_URL=f"{url}/services/gradewright", XDG_CONFIG_HOME=str(home / ".config"), **extra)  # fmt: skip
+    env.update(
+        HOME=str(home),
+        JUPYTERHUB_API_TOKEN=token,
+        JUPYTERHUB_USER=user,
+        GRADEWRIGHT_URL=f"{url}/services/gradewright",
+        XDG_CONFIG_HOME=str(home / ".config"),
+        **extra,
+    )
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=home, env=env)
 
 
@@ -184,8 +216,14 @@ def test_a_student_hands_in_from_a_cell_with_the_hubs_token_and_another_student_
         f"{notebook} exists already (your work?): kept; pass overwrite=True to replace it"
     )
     assert json.loads(notebook.read_text())["cells"] == released["cells"]
-    submitted = in_a_cell("from gradewright import submit; feedback = submit(); print(feedback); print(feedback.data['id'])",
-                          url, ada, "ada", homes / "ada", JPY_SESSION_NAME=str(notebook))  # fmt: skip
+    submitted = in_a_cell(
+        "from gradewright import submit; feedback = submit(); print(feedback); print(feedback.data['id'])",
+        url,
+        ada,
+        "ada",
+        homes / "ada",
+        JPY_SESSION_NAME=str(notebook),
+    )
     assert submitted.returncode == 0, submitted.stderr
     lines = submitted.stdout.splitlines()
     job_id = int(lines[-1])
@@ -193,22 +231,30 @@ def test_a_student_hands_in_from_a_cell_with_the_hubs_token_and_another_student_
     assert "score: 10 / 10" in lines, submitted.stdout
     assert f"feedback page: {url}/services/gradewright/submissions/{job_id}/" in lines
     # The second student, with their own hub token: not the first's submission, nor posing as her.
-    theirs = httpx.get(f"{url}/services/gradewright/api/v1/submissions/{job_id}",
-                       headers={"Authorization": f"token {alan}"}, timeout=30)  # fmt: skip
+    theirs = httpx.get(
+        f"{url}/services/gradewright/api/v1/submissions/{job_id}",
+        headers={"Authorization": f"token {alan}"},
+        timeout=30,
+    )
     assert theirs.status_code == 404 and theirs.json() == {"error": "no such submission"}
-    posing = httpx.get(f"{url}/services/gradewright/api/v1/submissions/{job_id}", timeout=30,
-                       headers={"Authorization": f"token {alan}", "X-Gradewright-Hub-User": "ada"})  # fmt: skip
+    posing = httpx.get(
+        f"{url}/services/gradewright/api/v1/submissions/{job_id}",
+        timeout=30,
+        headers={"Authorization": f"token {alan}", "X-Gradewright-Hub-User": "ada"},
+    )
     assert posing.status_code == 403 and "another user's, not 'ada''s" in posing.json()["error"]
     # A revoked token: refused (once the site's few seconds of memory of it have passed).
     admin = {"Authorization": f"token {tester}"}
     for token in httpx.get(f"{url}/hub/api/users/alan/tokens", headers=admin, timeout=30).json()["api_tokens"]:
         httpx.delete(f"{url}/hub/api/users/alan/tokens/{token['id']}", headers=admin, timeout=30)
     time.sleep(6)
-    revoked = httpx.get(f"{url}/services/gradewright/api/v1/submissions", headers={"Authorization": f"token {alan}"},
-                        timeout=30)  # fmt: skip
+    revoked = httpx.get(
+        f"{url}/services/gradewright/api/v1/submissions", headers={"Authorization": f"token {alan}"}, timeout=30
+    )
     assert revoked.status_code == 401 and "expired, was revoked" in revoked.json()["error"]
-    refused = in_a_cell("from gradewright import submit; submit()", url, alan, "alan", homes / "alan",
-                        JPY_SESSION_NAME=str(notebook))  # fmt: skip
+    refused = in_a_cell(
+        "from gradewright import submit; submit()", url, alan, "alan", homes / "alan", JPY_SESSION_NAME=str(notebook)
+    )
     assert (
         refused.returncode == 1
         and "gradewright.errors.GradewrightError: the hub does not accept this token" in refused.stderr
@@ -218,8 +264,13 @@ def test_a_student_hands_in_from_a_cell_with_the_hubs_token_and_another_student_
 def graded_hand_in(url: str, token: str) -> int:
     """The known correct notebook handed in through the API with a hub token, once graded: its id."""
     headers = {"Authorization": f"token {token}"}
-    made = httpx.post(f"{url}/services/gradewright/api/v1/submissions", headers=headers, timeout=60,
-                      data={"assignment": ASSIGNMENT}, files={"file": ("mine.ipynb", CORRECT.read_bytes())})  # fmt: skip
+    made = httpx.post(
+        f"{url}/services/gradewright/api/v1/submissions",
+        headers=headers,
+        timeout=60,
+        data={"assignment": ASSIGNMENT},
+        files={"file": ("mine.ipynb", CORRECT.read_bytes())},
+    )
     assert made.status_code == 201, made.text
     job = made.json()
     deadline = time.monotonic() + 300
@@ -348,6 +399,9 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
         finally:
             browser.close()
     # The second student, with their own hub token, is refused the first's submission.
-    theirs = httpx.get(f"{url}/services/gradewright/api/v1/submissions/{job_id}", timeout=30,
-                       headers={"Authorization": f"token {hub_token(url, tester, 'ada')}"})  # fmt: skip
+    theirs = httpx.get(
+        f"{url}/services/gradewright/api/v1/submissions/{job_id}",
+        timeout=30,
+        headers={"Authorization": f"token {hub_token(url, tester, 'ada')}"},
+    )
     assert theirs.status_code == 404 and theirs.json() == {"error": "no such submission"}

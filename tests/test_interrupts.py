@@ -58,10 +58,24 @@ def test_a_signal_ends_every_process_and_keeps_what_was_graded(tmp_path, signum,
     (submissions / "a_honest.py").write_text(HONEST.read_text())
     (submissions / "b_hangs.py").write_text(HANGS)
     grader = subprocess.Popen(
-        [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
-         "--jobs", str(jobs), "--reference", "numpy"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "sequences-and-attention",
+            str(submissions),
+            "--out",
+            str(out),
+            "--jobs",
+            str(jobs),
+            "--reference",
+            "numpy",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

@@ -69,7 +69,9 @@ def test_known_submission_verdicts(graded, assignment, file, expected, rules):
 def test_feedback_names_the_problem_in_plain_words(graded):
     report = graded["sequences-and-attention/unstable_softmax.py"]
     softmax = next(q for q in report.questions if q.id == "softmax")
-    assert "- Large-magnitude inputs give finite probabilities (no overflow). Found NaN or infinity in" in softmax.feedback
+    assert (
+        "- Large-magnitude inputs give finite probabilities (no overflow). Found NaN or infinity in" in softmax.feedback
+    )
     released = graded["sequences-and-attention/released_unchanged.ipynb"]
     assert all(
         "raised NotImplementedError" in q.feedback or "NotImplementedError" in str(q.tests) for q in released.questions

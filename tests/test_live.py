@@ -168,8 +168,15 @@ class Served:
         """The worker (started once): its output's file."""
         log = self.home / "worker.log"
         if not self.workers:
-            command = [sys.executable, "-m", "autograder", "--course", str(self.course), "worker",
-                       *(["--database-url", self.database_url] if self.database_url else [])]  # fmt: skip
+            command = [
+                sys.executable,
+                "-m",
+                "autograder",
+                "--course",
+                str(self.course),
+                "worker",
+                *(["--database-url", self.database_url] if self.database_url else []),
+            ]
             env = {**_environment(), "GRADEWRIGHT_WORKER_POLL": "600"}
             with log.open("w") as output:
                 self.workers.append(subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env))
@@ -179,8 +186,13 @@ class Served:
         """The worker started, and waiting for hand-ins (its line that says so, said once it has
         looked at the queue and found nothing)."""
         log = self.start_worker()
-        _wait_for(lambda: "waiting for hand-ins" in log.read_text(), "the worker to wait for hand-ins", 180,
-                  self.workers[0], log)  # fmt: skip
+        _wait_for(
+            lambda: "waiting for hand-ins" in log.read_text(),
+            "the worker to wait for hand-ins",
+            180,
+            self.workers[0],
+            log,
+        )
 
 
 def _environment() -> dict[str, str]:
@@ -220,8 +232,19 @@ def served(request, tmp_path_factory) -> Iterator[Served]:
     alias = ""
     with fresh_database() if request.param == "postgres" else nullcontext() as url:  # SQLite: the course's own file
         port, log = free_port(), home / "serve.log"
-        command = [sys.executable, "-m", "autograder", "--course", str(course), "serve", "--port", str(port),
-                   "--workers", "0", *(["--database-url", url] if url else [])]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "autograder",
+            "--course",
+            str(course),
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            "0",
+            *(["--database-url", url] if url else []),
+        ]
         with log.open("w") as output:
             server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=_environment())
         site = Served(f"http://127.0.0.1:{port}", "", course, request.param, home, url)
@@ -277,14 +300,22 @@ def test_the_submission_page_shows_the_feedback_when_it_comes_without_a_reload(s
     name, _ = _account(served)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                                            "--disable-component-update", "--no-first-run"],
-        )  # fmt: skip
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+            ],
+        )
         try:
             page = browser.new_page()
             refused, elsewhere = [], []
-            page.on("console", lambda message: refused.append(message.text)
-                    if "Content Security Policy" in message.text else None)  # fmt: skip
+            page.on(
+                "console",
+                lambda message: refused.append(message.text) if "Content Security Policy" in message.text else None,
+            )
             page.on("request", lambda asked: None if asked.url.startswith(served.url) else elsewhere.append(asked.url))
             page.goto(served.url + "/accounts/login/")
             page.fill("input[name=username]", name)
@@ -319,14 +350,23 @@ def test_a_waiting_worker_is_woken_by_the_hand_in_not_by_its_slow_look_at_the_qu
     served.waiting_worker()
     _, token = _account(served)
     _, staff_token = _account(served, Member.TA)
-    answer = httpx.post(f"{served.url}/api/v1/submissions", headers={"Authorization": f"Token {token}"},
-                        data={"assignment": "sequences-and-attention"},
-                        files={"file": (CORRECT.name, CORRECT.read_bytes())}, timeout=120)  # fmt: skip
+    answer = httpx.post(
+        f"{served.url}/api/v1/submissions",
+        headers={"Authorization": f"Token {token}"},
+        data={"assignment": "sequences-and-attention"},
+        files={"file": (CORRECT.name, CORRECT.read_bytes())},
+        timeout=120,
+    )
     assert answer.status_code == 201, answer.text
     job_id = answer.json()["id"]
     log = served.home / "worker.log"
-    _wait_for(lambda: _job(served, job_id).state in {Job.GRADED, Job.FAILED}, "grade of the hand-in", 300,
-              served.workers[0], log)  # fmt: skip
+    _wait_for(
+        lambda: _job(served, job_id).state in {Job.GRADED, Job.FAILED},
+        "grade of the hand-in",
+        300,
+        served.workers[0],
+        log,
+    )
     job = _job(served, job_id)
     assert job.state == Job.GRADED, job.error
     assert job.woken_by == ("notification" if served.database == "postgres" else "change")
@@ -358,7 +398,7 @@ def test_the_live_part_of_a_job_whose_feedback_is_due_answers_when_it_has_finish
     def worker() -> None:
         try:
             deadline = time.monotonic() + 120
-            while live.HOLDING._value == 2 and time.monotonic() < deadline:  # noqa: SLF001 - until the request is held
+            while live.HOLDING._value == 2 and time.monotonic() < deadline:
                 time.sleep(0.01)
             Job.objects.filter(id=job.id).update(state=Job.FAILED, finished_at=timezone.now())
             ended.set()
@@ -371,7 +411,7 @@ def test_the_live_part_of_a_job_whose_feedback_is_due_answers_when_it_has_finish
     thread.join(timeout=120)
     assert ended.is_set()
     assert 'data-state="failed"' in answer and "hx-get" not in answer
-    assert live.HOLDING._value == 2  # noqa: SLF001 - given back
+    assert live.HOLDING._value == 2
 
 
 def test_the_served_htmx_is_the_version_package_json_names_with_its_licence():

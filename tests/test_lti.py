@@ -45,10 +45,15 @@ LAUNCH_URL = "http://testserver/lti/launch/"
 def registered_platform(name: str = "Test LMS") -> Platform:
     made = Platform(tool_jwks=lambda: Client().get("/lti/jwks.json").json())
     made.client_id = f"tool-{uuid.uuid4().hex[:8]}"  # a registration of its own
-    registration = add_platform(platform_settings(
-        name=name, issuer=made.issuer, client_id=made.client_id, deployment_ids=[made.deployment_id],
-        **made.endpoints,
-    ))  # fmt: skip
+    registration = add_platform(
+        platform_settings(
+            name=name,
+            issuer=made.issuer,
+            client_id=made.client_id,
+            deployment_ids=[made.deployment_id],
+            **made.endpoints,
+        )
+    )
     made.registration = registration
     return made
 
@@ -73,9 +78,15 @@ def start_login(client: Client, platform: Platform, sub: str) -> dict[str, str]:
     endpoint with a state and a nonce. Returns the parameters the platform receives."""
     started = client.get(
         "/lti/login/",
-        {"iss": platform.issuer, "login_hint": sub, "target_link_uri": LAUNCH_URL, "lti_message_hint": "m1",
-         "client_id": platform.client_id, "lti1p3_new_window": "1"},
-    )  # fmt: skip
+        {
+            "iss": platform.issuer,
+            "login_hint": sub,
+            "target_link_uri": LAUNCH_URL,
+            "lti_message_hint": "m1",
+            "client_id": platform.client_id,
+            "lti1p3_new_window": "1",
+        },
+    )
     assert started.status_code == 302, started.content
     where = urlsplit(started["Location"])
     assert f"http://{where.netloc}{where.path}" == platform.endpoints["auth_url"]
@@ -112,8 +123,9 @@ def test_an_instructor_places_an_assignment_by_deep_linking(platform):
     response_jwt = re.search(r'name="JWT" value="([^"]+)"', form).group(1)
     keys = {key["kid"]: key for key in Client().get("/lti/jwks.json").json()["keys"]}
     header = jwt.get_unverified_header(response_jwt)
-    claims = jwt.decode(response_jwt, JWK(**keys[header["kid"]]).export_to_pem(), algorithms=["RS256"],
-                        audience=platform.issuer)  # fmt: skip
+    claims = jwt.decode(
+        response_jwt, JWK(**keys[header["kid"]]).export_to_pem(), algorithms=["RS256"], audience=platform.issuer
+    )
     assert claims["iss"] == platform.client_id
     assert claims["https://purl.imsglobal.org/spec/lti/claim/message_type"] == "LtiDeepLinkingResponse"
     assert claims["https://purl.imsglobal.org/spec/lti-dl/claim/data"] == "platform-data-7"
@@ -134,12 +146,18 @@ def test_the_canvas_id_a_launch_gives_names_the_grade_files_column(platform, tmp
     from gradebook.exports import export_grades
 
     spec = assignments()[ASSIGNMENT]
-    launch(Client(), platform, "teacher-9", [INSTRUCTOR], custom={"assignment": ASSIGNMENT,
-           "canvas_assignment_id": "$Canvas.assignment.id"})  # fmt: skip
+    launch(
+        Client(),
+        platform,
+        "teacher-9",
+        [INSTRUCTOR],
+        custom={"assignment": ASSIGNMENT, "canvas_assignment_id": "$Canvas.assignment.id"},
+    )
     path, table = export_grades(book(), [spec], "canvas", tmp_path / "before.csv")
     assert table.canvas_ids == {} and any("by title only" in warning for warning in table.warnings)
-    launch(Client(), platform, "teacher-9", [INSTRUCTOR], custom={"assignment": ASSIGNMENT,
-           "canvas_assignment_id": "4321"})  # fmt: skip
+    launch(
+        Client(), platform, "teacher-9", [INSTRUCTOR], custom={"assignment": ASSIGNMENT, "canvas_assignment_id": "4321"}
+    )
     path, table = export_grades(book(), [spec], "canvas", tmp_path / "after.csv")
     header = path.read_text(encoding="utf-8").splitlines()[0]
     assert header.endswith(f"{spec.title} (4321)") and table.canvas_ids == {ASSIGNMENT: 4321}
@@ -161,8 +179,7 @@ def test_a_student_launches_hands_in_and_the_score_reaches_the_line_item(platfor
     line_item = platform.add_line_item({"label": "Attention", "scoreMaximum": 10, "resourceId": ASSIGNMENT})
     Student.objects.create(student_id="s-ada", name="Ada", email="ada-7@example.edu", on_roster=True)
     client = Client()
-    landed = launch(client, platform, "ada-7", [LEARNER], custom={"assignment": ASSIGNMENT},
-                    lineitem=line_item["id"])  # fmt: skip
+    landed = launch(client, platform, "ada-7", [LEARNER], custom={"assignment": ASSIGNMENT}, lineitem=line_item["id"])
     assert landed.status_code == 302 and landed["Location"] == f"/assignments/{ASSIGNMENT}/"
     page = client.get(landed["Location"])
     assert page.status_code == 200  # signed in by the launch, as a student of the course
@@ -192,12 +209,18 @@ def test_a_student_launches_hands_in_and_the_score_reaches_the_line_item(platfor
 
 def test_an_instructors_launch_fills_the_roster_and_a_ta_is_a_ta(platform):
     platform.members = [
-        {"user_id": "m-1", "status": "Active", "name": "Mia One", "email": "mia@example.edu",
-         "lis_person_sourcedid": "SIS-M1", "roles": [LEARNER]},
+        {
+            "user_id": "m-1",
+            "status": "Active",
+            "name": "Mia One",
+            "email": "mia@example.edu",
+            "lis_person_sourcedid": "SIS-M1",
+            "roles": [LEARNER],
+        },
         {"user_id": "m-2", "status": "Active", "name": "Noor Two", "email": "noor@example.edu", "roles": [LEARNER]},
         {"user_id": "t-1", "status": "Active", "name": "Teacher", "roles": [INSTRUCTOR]},
         {"user_id": "m-3", "status": "Inactive", "name": "Gone", "email": "gone@example.edu", "roles": [LEARNER]},
-    ]  # fmt: skip
+    ]
     client = Client()
     other = "attention-not-explanation"  # no line item for it yet: the tool makes one through AGS
     landed = launch(client, platform, "teacher-2", [INSTRUCTOR], custom={"assignment": other})
@@ -235,11 +258,15 @@ def test_bad_launches_are_refused_with_a_clear_page(platform):
     forged = {"id_token": platform.id_token("nonce-of-my-own", "x-5", [LEARNER]), "state": params["state"]}
     assert "Invalid Nonce" in refusal(client.post("/lti/launch/", forged))
     assert "State not found" in refusal(Client().post("/lti/launch/", {**posted, "state": "state-of-my-own"}))
-    by_registration = Client().get(f"/lti/login/{platform.registration.uuid}/", {
-        "iss": platform.issuer, "login_hint": "x", "target_link_uri": LAUNCH_URL, "lti1p3_new_window": "1"})  # fmt: skip
+    by_registration = Client().get(
+        f"/lti/login/{platform.registration.uuid}/",
+        {"iss": platform.issuer, "login_hint": "x", "target_link_uri": LAUNCH_URL, "lti1p3_new_window": "1"},
+    )
     assert by_registration.status_code == 302  # no client id sent: the address names the registration
-    unknown = Client().get(f"/lti/login/{uuid.uuid4()}/", {"iss": "https://unknown.example", "login_hint": "x",
-                                                         "target_link_uri": LAUNCH_URL, "lti1p3_new_window": "1"})  # fmt: skip
+    unknown = Client().get(
+        f"/lti/login/{uuid.uuid4()}/",
+        {"iss": "https://unknown.example", "login_hint": "x", "target_link_uri": LAUNCH_URL, "lti1p3_new_window": "1"},
+    )
     assert "could not start" in refusal(unknown)
     assert (
         not Member.objects.filter(user__username__startswith="lti-")
@@ -256,36 +283,79 @@ def test_the_instructor_registers_a_platform_on_the_page_and_with_the_command(pl
     assert page.status_code == 200 and f"/lti/login/{platform.registration.uuid}/" in page.content.decode()
     assert "http://testserver/lti/jwks.json" in page.content.decode()
     token = instructor.cookies["csrftoken"].value
-    bad = instructor.post("/staff/platforms/", {"csrfmiddlewaretoken": token, "name": "Moodle", "issuer": "https://m",
-                          "client_id": "c", "deployment_ids": "1", "auth_url": "http://moodle.example/auth",
-                          "token_url": "https://m/t", "keyset_url": "https://m/k"})  # fmt: skip
+    bad = instructor.post(
+        "/staff/platforms/",
+        {
+            "csrfmiddlewaretoken": token,
+            "name": "Moodle",
+            "issuer": "https://m",
+            "client_id": "c",
+            "deployment_ids": "1",
+            "auth_url": "http://moodle.example/auth",
+            "token_url": "https://m/t",
+            "keyset_url": "https://m/k",
+        },
+    )
     assert bad.status_code == 400 and "auth_url: &#x27;http://moodle.example/auth&#x27; is not an https://" in (
         bad.content.decode()
     )
-    good = instructor.post("/staff/platforms/", {"csrfmiddlewaretoken": token, "name": "Moodle", "issuer": "https://m",
-                           "client_id": "c", "deployment_ids": "1 2", "auth_url": "https://m/auth",
-                           "token_url": "https://m/t", "keyset_url": "https://m/k"})  # fmt: skip
+    good = instructor.post(
+        "/staff/platforms/",
+        {
+            "csrfmiddlewaretoken": token,
+            "name": "Moodle",
+            "issuer": "https://m",
+            "client_id": "c",
+            "deployment_ids": "1 2",
+            "auth_url": "https://m/auth",
+            "token_url": "https://m/t",
+            "keyset_url": "https://m/k",
+        },
+    )
     assert good.status_code == 302
     from lti_tool.models import LtiRegistration
 
     registered = LtiRegistration.objects.get(issuer="https://m", client_id="c")
     assert sorted(registered.deployments.filter(is_active=True).values_list("deployment_id", flat=True)) == ["1", "2"]
     database = tmp_path / "cli.sqlite3"
-    command = [sys.executable, "-m", "autograder", "--course", str(ROOT), "lti", "add-platform", "--name", "Canvas",
-               "--issuer", "https://canvas.instructure.com", "--client-id", "10000000000001",
-               "--deployment-id", "7:abc", "--auth-url", "https://sso.canvaslms.com/api/lti/authorize_redirect",
-               "--token-url", "https://sso.canvaslms.com/login/oauth2/token",
-               "--keyset-url", "https://sso.canvaslms.com/api/lti/security/jwks",
-               "--server", "https://grader.example.edu", "--database-url", f"sqlite:///{database}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "--course",
+        str(ROOT),
+        "lti",
+        "add-platform",
+        "--name",
+        "Canvas",
+        "--issuer",
+        "https://canvas.instructure.com",
+        "--client-id",
+        "10000000000001",
+        "--deployment-id",
+        "7:abc",
+        "--auth-url",
+        "https://sso.canvaslms.com/api/lti/authorize_redirect",
+        "--token-url",
+        "https://sso.canvaslms.com/login/oauth2/token",
+        "--keyset-url",
+        "https://sso.canvaslms.com/api/lti/security/jwks",
+        "--server",
+        "https://grader.example.edu",
+        "--database-url",
+        f"sqlite:///{database}",
+    ]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert completed.returncode == 0, completed.stderr
     assert "login initiation:  https://grader.example.edu/lti/login/" in completed.stdout
     assert "public keyset:     https://grader.example.edu/lti/jwks.json" in completed.stdout
-    wrong = subprocess.run([*command[:-4], "--keyset-url", "ftp://x", *command[-4:]], capture_output=True, text=True,
-                           timeout=120, cwd=ROOT)  # fmt: skip
+    wrong = subprocess.run(
+        [*command[:-4], "--keyset-url", "ftp://x", *command[-4:]], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert wrong.returncode == 2
-    assert wrong.stderr.strip().endswith("keyset_url: 'ftp://x' is not an https:// address (http:// only on this "
-                                         "machine, for tests)")  # fmt: skip
+    assert wrong.stderr.strip().endswith(
+        "keyset_url: 'ftp://x' is not an https:// address (http:// only on this machine, for tests)"
+    )
     assert "Traceback" not in wrong.stderr
 
 
@@ -294,8 +364,9 @@ def test_the_instructor_registers_a_platform_on_the_page_and_with_the_command(pl
 
 def placed(platform: Platform) -> dict:
     """The assignment's column, as deep linking makes it."""
-    return platform.add_line_item({"label": "Attention", "scoreMaximum": 10, "resourceId": ASSIGNMENT,
-                                   "tag": "gradewright"})  # fmt: skip
+    return platform.add_line_item(
+        {"label": "Attention", "scoreMaximum": 10, "resourceId": ASSIGNMENT, "tag": "gradewright"}
+    )
 
 
 def student_launch(platform: Platform, sub: str, line_item: dict, client: Client | None = None) -> Client:
@@ -359,8 +430,9 @@ def test_an_assignment_placed_again_gets_its_scores_in_the_new_column(own_platfo
     outcome = send_due()
     assert posted(platform, "grace-1")[-1] == (third["id"], 10.0)
     assert platform.results[(third["id"], "grace-1")]["scoreGiven"] == 10.0
-    (stored,) = LtiLineItem.objects.filter(context__deployment__registration=platform.registration,
-                                          resource_id=ASSIGNMENT)  # fmt: skip
+    (stored,) = LtiLineItem.objects.filter(
+        context__deployment__registration=platform.registration, resource_id=ASSIGNMENT
+    )
     assert stored.url == third["id"] and outcome.failed == []
     # Deleted for good: the score fails with what to do, and the command lists it (exit 1).
     platform.delete_line_item(third["id"])
@@ -410,8 +482,10 @@ def test_a_platform_that_hangs_slows_no_grading_and_gets_its_scores_when_it_answ
             assert (row.state, row.attempts, row.last_error) == (ScoreToSend.PENDING, 0, "")
         assert platform.held == 1  # the sender's one request; the worker made none
         platform.answer()
-        wait_for(lambda: set(rows_of(platform).values_list("state", flat=True)) == {ScoreToSend.SENT},
-                 "every score sent once the platform answers")  # fmt: skip
+        wait_for(
+            lambda: set(rows_of(platform).values_list("state", flat=True)) == {ScoreToSend.SENT},
+            "every score sent once the platform answers",
+        )
     finally:
         platform.answer()
         sender.stop(wait=30)
@@ -452,7 +526,10 @@ def test_a_platform_down_then_back_gets_every_score_once_with_the_latest(own_pla
     assert platform.results[(column["id"], "down-1")]["scoreGiven"] == pytest.approx(score_of("down-1"))
     assert platform.results[(column["id"], "down-2")]["scoreGiven"] == 10.0
     assert score_of("down-1") != pytest.approx(7.375)  # the latest, not the first
-    for sub, when in graded.items():  # stamped with the grade's time, not the send's: a late retry loses to a newer score
+    for (
+        sub,
+        when,
+    ) in graded.items():  # stamped with the grade's time, not the send's: a late retry loses to a newer score
         stamp = platform.results[(column["id"], sub)]["timestamp"]
         assert stamp == when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -485,27 +562,49 @@ def test_the_instructors_page_lists_the_scores_not_sent_and_no_one_else_sees_it(
     from .served import student
 
     platform = own_platform
-    context = LtiContext.objects.create(deployment=platform.registration.deployments.get(), id_on_platform="c-9",
-                                        lineitems_url=f"{platform.base}/lineitems", can_publish_scores=True)  # fmt: skip
-    item = LtiLineItem.objects.create(context=context, url=f"{platform.base}/lineitems/page-9", label="Column Nine",
-                                      maximum_score=10, resource_id=ASSIGNMENT)  # fmt: skip
+    context = LtiContext.objects.create(
+        deployment=platform.registration.deployments.get(),
+        id_on_platform="c-9",
+        lineitems_url=f"{platform.base}/lineitems",
+        can_publish_scores=True,
+    )
+    item = LtiLineItem.objects.create(
+        context=context,
+        url=f"{platform.base}/lineitems/page-9",
+        label="Column Nine",
+        maximum_score=10,
+        resource_id=ASSIGNMENT,
+    )
     now = timezone.now()
-    for sub, state, error in (("page-1", ScoreToSend.FAILED, NO_COLUMN), ("page-2", ScoreToSend.PENDING,
-                              "the platform did not answer in time")):  # fmt: skip
+    for sub, state, error in (
+        ("page-1", ScoreToSend.FAILED, NO_COLUMN),
+        ("page-2", ScoreToSend.PENDING, "the platform did not answer in time"),
+    ):
         row = Student.objects.create(student_id=f"{sub}-{uuid.uuid4().hex[:6]}")
         ScoreToSend.objects.create(
-            student=row, lti_user=LtiUser.objects.create(registration=platform.registration, sub=sub),
-            line_item=item, assignment=ASSIGNMENT, score_given=6.5, score_maximum=10, activity_progress="Completed",
-            grading_progress="FullyGraded", graded_at=now, revision="r", state=state, attempts=3,
-            next_attempt_at=now, last_error=error,
-        )  # fmt: skip
+            student=row,
+            lti_user=LtiUser.objects.create(registration=platform.registration, sub=sub),
+            line_item=item,
+            assignment=ASSIGNMENT,
+            score_given=6.5,
+            score_maximum=10,
+            activity_progress="Completed",
+            grading_progress="FullyGraded",
+            graded_at=now,
+            revision="r",
+            state=state,
+            attempts=3,
+            next_attempt_at=now,
+            last_error=error,
+        )
     _, instructor = student(Member.INSTRUCTOR)
     page = unescape(instructor.get("/staff/platforms/").content.decode())
     assert "Scores not sent yet" in page and "Column Nine" in page and "6.5 / 10" in page
     assert NO_COLUMN in page and "the platform did not answer in time" in page
     assert page.count('data-state="failed"') >= 1 and page.count('data-state="pending"') >= 1
-    retried = instructor.post("/staff/platforms/", {"action": "retry",
-                                                   "csrfmiddlewaretoken": instructor.cookies["csrftoken"].value})  # fmt: skip
+    retried = instructor.post(
+        "/staff/platforms/", {"action": "retry", "csrfmiddlewaretoken": instructor.cookies["csrftoken"].value}
+    )
     assert retried.status_code == 302
     assert not ScoreToSend.objects.filter(line_item=item, state=ScoreToSend.FAILED).exists()
     # Course settings and everyone's scores: not for a student, an assistant, or someone signed out.
@@ -554,8 +653,14 @@ def test_the_instructor_in_the_browser_sees_the_scores_not_sent_and_sends_the_fa
     from playwright.sync_api import expect, sync_playwright
 
     url, passwords, course_copy, env = served
-    seeded = subprocess.run([sys.executable, "-c", SEED_OUTBOX, str(course_copy)], capture_output=True, text=True,
-                            env=env, timeout=120, cwd=ROOT)  # fmt: skip
+    seeded = subprocess.run(
+        [sys.executable, "-c", SEED_OUTBOX, str(course_copy)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert seeded.returncode == 0, seeded.stderr
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
@@ -606,8 +711,14 @@ def test_senders_side_by_side_send_each_score_once(engine):
         url = POSTGRES_URL.rsplit("/", 1)[0] + "/" + drop
     try:
         env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
-        completed = subprocess.run([sys.executable, "-m", "tests.lti_senders", url], capture_output=True, text=True,
-                                   timeout=240, cwd=ROOT, env=env)  # fmt: skip
+        completed = subprocess.run(
+            [sys.executable, "-m", "tests.lti_senders", url],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            cwd=ROOT,
+            env=env,
+        )
     finally:
         if drop:
             with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:

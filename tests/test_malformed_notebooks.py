@@ -49,7 +49,7 @@ MALFORMED = {
     "old_nbformat": (
         notebook([code()], nbformat=3),
         f"{NOT_A_NOTEBOOK}: it is in nbformat 3; open it in Jupyter and save it again",
-    ),  # fmt: skip
+    ),
     "deep_metadata": (
         '{"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": ' + nested(10_000, '{"a": ', "}") + "}",
         f"{NOT_A_NOTEBOOK}: it is nested too deeply (hundreds of levels of objects and lists)",
@@ -85,7 +85,7 @@ VALID = {
             {"cell_type": "markdown", "metadata": {}, "source": ["# Notes\n", "mine"]},
             code(SOFTMAX.splitlines(keepends=True)),
         ]
-    ),  # fmt: skip
+    ),
 }
 
 
@@ -105,10 +105,27 @@ def test_odd_but_valid_notebooks_are_read():
 
 def grade(submitted: Path, out: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, str(submitted), "--out", str(out),
-         "--jobs", "2", "--reference", "numpy", "--timeout", "5"],
-        capture_output=True, text=True, timeout=600, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            ASSIGNMENT,
+            str(submitted),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--reference",
+            "numpy",
+            "--timeout",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -128,8 +145,13 @@ def graded_twice(tmp_path_factory):
     }
     after_first = recorded(out / "gradebook.db")
     second = grade(submitted, out)
-    return {"first": first, "second": second, "reports": reports, "after_first": after_first,
-            "after_second": recorded(out / "gradebook.db")}  # fmt: skip
+    return {
+        "first": first,
+        "second": second,
+        "reports": reports,
+        "after_first": after_first,
+        "after_second": recorded(out / "gradebook.db"),
+    }
 
 
 @pytest.mark.slow

@@ -74,9 +74,16 @@ def test_give_mark_checks_the_bounds_and_the_last_mark_given_wins():
 def test_the_override_page_says_the_gradebooks_bounds_error_and_writes_nothing():
     with seeded_course() as clients:
         submission = latest("w-00001", GRADED)
-        job = Job.objects.create(student=submission.student, assignment=GRADED, file=submission.file,
-                                 original_name="hand-in.ipynb", size=1, sha256=submission.sha256, state=Job.GRADED,
-                                 submission=submission)  # fmt: skip
+        job = Job.objects.create(
+            student=submission.student,
+            assignment=GRADED,
+            file=submission.file,
+            original_name="hand-in.ipynb",
+            size=1,
+            sha256=submission.sha256,
+            state=Job.GRADED,
+            submission=submission,
+        )
         ta = clients["ta"]
 
         def override(client: Client, **fields: str):
@@ -113,8 +120,13 @@ def test_the_marking_page_records_through_the_writer():
         assert saved.status_code == 302
         mark = Mark.objects.get(student=submission.student, question_id="written")
         assert (mark.rubric, mark.adjustment, mark.score, mark.comment, mark.marked_by, mark.submission_id) == (
-            ["artefacts"], 0.5, 0.0, "close", "mark-writer-ta", submission.id
-        )  # fmt: skip
+            ["artefacts"],
+            0.5,
+            0.0,
+            "close",
+            "mark-writer-ta",
+            submission.id,
+        )
         assert clients["student"].get(page).status_code == 404
         assert clients["anonymous"].post(page, {"rubric": ["baseline"]}).status_code == 302  # to sign in
         assert Mark.objects.get(student=submission.student, question_id="written").rubric == ["artefacts"]

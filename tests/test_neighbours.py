@@ -25,11 +25,30 @@ def test_an_honest_submission_keeps_its_score_beside_a_cpu_hog(tmp_path):
     # Each of slow_honest's calls needs 0.2 s of CPU: alone it passes a 0.4 s limit with room to
     # spare; beside the hog, its wall-clock time is several times that.
     completed = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / "run_and_watch.py"), str(watched),
-         sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
-         "--jobs", "2", "--timeout", "0.4", "--reference", "numpy"],
-        capture_output=True, text=True, timeout=600, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(Path(__file__).parent / "run_and_watch.py"),
+            str(watched),
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "sequences-and-attention",
+            str(submissions),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--timeout",
+            "0.4",
+            "--reference",
+            "numpy",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert completed.returncode == 0, completed.stderr
     honest = json.loads((out / "slow_honest.json").read_text())
     assert honest["score"] == honest["max_score"] == 10, [q["feedback"] for q in honest["questions"]]

@@ -57,9 +57,13 @@ def midterm(tmp_path, monkeypatch):
     ExamAttempt.objects.filter(exam="midterm").delete()
     ExamExtension.objects.filter(exam="midterm").delete()
     now = timezone.now()
-    exam = OnlineExam.objects.create(name="midterm", opens_at=now - timedelta(minutes=5),
-                                     closes_at=now + timedelta(hours=2), minutes=30,
-                                     results=OnlineExam.AT_SUBMIT)  # fmt: skip
+    exam = OnlineExam.objects.create(
+        name="midterm",
+        opens_at=now - timedelta(minutes=5),
+        closes_at=now + timedelta(hours=2),
+        minutes=30,
+        results=OnlineExam.AT_SUBMIT,
+    )
     yield {"folder": folder, "key": load_key(folder), "ids": ids, "exam": exam}
     OnlineExam.objects.filter(name="midterm").delete()
     ExamAttempt.objects.filter(exam="midterm").delete()
@@ -127,9 +131,11 @@ def test_a_student_starts_saves_resumes_on_another_device_submits_and_reads_the_
     other = Client(enforce_csrf_checks=True)
     other.force_login(User.objects.get(username=student_id))
     state_now = other.get("/exams/midterm/state").json()
-    assert state_now["answers"] == {str(first.position): key.correct_letter(first),
-                                    str(second.position): wrong_letter(key, second),
-                                    str(written.position): "Attention is $O(n^2)$ in memory."}  # fmt: skip
+    assert state_now["answers"] == {
+        str(first.position): key.correct_letter(first),
+        str(second.position): wrong_letter(key, second),
+        str(written.position): "Attention is $O(n^2)$ in memory.",
+    }
     assert 0 < state_now["seconds_left"] <= 30 * 60 and not state_now["ended"]
     resumed = other.get("/exams/midterm/").content.decode()
     assert f'value="{key.correct_letter(first)}" checked' in resumed and "Attention is $O(n^2)$ in memory." in resumed
@@ -147,8 +153,11 @@ def test_a_student_starts_saves_resumes_on_another_device_submits_and_reads_the_
     assert f"The correct answer is <strong>{key.correct_letter(second)}</strong>" in result
     # An answer after the end is refused and says why; nothing changes.
     late = send(client, "/exams/midterm/answer", position=first.position, value=wrong_letter(key, first))
-    assert late.status_code == 409 and "the exam ended at" in late.json()["error"] and "(submitted)" in late.json()[
-        "error"]  # fmt: skip
+    assert (
+        late.status_code == 409
+        and "the exam ended at" in late.json()["error"]
+        and "(submitted)" in late.json()["error"]
+    )
     assert client.get("/exams/midterm/state").json()["answers"][str(first.position)] == key.correct_letter(first)
     # The gradebook has the result, as `course exam grade --gradebook` records it (by the exam's title).
     recorded = ExamResult.objects.get(exam=key.title, student__student_id=student_id)
@@ -183,20 +192,24 @@ def test_the_time_limit_and_the_close_end_an_attempt_on_the_servers_clock(midter
     other = account(second_id)
     send(other, "/exams/midterm/")
     late_start = ExamAttempt.objects.get(exam="midterm", student__student_id=second_id)
-    assert late_start.deadline_reason == "exam closed" and late_start.ends_at == OnlineExam.objects.get(
-        name="midterm").closes_at  # fmt: skip
+    assert (
+        late_start.deadline_reason == "exam closed"
+        and late_start.ends_at == OnlineExam.objects.get(name="midterm").closes_at
+    )
 
 
 def test_the_window_lists_and_refuses(midterm):
     student_id = midterm["ids"][0]
     client = account(student_id)
-    OnlineExam.objects.filter(name="midterm").update(opens_at=timezone.now() + timedelta(hours=1),
-                                                     closes_at=timezone.now() + timedelta(hours=2))  # fmt: skip
+    OnlineExam.objects.filter(name="midterm").update(
+        opens_at=timezone.now() + timedelta(hours=1), closes_at=timezone.now() + timedelta(hours=2)
+    )
     assert 'href="/exams/midterm/"' not in client.get("/assignments/").content.decode()
     send(client, "/exams/midterm/")
     assert "the exam opens at" in client.get("/exams/midterm/").content.decode()
-    OnlineExam.objects.filter(name="midterm").update(opens_at=timezone.now() - timedelta(hours=2),
-                                                     closes_at=timezone.now() - timedelta(hours=1))  # fmt: skip
+    OnlineExam.objects.filter(name="midterm").update(
+        opens_at=timezone.now() - timedelta(hours=2), closes_at=timezone.now() - timedelta(hours=1)
+    )
     send(client, "/exams/midterm/")
     assert "the exam closed at" in client.get("/exams/midterm/").content.decode()
     assert not ExamAttempt.objects.filter(exam="midterm").exists()
@@ -219,8 +232,9 @@ def test_one_attempt_unless_the_staff_grant_another_and_accommodations_give_time
     assert ExamAttempt.objects.filter(exam="midterm", student__student_id=first_id).count() == 1
 
     instructor = account(role=Member.INSTRUCTOR)
-    granted = send(instructor, "/staff/online-exams/midterm/", action="accommodation", student_id=first_id,
-                   attempts="2")  # fmt: skip
+    granted = send(
+        instructor, "/staff/online-exams/midterm/", action="accommodation", student_id=first_id, attempts="2"
+    )
     assert granted.status_code == 302
     send(client, "/exams/midterm/")
     assert ExamAttempt.objects.filter(exam="midterm", student__student_id=first_id).count() == 2
@@ -228,8 +242,14 @@ def test_one_attempt_unless_the_staff_grant_another_and_accommodations_give_time
     # More time, and a later close: the accommodated student may start after everyone's close.
     other = account(second_id)
     later = (timezone.now() + timedelta(hours=5)).strftime("%Y-%m-%d %H:%M:%S")
-    send(instructor, "/staff/online-exams/midterm/", action="accommodation", student_id=second_id,
-         extra_minutes="15", closes_at=later)  # fmt: skip
+    send(
+        instructor,
+        "/staff/online-exams/midterm/",
+        action="accommodation",
+        student_id=second_id,
+        extra_minutes="15",
+        closes_at=later,
+    )
     OnlineExam.objects.filter(name="midterm").update(closes_at=timezone.now() - timedelta(minutes=1))
     assert 'href="/exams/midterm/"' in other.get("/assignments/").content.decode()
     send(other, "/exams/midterm/")
@@ -240,15 +260,14 @@ def test_one_attempt_unless_the_staff_grant_another_and_accommodations_give_time
     # A TA reads the page but changes nothing; a bad student id is named.
     ta = account(role=Member.TA)
     assert ta.get("/staff/online-exams/midterm/").status_code == 200
-    assert send(ta, "/staff/online-exams/midterm/", action="accommodation", student_id=first_id,
-                attempts="9").status_code == 404  # fmt: skip
-    nobody = send(instructor, "/staff/online-exams/midterm/", action="accommodation", student_id="nobody",
-                  attempts="2")  # fmt: skip
+    assert (
+        send(ta, "/staff/online-exams/midterm/", action="accommodation", student_id=first_id, attempts="9").status_code
+        == 404
+    )
+    nobody = send(instructor, "/staff/online-exams/midterm/", action="accommodation", student_id="nobody", attempts="2")
     nothing = send(instructor, "/staff/online-exams/midterm/", action="accommodation", student_id=first_id)
     assert "midterm: give more minutes, a later close or more attempts" in nothing.content.decode()
-    assert (
-        nobody.status_code == 200 and "nobody: no such student in the gradebook" in nobody.content.decode()
-    )
+    assert nobody.status_code == 200 and "nobody: no such student in the gradebook" in nobody.content.decode()
 
 
 def test_an_access_code_and_the_rooms_networks(midterm):
@@ -266,20 +285,28 @@ def test_an_access_code_and_the_rooms_networks(midterm):
     question = variant(key, student_id).questions[0]
     outside = send(client, "/exams/midterm/answer", address="203.0.113.9", position=question.position, value="A")
     assert outside.status_code == 409 and "network only" in outside.json()["error"]
-    assert send(client, "/exams/midterm/answer", address="192.0.2.7", position=question.position,
-                value="A").status_code == 200  # fmt: skip
+    assert (
+        send(client, "/exams/midterm/answer", address="192.0.2.7", position=question.position, value="A").status_code
+        == 200
+    )
     send(client, "/exams/midterm/submit", address="203.0.113.9")
     assert ExamAttempt.objects.get(pk=attempt.pk).ended_at is None  # not submitted from outside the room
     send(client, "/exams/midterm/submit", address="10.20.3.4")
     log = list(ExamLogEntry.objects.filter(attempt=attempt).values_list("action", "address"))
-    assert log == [("start", "10.20.3.4"), ("refused", "203.0.113.9"), ("save", "192.0.2.7"),
-                   ("refused", "203.0.113.9"), ("end", "10.20.3.4")]  # fmt: skip
+    assert log == [
+        ("start", "10.20.3.4"),
+        ("refused", "203.0.113.9"),
+        ("save", "192.0.2.7"),
+        ("refused", "203.0.113.9"),
+        ("end", "10.20.3.4"),
+    ]
 
 
 def test_the_staff_try_it_early_and_their_trial_is_never_counted(midterm):
     key = midterm["key"]
-    OnlineExam.objects.filter(name="midterm").update(opens_at=timezone.now() + timedelta(days=1),
-                                                     closes_at=timezone.now() + timedelta(days=2))  # fmt: skip
+    OnlineExam.objects.filter(name="midterm").update(
+        opens_at=timezone.now() + timedelta(days=1), closes_at=timezone.now() + timedelta(days=2)
+    )
     ta = account(role=Member.TA)
     send(ta, "/exams/midterm/")
     assert not ExamAttempt.objects.filter(exam="midterm").exists()  # not on trial: closed to the staff too
@@ -300,8 +327,10 @@ def test_the_staff_try_it_early_and_their_trial_is_never_counted(midterm):
     attempt = ExamAttempt.objects.get(exam="midterm")
     assert attempt.trial and attempt.student.student_id.startswith("staff:")
     question = exam_sessions.variant_for(key, attempt.student).questions[0]
-    assert send(ta, "/exams/midterm/answer", position=question.position, value=key.correct_letter(question)
-                ).status_code == 200  # fmt: skip
+    assert (
+        send(ta, "/exams/midterm/answer", position=question.position, value=key.correct_letter(question)).status_code
+        == 200
+    )
     send(ta, "/exams/midterm/submit")
     page = ta.get("/exams/midterm/").content.decode()
     assert "a trial run, never counted" in page and "Score: 1 of" in page
@@ -345,8 +374,12 @@ def test_results_after_the_close_or_never_and_the_key_stays_hidden_until_then(mi
     assert "correct" not in str(client.get("/exams/midterm/state").json())
     # One classmate may finish later (their own close): no one reads the key before then.
     later = account(midterm["ids"][1])
-    ExamExtension.objects.create(exam="midterm", student=Student.objects.get(student_id=midterm["ids"][1]),
-                                 until=timezone.now() + timedelta(hours=3), granted_at=timezone.now())  # fmt: skip
+    ExamExtension.objects.create(
+        exam="midterm",
+        student=Student.objects.get(student_id=midterm["ids"][1]),
+        until=timezone.now() + timedelta(hours=3),
+        granted_at=timezone.now(),
+    )
     OnlineExam.objects.filter(name="midterm").update(closes_at=timezone.now() - timedelta(seconds=1))
     assert "Your results are shown after the exam closes" in client.get("/exams/midterm/").content.decode()
     assert 'href="/exams/midterm/"' in later.get("/assignments/").content.decode()  # still open to them
@@ -431,16 +464,22 @@ def test_saves_racing_the_submit_are_either_kept_and_graded_or_refused(midterm):
     lands after its attempt's end, even when both arrive at the same moment (exam_saves.py)."""
     key, student_id = midterm["key"], midterm["ids"][0]
     client = account(student_id)
-    ExamExtension.objects.create(exam="midterm", student=Student.objects.get(student_id=student_id), attempts=6,
-                                 granted_at=timezone.now())  # fmt: skip
+    ExamExtension.objects.create(
+        exam="midterm", student=Student.objects.get(student_id=student_id), attempts=6, granted_at=timezone.now()
+    )
     questions = [q for q in variant(key, student_id).questions if q.kind == "choice"]
     seen = {"kept": 0, "refused": 0}
     for _ in range(5):
         send(client, "/exams/midterm/")
         attempt = ExamAttempt.objects.filter(exam="midterm", student__student_id=student_id).latest("number")
         token = client.cookies["csrftoken"].value
-        saves = [lambda q=q, t=token: client.post("/exams/midterm/answer", {"position": q.position,
-                 "value": key.correct_letter(q), "csrfmiddlewaretoken": t}) for q in questions]  # fmt: skip
+        saves = [
+            lambda q=q, t=token: client.post(
+                "/exams/midterm/answer",
+                {"position": q.position, "value": key.correct_letter(q), "csrfmiddlewaretoken": t},
+            )
+            for q in questions
+        ]
 
         def ended(t: str = token):
             return client.post("/exams/midterm/submit", {"csrfmiddlewaretoken": t})
@@ -476,9 +515,16 @@ def test_saves_that_arrive_together_share_one_commit(midterm, monkeypatch):
             own = Client(enforce_csrf_checks=True)
             own.force_login(User.objects.get(username=student_id))
             own.get("/assignments/")
-            jobs.append(lambda c=own, q=question: c.post(
-                "/exams/midterm/answer", {"position": q.position, "value": "a typed answer" if q.kind == "open" else "B",
-                                          "csrfmiddlewaretoken": c.cookies["csrftoken"].value}))  # fmt: skip
+            jobs.append(
+                lambda c=own, q=question: c.post(
+                    "/exams/midterm/answer",
+                    {
+                        "position": q.position,
+                        "value": "a typed answer" if q.kind == "open" else "B",
+                        "csrfmiddlewaretoken": c.cookies["csrftoken"].value,
+                    },
+                )
+            )
     busy = sqlite3.connect(settings.DATABASES["default"]["NAME"], timeout=30)
     busy.execute("BEGIN IMMEDIATE")  # another writer holds the database: the saves wait in line
     try:
@@ -545,7 +591,8 @@ def test_a_paper_exam_and_an_online_exam_of_the_same_folder_grade_identically(mi
             send(client, "/exams/midterm/submit")
         else:  # the third runs out of time: graded all the same
             ExamAttempt.objects.filter(exam="midterm", student__student_id=student_id).update(
-                ends_at=timezone.now() - timedelta(seconds=1))  # fmt: skip
+                ends_at=timezone.now() - timedelta(seconds=1)
+            )
 
     # One open question marked on the staff's existing marking page, which shows the typed answer.
     written = next(q for q in variant(key, ids[0]).questions if q.kind == "open")
@@ -602,8 +649,14 @@ def served_exam(tmp_path_factory):
     home = tmp_path_factory.mktemp("served-exam")
     course_copy = copy_of_the_course(home)
     (course_copy / "exams").mkdir()
-    build_exam(ROOT / "docs" / "walkthrough" / "roster.csv", course_copy / "exams" / "midterm", seed=4, questions=4,
-               open_questions=1, lessons=[course_copy / "lesson_data"])  # fmt: skip
+    build_exam(
+        ROOT / "docs" / "walkthrough" / "roster.csv",
+        course_copy / "exams" / "midterm",
+        seed=4,
+        questions=4,
+        open_questions=1,
+        lessons=[course_copy / "lesson_data"],
+    )
     with (course_copy / "course.toml").open("a") as manifest:
         manifest.write('exams = ["exams/midterm"]\n')
     env = commands_env(home)
@@ -679,7 +732,8 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             ada.reload()  # a reload resumes where she was
             expect(ada.locator(f"#q{first.position} input[value={right}]")).to_be_checked()
             expect(ada.locator(f"#q{written.position} textarea")).to_have_value(
-                "The attention matrix grows with the square of the length.")  # fmt: skip
+                "The attention matrix grows with the square of the length."
+            )
 
             # The connection drops: the answer is kept and sent when it is back.
             ada.route("**/exams/midterm/answer", lambda route: route.abort())
@@ -744,8 +798,15 @@ def lms():
 
     made = Platform(tool_jwks=lambda: Client().get("/lti/jwks.json").json())
     made.client_id = f"tool-{uuid.uuid4().hex[:8]}"
-    add_platform(platform_settings(name="Exam LMS", issuer=made.issuer, client_id=made.client_id,
-                                   deployment_ids=[made.deployment_id], **made.endpoints))  # fmt: skip
+    add_platform(
+        platform_settings(
+            name="Exam LMS",
+            issuer=made.issuer,
+            client_id=made.client_id,
+            deployment_ids=[made.deployment_id],
+            **made.endpoints,
+        )
+    )
     yield made
     made.close()
 

@@ -197,11 +197,21 @@ def test_the_failed_checks_are_counted_in_the_database_alike_on_sqlite_and_postg
                 student = book.objects(Student).create(student_id=student_id)
                 for attempt, tests in enumerate(attempts):
                     submission = book.objects(Submission).create(
-                        student=student, assignment=row, sha256=f"{n}{attempt}", submitted_at=moment.replace(day=1 + attempt),
+                        student=student,
+                        assignment=row,
+                        sha256=f"{n}{attempt}",
+                        submitted_at=moment.replace(day=1 + attempt),
                         graded_at=moment,
-                    )  # fmt: skip
-                    book.objects(Result).create(submission=submission, question_id="softmax", score=0, max_score=2,
-                                                status="failed", feedback="", tests=tests)  # fmt: skip
+                    )
+                    book.objects(Result).create(
+                        submission=submission,
+                        question_id="softmax",
+                        score=0,
+                        max_score=2,
+                        status="failed",
+                        feedback="",
+                        tests=tests,
+                    )
 
         book.run(fill)
         softmax = next(q for q in statistics(book, spec).questions if q.question == "softmax")

@@ -100,9 +100,17 @@ def _serve() -> tuple[str, object]:
 def _job(student, spec_name: str, state: str, submission=None, name: str = "answer.ipynb") -> int:
     from service.models import Job
 
-    job = Job.objects.create(student=student, assignment=spec_name, file="uploads/none", original_name=name, size=1,
-                             sha256=submission.sha256 if submission else "0" * 64, state=state, submission=submission,
-                             error="the grader stopped" if state == Job.FAILED else "")  # fmt: skip
+    job = Job.objects.create(
+        student=student,
+        assignment=spec_name,
+        file="uploads/none",
+        original_name=name,
+        size=1,
+        sha256=submission.sha256 if submission else "0" * 64,
+        state=state,
+        submission=submission,
+        error="the grader stopped" if state == Job.FAILED else "",
+    )
     return job.id
 
 
@@ -143,12 +151,33 @@ def site(tmp_path_factory) -> Iterator[Site]:
     for submission, path in ((first, known[0]), (second, known[1])):
         Submission.objects.filter(id=submission.id).update(file=str(path))
     code = "<span class='highlight-red'>def softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)</span>"
-    report = SimilarityReport(assignment=GRADED, threshold=0.5, compared=8, candidates=3, all_pairs=28,
-                              pairs=[SimilarPair(first=f"{prefix}00002", second=f"{prefix}00003", first_share=0.8,
-                                                 second_share=0.75, first_html=code * 3, second_html=code * 3)])  # fmt: skip
+    report = SimilarityReport(
+        assignment=GRADED,
+        threshold=0.5,
+        compared=8,
+        candidates=3,
+        all_pairs=28,
+        pairs=[
+            SimilarPair(
+                first=f"{prefix}00002",
+                second=f"{prefix}00003",
+                first_share=0.8,
+                second_share=0.75,
+                first_html=code * 3,
+                second_html=code * 3,
+            )
+        ],
+    )
     now = timezone.now()
-    SimilarityRun.objects.create(assignment=GRADED, threshold=0.5, state=SimilarityRun.DONE, requested_at=now,
-                                 requested_by=instructor.username, finished_at=now, report=report.model_dump(mode="json"))  # fmt: skip
+    SimilarityRun.objects.create(
+        assignment=GRADED,
+        threshold=0.5,
+        state=SimilarityRun.DONE,
+        requested_at=now,
+        requested_by=instructor.username,
+        finished_at=now,
+        report=report.model_dump(mode="json"),
+    )
     secret = uuid.uuid4().hex
     welcomed = User.objects.create_user(f"new-{tag}")
     Member.objects.create(user=welcomed, role=Member.STUDENT)
@@ -165,12 +194,24 @@ def site(tmp_path_factory) -> Iterator[Site]:
     patch.setattr(exam_marking, "course", lambda: listed)
     OnlineExam.objects.filter(name=EXAM).delete()
     ExamAttempt.objects.filter(exam=EXAM).delete()
-    OnlineExam.objects.create(name=EXAM, opens_at=now - timedelta(minutes=5), closes_at=now + timedelta(hours=2),
-                              minutes=30, results=OnlineExam.AT_SUBMIT)  # fmt: skip
+    OnlineExam.objects.create(
+        name=EXAM,
+        opens_at=now - timedelta(minutes=5),
+        closes_at=now + timedelta(hours=2),
+        minutes=30,
+        results=OnlineExam.AT_SUBMIT,
+    )
     url, server = _serve()
     try:
-        yield Site(url=url, student=student, instructor=instructor, student_id=row.student_id, jobs=jobs,
-                   diff=(first.id, second.id), welcome=f"/welcome/{secret}/")  # fmt: skip
+        yield Site(
+            url=url,
+            student=student,
+            instructor=instructor,
+            student_id=row.student_id,
+            jobs=jobs,
+            diff=(first.id, second.id),
+            welcome=f"/welcome/{secret}/",
+        )
     finally:
         server.close()  # type: ignore[attr-defined]
         patch.undo()
@@ -322,7 +363,9 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             assert "so far;" in page and "Asked by" in browser.pages[1440].inner_text("body")
             links = browser.pages[1440].locator("#whose a")
             assert [links.nth(n).get_attribute("href") for n in range(2)] == [
-                f"/staff/students/{site.student_id}/", f"/staff/gradebook/{HAND}/"]  # fmt: skip
+                f"/staff/students/{site.student_id}/",
+                f"/staff/gradebook/{HAND}/",
+            ]
             browser.check(f"/submissions/{site.jobs[f'{GRADED} 1']}/")
             for name in (GRADED, HAND):
                 gradebook = browser.check(f"/staff/gradebook/{name}/")
@@ -370,14 +413,24 @@ def test_the_signed_out_and_platform_pages_fit_both_widths_and_have_no_axe_viola
     specs = [{"name": GRADED, "title": "Sequences and attention", "due": timezone.now()}]
     pages = [
         ("service/lti_deep_link.html", {"launch_id": "x", "assignments": specs, "exams": [("exam:x", "An exam")]}, ()),
-        ("service/lti_deep_link_return.html", {"return_url": "https://lms.example/return", "jwt": "a.b.c"},
-         ("auto_submit.js",)),
-        ("service/lti_cookie_check.html", {"loading": "Loading…", "main": "Your browser refused the tool's cookies.",
-                                           "again": "https://lms.example/", "click": "Open it in a new window"},
-         ("lti_cookie_check.js",)),
+        (
+            "service/lti_deep_link_return.html",
+            {"return_url": "https://lms.example/return", "jwt": "a.b.c"},
+            ("auto_submit.js",),
+        ),
+        (
+            "service/lti_cookie_check.html",
+            {
+                "loading": "Loading…",
+                "main": "Your browser refused the tool's cookies.",
+                "again": "https://lms.example/",
+                "click": "Open it in a new window",
+            },
+            ("lti_cookie_check.js",),
+        ),
         ("service/lti_refused.html", {"why": "the launch's token has expired"}, ()),
         ("service/hub_refused.html", {"refused": "this JupyterHub user is not on the course"}, ()),
-    ]  # fmt: skip
+    ]
     bodies = [(template, render_to_string(template, context), blocked) for template, context, blocked in pages]
     with sync_playwright() as playwright:
         browser = Browser(playwright, site, [])
@@ -418,16 +471,24 @@ def test_every_page_writes_its_dates_one_way():
     assert ago(timezone.now() - timedelta(hours=3, minutes=5)) == "3\xa0hours ago"
     assert ago(timezone.now() + timedelta(days=2, hours=1)).startswith("in 2")
     templates = ROOT / "service" / "templates"
-    formatted = [f"{path.name}: {match}" for path in sorted(templates.rglob("*.html"))
-                 for match in re.findall(r"\|date:\"[^\"]*\"", path.read_text()) if match != '|date:"H:i:s.u"']  # fmt: skip
+    formatted = [
+        f"{path.name}: {match}"
+        for path in sorted(templates.rglob("*.html"))
+        for match in re.findall(r"\|date:\"[^\"]*\"", path.read_text())
+        if match != '|date:"H:i:s.u"'
+    ]
     assert formatted == []
 
 
 def test_every_form_control_has_a_label():
     """The file inputs, the roster upload and the review's answer (unlabelled before) have one."""
     templates = ROOT / "service" / "templates" / "service"
-    for name, control in (("assignment.html", 'name="notebook"'), ("roster.html", 'name="roster"'),
-                          ("submission_live.html", 'name="message" id="answer-'), ("submission_live.html", 'id="review-message"')):  # fmt: skip
+    for name, control in (
+        ("assignment.html", 'name="notebook"'),
+        ("roster.html", 'name="roster"'),
+        ("submission_live.html", 'name="message" id="answer-'),
+        ("submission_live.html", 'id="review-message"'),
+    ):
         text = (templates / name).read_text()
         tag = re.search(rf"<(input|textarea)[^>]*{control}[^>]*>", text)
         assert tag, (name, control)

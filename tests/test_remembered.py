@@ -41,9 +41,16 @@ def _run(path, cache, code):
         print(json.dumps(reference.calls))
     """)
     completed = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, env={"GRADEWRIGHT_REFERENCE_CACHE": str(cache),
-        "PATH": "/usr/bin:/bin", "PYTHONPATH": str(__import__("pathlib").Path(__file__).parent.parent)}, timeout=60,
-    )  # fmt: skip
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        env={
+            "GRADEWRIGHT_REFERENCE_CACHE": str(cache),
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(__import__("pathlib").Path(__file__).parent.parent),
+        },
+        timeout=60,
+    )
     assert completed.returncode == 0, completed.stderr
     *printed, calls = completed.stdout.splitlines()
     return printed, json.loads(calls)

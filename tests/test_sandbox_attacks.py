@@ -77,22 +77,55 @@ def batch(tmp_path_factory, request):
     temporary.mkdir()
     # A fixed secret: the hostile submissions' answers depend on the inputs drawn (shapes_and_strings.py
     # answers with an array sized by its input, too large to send for some draws), so each run draws the same.
-    environment = {**os.environ, "MODULE10_GRADER_SECRET": GRADER_SECRET, "TMPDIR": str(temporary), "AUTOGRADER_SECRET": "attacks",
-                   "AUTOGRADER_ZYGOTE": "on" if request.param == "zygote" else "off"}  # fmt: skip
+    environment = {
+        **os.environ,
+        "MODULE10_GRADER_SECRET": GRADER_SECRET,
+        "TMPDIR": str(temporary),
+        "AUTOGRADER_SECRET": "attacks",
+        "AUTOGRADER_ZYGOTE": "on" if request.param == "zygote" else "off",
+    }
     watched = root / "watched.json"
     completed = subprocess.run(
-        [sys.executable, str(Path(__file__).parent / "run_and_watch.py"), str(watched),
-         sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
-         "--jobs", "2", "--timeout", "2", "--memory", str(SANDBOX_MEMORY_MIB), "--reference", "numpy"],
-        capture_output=True, text=True, timeout=600, cwd=ROOT, env=environment,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(Path(__file__).parent / "run_and_watch.py"),
+            str(watched),
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "sequences-and-attention",
+            str(submissions),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            "--timeout",
+            "2",
+            "--memory",
+            str(SANDBOX_MEMORY_MIB),
+            "--reference",
+            "numpy",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env=environment,
+    )
     reports = {
         path.stem: json.loads(path.read_text())
         for path in out.glob("*.json")
         if not path.name.endswith(".gradescope.json")
     }
-    return {"completed": completed, "reports": reports, "out": out, "server": server,
-            "tmp": temporary, **json.loads(watched.read_text())}  # fmt: skip
+    return {
+        "completed": completed,
+        "reports": reports,
+        "out": out,
+        "server": server,
+        "tmp": temporary,
+        **json.loads(watched.read_text()),
+    }
 
 
 def _question(report, question_id):
@@ -192,7 +225,10 @@ def test_hidden_inputs_never_reach_feedback(batch):
 def test_hidden_test_source_never_reaches_feedback(batch):
     hidden = (ASSIGNMENTS / "sequences-and-attention" / "hidden").glob("*.py")
     # Each check's text (its docstring's first paragraph) is shown by design; nothing else of the suite.
-    shown = " ".join(label["description"] for label in hidden_suite(load_assignment(ASSIGNMENTS / "sequences-and-attention")).plugin.labels.values())
+    shown = " ".join(
+        label["description"]
+        for label in hidden_suite(load_assignment(ASSIGNMENTS / "sequences-and-attention")).plugin.labels.values()
+    )
     lines = {line.strip() for path in hidden for line in path.read_text().splitlines() if len(line.strip()) > 30}
     lines = {line for line in lines if line.strip('"') not in shown}
     for path in batch["out"].iterdir():
@@ -273,8 +309,20 @@ def test_the_grader_leaves_no_files_behind(batch):
 
 # Words that would tell a submission it is being graded, not run by its student ("autograder" too: the
 # student's notebook imports it, so the file of its own import of it is the one place it may show).
-GIVEAWAYS = ("grad", "sandbox", "hidden", "test", "worker", "zygote", "bwrap", "bubblewrap", "seccomp", "runtime",
-             "judge", "secret")  # fmt: skip
+GIVEAWAYS = (
+    "grad",
+    "sandbox",
+    "hidden",
+    "test",
+    "worker",
+    "zygote",
+    "bwrap",
+    "bubblewrap",
+    "seccomp",
+    "runtime",
+    "judge",
+    "secret",
+)
 
 
 def test_a_submission_cannot_tell_it_is_being_graded(batch):
@@ -301,8 +349,19 @@ def test_a_submission_cannot_tell_it_is_being_graded(batch):
     assert seen["main"][:2] == [None, None]  # __main__ is the submission's own module, as a script's is
     text = json.dumps({key: value for key, value in seen.items() if key not in {"checks", "modules"}}).lower()
     assert [word for word in (*GIVEAWAYS, "autograder") if word in text] == []
-    assert set(seen["environment"]) <= {"PATH", "HOME", "PWD", "LC_CTYPE", "LD_LIBRARY_PATH", "MPLBACKEND",
-                                        "MPLCONFIGDIR", "PYTHONHASHSEED", "PYTHONIOENCODING",
-                                        "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"}  # fmt: skip
+    assert set(seen["environment"]) <= {
+        "PATH",
+        "HOME",
+        "PWD",
+        "LC_CTYPE",
+        "LD_LIBRARY_PATH",
+        "MPLBACKEND",
+        "MPLCONFIGDIR",
+        "PYTHONHASHSEED",
+        "PYTHONIOENCODING",
+        "OPENBLAS_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+    }
     # And so it answered as it would for its student, during the graded calls too.
     assert _question(report, "softmax")["status"] == "passed"

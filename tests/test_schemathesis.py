@@ -39,21 +39,52 @@ def test_schemathesis_finds_no_failure_against_the_running_service(service, tmp_
     token = answer.json()["token"]
     report = tmp_path / "junit.xml"
     run = subprocess.run(
-        [sys.executable, "-m", "schemathesis.cli", "run", str(OPENAPI), "--url", f"{url}/api/v1",
-         "--header", f"Authorization: Token {token}", "--checks", "all", "--max-examples", str(MAX_EXAMPLES),
-         "--seed", str(SEED), "--workers", "1", "--request-timeout", "60",
-         # Health checks judge the generator's speed on this machine, not the service.
-         "--suppress-health-check", "all", "--no-color", "--report", "junit", "--report-junit-path", str(report)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=540,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "schemathesis.cli",
+            "run",
+            str(OPENAPI),
+            "--url",
+            f"{url}/api/v1",
+            "--header",
+            f"Authorization: Token {token}",
+            "--checks",
+            "all",
+            "--max-examples",
+            str(MAX_EXAMPLES),
+            "--seed",
+            str(SEED),
+            "--workers",
+            "1",
+            "--request-timeout",
+            "60",
+            # Health checks judge the generator's speed on this machine, not the service.
+            "--suppress-health-check",
+            "all",
+            "--no-color",
+            "--report",
+            "junit",
+            "--report-junit-path",
+            str(report),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output[-6000:]
     cases = list(ElementTree.parse(report).getroot().iter("testcase"))
     # Every operation of the description was driven (so a pass is not one over nothing), and none failed.
     assert {case.get("name") for case in cases} >= {
-        "POST /token", "GET /assignments", "GET /assignments/{name}/grades", "GET /submissions", "POST /submissions",
+        "POST /token",
+        "GET /assignments",
+        "GET /assignments/{name}/grades",
+        "GET /submissions",
+        "POST /submissions",
         "GET /submissions/{id}",
-    }, output[-3000:]  # fmt: skip
+    }, output[-3000:]
     assert not [case for case in cases if case.find("failure") is not None or case.find("error") is not None]
 
 
@@ -64,7 +95,9 @@ def test_the_description_says_which_files_a_submission_accepts():
     from service.uploads import SUFFIXES
 
     submit = json.loads(OPENAPI.read_text())["paths"]["/submissions"]["post"]
-    text = submit["description"] + submit["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"][
-        "file"]["description"]  # fmt: skip
+    text = (
+        submit["description"]
+        + submit["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]["file"]["description"]
+    )
     assert all(suffix in text for suffix in SUFFIXES) and f"{MAX_UPLOAD_BYTES:,}" in submit["description"]
     assert {"400", "401", "403", "404", "413", "429"} <= set(submit["responses"])

@@ -15,10 +15,21 @@ pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left i
 
 # The platform's LTI requests carry their own proof (a signed token; the deep linking choice, the
 # launch's id): tests/test_lti.py attacks them.
-OPEN_TO_ALL = {"login", "welcome", "api-token", "api-openapi", "home", "lti-login", "lti-login-for", "lti-launch",
-               "lti-deep-link", "lti-jwks",
-               # The hub's OAuth: its callback carries the hub's proof (a code for the hub's token); tests/test_hub.py.
-               "hub-login", "hub-oauth-callback"}  # fmt: skip
+OPEN_TO_ALL = {
+    "login",
+    "welcome",
+    "api-token",
+    "api-openapi",
+    "home",
+    "lti-login",
+    "lti-login-for",
+    "lti-launch",
+    "lti-deep-link",
+    "lti-jwks",
+    # The hub's OAuth: its callback carries the hub's proof (a code for the hub's token); tests/test_hub.py.
+    "hub-login",
+    "hub-oauth-callback",
+}
 
 
 @pytest.mark.parametrize(
@@ -37,16 +48,33 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
     from django.urls import reverse
 
     name_of = ["sequences-and-attention"]
-    arguments = {"assignment": name_of, "notebook": name_of, "submission": [1], "api-submission": [1],
-                 "api-grades": name_of, "api-notebook": name_of, "gradebook": name_of, "statistics": name_of, "statistics-chart": name_of + ["overview"],
-                 "student": ["someone"], "marking": ["attention-not-explanation"],
-                 "mark-start": ["attention-not-explanation", "written"],
-                 "mark-answer": ["attention-not-explanation", "written", 1], "override": [1],
-                 "rubric-edit": ["attention-not-explanation", "written"], "platforms": [],
-                 "regrade": name_of, "similarity": name_of, "review-answer": [1], "review-ask": [1], "diff": ["someone", 1, 2],
-                 "exam-start": ["midterm", "q"], "exam-mark": ["midterm", "q", "someone"],
-                 **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
-                 "exam-log": ["midterm", 1]}  # fmt: skip
+    arguments = {
+        "assignment": name_of,
+        "notebook": name_of,
+        "submission": [1],
+        "api-submission": [1],
+        "api-grades": name_of,
+        "api-notebook": name_of,
+        "gradebook": name_of,
+        "statistics": name_of,
+        "statistics-chart": name_of + ["overview"],
+        "student": ["someone"],
+        "marking": ["attention-not-explanation"],
+        "mark-start": ["attention-not-explanation", "written"],
+        "mark-answer": ["attention-not-explanation", "written", 1],
+        "override": [1],
+        "rubric-edit": ["attention-not-explanation", "written"],
+        "platforms": [],
+        "regrade": name_of,
+        "similarity": name_of,
+        "review-answer": [1],
+        "review-ask": [1],
+        "diff": ["someone", 1, 2],
+        "exam-start": ["midterm", "q"],
+        "exam-mark": ["midterm", "q", "someone"],
+        **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
+        "exam-log": ["midterm", 1],
+    }
 
     url = reverse(name, args=arguments.get(name, []))
     posted = name in {"override", "regrade", "review-answer", "review-ask", "rubric-edit", "exam-save", "exam-submit"}

@@ -25,10 +25,12 @@ def test_the_api_needs_a_token_or_a_session_with_its_csrf_token(tmp_path):
 
     with_token = Client(HTTP_AUTHORIZATION=f"Token {secret}")
     assert [a["name"] for a in with_token.get("/api/v1/assignments").json()["assignments"]] == [
-        "sequences-and-attention", "attention-not-explanation",
-    ]  # fmt: skip
-    created = with_token.post("/api/v1/submissions", {"assignment": "sequences-and-attention",
-                                                      "file": CORRECT.open("rb")})  # fmt: skip
+        "sequences-and-attention",
+        "attention-not-explanation",
+    ]
+    created = with_token.post(
+        "/api/v1/submissions", {"assignment": "sequences-and-attention", "file": CORRECT.open("rb")}
+    )
     assert created.status_code == 201 and created.json()["state"] == "queued"
     assert Client(HTTP_AUTHORIZATION="Token forged").get("/api/v1/assignments").status_code == 401
     assert Client().get("/api/v1/assignments").status_code == 401
@@ -37,8 +39,11 @@ def test_the_api_needs_a_token_or_a_session_with_its_csrf_token(tmp_path):
     client.get("/assignments/")
     refused = client.post("/api/v1/submissions", {"assignment": "sequences-and-attention", "file": CORRECT.open("rb")})
     assert refused.status_code == 403
-    accepted = client.post("/api/v1/submissions", {"assignment": "sequences-and-attention", "file": CORRECT.open("rb")},
-                           HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)  # fmt: skip
+    accepted = client.post(
+        "/api/v1/submissions",
+        {"assignment": "sequences-and-attention", "file": CORRECT.open("rb")},
+        HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
+    )
     assert accepted.status_code == 201
     # A form posted from another site without the token is refused too.
     assert client.post("/assignments/sequences-and-attention/", {}).status_code == 403

@@ -17,8 +17,16 @@ pytestmark = [pytest.mark.usefixtures("empty_queue"), pytest.mark.slow]
 @needs_sandbox
 def test_serve_login_and_submit_through_the_commands(served):
     url, passwords, course_copy, env = served
-    login = autograder("login", "--server", url, "--username", "student", "--password-stdin",
-                       input=passwords["student"] + "\n", env=env)  # fmt: skip
+    login = autograder(
+        "login",
+        "--server",
+        url,
+        "--username",
+        "student",
+        "--password-stdin",
+        input=passwords["student"] + "\n",
+        env=env,
+    )
     assert login.returncode == 0, login.stderr
     saved = Path(env["XDG_CONFIG_HOME"]) / "gradewright" / "servers.json"
     assert oct(saved.stat().st_mode & 0o777) == "0o600" and json.loads(saved.read_text())[url]["token"]
@@ -26,14 +34,24 @@ def test_serve_login_and_submit_through_the_commands(served):
     assert submitted.returncode == 0, submitted.stderr
     assert "graded" in submitted.stdout and "score: 7.375 / 10" in submitted.stdout
     assert "attention: 0.375 / 3 partial" in submitted.stdout
-    refused = autograder("submit", ROOT / "README.md", "--assignment", "sequences-and-attention", "--server", url,
-                         env=env)  # fmt: skip
+    refused = autograder(
+        "submit", ROOT / "README.md", "--assignment", "sequences-and-attention", "--server", url, env=env
+    )
     assert refused.returncode == 2
     assert refused.stderr.strip().endswith("hand in a notebook (.ipynb) or a Python file (.py)")
-    wrong = autograder("login", "--server", url, "--username", "instructor", "--password-stdin", input="nope\n",
-                       env=env)  # fmt: skip
-    instructor = autograder("login", "--server", url, "--username", "instructor", "--password-stdin",
-                            input=passwords["instructor"] + "\n", env=env)  # fmt: skip
+    wrong = autograder(
+        "login", "--server", url, "--username", "instructor", "--password-stdin", input="nope\n", env=env
+    )
+    instructor = autograder(
+        "login",
+        "--server",
+        url,
+        "--username",
+        "instructor",
+        "--password-stdin",
+        input=passwords["instructor"] + "\n",
+        env=env,
+    )
     assert instructor.returncode == 0, instructor.stderr
     assert wrong.returncode == 2 and wrong.stderr.strip().endswith("wrong username or password")
     assert (course_copy / ".gradewright" / "gradebook.db").is_file()

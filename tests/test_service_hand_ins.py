@@ -116,9 +116,11 @@ def test_a_bad_hand_in_is_refused_before_it_is_stored(tmp_path, name, content, r
     before = sorted(uploads.rglob("*")) if uploads.exists() else []
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    api = client.post("/api/v1/submissions", {"assignment": "sequences-and-attention",
-                                              "file": SimpleUploadedFile(name, content)},
-                      HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value)  # fmt: skip
+    api = client.post(
+        "/api/v1/submissions",
+        {"assignment": "sequences-and-attention", "file": SimpleUploadedFile(name, content)},
+        HTTP_X_CSRFTOKEN=client.cookies["csrftoken"].value,
+    )
     assert api.status_code == 400 and refusal in api.json()["error"]
     assert (sorted(uploads.rglob("*")) if uploads.exists() else []) == before
 
@@ -142,13 +144,15 @@ def test_submission_limits_and_hidden_results_follow_the_manifest():
     spec = assignments()["sequences-and-attention"]
     limited = spec.model_copy(update={"max_submissions": 2, "submissions_per_hour": 1})
     assert allowance(row, limited) is None
-    Job.objects.create(student=row, assignment=spec.name, file="x", original_name="x.py", size=1, sha256="0" * 64,
-                       state=Job.GRADED)  # fmt: skip
+    Job.objects.create(
+        student=row, assignment=spec.name, file="x", original_name="x.py", size=1, sha256="0" * 64, state=Job.GRADED
+    )
     assert allowance(row, limited).startswith("1 submissions per hour: the next one is possible at ")
     Job.objects.filter(student=row).update(created_at=timezone.now() - timedelta(hours=2))
     assert allowance(row, limited) is None
-    Job.objects.create(student=row, assignment=spec.name, file="x", original_name="x.py", size=1, sha256="1" * 64,
-                       state=Job.FAILED)  # fmt: skip
+    Job.objects.create(
+        student=row, assignment=spec.name, file="x", original_name="x.py", size=1, sha256="1" * 64, state=Job.FAILED
+    )
     assert allowance(row, limited) is None  # a submission the grader failed on does not count
     Job.objects.filter(student=row).update(state=Job.GRADED)
     assert allowance(row, limited) == "you have used all 2 submissions of this assignment"

@@ -55,8 +55,17 @@ def test_hand_grading_on_the_page_with_the_rubric():
     assert "1. +1 Says the strongest pairs are artefacts" in page
 
     def save(client, rubric, comment, seen=""):
-        return client.post(page_url, {"rubric": rubric, "adjustment": "0", "comment": comment, "seen": seen,
-                                      "then": "stay", "csrfmiddlewaretoken": client.cookies["csrftoken"].value})  # fmt: skip
+        return client.post(
+            page_url,
+            {
+                "rubric": rubric,
+                "adjustment": "0",
+                "comment": comment,
+                "seen": seen,
+                "then": "stay",
+                "csrfmiddlewaretoken": client.cookies["csrftoken"].value,
+            },
+        )
 
     assert save(first, ["artefacts", "intervention"], "no baseline").status_code == 302
     report = as_ada.get(f"/api/v1/submissions/{Job.objects.get(student__student_id=ada.username).id}").json()
@@ -68,8 +77,10 @@ def test_hand_grading_on_the_page_with_the_rubric():
     item = next(q for q in assignments()[assignment].questions if q.id == "written").rubric[1]
 
     def edit(client, **fields):
-        return client.post(f"/staff/rubric/{assignment}/written/", {**fields, "back": page_url,
-                           "csrfmiddlewaretoken": client.cookies["csrftoken"].value})  # fmt: skip
+        return client.post(
+            f"/staff/rubric/{assignment}/written/",
+            {**fields, "back": page_url, "csrfmiddlewaretoken": client.cookies["csrftoken"].value},
+        )
 
     assert edit(first, item=item.id, text=item.text, points="1.5")["Location"] == page_url
     report = as_ada.get(f"/api/v1/submissions/{Job.objects.get(student__student_id=ada.username).id}").json()

@@ -21,13 +21,19 @@ def test_the_staff_queue_a_regrade_of_one_submission_or_the_whole_assignment():
     _, ta = student(Member.TA)
     ta.get(f"/submissions/{first.id}/")
     token = ta.cookies["csrftoken"].value
-    answer = ta.post("/staff/regrade/sequences-and-attention/", {"job": first.id, "back": f"/submissions/{first.id}/",
-                                                                  "csrfmiddlewaretoken": token})  # fmt: skip
+    answer = ta.post(
+        "/staff/regrade/sequences-and-attention/",
+        {"job": first.id, "back": f"/submissions/{first.id}/", "csrfmiddlewaretoken": token},
+    )
     assert answer["Location"] == f"/submissions/{first.id}/"
     again = Job.objects.filter(student__student_id=alice.username).order_by("id").last()
     assert again.id != first.id and again.regrade and again.state == Job.QUEUED
-    assert ta.post("/staff/regrade/sequences-and-attention/", {"back": "//evil.example/", "csrfmiddlewaretoken": token}
-                   )["Location"] == "/staff/gradebook/sequences-and-attention/"  # fmt: skip
+    assert (
+        ta.post("/staff/regrade/sequences-and-attention/", {"back": "//evil.example/", "csrfmiddlewaretoken": token})[
+            "Location"
+        ]
+        == "/staff/gradebook/sequences-and-attention/"
+    )
     grade_queue()
     again.refresh_from_db()
     assert again.state == Job.GRADED and again.submission_id == first.submission_id  # the same file, graded again
@@ -41,8 +47,10 @@ def test_the_staff_queue_a_regrade_of_one_submission_or_the_whole_assignment():
     from gradebook.models import Result
 
     before = dict(Result.objects.filter(submission_id=first.submission_id).values_list("question_id", "id"))
-    answer = ta.post("/staff/regrade/sequences-and-attention/", {"student": alice.username, "question": "attention",
-                                                                  "csrfmiddlewaretoken": token})  # fmt: skip
+    answer = ta.post(
+        "/staff/regrade/sequences-and-attention/",
+        {"student": alice.username, "question": "attention", "csrfmiddlewaretoken": token},
+    )
     assert answer.status_code == 302
     queued = Job.objects.filter(student__student_id=alice.username).order_by("id").last()
     assert (queued.question, queued.state) == ("attention", Job.QUEUED)

@@ -23,8 +23,12 @@ def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():
 
     _, as_bob = student()
     assert post(as_bob, f"/submissions/{job.id}/review/", question="attention", message="mine").status_code == 404
-    assert post(as_alice, f"/submissions/{job.id}/review/", question="attention",
-                message="My masks follow the <b>spec</b>").status_code == 302  # fmt: skip
+    assert (
+        post(
+            as_alice, f"/submissions/{job.id}/review/", question="attention", message="My masks follow the <b>spec</b>"
+        ).status_code
+        == 302
+    )
     _, ta = student(Member.TA)
     waiting = ta.get("/staff/reviews/").content.decode()
     assert f"sequences-and-attention #{job.id}" in waiting and alice.username in waiting

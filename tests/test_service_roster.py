@@ -31,8 +31,14 @@ def test_one_time_sign_in_links_for_the_roster(tmp_path):
     browser = Client(enforce_csrf_checks=True)
     page = browser.get(path)
     assert page.status_code == 200 and f"Welcome, {name}" in page.content.decode()
-    done = browser.post(path, {"new_password1": "correct horse battery", "new_password2": "correct horse battery",
-                               "csrfmiddlewaretoken": browser.cookies["csrftoken"].value})  # fmt: skip
+    done = browser.post(
+        path,
+        {
+            "new_password1": "correct horse battery",
+            "new_password2": "correct horse battery",
+            "csrfmiddlewaretoken": browser.cookies["csrftoken"].value,
+        },
+    )
     assert done.status_code == 302 and done["Location"] == "/assignments/"
     assert browser.get("/assignments/").status_code == 200  # signed in
     assert Client().get(path).status_code == 404  # used once
@@ -49,8 +55,12 @@ def test_the_instructor_imports_the_roster_and_downloads_links_on_the_web(tmp_pa
 
     _, instructor = student(Member.INSTRUCTOR)
     tag = uuid.uuid4().hex[:6]
-    lines = [["student_id", "name", "email"], [f"w{tag}a", '=HYPERLINK("x")', f"a{tag}@example.edu"],
-             [f"w{tag}b", "Bea", f"b{tag}@example.edu"], ["", "Nobody", f"n{tag}@example.edu"]]  # fmt: skip
+    lines = [
+        ["student_id", "name", "email"],
+        [f"w{tag}a", '=HYPERLINK("x")', f"a{tag}@example.edu"],
+        [f"w{tag}b", "Bea", f"b{tag}@example.edu"],
+        ["", "Nobody", f"n{tag}@example.edu"],
+    ]
     roster = "".join(",".join(f'"{cell}"'.replace('("x")', '(""x"")') for cell in line) + "\n" for line in lines)
 
     def post(data):

@@ -34,17 +34,28 @@ def test_the_staff_read_the_gradebook_a_students_history_and_the_statistics():
         assert chart["Content-Type"] == "image/png" and chart.content[:4] == b"\x89PNG"
     assert as_ta.get("/staff/statistics/sequences-and-attention/other.png").status_code == 404
     as_ta.get("/staff/exports/")
-    canvas = as_ta.post("/staff/exports/", {"assignment": ["sequences-and-attention"], "format": "canvas",
-                                           "csrfmiddlewaretoken": as_ta.cookies["csrftoken"].value})  # fmt: skip
+    canvas = as_ta.post(
+        "/staff/exports/",
+        {
+            "assignment": ["sequences-and-attention"],
+            "format": "canvas",
+            "csrfmiddlewaretoken": as_ta.cookies["csrftoken"].value,
+        },
+    )
     lines = canvas.content.decode().splitlines()
     assert canvas["Content-Type"] == "text/csv" and lines[0].startswith("Student,ID,SIS User ID,SIS Login ID,Section,")
     assert lines[1].startswith("Points Possible") and any(line.endswith(",7.375") for line in lines[2:])
     # Similarity: the page queues a report and a worker computes it (more in tests/test_similarity.py).
-    as_ta.post("/staff/similarity/sequences-and-attention/", {"threshold": "0.9",
-                                                              "csrfmiddlewaretoken": as_ta.cookies["csrftoken"].value})  # fmt: skip
+    as_ta.post(
+        "/staff/similarity/sequences-and-attention/",
+        {"threshold": "0.9", "csrfmiddlewaretoken": as_ta.cookies["csrftoken"].value},
+    )
     grade_queue()
     similar = as_ta.get("/staff/similarity/sequences-and-attention/").content.decode()
     assert "pairs share more than 90% of their code" in similar
-    for url in ("/staff/gradebook/sequences-and-attention/", f"/staff/students/{alice.username}/",
-                "/staff/statistics/sequences-and-attention/"):  # fmt: skip
+    for url in (
+        "/staff/gradebook/sequences-and-attention/",
+        f"/staff/students/{alice.username}/",
+        "/staff/statistics/sequences-and-attention/",
+    ):
         assert as_alice.get(url).status_code == 404  # students never see the staff's pages

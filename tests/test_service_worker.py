@@ -64,8 +64,9 @@ def test_a_job_whose_worker_died_is_claimed_again_when_its_lease_expires_then_fa
     user, _ = student()
     row = Student.objects.get(student_id=user.username)
     Job.objects.filter(state=Job.QUEUED).update(state=Job.FAILED)  # an empty queue for this test
-    job = Job.objects.create(student=row, assignment="sequences-and-attention", file="x", original_name="x.py",
-                             size=1, sha256="2" * 64)  # fmt: skip
+    job = Job.objects.create(
+        student=row, assignment="sequences-and-attention", file="x", original_name="x.py", size=1, sha256="2" * 64
+    )
     for attempt in range(1, MAX_ATTEMPTS + 1):
         claimed = claim(f"worker-{attempt}")
         assert claimed is not None and claimed.id == job.id and claimed.attempts == attempt
@@ -94,15 +95,31 @@ def test_a_grade_and_its_jobs_end_are_written_together_or_not_at_all(monkeypatch
 
     user, _ = student()
     row = Student.objects.get(student_id=user.username)
-    job = Job.objects.create(student=row, assignment="sequences-and-attention", file="x", original_name="x.py",
-                             size=1, sha256="3" * 64, state=Job.GRADING)  # fmt: skip
+    job = Job.objects.create(
+        student=row,
+        assignment="sequences-and-attention",
+        file="x",
+        original_name="x.py",
+        size=1,
+        sha256="3" * 64,
+        state=Job.GRADING,
+    )
     spec = assignments()["sequences-and-attention"]
     report = Report(
-        student=user.username, assignment=spec.name, score=2, max_score=spec.max_score, submission="x",
-        sha256="3" * 64, reference="numpy", sandbox="bubblewrap", graded_at=timezone.now().isoformat(),
-        grader_version="test", questions=[QuestionResult(id=q.id, score=0, max_score=q.points, status="failed",
-                                                         feedback="") for q in spec.questions],
-    )  # fmt: skip
+        student=user.username,
+        assignment=spec.name,
+        score=2,
+        max_score=spec.max_score,
+        submission="x",
+        sha256="3" * 64,
+        reference="numpy",
+        sandbox="bubblewrap",
+        graded_at=timezone.now().isoformat(),
+        grader_version="test",
+        questions=[
+            QuestionResult(id=q.id, score=0, max_score=q.points, status="failed", feedback="") for q in spec.questions
+        ],
+    )
 
     def broken_finish(*_args, **_kwargs):
         raise RuntimeError("the database went away")

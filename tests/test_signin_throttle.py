@@ -241,8 +241,9 @@ def behind_a_proxy(tmp_path_factory) -> Iterator[tuple[str, dict[str, str], dict
 
 def forwarded_token(url: str, username: str, password: str, client: str | None = None) -> httpx.Response:
     headers = {"X-Forwarded-For": client} if client else {}
-    return httpx.post(f"{url}/api/v1/token", data={"username": username, "password": password}, headers=headers,
-                      timeout=60)  # fmt: skip
+    return httpx.post(
+        f"{url}/api/v1/token", data={"username": username, "password": password}, headers=headers, timeout=60
+    )
 
 
 @pytest.mark.slow
@@ -284,9 +285,14 @@ def test_sixteen_guesses_at_once_get_the_answers_sixteen_one_by_one_would(behind
 
 
 def autograder_login(url: str, username: str, password: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "autograder", "login", "--server", url, "--username", username,
-                           "--password-stdin"], input=password + "\n", capture_output=True, text=True, env=env,
-                          timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", "login", "--server", url, "--username", username, "--password-stdin"],
+        input=password + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 @pytest.mark.slow

@@ -51,10 +51,18 @@ def record(book: Gradebook, name: str, student: str, path: Path) -> None:
     spec = spec_of(name)
     row = book.run(lambda: book.sync_assignment(spec))
     report = Report(
-        student=student, assignment=name, score=0, max_score=spec.max_score, questions=[], submission=str(path),
-        sha256=sha256_of(path), reference="numpy", sandbox="test", graded_at=datetime.now(UTC).isoformat(),
+        student=student,
+        assignment=name,
+        score=0,
+        max_score=spec.max_score,
+        questions=[],
+        submission=str(path),
+        sha256=sha256_of(path),
+        reference="numpy",
+        sandbox="test",
+        graded_at=datetime.now(UTC).isoformat(),
         grader_version="test",
-    )  # fmt: skip
+    )
     book.run(lambda: record_report(book, row, report))
 
 
@@ -95,21 +103,34 @@ def copydetect_pairs(files: dict[str, Path], starter_code: str, threshold: float
             (submitted / f"{number:05d}.py").write_text(code, encoding="utf-8")
             names[str(submitted / f"{number:05d}.py")] = student
         (starter / "starter.py").write_text(starter_code, encoding="utf-8")
-        detector = CopyDetector(test_dirs=[str(submitted)], boilerplate_dirs=[str(starter)], extensions=["py"],
-                                display_t=threshold, autoopen=False, silent=True, out_file=os.devnull)  # fmt: skip
+        detector = CopyDetector(
+            test_dirs=[str(submitted)],
+            boilerplate_dirs=[str(starter)],
+            extensions=["py"],
+            display_t=threshold,
+            autoopen=False,
+            silent=True,
+            out_file=os.devnull,
+        )
         detector.run()
         found = {}
         for share_1, share_2, file_1, file_2, html_1, html_2, _ in detector.get_copied_code_list():
             first, second = names[str(file_1)], names[str(file_2)]
-            found[frozenset((first, second))] = {first: (round(float(share_1), 9), html_1.replace("highlight-green", "highlight-red")),
-                                                 second: (round(float(share_2), 9), html_2.replace("highlight-green", "highlight-red"))}  # fmt: skip
+            found[frozenset((first, second))] = {
+                first: (round(float(share_1), 9), html_1.replace("highlight-green", "highlight-red")),
+                second: (round(float(share_2), 9), html_2.replace("highlight-green", "highlight-red")),
+            }
         return found
 
 
 def ours(report) -> dict:
-    return {frozenset((p.first, p.second)): {p.first: (round(p.first_share, 9), p.first_html),
-                                              p.second: (round(p.second_share, 9), p.second_html.replace("highlight-green", "highlight-red"))}
-            for p in report.pairs}  # fmt: skip
+    return {
+        frozenset((p.first, p.second)): {
+            p.first: (round(p.first_share, 9), p.first_html),
+            p.second: (round(p.second_share, 9), p.second_html.replace("highlight-green", "highlight-red")),
+        }
+        for p in report.pairs
+    }
 
 
 @pytest.mark.timeout(300)
@@ -264,8 +285,9 @@ def test_the_page_shows_the_stored_report_and_queues_a_run_a_worker_computes(mon
     assert SimilarityRun.objects.filter(assignment=name).count() == 1
     page = staff.get(url)
     assert "waiting for a worker" in page.content.decode() and page["Refresh"] == "3"
-    SimilarityRun.objects.filter(id=run.id).update(state=SimilarityRun.RUNNING, done=5, total=9,
-                                                   heartbeat_at=datetime.now(UTC))  # fmt: skip
+    SimilarityRun.objects.filter(id=run.id).update(
+        state=SimilarityRun.RUNNING, done=5, total=9, heartbeat_at=datetime.now(UTC)
+    )
     assert "Comparing: 5 of 9 pairs compared" in staff.get(url).content.decode()
     SimilarityRun.objects.filter(id=run.id).update(state=SimilarityRun.QUEUED, heartbeat_at=None)
 
@@ -317,9 +339,23 @@ def test_the_command_reports_similar_code_in_pairs_escaped_and_keeps_the_report(
     (folder / "alan.py").write_text(renamed + "\n# <script>alert(1)</script>\n")
     shutil.copy(source / "correct_vectorised.py", folder / "grace.py")
     completed = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", SEQUENCES, str(folder), "--out",
-         str(tmp_path / "out"), "--reference", "numpy"], capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            SEQUENCES,
+            str(folder),
+            "--out",
+            str(tmp_path / "out"),
+            "--reference",
+            "numpy",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert completed.returncode == 0, completed.stderr
     gradebook = tmp_path / "out" / "gradebook.db"
     with Gradebook.open(gradebook) as book:  # fingerprinted as they were graded

@@ -11,8 +11,21 @@ import pytest
 
 from .conftest import ROOT
 
-HEAVY = ("jsonschema", "rfc3987_syntax", "nbgrader", "nbformat", "matplotlib", "numpy", "pytest", "torch", "lxml",
-         "dask", "latex2mathml", "django", "psycopg")  # fmt: skip
+HEAVY = (
+    "jsonschema",
+    "rfc3987_syntax",
+    "nbgrader",
+    "nbformat",
+    "matplotlib",
+    "numpy",
+    "pytest",
+    "torch",
+    "lxml",
+    "dask",
+    "latex2mathml",
+    "django",
+    "psycopg",
+)
 PROBE = """
 import json, sys
 from {module} import main
@@ -37,9 +50,12 @@ print(json.dumps(sorted({{name.split(".")[0] for name in sys.modules}})), file=s
 )
 def test_help_and_version_import_nothing_heavy(module, argv):
     completed = subprocess.run(
-        [sys.executable, "-c", PROBE.format(module=module, argv=argv)], capture_output=True, text=True, cwd=ROOT,
+        [sys.executable, "-c", PROBE.format(module=module, argv=argv)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
         timeout=60,
-    )  # fmt: skip
+    )
     loaded = set(json.loads(completed.stderr.strip().splitlines()[-1]))
     assert completed.stdout.strip()  # it did print its help or version
     assert sorted(loaded & set(HEAVY)) == []

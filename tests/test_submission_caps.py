@@ -49,8 +49,9 @@ def _course_with_caps(home: Path) -> Path:
     caps = {TOTAL: f"max_submissions = {CAP}\n", HOURLY: f"submissions_per_hour = {CAP}\n", UNCAPPED: ""}
     for name, cap in caps.items():
         folder = course / "assignments" / name
-        shutil.copytree(ASSIGNMENTS / "sequences-and-attention", folder,
-                        ignore=shutil.ignore_patterns("__pycache__", ".*"))  # fmt: skip
+        shutil.copytree(
+            ASSIGNMENTS / "sequences-and-attention", folder, ignore=shutil.ignore_patterns("__pycache__", ".*")
+        )
         manifest = folder / "assignment.toml"
         text = manifest.read_text().replace('name = "sequences-and-attention"', f'name = "{name}"')
         manifest.write_text(cap + text)  # top-level keys, before the manifest's first table
@@ -114,9 +115,14 @@ def _account(served: Served) -> Account:
     ApiToken.objects.using(served.alias).create(user=user, digest=digest(token))
     with httpx.Client(base_url=served.url, timeout=60) as browser:
         browser.get("/accounts/login/")
-        signed_in = browser.post("/accounts/login/", data={
-            "username": name, "password": PASSWORD, "csrfmiddlewaretoken": browser.cookies["csrftoken"],
-        })  # fmt: skip
+        signed_in = browser.post(
+            "/accounts/login/",
+            data={
+                "username": name,
+                "password": PASSWORD,
+                "csrfmiddlewaretoken": browser.cookies["csrftoken"],
+            },
+        )
         assert signed_in.status_code == 302, signed_in.text
         return Account(name, token, dict(browser.cookies))
 
@@ -128,9 +134,13 @@ class Answer:
 
 
 def _through_the_api(served: Served, account: Account, assignment: str) -> Answer:
-    answer = httpx.post(f"{served.url}/api/v1/submissions", headers={"Authorization": f"Token {account.token}"},
-                        data={"assignment": assignment}, files={"file": (UPLOAD.name, UPLOAD.read_bytes())},
-                        timeout=120)  # fmt: skip
+    answer = httpx.post(
+        f"{served.url}/api/v1/submissions",
+        headers={"Authorization": f"Token {account.token}"},
+        data={"assignment": assignment},
+        files={"file": (UPLOAD.name, UPLOAD.read_bytes())},
+        timeout=120,
+    )
     assert answer.status_code in {201, 400}, answer.text
     return Answer(answer.status_code == 201, "" if answer.status_code == 201 else answer.json()["error"])
 
@@ -139,8 +149,11 @@ def _through_the_page(served: Served, account: Account, assignment: str) -> Answ
     # A client of its own (its own cookie jar: the page's messages travel in a cookie), on the one session.
     with httpx.Client(base_url=served.url, cookies=account.cookies, timeout=120) as browser:
         page = f"/assignments/{assignment}/"
-        answer = browser.post(page, data={"csrfmiddlewaretoken": account.cookies["csrftoken"]},
-                              files={"notebook": (UPLOAD.name, UPLOAD.read_bytes())})  # fmt: skip
+        answer = browser.post(
+            page,
+            data={"csrfmiddlewaretoken": account.cookies["csrftoken"]},
+            files={"notebook": (UPLOAD.name, UPLOAD.read_bytes())},
+        )
         assert answer.status_code == 302, answer.text
         if answer.headers["Location"].startswith("/submissions/"):
             return Answer(True, "")
@@ -200,10 +213,17 @@ def test_eight_uploads_at_once_against_the_services_hourly_cap_keep_exactly_what
     account = _account(served)
     row = Student.objects.using(served.alias).get(student_id=account.student_id)
     Job.objects.using(served.alias).bulk_create(
-        Job(student=row, assignment=UNCAPPED, file="x", original_name="x.py", size=1, sha256=f"{n:064x}",
-            state=Job.GRADED)
+        Job(
+            student=row,
+            assignment=UNCAPPED,
+            file="x",
+            original_name="x.py",
+            size=1,
+            sha256=f"{n:064x}",
+            state=Job.GRADED,
+        )
         for n in range(UPLOADS_PER_HOUR - CAP)
-    )  # fmt: skip
+    )
     answers = _all_at_once(served, account, UNCAPPED)
     refusal = f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later"
     _check(served, account, UNCAPPED, answers, refusal)
@@ -217,8 +237,15 @@ def test_a_regrade_the_staff_queued_uses_none_of_the_students_submissions():
 
     row = Student.objects.create(student_id=f"s{uuid.uuid4().hex[:10]}", on_roster=True)
     spec = assignments()["sequences-and-attention"].model_copy(update={"max_submissions": 1, "submissions_per_hour": 1})
-    kept = {"student": row, "assignment": spec.name, "file": "x", "original_name": "x.py", "size": 1,
-            "sha256": "0" * 64, "state": Job.GRADED}  # fmt: skip
+    kept = {
+        "student": row,
+        "assignment": spec.name,
+        "file": "x",
+        "original_name": "x.py",
+        "size": 1,
+        "sha256": "0" * 64,
+        "state": Job.GRADED,
+    }
     Job.objects.create(**kept, regrade=True)
     assert allowance(row, spec) is None
     Job.objects.create(**kept)
@@ -235,17 +262,22 @@ def test_eight_review_requests_at_once_open_one_thread(served):
 
     account = _account(served)
     row = Student.objects.using(served.alias).get(student_id=account.student_id)
-    job = Job.objects.using(served.alias).create(student=row, assignment=UNCAPPED, file="x", original_name="x.py",
-                                                 size=1, sha256="1" * 64, state=Job.GRADED)  # fmt: skip
+    job = Job.objects.using(served.alias).create(
+        student=row, assignment=UNCAPPED, file="x", original_name="x.py", size=1, sha256="1" * 64, state=Job.GRADED
+    )
     start = threading.Barrier(AT_ONCE)
 
     def ask(index: int) -> int:
         with httpx.Client(base_url=served.url, cookies=account.cookies, timeout=120) as browser:
             start.wait(timeout=60)
-            answer = browser.post(f"/submissions/{job.id}/review/", data={
-                "question": "attention", "message": f"please look again ({index})",
-                "csrfmiddlewaretoken": account.cookies["csrftoken"],
-            })  # fmt: skip
+            answer = browser.post(
+                f"/submissions/{job.id}/review/",
+                data={
+                    "question": "attention",
+                    "message": f"please look again ({index})",
+                    "csrfmiddlewaretoken": account.cookies["csrftoken"],
+                },
+            )
             return answer.status_code
 
     with ThreadPoolExecutor(AT_ONCE) as pool:

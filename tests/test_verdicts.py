@@ -187,9 +187,12 @@ def test_uses_must_name_a_graded_function(tmp_path):
     source = ASSIGNMENTS / "sequences-and-attention"
     folder.mkdir()
     (folder / "assignment.toml").write_text(
-        (source / "assignment.toml").read_text().replace('uses = ["softmax"]', 'uses = ["sofmax"]', 1)
-        .replace('notebook = "source/', f'notebook = "{source}/source/').replace('hidden_tests = "hidden"', f'hidden_tests = "{source}/hidden"')
-    )  # fmt: skip
+        (source / "assignment.toml")
+        .read_text()
+        .replace('uses = ["softmax"]', 'uses = ["sofmax"]', 1)
+        .replace('notebook = "source/', f'notebook = "{source}/source/')
+        .replace('hidden_tests = "hidden"', f'hidden_tests = "{source}/hidden"')
+    )
     with pytest.raises(AssignmentError, match="uses sofmax, which no question grades"):
         load_assignment(folder)
 

@@ -97,18 +97,39 @@ def test_a_verdict_that_depends_on_the_secret_and_a_pass_by_a_hair_are_listed(co
     "content, message",
     [
         (None, "known/verdicts.toml: not found; list each known submission's expected verdict per question there"),
-        ('["correct.py"]\nmean = "passed"\nmean2 = "passed"\n', "known/verdicts.toml: ['correct.py'] mean2: no such question (its questions: mean)"),
-        ('["correct.py"]\nmean = "fine"\n', "known/verdicts.toml: ['correct.py'] mean = 'fine' is not a verdict (one of error, failed,"),
-        ('["../../../course.toml"]\nmean = "passed"\n', "known/verdicts.toml: ['../../../course.toml']: no such file in"),
+        (
+            '["correct.py"]\nmean = "passed"\nmean2 = "passed"\n',
+            "known/verdicts.toml: ['correct.py'] mean2: no such question (its questions: mean)",
+        ),
+        (
+            '["correct.py"]\nmean = "fine"\n',
+            "known/verdicts.toml: ['correct.py'] mean = 'fine' is not a verdict (one of error, failed,",
+        ),
+        (
+            '["../../../course.toml"]\nmean = "passed"\n',
+            "known/verdicts.toml: ['../../../course.toml']: no such file in",
+        ),
         ('["missing.py"]\nmean = "passed"\n', "known/verdicts.toml: ['missing.py']: no such file in"),
-        ('["correct.py"\nmean = "passed"\n', "known/verdicts.toml: Expected ']' at the end of a table declaration (at line 1, column 14)"),
+        (
+            '["correct.py"\nmean = "passed"\n',
+            "known/verdicts.toml: Expected ']' at the end of a table declaration (at line 1, column 14)",
+        ),
         ('["correct.py"]\n', "known/verdicts.toml: ['correct.py'] lists no verdict"),
         ("", "known/verdicts.toml: lists no known submission"),
-        ('["correct.py"]\nmean = "passed"\n["correct.py".feedback]\nmean = { say = ["x"] }\n', "known/verdicts.toml: ['correct.py'.feedback] mean: say: Extra inputs are not permitted"),
-        ('["correct.py"]\nmean = "passed"\n["correct.py".feedback]\nmedian = { says = ["x"] }\n', "known/verdicts.toml: ['correct.py'.feedback] median: no such question (its questions: mean)"),
-        ('["correct.py"]\nmean = "passed"\nfeedback = 3\n', "known/verdicts.toml: ['correct.py'.feedback] should be a table of question = { says = [...], never = [...] }"),
+        (
+            '["correct.py"]\nmean = "passed"\n["correct.py".feedback]\nmean = { say = ["x"] }\n',
+            "known/verdicts.toml: ['correct.py'.feedback] mean: say: Extra inputs are not permitted",
+        ),
+        (
+            '["correct.py"]\nmean = "passed"\n["correct.py".feedback]\nmedian = { says = ["x"] }\n',
+            "known/verdicts.toml: ['correct.py'.feedback] median: no such question (its questions: mean)",
+        ),
+        (
+            '["correct.py"]\nmean = "passed"\nfeedback = 3\n',
+            "known/verdicts.toml: ['correct.py'.feedback] should be a table of question = { says = [...], never = [...] }",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_bad_verdicts_file_is_one_line_naming_it_and_the_place(course, content, message):
     verdicts = course / "assignments" / "example" / "known" / "verdicts.toml"
     if content is None:

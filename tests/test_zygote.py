@@ -88,10 +88,26 @@ def graded(tmp_path_factory):
         (submissions / f"{name}.py").write_text(source)
     environment = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_ZYGOTE"}
     completed = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
-         "--jobs", "1", "--reference", "numpy"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT, env=environment,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "sequences-and-attention",
+            str(submissions),
+            "--out",
+            str(out),
+            "--jobs",
+            "1",
+            "--reference",
+            "numpy",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=environment,
+    )
     reports = {name: json.loads((out / f"{name}.json").read_text()) for name in ("first", "second")}
     return completed, reports
 
@@ -131,14 +147,22 @@ def test_a_submission_cannot_make_namespaces_with_clone(graded):
 def test_the_doctor_says_how_submissions_are_sandboxed():
     environment = {**os.environ, "AUTOGRADER_ZYGOTE": "off"}
     doctor = subprocess.run(
-        [sys.executable, "-m", "autograder", "doctor"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+        [sys.executable, "-m", "autograder", "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
         env=environment,
-    )  # fmt: skip
+    )
     assert "each submission: a sandbox started for each submission (no zygote: AUTOGRADER_ZYGOTE=off)" in doctor.stdout
     default = subprocess.run(
-        [sys.executable, "-m", "autograder", "doctor"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+        [sys.executable, "-m", "autograder", "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
         env={key: value for key, value in os.environ.items() if key != "AUTOGRADER_ZYGOTE"},
-    )  # fmt: skip
+    )
     assert "each submission: a pre-imported zygote forks each submission a sandbox of its own" in default.stdout
 
 
@@ -238,13 +262,30 @@ def test_the_next_submissions_sandbox_forked_ahead_takes_nothing_from_this_ones_
     for name in ("first", "second", "third"):
         (submissions / f"{name}.py").write_text(COUNTS_ITS_PROCESSES)
     completed = subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", "sequences-and-attention", str(submissions), "--out", str(out),
-         "--jobs", "1", "--reference", "numpy"],
-        capture_output=True, text=True, timeout=300, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            "sequences-and-attention",
+            str(submissions),
+            "--out",
+            str(out),
+            "--jobs",
+            "1",
+            "--reference",
+            "numpy",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert completed.returncode == 0, completed.stderr
-    counts = [int(_printed(json.loads((out / f"{name}.json").read_text()), "children:")) for name in
-              ("first", "second", "third")]  # fmt: skip
+    counts = [
+        int(_printed(json.loads((out / f"{name}.json").read_text()), "children:"))
+        for name in ("first", "second", "third")
+    ]
     # Limits().processes is 8: the worker and at least seven more, and no more than a few beyond.
     assert counts[0] == counts[1] == counts[2]
     assert 7 <= counts[0] <= 10

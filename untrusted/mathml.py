@@ -68,8 +68,11 @@ def answer_markdown():
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 
     renderer = MarkdownIt("commonmark", {"html": False, "highlight": _highlighted})
-    return renderer.use(dollarmath_plugin, double_inline=True,
-                        renderer=lambda tex, options: tex_to_mathml(tex, display=options.get("display_mode", False)))  # fmt: skip
+    return renderer.use(
+        dollarmath_plugin,
+        double_inline=True,
+        renderer=lambda tex, options: tex_to_mathml(tex, display=options.get("display_mode", False)),
+    )
 
 
 def _highlighted(code: str, language: str, _attributes: str) -> str:

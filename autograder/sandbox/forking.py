@@ -72,9 +72,14 @@ class Zygote:
         output_fd = os.memfd_create("zygote-output", os.MFD_CLOEXEC)
         try:
             process = launch(
-                [*argv, str(inside.fileno()), str(seccomp_fd)], None, {"PATH": "/usr/bin:/bin"},
-                pass_fds=(inside.fileno(), seccomp_fd, info[1]), user=user, group=group, output_fd=output_fd,
-            )  # fmt: skip
+                [*argv, str(inside.fileno()), str(seccomp_fd)],
+                None,
+                {"PATH": "/usr/bin:/bin"},
+                pass_fds=(inside.fileno(), seccomp_fd, info[1]),
+                user=user,
+                group=group,
+                output_fd=output_fd,
+            )
         except OSError as exc:
             control.close()
             os.close(output_fd)
@@ -134,8 +139,11 @@ class Zygote:
         report.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         asked = AskedFork(self, request, (request_write, response_read, output_fd), report)
         try:
-            socket.send_fds(self.control, [json.dumps(request).encode()],
-                            [request_read, response_write, output_fd, report_inside.fileno()])  # fmt: skip
+            socket.send_fds(
+                self.control,
+                [json.dumps(request).encode()],
+                [request_read, response_write, output_fd, report_inside.fileno()],
+            )
         except OSError as exc:
             asked.release()
             raise ZygoteUnavailable(f"it could not fork a sandbox ({type(exc).__name__}: {exc})") from None

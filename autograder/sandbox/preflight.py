@@ -33,8 +33,10 @@ def probe(packages: tuple[str, ...]) -> str:
 
 def check_limits(runner: Runner, limits: Limits, packages: tuple[str, ...] = SANDBOX_PACKAGES) -> None:
     """Raise LimitsTooLow, saying which limit to raise, when the runtime cannot start within ``limits``."""
-    key = hashlib.sha256(f"{runner.name}:{runner.mode()}:{limits.memory_mib}:{limits.processes}:{limits.open_files}:"
-                         f"{limits.file_mib}:{limits.tmp_mib}:{','.join(packages)}".encode()).hexdigest()[:16]  # fmt: skip
+    key = hashlib.sha256(
+        f"{runner.name}:{runner.mode()}:{limits.memory_mib}:{limits.processes}:{limits.open_files}:"
+        f"{limits.file_mib}:{limits.tmp_mib}:{','.join(packages)}".encode()
+    ).hexdigest()[:16]
     marker = cache_root() / "limits-ok" / key
     if marker.exists():
         return

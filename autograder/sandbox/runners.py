@@ -195,8 +195,13 @@ class BubblewrapRunner:
         seccomp_fd = memory_file("seccomp", self.seccomp)
         info_read, info_write = os.pipe()
         try:
-            argv = [*self._bwrap_argv(Limits(), zygote=True, info_fd=info_write), f"{RUNTIME_MOUNT}/bin/python3",
-                    "-I", "-B", f"{RUNTIME_MOUNT}/{ZYGOTE_SCRIPT}"]  # fmt: skip
+            argv = [
+                *self._bwrap_argv(Limits(), zygote=True, info_fd=info_write),
+                f"{RUNTIME_MOUNT}/bin/python3",
+                "-I",
+                "-B",
+                f"{RUNTIME_MOUNT}/{ZYGOTE_SCRIPT}",
+            ]
             self.zygote = Zygote.launch(argv, seccomp_fd, (info_read, info_write), self._user(), new_group())
         except ZygoteUnavailable as exc:
             self._refuse(f"it could not start: {exc}")
@@ -222,8 +227,10 @@ class BubblewrapRunner:
 
     def _refuse(self, why: str) -> None:
         self.zygote_refused = why
-        logger.warning("the sandbox's zygote is not used (%s): each submission gets a sandbox started for it, "
-                       "about 0.4 s slower", why)  # fmt: skip
+        logger.warning(
+            "the sandbox's zygote is not used (%s): each submission gets a sandbox started for it, about 0.4 s slower",
+            why,
+        )
 
     def _bwrap_argv(self, limits: Limits, zygote: bool, seccomp_fd: int | None = None, info_fd: int | None = None):
         """bubblewrap's command line up to the command. The zygote's sandbox has no seccomp filter and
@@ -231,17 +238,52 @@ class BubblewrapRunner:
         writable = str(limits.tmp_mib * 1024 * 1024)
         runtime = RUNTIME_MOUNT
         argv = [
-            self.bwrap, "--unshare-all", "--unshare-user", "--die-with-parent",
-            "--new-session", "--cap-drop", "ALL", "--hostname", SANDBOX_HOSTNAME,
+            self.bwrap,
+            "--unshare-all",
+            "--unshare-user",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--hostname",
+            SANDBOX_HOSTNAME,
             # The runtime in place of the machine's own /usr/local, which the sandbox never sees.
-            "--ro-bind", "/usr", "/usr", "--ro-bind", str(self.runtime), runtime,
-            "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
-            "--proc", "/proc", "--dev", "/dev",
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            "--ro-bind",
+            str(self.runtime),
+            runtime,
+            "--symlink",
+            "usr/lib",
+            "/lib",
+            "--symlink",
+            "usr/lib64",
+            "/lib64",
+            "--symlink",
+            "usr/bin",
+            "/bin",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
             # The only writable places, each of a bounded size: /tmp and /dev/shm; /dev itself is read-only.
-            "--size", writable, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-            "--size", writable, "--tmpfs", "/tmp", "--chdir", "/tmp",
-            "--remount-ro", "/", "--clearenv",
-        ]  # fmt: skip
+            "--size",
+            writable,
+            "--tmpfs",
+            "/dev/shm",
+            "--remount-ro",
+            "/dev",
+            "--size",
+            writable,
+            "--tmpfs",
+            "/tmp",
+            "--chdir",
+            "/tmp",
+            "--remount-ro",
+            "/",
+            "--clearenv",
+        ]
         if not zygote:
             # The worker is its namespace's first process and its own init (worker.py's _reap_as_init):
             # bubblewrap's init would show the submission bubblewrap's whole command line as process 1.
@@ -261,11 +303,25 @@ class BubblewrapRunner:
     def _start_alone(self, limits: Limits) -> WorkerProcess:
         seccomp_fd = memory_file("seccomp", self.seccomp)
         info_read, info_write = os.pipe()
-        argv = [*self._bwrap_argv(limits, False, seccomp_fd, info_write), f"{RUNTIME_MOUNT}/bin/python3", "-I", "-B",
-                f"{RUNTIME_MOUNT}/{WORKER_SCRIPT}", "{request}", "{response}"]  # fmt: skip
+        argv = [
+            *self._bwrap_argv(limits, False, seccomp_fd, info_write),
+            f"{RUNTIME_MOUNT}/bin/python3",
+            "-I",
+            "-B",
+            f"{RUNTIME_MOUNT}/{WORKER_SCRIPT}",
+            "{request}",
+            "{response}",
+        ]
         try:
-            return spawn(argv, limits, {"PATH": "/usr/bin:/bin"}, extra_fds=(seccomp_fd, info_write),
-                         user=self._user(), info_fd=info_read, group=new_group())  # fmt: skip
+            return spawn(
+                argv,
+                limits,
+                {"PATH": "/usr/bin:/bin"},
+                extra_fds=(seccomp_fd, info_write),
+                user=self._user(),
+                info_fd=info_read,
+                group=new_group(),
+            )
         except BaseException:
             os.close(info_read)
             raise
@@ -366,15 +422,35 @@ def _user_namespaces_work() -> bool:
     import subprocess
 
     # A user namespace alone: a PID namespace would leave its first process for init to reap.
-    command = [shutil.which("bwrap") or "bwrap", "--unshare-user", "--ro-bind", "/usr", "/usr",
-               "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-               "--", "/usr/bin/true"]  # fmt: skip
+    command = [
+        shutil.which("bwrap") or "bwrap",
+        "--unshare-user",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--",
+        "/usr/bin/true",
+    ]
     user = SANDBOX_UID_BASE if os.geteuid() == 0 else None
     try:
         completed = subprocess.run(
-            command, capture_output=True, timeout=20, user=user, group=user,
-            extra_groups=[] if user is not None else None, cwd="/",
-        )  # fmt: skip
+            command,
+            capture_output=True,
+            timeout=20,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
+            cwd="/",
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return completed.returncode == 0

@@ -38,10 +38,23 @@ KNOWN_EXCEPTIONS = frozenset(
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
 ) | {"LinAlgError", "AxisError", "ComplexWarning", "TooHardError", "RankWarning", "DTypePromotionError"}
 KNOWN_TYPES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type)) | {
-    "generator", "function", "module", "builtin_function_or_method", "method", "NoneType", "ellipsis",
-}  # fmt: skip
-DTYPE_KINDS = {"O": "object", "U": "str", "S": "bytes", "V": "structured (void)", "M": "datetime64",
-               "m": "timedelta64", "T": "string"}  # fmt: skip
+    "generator",
+    "function",
+    "module",
+    "builtin_function_or_method",
+    "method",
+    "NoneType",
+    "ellipsis",
+}
+DTYPE_KINDS = {
+    "O": "object",
+    "U": "str",
+    "S": "bytes",
+    "V": "structured (void)",
+    "M": "datetime64",
+    "m": "timedelta64",
+    "T": "string",
+}
 
 
 class Cell(BaseModel):

@@ -74,10 +74,11 @@ def _check(result: int, what: str) -> None:
 
 def _mount(source: str, target: str, kind: str | None, flags: int, data: str | None = None) -> None:
     _check(
-        libc.mount(source.encode(), target.encode(), kind.encode() if kind else None, flags,
-                   data.encode() if data else None),
+        libc.mount(
+            source.encode(), target.encode(), kind.encode() if kind else None, flags, data.encode() if data else None
+        ),
         f"mount {target}",
-    )  # fmt: skip
+    )
 
 
 # --- the zygote ----------------------------------------------------------------------------------
@@ -200,8 +201,13 @@ def worker(request: dict, fds: list[int], program: bytes, failure_write: int, re
     request_fd, response_fd, output_fd, failure_write = (
         fcntl.fcntl(fd, fcntl.F_DUPFD, 16) for fd in (fds[0], fds[1], fds[2], failure_write)
     )
-    for fd, target in ((output_fd, 1), (output_fd, 2), (request_fd, WORKER_REQUEST_FD),
-                       (response_fd, WORKER_RESPONSE_FD), (failure_write, FAILURE_FD)):  # fmt: skip
+    for fd, target in (
+        (output_fd, 1),
+        (output_fd, 2),
+        (request_fd, WORKER_REQUEST_FD),
+        (response_fd, WORKER_RESPONSE_FD),
+        (failure_write, FAILURE_FD),
+    ):
         os.dup2(fd, target)
     os.closerange(FAILURE_FD + 1, 1 << 16)
     try:

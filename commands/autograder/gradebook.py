@@ -22,33 +22,44 @@ def gradebook_options(command: argparse.ArgumentParser) -> None:
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    for add in (_add_marks, _add_reports, _add_history, _add_stats, _add_roster, _add_grades, _add_similarity,
-                _add_extend):  # fmt: skip
+    for add in (
+        _add_marks,
+        _add_reports,
+        _add_history,
+        _add_stats,
+        _add_roster,
+        _add_grades,
+        _add_similarity,
+        _add_extend,
+    ):
         add(commands)
 
 
 def _add_marks(commands: argparse._SubParsersAction) -> None:
     marks = commands.add_parser(
-        "marks", help="hand-graded questions: a sheet to fill in, and its marks recorded",
+        "marks",
+        help="hand-graded questions: a sheet to fill in, and its marks recorded",
         description="Marks for the questions graded by hand (manual = true), through a spreadsheet.",
-    )  # fmt: skip
+    )
     marks_what = marks.add_subparsers(title="what", metavar="WHAT", required=True)
     export = marks_what.add_parser(
-        "export", help="write the marks sheet",
+        "export",
+        help="write the marks sheet",
         description="Write one row per student and hand-graded question of their latest submission, with the "
         "answer to read, the mark given so far and its status (unmarked, marked, answer changed since marked), "
         "and empty score and comment columns to fill in.",
-    )  # fmt: skip
+    )
     export.add_argument("assignment", metavar="ASSIGNMENT")
     export.add_argument("--out", type=Path, required=True, metavar="FILE", help="the CSV file to write")
     gradebook_options(export)
     export.set_defaults(handler=_marks_export)
     load = marks_what.add_parser(
-        "import", help="record a filled-in marks sheet",
+        "import",
+        help="record a filled-in marks sheet",
         description="Record the score and comment of every row that has a score. Rows with an unknown student "
         "or question, or a score outside 0..points, are listed by row number and the others recorded (exit 1). "
         "A sheet of another assignment changes nothing (exit 2).",
-    )  # fmt: skip
+    )
     load.add_argument("assignment", metavar="ASSIGNMENT")
     load.add_argument("sheet", type=Path, metavar="FILE")
     load.add_argument("--reports", type=Path, metavar="DIR", help="then rewrite every student's reports in DIR")
@@ -75,17 +86,20 @@ def _marks_import(args: argparse.Namespace) -> int:
     with open_book(args, create=False) as book:
         result = import_marks_and_reports(book, assignment, args.sheet, args.reports)
     problems(AUTOGRADER, result.problems)
-    print(f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
-          f"{len(result.problems)} rows refused")  # fmt: skip
+    print(
+        f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
+        f"{len(result.problems)} rows refused"
+    )
     return 1 if result.problems else 0
 
 
 def _add_reports(commands: argparse._SubParsersAction) -> None:
     reports = commands.add_parser(
-        "reports", help="rewrite every student's reports from the gradebook",
+        "reports",
+        help="rewrite every student's reports from the gradebook",
         description="Write each student's current reports (json, feedback.txt, gradescope.json) and grades.csv "
         "into DIR: their latest submission, the marks given by hand, the late penalty.",
-    )  # fmt: skip
+    )
     reports.add_argument("assignment", metavar="ASSIGNMENT")
     reports.add_argument("--out", type=Path, required=True, metavar="DIR")
     gradebook_options(reports)
@@ -105,10 +119,11 @@ def _reports(args: argparse.Namespace) -> int:
 
 def _add_history(commands: argparse._SubParsersAction) -> None:
     history = commands.add_parser(
-        "history", help="every submission of a student",
+        "history",
+        help="every submission of a student",
         description="Every submission of a student (to one assignment, or to all of the course's), with its "
         "time, hash and scores; * marks the one their grade comes from.",
-    )  # fmt: skip
+    )
     history.add_argument("student", metavar="STUDENT")
     history.add_argument("assignment", nargs="?", metavar="ASSIGNMENT")
     gradebook_options(history)
@@ -129,21 +144,26 @@ def _history(args: argparse.Namespace) -> int:
         table.add_column(column)
     for entry in entries:
         table.add_row(
-            "*" if entry.current else "", entry.assignment, entry.submitted_at, entry.sha256[:12],
-            f"{entry.score:g} / {entry.max_score:g}", f"-{entry.late_penalty:g}" if entry.late_penalty else "",
+            "*" if entry.current else "",
+            entry.assignment,
+            entry.submitted_at,
+            entry.sha256[:12],
+            f"{entry.score:g} / {entry.max_score:g}",
+            f"-{entry.late_penalty:g}" if entry.late_penalty else "",
             f"{entry.final_score:g}",
-        )  # fmt: skip
+        )
     console().print(table)
     return 0
 
 
 def _add_stats(commands: argparse._SubParsersAction) -> None:
     stats = commands.add_parser(
-        "stats", help="per question statistics of an assignment",
+        "stats",
+        help="per question statistics of an assignment",
         description="Per question: mean score, share of full marks, share of zero, the checks failed most "
         "often (by test name). Writes DIR/questions.csv, DIR/questions.png and DIR/overview.png (the distribution "
         "of final scores, and when submissions arrived around the due time).",
-    )  # fmt: skip
+    )
     stats.add_argument("assignment", metavar="ASSIGNMENT")
     stats.add_argument("--out", type=Path, required=True, metavar="DIR")
     gradebook_options(stats)
@@ -165,9 +185,12 @@ def _stats(args: argparse.Namespace) -> int:
         table.add_column(column)
     for q in stats.questions:
         table.add_row(
-            q.question, "" if q.mean is None else f"{q.mean:.2f} / {q.points:g}", _percent(q.share_full),
-            _percent(q.share_zero), shown("; ".join(f"{name} ({count})" for name, count in q.most_failed)),
-        )  # fmt: skip
+            q.question,
+            "" if q.mean is None else f"{q.mean:.2f} / {q.points:g}",
+            _percent(q.share_full),
+            _percent(q.share_zero),
+            shown("; ".join(f"{name} ({count})" for name, count in q.most_failed)),
+        )
     console().print(table)
     print(", ".join(one_line(str(args.out / name)) for name in ("questions.csv", "questions.png", "overview.png")))
     return 0
@@ -181,11 +204,12 @@ def _add_roster(commands: argparse._SubParsersAction) -> None:
     roster = commands.add_parser("roster", help="the course's students", description="The course's students.")
     roster_what = roster.add_subparsers(title="what", metavar="WHAT", required=True)
     roster_import = roster_what.add_parser(
-        "import", help="add or update students from a CSV file",
+        "import",
+        help="add or update students from a CSV file",
         description="Columns student_id,name,email and optionally canvas_id, moodle_id, sis_id. student_id is the "
         "name a student's submissions are filed under; canvas_id and moodle_id map a Canvas or Moodle download to "
         "them. Repeated ids change nothing (exit 2).",
-    )  # fmt: skip
+    )
     roster_import.add_argument("roster", type=Path, metavar="ROSTER.csv")
     gradebook_options(roster_import)
     roster_import.set_defaults(handler=_roster_import)
@@ -205,20 +229,23 @@ def _add_grades(commands: argparse._SubParsersAction) -> None:
     grades = commands.add_parser("grades", help="grades out to course platforms", description="Grade files.")
     grades_what = grades.add_subparsers(title="what", metavar="WHAT", required=True)
     grades_export = grades_what.add_parser(
-        "export", help="write the file a course platform imports",
+        "export",
+        help="write the file a course platform imports",
         description="One row per student (on the roster or with a submission) and one column per assignment: the "
         "final score (marks included, late penalty taken off). canvas: Canvas's gradebook import CSV (a column is "
         "'Title (id)' where assignment.toml sets canvas_assignment_id, else matched by title); moodle: Moodle's grade "
         "import CSV (ID number, Email address: the warnings say which to map by); csv: plain.",
-    )  # fmt: skip
+    )
     grades_export.add_argument("assignments", nargs="+", metavar="ASSIGNMENT")
     grades_export.add_argument("--format", choices=list(GRADE_FORMATS), required=True)
     grades_export.add_argument("--out", type=Path, required=True, metavar="FILE")
     grades_export.add_argument(
-        "--missing", choices=list(MISSING), default="empty",
+        "--missing",
+        choices=list(MISSING),
+        default="empty",
         help="a student with no submission: an empty cell (default; Moodle clears the grade it has), zero, or skip "
         "(no row for a student who handed in none of these assignments: the platform keeps what it has)",
-    )  # fmt: skip
+    )
     gradebook_options(grades_export)
     grades_export.set_defaults(handler=_grades_export)
 
@@ -238,19 +265,26 @@ def _grades_export(args: argparse.Namespace) -> int:
 
 def _add_similarity(commands: argparse._SubParsersAction) -> None:
     similar = commands.add_parser(
-        "similarity", help="pairs of students whose code is alike",
+        "similarity",
+        help="pairs of students whose code is alike",
         description="Compare the students' latest submissions (copydetect's winnowing, offline; the released "
         "notebook's starter code left out; only pairs that share a fingerprint are compared) and list the pairs "
         "sharing more than the threshold of their code: a report for your judgement, never a penalty. The report "
         "is kept in the gradebook: the staff's similarity page shows it. --out writes it as HTML, the shared "
         "regions highlighted side by side; --student compares one student's latest submission with the rest.",
-    )  # fmt: skip
+    )
     similar.add_argument("assignment", metavar="ASSIGNMENT")
-    similar.add_argument("--threshold", type=number(float, 0.0, "a share between 0 and 1"), default=0.5,
-                         metavar="SHARE", help="default 0.5")  # fmt: skip
+    similar.add_argument(
+        "--threshold",
+        type=number(float, 0.0, "a share between 0 and 1"),
+        default=0.5,
+        metavar="SHARE",
+        help="default 0.5",
+    )
     similar.add_argument("--out", type=Path, metavar="FILE", help="also write the pairs side by side as HTML")
-    similar.add_argument("--student", metavar="STUDENT", help="only this student's latest submission against the rest "
-                         "(not kept)")  # fmt: skip
+    similar.add_argument(
+        "--student", metavar="STUDENT", help="only this student's latest submission against the rest (not kept)"
+    )
     gradebook_options(similar)
     similar.set_defaults(handler=_similarity)
 
@@ -264,8 +298,10 @@ def _similarity(args: argparse.Namespace) -> int:
     assignment = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book, progress_bar("pairs compared") as progress:
         report = compare(book, assignment, args.threshold, args.student, progress)
-    table = Table(title=f"{assignment.name}: {report.compared} submissions compared, {len(report.pairs)} pairs "
-                        f"above {args.threshold:.0%}")  # fmt: skip
+    table = Table(
+        title=f"{assignment.name}: {report.compared} submissions compared, {len(report.pairs)} pairs "
+        f"above {args.threshold:.0%}"
+    )
     for column in ("student", "shares with", "of theirs", "of the other's"):
         table.add_column(column)
     for pair in report.pairs:
@@ -280,19 +316,29 @@ def _similarity(args: argparse.Namespace) -> int:
 
 def _add_extend(commands: argparse._SubParsersAction) -> None:
     extend = commands.add_parser(
-        "extend", help="give a student more time",
+        "extend",
+        help="give a student more time",
         description="Record an extension. On an assignment, the student's submissions are late only after "
         "--until. On an exam taken online (listed in course.toml), their own terms: --extra-minutes on the time "
         "limit, --until a later close, --attempts in all; what is not given stays as it was.",
-    )  # fmt: skip
+    )
     extend.add_argument("student", metavar="STUDENT")
     extend.add_argument("assignment", metavar="ASSIGNMENT_OR_EXAM")
-    extend.add_argument("--until", type=_moment, metavar="TIME",
-                        help="ISO 8601 with a time zone, e.g. 2026-12-08T23:59:00+01:00")  # fmt: skip
-    extend.add_argument("--extra-minutes", type=number(float, 0, "a number of minutes"), metavar="N",
-                        help="an exam: minutes added to its time limit")  # fmt: skip
-    extend.add_argument("--attempts", type=number(int, 1, "a whole number"), metavar="N",
-                        help="an exam: the attempts they may take in all (one more grants another)")  # fmt: skip
+    extend.add_argument(
+        "--until", type=_moment, metavar="TIME", help="ISO 8601 with a time zone, e.g. 2026-12-08T23:59:00+01:00"
+    )
+    extend.add_argument(
+        "--extra-minutes",
+        type=number(float, 0, "a number of minutes"),
+        metavar="N",
+        help="an exam: minutes added to its time limit",
+    )
+    extend.add_argument(
+        "--attempts",
+        type=number(int, 1, "a whole number"),
+        metavar="N",
+        help="an exam: the attempts they may take in all (one more grants another)",
+    )
     gradebook_options(extend)
     extend.set_defaults(handler=_extend)
 
@@ -311,7 +357,14 @@ def _extend(args: argparse.Namespace) -> int:
     from gradebook.extensions import grant
 
     with open_book(args, create=False) as book:
-        said = grant(book, args.student, args.assignment, course=args.course, until=args.until,
-                     extra_minutes=args.extra_minutes, attempts=args.attempts)  # fmt: skip
+        said = grant(
+            book,
+            args.student,
+            args.assignment,
+            course=args.course,
+            until=args.until,
+            extra_minutes=args.extra_minutes,
+            attempts=args.attempts,
+        )
     print(f"{shown(args.student)}: {one_line(said)}")
     return 0

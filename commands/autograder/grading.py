@@ -37,12 +37,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def _add_grade(commands: argparse._SubParsersAction) -> None:
     grade = commands.add_parser(
-        "grade", help="grade submissions in the sandbox",
+        "grade",
+        help="grade submissions in the sandbox",
         description="Grade notebooks and .py files against the assignment's hidden tests, each in a sandboxed "
         "worker. Writes DIR/<student>.json, DIR/<student>.feedback.txt, DIR/<student>.gradescope.json, "
         "DIR/grades.csv and the gradebook. Exit 0 when every submission was graded, 1 when some could not be "
         "read or run, 2 for a usage error.",
-    )  # fmt: skip
+    )
     grade.add_argument("assignment", metavar="ASSIGNMENT", help="an assignment of the course, by name, or its folder")
     grade.add_argument(
         "submissions",
@@ -67,20 +68,25 @@ def _add_grade(commands: argparse._SubParsersAction) -> None:
         "on a GPU, the first named elsewhere (numpy for the shipped course)",
     )
     grade.add_argument(
-        "--timeout", type=number(float, 0.001, "a positive number of seconds"), metavar="SECONDS",
+        "--timeout",
+        type=number(float, 0.001, "a positive number of seconds"),
+        metavar="SECONDS",
         help="time limit per call (default: the assignment's, 10 s)",
-    )  # fmt: skip
+    )
     grade.add_argument(
-        "--memory", type=number(int, 64, "a whole number of MiB, at least 64"), metavar="MIB",
+        "--memory",
+        type=number(int, 64, "a whole number of MiB, at least 64"),
+        metavar="MIB",
         help="memory limit per worker (default 2048 MiB)",
-    )  # fmt: skip
+    )
     gradebook_options(grade, "the SQLite gradebook file (default DIR/gradebook.db)")
     grade.add_argument("--force", action="store_true", help="regrade submissions already graded with the same hash")
     grade.add_argument(
-        "--question", metavar="ID",
+        "--question",
+        metavar="ID",
         help="regrade this question alone (after a fix to its hidden tests): its result replaces the recorded one, "
         "the other questions' results stand (implies --force)",
-    )  # fmt: skip
+    )
     grade.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -103,23 +109,44 @@ def _grade(args: argparse.Namespace) -> int:
 
     assignment = find_assignment(args.assignment, args.course)
     options = GradeOptions(
-        reference=args.reference, timeout=args.timeout, memory_mib=args.memory,
-        unsafe_no_sandbox=args.unsafe_no_sandbox, force=args.force, jobs=args.jobs, question=args.question,
-    )  # fmt: skip
+        reference=args.reference,
+        timeout=args.timeout,
+        memory_mib=args.memory,
+        unsafe_no_sandbox=args.unsafe_no_sandbox,
+        force=args.force,
+        jobs=args.jobs,
+        question=args.question,
+    )
     err = err_console()
     if args.unsafe_no_sandbox:
         err.print("[bold red]warning:[/] --unsafe-no-sandbox: student code runs without isolation")
     with Progress(
-        TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
-        console=err, transient=True, disable=not err.is_terminal,
-    ) as progress:  # fmt: skip
+        TextColumn("grading"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as progress:
         task = progress.add_task("", total=None)
         run = grade_paths(
-            assignment, args.submissions, args.out, options, gradebook=args.gradebook, database_url=args.database_url,
-            scheduler=args.scheduler, on_found=lambda count: progress.update(task, total=count),
-            on_result=lambda submission, report: progress.update(task, advance=1, description=shown(submission.student)),
-            on_refused=lambda line: err.print(f"{AUTOGRADER}: {shown(line)}"),  # through the bar's console: it stays whole
-        )  # fmt: skip
+            assignment,
+            args.submissions,
+            args.out,
+            options,
+            gradebook=args.gradebook,
+            database_url=args.database_url,
+            scheduler=args.scheduler,
+            on_found=lambda count: progress.update(task, total=count),
+            on_result=lambda submission, report: progress.update(
+                task, advance=1, description=shown(submission.student)
+            ),
+            on_refused=lambda line: err.print(
+                f"{AUTOGRADER}: {shown(line)}"
+            ),  # through the bar's console: it stays whole
+        )
     result = run.batch
     console().print(_summary(assignment.questions, result))
     for student in run.not_on_roster:
@@ -152,10 +179,11 @@ def _summary(questions: list[Question], result: BatchResult) -> Table:
 
 def _add_release(commands: argparse._SubParsersAction) -> None:
     release = commands.add_parser(
-        "release", help="write the student version of an assignment",
+        "release",
+        help="write the student version of an assignment",
         description="Write the student notebook: solutions replaced by stubs, hidden tests removed, outputs "
         "cleared, test cells locked (nbgrader's preprocessors).",
-    )  # fmt: skip
+    )
     release.add_argument("assignment", metavar="ASSIGNMENT")
     release.add_argument("--out", type=Path, required=True, metavar="DIR")
     release.set_defaults(handler=_release)
@@ -171,11 +199,12 @@ def _release(args: argparse.Namespace) -> int:
 
 def _add_doctor(commands: argparse._SubParsersAction) -> None:
     doctor = commands.add_parser(
-        "doctor", help="say whether this machine can grade the course, and with what",
+        "doctor",
+        help="say whether this machine can grade the course, and with what",
         description="Check what the sandbox needs (bubblewrap, user namespaces, seccomp, the course's packages, "
         "control groups), then start it with the course's packages and report what it sees inside. Exit 0 when "
         "the course can be graded here, 1 otherwise.",
-    )  # fmt: skip
+    )
     doctor.add_argument("--unsafe-no-sandbox", action="store_true", help="check the unsafe runner instead")
     doctor.set_defaults(handler=_doctor)
 
@@ -191,26 +220,36 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _add_verify(commands: argparse._SubParsersAction) -> None:
     verify = commands.add_parser(
-        "verify", help="check that the hidden suite gives every known submission its verdict, whatever the secret",
+        "verify",
+        help="check that the hidden suite gives every known submission its verdict, whatever the secret",
         description="Grade every submission listed in the assignment's known/verdicts.toml, in the sandbox, under "
         "several secrets (inputs are drawn from the secret: a fair suite gives each the same verdict under all of "
         "them), and those expected to pass again with every tolerance divided by --margin. Lists every verdict that "
         "differs, with the secret that produced it (replay it with --secret). Exit 0 when every verdict holds, 1 "
         "otherwise.",
-    )  # fmt: skip
+    )
     verify.add_argument("assignment", metavar="ASSIGNMENT", help="an assignment of the course, by name, or its folder")
     verify.add_argument(
-        "--secrets", type=number(int, 1, "a whole number of at least 1"), default=10, metavar="N",
+        "--secrets",
+        type=number(int, 1, "a whole number of at least 1"),
+        default=10,
+        metavar="N",
         help="fresh random secrets to grade under (default 10)",
-    )  # fmt: skip
+    )
     verify.add_argument(
-        "--secret", action="append", default=[], metavar="SECRET",
+        "--secret",
+        action="append",
+        default=[],
+        metavar="SECRET",
         help="grade under this secret instead (repeat for several): replays one that --secrets found",
-    )  # fmt: skip
+    )
     verify.add_argument(
-        "--margin", type=number(float, 1, "a number of at least 1"), default=4.0, metavar="F",
+        "--margin",
+        type=number(float, 1, "a number of at least 1"),
+        default=4.0,
+        metavar="F",
         help="tolerances divided by F for submissions expected to pass (default 4; 1 skips it)",
-    )  # fmt: skip
+    )
     verify.add_argument("--reference", default="auto", metavar="NAME", help="as for grade (default auto)")
     verify.add_argument("--unsafe-no-sandbox", action="store_true", help="run the known submissions without it")
     verify.set_defaults(handler=_verify)
@@ -224,24 +263,40 @@ def _verify(args: argparse.Namespace) -> int:
 
     assignment = find_assignment(args.assignment, args.course)
     err = err_console()
-    with Progress(TextColumn("verifying"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                  console=err, transient=True, disable=not err.is_terminal) as progress:  # fmt: skip
+    with Progress(
+        TextColumn("verifying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+    ) as progress:
         task = progress.add_task("", total=None)
         result = verify_assignment(
-            assignment, args.secret, args.secrets, args.margin, args.reference, args.unsafe_no_sandbox,
+            assignment,
+            args.secret,
+            args.secrets,
+            args.margin,
+            args.reference,
+            args.unsafe_no_sandbox,
             on_start=lambda total: progress.update(task, total=total),
             on_grading=lambda file: progress.update(task, advance=1, description=shown(file)),
-        )  # fmt: skip
-    print(f"{result.assignment}: {len(result.files)} known submissions, {len(result.secrets)} secrets, "
-          f"{result.gradings} gradings (margin {result.margin:g})")  # fmt: skip
+        )
+    print(
+        f"{result.assignment}: {len(result.files)} known submissions, {len(result.secrets)} secrets, "
+        f"{result.gradings} gradings (margin {result.margin:g})"
+    )
     for file in result.files:
         findings = result.findings(file)
         print(f"{'ok  ' if not findings else 'FAIL'} {one_line(file)}")
         for found in findings:
             under = f" with tolerances divided by {found.margin:g}" if found.margin > 1 else ""
-            print(f"     {found.question}: expected {found.expected}, got {found.got}{under} under {found.secrets} of "
-                  f"{len(result.secrets)} secrets (first: {one_line(found.first_secret)}): "
-                  f"{one_line(found.first_check)[:200]}")  # fmt: skip
+            print(
+                f"     {found.question}: expected {found.expected}, got {found.got}{under} under {found.secrets} of "
+                f"{len(result.secrets)} secrets (first: {one_line(found.first_secret)}): "
+                f"{one_line(found.first_check)[:200]}"
+            )
     for file in result.unlisted:
         print(f"skip {one_line(file)}: not in known/verdicts.toml, so not graded")
     if not result.disagreements:
@@ -256,10 +311,11 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _add_check(commands: argparse._SubParsersAction) -> None:
     check = commands.add_parser(
-        "check", help="run a notebook's public tests (for students)",
+        "check",
+        help="run a notebook's public tests (for students)",
         description="Run a notebook and its public tests, quickly and without the sandbox, and say which "
         "questions pass. Exit 0 when all pass, 1 otherwise.",
-    )  # fmt: skip
+    )
     check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     check.add_argument("--question", metavar="ID", help="only this question's public tests")
     check.set_defaults(handler=_check)

@@ -20,18 +20,27 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def _add_serve(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser(
-        "serve", help="run the grading service for the course",
+        "serve",
+        help="run the grading service for the course",
         description="Serve the course's site (students hand in notebooks and read their feedback) with N grading "
         "workers. Its state is in <course>/.gradewright/, its database the gradebook there (or "
         "$AUTOGRADER_DATABASE_URL). The first start makes a demo instructor and prints the password once.",
-    )  # fmt: skip
+    )
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=number(int, 1, "a port number"), default=8000, help="default 8000")
-    serve.add_argument("--workers", type=number(int, 0, "a whole number"), default=1, metavar="N",
-                       help="grading workers to start with the site (default 1)")  # fmt: skip
+    serve.add_argument(
+        "--workers",
+        type=number(int, 0, "a whole number"),
+        default=1,
+        metavar="N",
+        help="grading workers to start with the site (default 1)",
+    )
     database_option(serve)
-    serve.add_argument("--demo", action="store_true",
-                       help="serve a demo course with a dozen graded students (its own gradebook, never the course's)")  # fmt: skip
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="serve a demo course with a dozen graded students (its own gradebook, never the course's)",
+    )
     serve.set_defaults(handler=_serve)
 
 
@@ -45,15 +54,17 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _add_worker(commands: argparse._SubParsersAction) -> None:
     worker = commands.add_parser(
-        "worker", help="grade the service's queued submissions",
+        "worker",
+        help="grade the service's queued submissions",
         description="Grade queued submissions one at a time, in the sandbox, until stopped (or, with --once, until "
         "the queue is empty). Start any number, on any machine sharing the database and the course folder.",
-    )  # fmt: skip
+    )
     worker.add_argument("--once", action="store_true", help="stop when the queue is empty")
     worker.add_argument(
-        "--scheduler", metavar="ADDRESS",
+        "--scheduler",
+        metavar="ADDRESS",
         help="grade on a Dask cluster, as grade does (default: $DASK_SCHEDULER_ADDRESS, else here)",
-    )  # fmt: skip
+    )
     database_option(worker)
     worker.add_argument("--unsafe-no-sandbox", action="store_true", help=argparse.SUPPRESS)
     worker.set_defaults(handler=_worker)
@@ -63,8 +74,14 @@ def _worker(args: argparse.Namespace) -> int:
     from course.folder import find_course
     from service.server import work
 
-    graded = work(find_course(args.course), args.database_url, args.once, args.scheduler, args.unsafe_no_sandbox,
-                  on_refused=said(AUTOGRADER))  # fmt: skip
+    graded = work(
+        find_course(args.course),
+        args.database_url,
+        args.once,
+        args.scheduler,
+        args.unsafe_no_sandbox,
+        on_refused=said(AUTOGRADER),
+    )
     if args.once:
         print(f"{graded} submissions graded")
     return 0
@@ -72,12 +89,13 @@ def _worker(args: argparse.Namespace) -> int:
 
 def _add_links(commands: argparse._SubParsersAction) -> None:
     links = commands.add_parser(
-        "links", help="one-time sign-in links for the roster's students",
+        "links",
+        help="one-time sign-in links for the roster's students",
         description="Make an account for every student on the service's roster (autograder roster import "
         "--gradebook <course>/.gradewright/gradebook.db) and write a CSV of one-time links (student_id, name, "
         "email, link) to mail them; a student sets a password there. Links last 14 days; running it again "
         "makes new ones.",
-    )  # fmt: skip
+    )
     links.add_argument("--server", required=True, metavar="URL", help="the service's address as students reach it")
     links.add_argument("--out", type=Path, required=True, metavar="FILE")
     database_option(links)
@@ -95,24 +113,30 @@ def _links(args: argparse.Namespace) -> int:
 
 def _add_accounts(commands: argparse._SubParsersAction) -> None:
     accounts = commands.add_parser(
-        "accounts", help="the service's accounts: list them, set a password",
+        "accounts",
+        help="the service's accounts: list them, set a password",
         description="The grading service's accounts (the demo ones made on first start, the students' from "
         "autograder links or their course platform's launches).",
-    )  # fmt: skip
+    )
     accounts_commands = accounts.add_subparsers(dest="accounts_command", required=True, metavar="COMMAND")
     list_accounts = accounts_commands.add_parser(
-        "list", help="every account, its role and its student", description="Every account of the service: "
+        "list",
+        help="every account, its role and its student",
+        description="Every account of the service: "
         "username, role, the roster's student it hands in as, when it last signed in.",
-    )  # fmt: skip
+    )
     database_option(list_accounts)
     list_accounts.set_defaults(handler=_accounts_list)
     password = accounts_commands.add_parser(
-        "password", help="set a new password for an account",
+        "password",
+        help="set a new password for an account",
         description="Set a new password for USER, asked twice on the terminal (or read from standard input with "
         "--password-stdin). The account's API tokens and open sessions end.",
-    )  # fmt: skip
+    )
     password.add_argument("username", metavar="USER")
-    password.add_argument("--password-stdin", action="store_true", help="read the password from standard input (scripts)")
+    password.add_argument(
+        "--password-stdin", action="store_true", help="read the password from standard input (scripts)"
+    )
     database_option(password)
     password.set_defaults(handler=_accounts_password)
 
@@ -131,8 +155,9 @@ def _accounts_list(args: argparse.Namespace) -> int:
     for account in accounts:
         seen = account.last_login.strftime("%-d %b %Y, %H:%M UTC") if account.last_login else "never"
         role = account.role + ("" if account.active else " (disabled)")
-        table.add_row(*(one_line(text) for text in (account.username, role, account.student_id or "", account.name,
-                                                    seen)))  # fmt: skip
+        table.add_row(
+            *(one_line(text) for text in (account.username, role, account.student_id or "", account.name, seen))
+        )
     Console(highlight=False, soft_wrap=True).print(table)
     return 0
 
@@ -148,10 +173,11 @@ def _accounts_password(args: argparse.Namespace) -> int:
 
 def _add_login(commands: argparse._SubParsersAction) -> None:
     login = commands.add_parser(
-        "login", help="sign in to a grading service from this machine",
+        "login",
+        help="sign in to a grading service from this machine",
         description="Ask the service for a token (your username and password) and keep it in "
         "~/.config/gradewright/servers.json for autograder submit.",
-    )  # fmt: skip
+    )
     login.add_argument("--server", required=True, metavar="URL")
     login.add_argument("--username", metavar="NAME", help="(asked when not given)")
     login.add_argument("--password-stdin", action="store_true", help="read the password from standard input (scripts)")
@@ -190,10 +216,11 @@ def _password(from_stdin: bool, confirm: bool) -> str:
 
 def _add_submit(commands: argparse._SubParsersAction) -> None:
     submit = commands.add_parser(
-        "submit", help="hand in a notebook to a grading service and print its feedback",
+        "submit",
+        help="hand in a notebook to a grading service and print its feedback",
         description="Upload a notebook (or .py file) to the service and, unless --no-wait, print its feedback when "
         "it is graded. Exit 0 when graded, 1 when the grader failed on it, 2 when it was refused.",
-    )  # fmt: skip
+    )
     submit.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     submit.add_argument("--assignment", required=True, metavar="NAME")
     submit.add_argument("--server", metavar="URL", help="(default: the server of the last autograder login)")

@@ -20,10 +20,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def _add_upgrade(gradebook_what: argparse._SubParsersAction) -> None:
     upgrade = gradebook_what.add_parser(
-        "upgrade", help="convert a gradebook of the older format",
+        "upgrade",
+        help="convert a gradebook of the older format",
         description="Convert a gradebook.db of the older format (tables submissions and grades) in place, every "
         "row kept; the old file stays beside it as gradebook.db.old.",
-    )  # fmt: skip
+    )
     upgrade.add_argument("--gradebook", type=Path, default=Path("gradebook.db"), metavar="PATH")
     upgrade.set_defaults(handler=_upgrade)
 
@@ -32,15 +33,18 @@ def _upgrade(args: argparse.Namespace) -> int:
     from gradebook.legacy import upgrade
 
     result = upgrade(args.gradebook)
-    print(f"{one_line(str(args.gradebook))}: {result.submissions} submissions converted; "
-          f"the old file is {one_line(str(result.kept_as))}")  # fmt: skip
+    print(
+        f"{one_line(str(args.gradebook))}: {result.submissions} submissions converted; "
+        f"the old file is {one_line(str(result.kept_as))}"
+    )
     return 0
 
 
 def _state_options(command: argparse.ArgumentParser) -> None:
     place = command.add_mutually_exclusive_group()
-    place.add_argument("--state", type=Path, metavar="DIR",
-                       help="the service's state folder (default <course>/.gradewright/)")  # fmt: skip
+    place.add_argument(
+        "--state", type=Path, metavar="DIR", help="the service's state folder (default <course>/.gradewright/)"
+    )
     place.add_argument("--no-state", action="store_true", help="the gradebook alone, without the state folder")
 
 
@@ -57,15 +61,18 @@ def _state_folder(args: argparse.Namespace, must_exist: bool) -> Path | None:
 
 def _add_backup(gradebook_what: argparse._SubParsersAction) -> None:
     backup = gradebook_what.add_parser(
-        "backup", help="write a consistent copy of the gradebook and the service's state to one file",
+        "backup",
+        help="write a consistent copy of the gradebook and the service's state to one file",
         description="Write FILE (a .tar.gz, readable by you only: it holds the grades and the service's secret key): "
         "the gradebook (SQLite's online backup, or pg_dump for PostgreSQL), safe while the service, workers and "
         "graders run, and the service's state folder (<course>/.gradewright/: uploads, reports, released notebooks, "
         "the secret key). The gradebook: --database-url or $AUTOGRADER_DATABASE_URL, else --gradebook, else the "
         "state folder's gradebook.db, else ./gradebook.db.",
-    )  # fmt: skip
+    )
     backup.add_argument("file", type=Path, metavar="FILE")
-    gradebook_options(backup, "the SQLite gradebook file (default <course>/.gradewright/gradebook.db, else ./gradebook.db)")
+    gradebook_options(
+        backup, "the SQLite gradebook file (default <course>/.gradewright/gradebook.db, else ./gradebook.db)"
+    )
     _state_options(backup)
     backup.set_defaults(handler=_backup)
 
@@ -76,40 +83,57 @@ def _backup(args: argparse.Namespace) -> int:
     state = _state_folder(args, must_exist=True)
     made = backup(args.file, args.gradebook, args.database_url, state)
     counts = made.manifest.counts
-    print(f"{one_line(str(made.out))}: {counts.submissions} submissions ({counts.results} results), "
-          f"{counts.marks} marks, {counts.students} students"
-          + (f"; the state folder {one_line(str(state))}, {made.state_files} files" if state is not None else "; "
-             "no state folder"))  # fmt: skip
+    print(
+        f"{one_line(str(made.out))}: {counts.submissions} submissions ({counts.results} results), "
+        f"{counts.marks} marks, {counts.students} students"
+        + (
+            f"; the state folder {one_line(str(state))}, {made.state_files} files"
+            if state is not None
+            else "; no state folder"
+        )
+    )
     return 0
 
 
 def _add_restore(gradebook_what: argparse._SubParsersAction) -> None:
     restore = gradebook_what.add_parser(
-        "restore", help="bring a course's gradebook and state back from a backup",
+        "restore",
+        help="bring a course's gradebook and state back from a backup",
         description="Restore FILE (written by gradebook backup): the gradebook into --gradebook PATH (default: where "
         "the service keeps it, <course>/.gradewright/gradebook.db, when it was there) or into the empty database "
         "--database-url names, and the service's state folder into <course>/.gradewright/; then bring the gradebook "
         "up to this version's tables. Refuses to replace a gradebook, database or state folder that holds anything, "
         "unless --force (a file or folder there is kept, renamed; a database's tables are replaced). Stop the "
         "service and its workers first.",
-    )  # fmt: skip
+    )
     restore.add_argument("file", type=Path, metavar="FILE")
-    gradebook_options(restore, "the SQLite gradebook file (default <course>/.gradewright/gradebook.db when the "
-                      "backup's was there)")  # fmt: skip
+    gradebook_options(
+        restore, "the SQLite gradebook file (default <course>/.gradewright/gradebook.db when the backup's was there)"
+    )
     _state_options(restore)
-    restore.add_argument("--force", action="store_true", help="replace what is there (a file or folder is kept, renamed)")
+    restore.add_argument(
+        "--force", action="store_true", help="replace what is there (a file or folder is kept, renamed)"
+    )
     restore.set_defaults(handler=_restore)
 
 
 def _restore(args: argparse.Namespace) -> int:
     from gradebook.backup import restore
 
-    restored = restore(args.file, args.gradebook, args.database_url, _state_folder(args, must_exist=False),
-                       force=args.force, skip_state=args.no_state)  # fmt: skip
+    restored = restore(
+        args.file,
+        args.gradebook,
+        args.database_url,
+        _state_folder(args, must_exist=False),
+        force=args.force,
+        skip_state=args.no_state,
+    )
     counts, made = restored.counts, restored.manifest
-    print(f"{one_line(restored.gradebook)}: {counts.submissions} submissions ({counts.results} results), "
-          f"{counts.marks} marks, {counts.students} students, from the backup of "
-          f"{made.created_at:%Y-%m-%d %H:%M:%S} UTC ({one_line(made.grader_version)})")  # fmt: skip
+    print(
+        f"{one_line(restored.gradebook)}: {counts.submissions} submissions ({counts.results} results), "
+        f"{counts.marks} marks, {counts.students} students, from the backup of "
+        f"{made.created_at:%Y-%m-%d %H:%M:%S} UTC ({one_line(made.grader_version)})"
+    )
     if restored.state is not None:
         print(f"{one_line(str(restored.state))}: the service's state folder")
     for path in restored.moved_aside:

@@ -149,9 +149,14 @@ def _grade_row(
             answered += 1
             correct += value == key.correct_letter(question)
     return StudentResult(
-        student_id=variant.student.student_id, name=variant.student.name, answers=answers, correct=correct,
-        answered=answered, automatic=automatic, by_hand=by_hand,
-    )  # fmt: skip
+        student_id=variant.student.student_id,
+        name=variant.student.name,
+        answers=answers,
+        correct=correct,
+        answered=answered,
+        automatic=automatic,
+        by_hand=by_hand,
+    )
 
 
 class ItemStatistics(BaseModel):
@@ -207,7 +212,7 @@ def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatis
                 chosen=chosen,
                 unanswered=unanswered,
                 correct_option=correct_option,
-            )  # fmt: skip
+            )
         )
     return statistics
 
@@ -215,27 +220,71 @@ def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatis
 def _write_scores(path: Path, results: list[StudentResult]) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = spreadsheet.writer(handle, lineterminator="\n")
-        writer.writerow(["student_id", "name", "correct", "answered", "questions", "percent", "graded_by_hand",
-                         "marked", "score", "max_score"])  # fmt: skip
+        writer.writerow(
+            [
+                "student_id",
+                "name",
+                "correct",
+                "answered",
+                "questions",
+                "percent",
+                "graded_by_hand",
+                "marked",
+                "score",
+                "max_score",
+            ]
+        )
         for r in sorted(results, key=lambda r: r.student_id):
             percent = f"{100 * r.correct / r.automatic:.1f}" if r.automatic else ""
-            writer.writerow([r.student_id, r.name, r.correct, r.answered, r.automatic, percent, r.by_hand,
-                             f"{r.marked:g}", f"{r.score:g}", f"{r.max_score:g}"])  # fmt: skip
+            writer.writerow(
+                [
+                    r.student_id,
+                    r.name,
+                    r.correct,
+                    r.answered,
+                    r.automatic,
+                    percent,
+                    r.by_hand,
+                    f"{r.marked:g}",
+                    f"{r.score:g}",
+                    f"{r.max_score:g}",
+                ]
+            )
 
 
 def _write_items(path: Path, items: list[ItemStatistics]) -> None:
     width = max((len(item.chosen) for item in items), default=0)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = spreadsheet.writer(handle, lineterminator="\n")
-        writer.writerow(["question", "kind", "students", "answered", "correct", "difficulty", "discrimination",
-                         "correct_option", *(f"chose_{n}" for n in range(1, width + 1)), "unanswered"])  # fmt: skip
+        writer.writerow(
+            [
+                "question",
+                "kind",
+                "students",
+                "answered",
+                "correct",
+                "difficulty",
+                "discrimination",
+                "correct_option",
+                *(f"chose_{n}" for n in range(1, width + 1)),
+                "unanswered",
+            ]
+        )
         for item in items:
-            writer.writerow([
-                item.question, item.kind, item.students, item.answered if item.kind == "choice" else "",
-                item.correct if item.kind == "choice" else "", _number(item.difficulty), _number(item.discrimination),
-                item.correct_option or "", *(item.chosen + [""] * (width - len(item.chosen))),
-                item.unanswered if item.kind == "choice" else "",
-            ])  # fmt: skip
+            writer.writerow(
+                [
+                    item.question,
+                    item.kind,
+                    item.students,
+                    item.answered if item.kind == "choice" else "",
+                    item.correct if item.kind == "choice" else "",
+                    _number(item.difficulty),
+                    _number(item.discrimination),
+                    item.correct_option or "",
+                    *(item.chosen + [""] * (width - len(item.chosen))),
+                    item.unanswered if item.kind == "choice" else "",
+                ]
+            )
 
 
 def item_labels(questions: list[str]) -> list[str]:

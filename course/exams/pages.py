@@ -29,8 +29,14 @@ INSTRUCTIONS = (
 
 def markdown(key: ExamKey, variant: Variant) -> str:
     student = variant.student
-    lines = [f"# {key.title}", "", f"**{for_markdown(student.name)}** ({for_markdown(student.student_id)})", "",
-             INSTRUCTIONS, ""]  # fmt: skip
+    lines = [
+        f"# {key.title}",
+        "",
+        f"**{for_markdown(student.name)}** ({for_markdown(student.student_id)})",
+        "",
+        INSTRUCTIONS,
+        "",
+    ]
     for question in variant.questions:
         bank = key.questions[question.question]
         lines += [f"## {question.position}. {bank.stem}", ""]
@@ -45,9 +51,11 @@ def markdown(key: ExamKey, variant: Variant) -> str:
 
 def page(key: ExamKey, variant: Variant) -> str:
     student = variant.student
-    body = [f"<h1>{html.escape(key.title)}</h1>",
-            f"<p><strong>{html.escape(student.name)}</strong> ({html.escape(student.student_id)})</p>",
-            f"<p>{INSTRUCTIONS}</p>"]  # fmt: skip
+    body = [
+        f"<h1>{html.escape(key.title)}</h1>",
+        f"<p><strong>{html.escape(student.name)}</strong> ({html.escape(student.student_id)})</p>",
+        f"<p>{INSTRUCTIONS}</p>",
+    ]
     for question in variant.questions:
         bank = key.questions[question.question]
         parts = [f"<h2>{question.position}. {inline_html(parse_inline(bank.stem))}</h2>"]

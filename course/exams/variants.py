@@ -85,7 +85,7 @@ def bank_of(lessons: list[Lesson], include_open: bool) -> list[BankQuestion]:
                 )
                 for index, option in ((i, item.check.options[i]) for i in item.check.order)
             ],
-        )  # fmt: skip
+        )
         for item in items_of(lessons)
     ]
     if include_open:

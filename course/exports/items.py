@@ -50,6 +50,6 @@ def items_of(lessons: list[Lesson]) -> list[ExportItem]:
                     lesson_title=lesson.title,
                     key_idea=parse_inline(lesson.key_idea) if lesson.key_idea else None,
                     check=check,
-                )  # fmt: skip
+                )
             )
     return items

@@ -35,8 +35,15 @@ def question(item: ExportItem) -> etree._Element:
     _text(etree.SubElement(node, "name"), f"{item.lesson_title} ({item.number})")
     _html(etree.SubElement(node, "questiontext", format="html"), to_html(item.check.stem))
     _html(etree.SubElement(node, "generalfeedback", format="html"), to_html(item.key_idea) if item.key_idea else "")
-    for tag, value in (("defaultgrade", "1.0000000"), ("penalty", "0.0000000"), ("hidden", "0"), ("idnumber", item.identifier),
-                       ("single", "true"), ("shuffleanswers", "false"), ("answernumbering", "abc")):  # fmt: skip
+    for tag, value in (
+        ("defaultgrade", "1.0000000"),
+        ("penalty", "0.0000000"),
+        ("hidden", "0"),
+        ("idnumber", item.identifier),
+        ("single", "true"),
+        ("shuffleanswers", "false"),
+        ("answernumbering", "abc"),
+    ):
         etree.SubElement(node, tag).text = value
     for tag in ("correctfeedback", "partiallycorrectfeedback", "incorrectfeedback"):
         _html(etree.SubElement(node, tag, format="html"), "")

@@ -120,18 +120,40 @@ def meta(items: list[ExportItem], title: str, quiz: str) -> etree._Element:
     root = etree.Element(f"{{{CANVAS}}}quiz", nsmap={None: CANVAS, "xsi": XSI}, identifier=quiz)
     root.set(f"{{{XSI}}}schemaLocation", f"{CANVAS} https://canvas.instructure.com/xsd/cccv1p0.xsd")
     points = f"{float(len(items))}"
-    _fields(root, (
-        ("title", title), ("description", ""), ("shuffle_answers", "false"), ("scoring_policy", "keep_highest"),
-        ("hide_results", ""), ("quiz_type", "assignment"), ("points_possible", points),
-        ("show_correct_answers", "true"), ("allowed_attempts", "1"), ("one_question_at_a_time", "false"),
-        ("cant_go_back", "false"), ("available", "false"),
-    ))  # fmt: skip
+    _fields(
+        root,
+        (
+            ("title", title),
+            ("description", ""),
+            ("shuffle_answers", "false"),
+            ("scoring_policy", "keep_highest"),
+            ("hide_results", ""),
+            ("quiz_type", "assignment"),
+            ("points_possible", points),
+            ("show_correct_answers", "true"),
+            ("allowed_attempts", "1"),
+            ("one_question_at_a_time", "false"),
+            ("cant_go_back", "false"),
+            ("available", "false"),
+        ),
+    )
     assignment = etree.SubElement(root, f"{{{CANVAS}}}assignment", identifier=identifier(quiz, "assignment"))
-    _fields(assignment, (
-        ("title", title), ("due_at", None), ("lock_at", None), ("unlock_at", None), ("module_locked", "false"),
-        ("workflow_state", "unpublished"), ("quiz_identifierref", quiz), ("points_possible", points),
-        ("grading_type", "points"), ("submission_types", "online_quiz"), ("position", "1"),
-    ))  # fmt: skip
+    _fields(
+        assignment,
+        (
+            ("title", title),
+            ("due_at", None),
+            ("lock_at", None),
+            ("unlock_at", None),
+            ("module_locked", "false"),
+            ("workflow_state", "unpublished"),
+            ("quiz_identifierref", quiz),
+            ("points_possible", points),
+            ("grading_type", "points"),
+            ("submission_types", "online_quiz"),
+            ("position", "1"),
+        ),
+    )
     _fields(root, (("assignment_group_identifierref", identifier(quiz, "assignment-group")),))
     return root
 
@@ -162,9 +184,12 @@ def manifest(title: str, quiz: str) -> etree._Element:
     dependency = identifier(quiz, "meta")
     etree.SubElement(quiz_resource, f"{{{CC}}}dependency", identifierref=dependency)
     meta_resource = etree.SubElement(
-        resources, f"{{{CC}}}resource", identifier=dependency,
-        type="associatedcontent/imscc_xmlv1p1/learning-application-resource", href=f"{quiz}/assessment_meta.xml",
-    )  # fmt: skip
+        resources,
+        f"{{{CC}}}resource",
+        identifier=dependency,
+        type="associatedcontent/imscc_xmlv1p1/learning-application-resource",
+        href=f"{quiz}/assessment_meta.xml",
+    )
     etree.SubElement(meta_resource, f"{{{CC}}}file", href=f"{quiz}/assessment_meta.xml")
     return root
 

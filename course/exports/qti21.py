@@ -39,10 +39,13 @@ def _q(tag: str) -> str:
 
 def assessment_item(item: ExportItem) -> etree._Element:
     root = etree.Element(
-        _q("assessmentItem"), nsmap={None: QTI, "xsi": XSI, "m": MATHML_NS},
-        identifier=item.identifier, title=f"{item.lesson_title} ({item.number})", adaptive="false",
+        _q("assessmentItem"),
+        nsmap={None: QTI, "xsi": XSI, "m": MATHML_NS},
+        identifier=item.identifier,
+        title=f"{item.lesson_title} ({item.number})",
+        adaptive="false",
         timeDependent="false",
-    )  # fmt: skip
+    )
     root.set(f"{{{XSI}}}schemaLocation", QTI_LOCATION)
     response = etree.SubElement(
         root, _q("responseDeclaration"), identifier="RESPONSE", cardinality="single", baseType="identifier"

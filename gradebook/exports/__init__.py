@@ -24,7 +24,6 @@ FORMATS = {name: writer.write for name, writer in _WRITERS.items()}
 WARNINGS = {name: writer.warnings for name, writer in _WRITERS.items() if hasattr(writer, "warnings")}
 
 
-
 def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing = "empty") -> GradesTable:
     """Every student on the roster or with a submission, with a final score per assignment: empty
     where nothing was handed in, or zero with ``missing="zero"``; with ``missing="skip"``, the
@@ -34,9 +33,11 @@ def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing 
         for grade in book.run(partial(current_grades, book, spec, everyone=True)):
             row = rows.setdefault(
                 grade.student_id,
-                StudentRow(**grade.model_dump(include={"student_id", "name", "email", "canvas_id", "moodle_id",
-                                                       "sis_id"}), scores={}),
-            )  # fmt: skip
+                StudentRow(
+                    **grade.model_dump(include={"student_id", "name", "email", "canvas_id", "moodle_id", "sis_id"}),
+                    scores={},
+                ),
+            )
             row.scores[spec.name] = grade.final_score
     skipped = []
     for row in list(rows.values()):

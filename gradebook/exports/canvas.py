@@ -52,9 +52,11 @@ def canvas_ids(book: Gradebook, specs: list[AssignmentSpec]) -> tuple[dict[str, 
         if spec.canvas_assignment_id:
             known[spec.name] = spec.canvas_assignment_id
             if launched.get(spec.name) not in (None, spec.canvas_assignment_id):
-                said.append(f"{spec.name}: assignment.toml's canvas_assignment_id {spec.canvas_assignment_id} is not "
-                            f"the id Canvas's launches of it give ({launched[spec.name]}); the file uses "
-                            "assignment.toml's")  # fmt: skip
+                said.append(
+                    f"{spec.name}: assignment.toml's canvas_assignment_id {spec.canvas_assignment_id} is not "
+                    f"the id Canvas's launches of it give ({launched[spec.name]}); the file uses "
+                    "assignment.toml's"
+                )
         elif spec.name in launched:
             known[spec.name] = int(launched[spec.name])
     return known, said
@@ -73,9 +75,15 @@ def write(table: GradesTable, out: Path) -> Path:
         writer.writerow(["Points Possible", "", "", "", "", *(number(points) for _, _, points in table.assignments)])
         for row in table.students:
             writer.writerow(
-                [row.name or row.student_id, row.canvas_id, row.sis_id, row.email, "",
-                 *(number(row.scores[name]) for name, _, _ in table.assignments)]
-            )  # fmt: skip
+                [
+                    row.name or row.student_id,
+                    row.canvas_id,
+                    row.sis_id,
+                    row.email,
+                    "",
+                    *(number(row.scores[name]) for name, _, _ in table.assignments),
+                ]
+            )
     return out
 
 
@@ -90,6 +98,8 @@ def warnings(table: GradesTable) -> list[str]:
         )
     unmatched = [row.student_id for row in table.students if not (row.canvas_id or row.sis_id)]
     if unmatched:
-        said.append(f"{len(unmatched)} students have no canvas_id or sis_id, so Canvas cannot match them "
-                    "(autograder roster import)")  # fmt: skip
+        said.append(
+            f"{len(unmatched)} students have no canvas_id or sis_id, so Canvas cannot match them "
+            "(autograder roster import)"
+        )
     return said

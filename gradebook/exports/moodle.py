@@ -65,8 +65,14 @@ def warnings(table: GradesTable) -> list[str]:
     chosen = plan(table)
     other = "ID number" if chosen.by == "Email address" else "Email address"
     if not chosen.rows:
-        return [f"{len(table.skipped)} students handed in none of these assignments and are left out "
-                "(--missing skip): Moodle keeps the grades it has for them"] if table.skipped else []  # fmt: skip
+        return (
+            [
+                f"{len(table.skipped)} students handed in none of these assignments and are left out "
+                "(--missing skip): Moodle keeps the grades it has for them"
+            ]
+            if table.skipped
+            else []
+        )
     said = [f"map the import by {chosen.by} on Moodle's import page"]
     guard = chosen.rows[:1] and not (chosen.rows[0].sis_id if chosen.by == "Email address" else chosen.rows[0].email)
     if guard:
@@ -76,14 +82,20 @@ def warnings(table: GradesTable) -> list[str]:
     if no_id:
         said.append(f"{len(no_id)} students have no sis_id, so their ID number is empty ({_listed(no_id)})")
     if chosen.left_out:
-        said.append(f"{len(chosen.left_out)} students are left out: Moodle cannot match them by {chosen.by} "
-                    f"({_listed(chosen.left_out)}; autograder roster import gives them an sis_id and email)")  # fmt: skip
+        said.append(
+            f"{len(chosen.left_out)} students are left out: Moodle cannot match them by {chosen.by} "
+            f"({_listed(chosen.left_out)}; autograder roster import gives them an sis_id and email)"
+        )
     empty = sum(1 for row in chosen.rows for score in row.scores.values() if score is None)
     if empty:
-        said.append(f"{empty} grade cells are empty (nothing handed in): Moodle imports an empty cell as no grade, "
-                    "clearing any grade it has there; --missing zero writes 0, --missing skip leaves out the "
-                    "students who handed in none of these assignments")  # fmt: skip
+        said.append(
+            f"{empty} grade cells are empty (nothing handed in): Moodle imports an empty cell as no grade, "
+            "clearing any grade it has there; --missing zero writes 0, --missing skip leaves out the "
+            "students who handed in none of these assignments"
+        )
     if table.skipped:
-        said.append(f"{len(table.skipped)} students handed in none of these assignments and are left out "
-                    "(--missing skip): Moodle keeps the grades it has for them")  # fmt: skip
+        said.append(
+            f"{len(table.skipped)} students handed in none of these assignments and are left out "
+            "(--missing skip): Moodle keeps the grades it has for them"
+        )
     return said

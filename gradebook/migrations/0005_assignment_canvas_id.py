@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('gradebook', '0004_rubric_edit'),
+        ("gradebook", "0004_rubric_edit"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='assignment',
-            name='canvas_assignment_id',
+            model_name="assignment",
+            name="canvas_assignment_id",
             field=models.PositiveBigIntegerField(blank=True, null=True),
         ),
     ]

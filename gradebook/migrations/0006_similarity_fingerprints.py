@@ -4,41 +4,48 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('gradebook', '0005_assignment_canvas_id'),
+        ("gradebook", "0005_assignment_canvas_id"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Fingerprint',
+            name="Fingerprint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sha256', models.CharField(max_length=64, unique=True)),
-                ('scheme', models.PositiveSmallIntegerField()),
-                ('hashes', models.BinaryField()),
-                ('filtered_length', models.PositiveIntegerField()),
-                ('code', models.BinaryField()),
-                ('unreadable', models.TextField(blank=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("sha256", models.CharField(max_length=64, unique=True)),
+                ("scheme", models.PositiveSmallIntegerField()),
+                ("hashes", models.BinaryField()),
+                ("filtered_length", models.PositiveIntegerField()),
+                ("code", models.BinaryField()),
+                ("unreadable", models.TextField(blank=True)),
             ],
         ),
         migrations.CreateModel(
-            name='SimilarityRun',
+            name="SimilarityRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('assignment', models.CharField(db_index=True, max_length=200)),
-                ('threshold', models.FloatField()),
-                ('state', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'failed')], db_index=True, default='queued', max_length=20)),
-                ('requested_at', models.DateTimeField()),
-                ('requested_by', models.CharField(blank=True, max_length=200)),
-                ('started_at', models.DateTimeField(null=True)),
-                ('finished_at', models.DateTimeField(null=True)),
-                ('heartbeat_at', models.DateTimeField(null=True)),
-                ('worker', models.CharField(blank=True, max_length=200)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('report', models.JSONField(null=True)),
-                ('error', models.TextField(blank=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("assignment", models.CharField(db_index=True, max_length=200)),
+                ("threshold", models.FloatField()),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("queued", "queued"), ("running", "running"), ("done", "done"), ("failed", "failed")],
+                        db_index=True,
+                        default="queued",
+                        max_length=20,
+                    ),
+                ),
+                ("requested_at", models.DateTimeField()),
+                ("requested_by", models.CharField(blank=True, max_length=200)),
+                ("started_at", models.DateTimeField(null=True)),
+                ("finished_at", models.DateTimeField(null=True)),
+                ("heartbeat_at", models.DateTimeField(null=True)),
+                ("worker", models.CharField(blank=True, max_length=200)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("report", models.JSONField(null=True)),
+                ("error", models.TextField(blank=True)),
             ],
         ),
     ]

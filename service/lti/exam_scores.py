@@ -36,10 +36,18 @@ def exam_resource(launch_url: str, name: str, key: ExamKey):
     from pylti1p3.lineitem import LineItem
 
     return (
-        DeepLinkResource().set_url(launch_url).set_title(key.title).set_custom_params({EXAM_PARAMETER: name})
-        .set_lineitem(LineItem().set_label(key.title).set_score_maximum(exam_maximum(key))
-                      .set_resource_id(resource_id(name)).set_tag(LINE_ITEM_TAG))
-    )  # fmt: skip
+        DeepLinkResource()
+        .set_url(launch_url)
+        .set_title(key.title)
+        .set_custom_params({EXAM_PARAMETER: name})
+        .set_lineitem(
+            LineItem()
+            .set_label(key.title)
+            .set_score_maximum(exam_maximum(key))
+            .set_resource_id(resource_id(name))
+            .set_tag(LINE_ITEM_TAG)
+        )
+    )
 
 
 def remember_exam_line_item(lti_launch, name: str, key: ExamKey) -> None:
@@ -51,9 +59,14 @@ def remember_exam_line_item(lti_launch, name: str, key: ExamKey) -> None:
         return
     LtiLineItem.objects.update_or_create(
         url=bound,
-        defaults={"context": lti_launch.context, "maximum_score": exam_maximum(key), "label": key.title,
-                  "resource_id": resource_id(name), "tag": LINE_ITEM_TAG},
-    )  # fmt: skip
+        defaults={
+            "context": lti_launch.context,
+            "maximum_score": exam_maximum(key),
+            "label": key.title,
+            "resource_id": resource_id(name),
+            "tag": LINE_ITEM_TAG,
+        },
+    )
 
 
 def send_exam_score(name: str, student: Student, result: StudentResult) -> int:
@@ -75,12 +88,23 @@ def send_exam_score(name: str, student: Student, result: StudentResult) -> int:
             resource_id=resource_id(name), context__members=lti_user, context__can_publish_scores=True
         ).distinct()
         for item in items:
-            ScoreToSend.objects.update_or_create(lti_user=lti_user, line_item=item, defaults={
-                "student": student, "assignment": resource_id(name), "score_given": result.score,
-                "score_maximum": result.max_score, "activity_progress": "Completed",
-                "grading_progress": "PendingManual" if awaiting else "FullyGraded", "graded_at": now,
-                "revision": uuid.uuid4().hex, "state": ScoreToSend.PENDING, "attempts": 0,
-                "next_attempt_at": now, "last_error": "",
-            })  # fmt: skip
+            ScoreToSend.objects.update_or_create(
+                lti_user=lti_user,
+                line_item=item,
+                defaults={
+                    "student": student,
+                    "assignment": resource_id(name),
+                    "score_given": result.score,
+                    "score_maximum": result.max_score,
+                    "activity_progress": "Completed",
+                    "grading_progress": "PendingManual" if awaiting else "FullyGraded",
+                    "graded_at": now,
+                    "revision": uuid.uuid4().hex,
+                    "state": ScoreToSend.PENDING,
+                    "attempts": 0,
+                    "next_attempt_at": now,
+                    "last_error": "",
+                },
+            )
             queued += 1
     return queued

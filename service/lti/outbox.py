@@ -73,8 +73,9 @@ def wait_after(attempts: int) -> timedelta:
     return min(MAX_WAIT, FIRST_WAIT * 2 ** max(0, min(attempts - 1, 20)))
 
 
-def send_due(now: datetime | None = None, timeout: float = SEND_TIMEOUT, everything: bool = False,
-             assignment: str | None = None) -> Outcome:  # fmt: skip
+def send_due(
+    now: datetime | None = None, timeout: float = SEND_TIMEOUT, everything: bool = False, assignment: str | None = None
+) -> Outcome:
     """One pass over the outbox: every row due (with ``everything``, every row not sent, failed ones
     too, whatever their wait), claimed in batches. Never raises for a platform's answer."""
     outcome, tried, connectors = Outcome(), set[int](), dict[int, Any]()
@@ -100,14 +101,18 @@ def _claim(now: datetime, everything: bool, assignment: str | None, tried: set[i
         rows = rows.order_by("next_attempt_at", "id")
         if connection.features.has_select_for_update_skip_locked:
             rows = rows.select_for_update(skip_locked=True, of=("self",))
-        claimed = list(rows.select_related("student", "lti_user", "line_item__context__deployment__registration",
-                                           "line_item__resource_link")[:BATCH])  # fmt: skip
+        claimed = list(
+            rows.select_related(
+                "student", "lti_user", "line_item__context__deployment__registration", "line_item__resource_link"
+            )[:BATCH]
+        )
         ScoreToSend.objects.filter(pk__in=[row.pk for row in claimed]).update(next_attempt_at=now + CLAIM)
     return claimed
 
 
-def _send_one(row: ScoreToSend, now: datetime, timeout: float, connectors: dict, unreachable: dict,
-              outcome: Outcome) -> None:  # fmt: skip
+def _send_one(
+    row: ScoreToSend, now: datetime, timeout: float, connectors: dict, unreachable: dict, outcome: Outcome
+) -> None:
     registration = row.line_item.context.deployment.registration
     try:
         if registration.pk in unreachable:
@@ -148,9 +153,15 @@ def _put(row: ScoreToSend, using) -> None:
     from pylti1p3.grade import Grade
     from pylti1p3.lineitem import LineItem
 
-    grade = (Grade().set_user_id(row.lti_user.sub).set_score_given(row.score_given)
-             .set_score_maximum(row.score_maximum).set_activity_progress(row.activity_progress)
-             .set_grading_progress(row.grading_progress).set_timestamp(_iso(row.graded_at)))  # fmt: skip
+    grade = (
+        Grade()
+        .set_user_id(row.lti_user.sub)
+        .set_score_given(row.score_given)
+        .set_score_maximum(row.score_maximum)
+        .set_activity_progress(row.activity_progress)
+        .set_grading_progress(row.grading_progress)
+        .set_timestamp(_iso(row.graded_at))
+    )
     item = row.line_item
     _call(lambda: service(item.context, item.url, using).put_grade(grade, LineItem({"id": item.url})))
 
@@ -200,9 +211,11 @@ def _record_failure(row: ScoreToSend, now: datetime, refused: _Refused, outcome:
     attempts = row.attempts + 1
     final = refused.final or attempts >= MAX_ATTEMPTS
     ScoreToSend.objects.filter(pk=row.pk, revision=row.revision).update(
-        state=ScoreToSend.FAILED if final else ScoreToSend.PENDING, attempts=attempts,
-        next_attempt_at=now + wait_after(attempts), last_error=refused.reason,
-    )  # fmt: skip
+        state=ScoreToSend.FAILED if final else ScoreToSend.PENDING,
+        attempts=attempts,
+        next_attempt_at=now + wait_after(attempts),
+        last_error=refused.reason,
+    )
     (outcome.failed if final else outcome.waiting).append(describe(row, refused.reason))
 
 
@@ -210,15 +223,19 @@ def describe(row: ScoreToSend, reason: str | None = None) -> str:
     """One line for the command and the log."""
     column = row.line_item.label or row.assignment
     platform = row.line_item.context.deployment.registration.name
-    return (f"{row.student.student_id}: {row.assignment} ({row.score_given:g} / {row.score_maximum:g}) to "
-            f"{column} on {platform}: {reason or row.last_error}")  # fmt: skip
+    return (
+        f"{row.student.student_id}: {row.assignment} ({row.score_given:g} / {row.score_maximum:g}) to "
+        f"{column} on {platform}: {reason or row.last_error}"
+    )
 
 
 def unsent():
     """The outbox's rows not sent yet, failed ones first, for the instructor's page."""
-    return (ScoreToSend.objects.exclude(state=ScoreToSend.SENT)
-            .select_related("student", "line_item__context__deployment__registration")
-            .order_by("state", "assignment", "student__student_id"))  # fmt: skip
+    return (
+        ScoreToSend.objects.exclude(state=ScoreToSend.SENT)
+        .select_related("student", "line_item__context__deployment__registration")
+        .order_by("state", "assignment", "student__student_id")
+    )
 
 
 def retry_failed() -> int:

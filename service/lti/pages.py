@@ -45,8 +45,16 @@ def platforms_page(request: HttpRequest) -> HttpResponse:
 
 def _context(request: HttpRequest, form: dict) -> dict:
     base = request.build_absolute_uri("/")
-    rows = [{"registration": registration, "addresses": tool_addresses(base, registration),
-             "deployments": [d.deployment_id for d in registration.deployments.all() if d.is_active]}
-            for registration in registrations()]  # fmt: skip
-    return {"rows": rows, "form": form, "unsent": [(score, f"{score.score_given:g}", f"{score.score_maximum:g}")
-                                             for score in unsent()[:500]]}  # fmt: skip
+    rows = [
+        {
+            "registration": registration,
+            "addresses": tool_addresses(base, registration),
+            "deployments": [d.deployment_id for d in registration.deployments.all() if d.is_active],
+        }
+        for registration in registrations()
+    ]
+    return {
+        "rows": rows,
+        "form": form,
+        "unsent": [(score, f"{score.score_given:g}", f"{score.score_maximum:g}") for score in unsent()[:500]],
+    }

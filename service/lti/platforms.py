@@ -71,9 +71,14 @@ def add_platform(settings: PlatformSettings):
         registration, _ = LtiRegistration.objects.update_or_create(
             issuer=settings.issuer,
             client_id=settings.client_id,
-            defaults={"name": settings.name, "auth_url": settings.auth_url, "token_url": settings.token_url,
-                      "keyset_url": settings.keyset_url, "is_active": True},
-        )  # fmt: skip
+            defaults={
+                "name": settings.name,
+                "auth_url": settings.auth_url,
+                "token_url": settings.token_url,
+                "keyset_url": settings.keyset_url,
+                "is_active": True,
+            },
+        )
         for deployment_id in settings.deployment_ids:
             LtiDeployment.objects.update_or_create(
                 registration=registration, deployment_id=deployment_id, defaults={"is_active": True}

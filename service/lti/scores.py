@@ -25,8 +25,11 @@ from .connection import connector
 
 logger = logging.getLogger("service.lti")
 AGS = "https://purl.imsglobal.org/spec/lti-ags/scope"
-SCOPES = {"can_publish_scores": f"{AGS}/score", "can_manage_lineitems": f"{AGS}/lineitem",
-          "can_query_lineitems": f"{AGS}/lineitem.readonly"}  # fmt: skip
+SCOPES = {
+    "can_publish_scores": f"{AGS}/score",
+    "can_manage_lineitems": f"{AGS}/lineitem",
+    "can_query_lineitems": f"{AGS}/lineitem.readonly",
+}
 LINE_ITEM_TAG = "gradewright"
 
 
@@ -63,13 +66,24 @@ def remember_line_item(lti_launch, spec: AssignmentSpec) -> None:
     elif LtiLineItem.objects.filter(context=context, resource_id=spec.name).exists():
         return
     elif context.can_manage_lineitems and context.lineitems_url:
-        wanted = (LineItem().set_label(spec.title or spec.name).set_score_maximum(maximum(spec))
-                  .set_resource_id(spec.name).set_tag(LINE_ITEM_TAG))  # fmt: skip
+        wanted = (
+            LineItem()
+            .set_label(spec.title or spec.name)
+            .set_score_maximum(maximum(spec))
+            .set_resource_id(spec.name)
+            .set_tag(LINE_ITEM_TAG)
+        )
         url = service(context).find_or_create_lineitem(wanted, find_by="resource_id").get_id()
     else:
         return  # the platform offers no grade service to this link
-    bind_line_item(context, spec.name, url, label=spec.title or spec.name, maximum_score=maximum(spec),
-                   resource_link=_resource_link(lti_launch))  # fmt: skip
+    bind_line_item(
+        context,
+        spec.name,
+        url,
+        label=spec.title or spec.name,
+        maximum_score=maximum(spec),
+        resource_link=_resource_link(lti_launch),
+    )
 
 
 def _resource_link(lti_launch):
@@ -132,9 +146,12 @@ def current_score(book: Gradebook, spec: AssignmentSpec, student: Student) -> Sc
         return Score(given=0.0, maximum=maximum(spec), activity_progress="Initialized", grading_progress="NotReady")
     report = report_of(book, spec, latest)
     awaiting = any(question.status == "manual" and question.mark is None for question in report.questions)
-    return Score(given=report.final_score, maximum=maximum(spec),
-                 activity_progress="Submitted" if awaiting else "Completed",
-                 grading_progress="PendingManual" if awaiting else "FullyGraded")  # fmt: skip
+    return Score(
+        given=report.final_score,
+        maximum=maximum(spec),
+        activity_progress="Submitted" if awaiting else "Completed",
+        grading_progress="PendingManual" if awaiting else "FullyGraded",
+    )
 
 
 def queue_scores(book: Gradebook, spec: AssignmentSpec, student: Student) -> int:
@@ -156,12 +173,24 @@ def queue_scores(book: Gradebook, spec: AssignmentSpec, student: Student) -> int
         ).distinct()
         for item in items:
             score = score or current_score(book, spec, student)  # the report once, whatever the courses
-            ScoreToSend.objects.update_or_create(lti_user=lti_user, line_item=item, defaults={
-                "student": student, "assignment": spec.name, "score_given": score.given,
-                "score_maximum": score.maximum, "activity_progress": score.activity_progress,
-                "grading_progress": score.grading_progress, "graded_at": now, "revision": uuid.uuid4().hex,
-                "state": ScoreToSend.PENDING, "attempts": 0, "next_attempt_at": now, "last_error": "",
-            })  # fmt: skip
+            ScoreToSend.objects.update_or_create(
+                lti_user=lti_user,
+                line_item=item,
+                defaults={
+                    "student": student,
+                    "assignment": spec.name,
+                    "score_given": score.given,
+                    "score_maximum": score.maximum,
+                    "activity_progress": score.activity_progress,
+                    "grading_progress": score.grading_progress,
+                    "graded_at": now,
+                    "revision": uuid.uuid4().hex,
+                    "state": ScoreToSend.PENDING,
+                    "attempts": 0,
+                    "next_attempt_at": now,
+                    "last_error": "",
+                },
+            )
             queued += 1
     return queued
 

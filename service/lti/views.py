@@ -72,8 +72,9 @@ class Login(OIDCLoginInitView):
             return refused(request, "the platform's login could not start: it named no target_link_uri", status=400)
         if not params.get(NEW_WINDOW):
             return self.cookie_check(request, params)
-        login_request = DjangoOIDCLogin(request, _ToolConfig(registration_uuid),
-                                        launch_data_storage=DjangoCacheDataStorage())  # fmt: skip
+        login_request = DjangoOIDCLogin(
+            request, _ToolConfig(registration_uuid), launch_data_storage=DjangoCacheDataStorage()
+        )
         try:
             return login_request.redirect(self.get_redirect_url(target_link_uri))
         except (LtiException, OIDCException) as exc:
@@ -90,10 +91,16 @@ class Login(OIDCLoginInitView):
             if key not in query and params.get(key):
                 query[key] = params[key]
         query[NEW_WINDOW] = "1"
-        return render(request, "service/lti_cookie_check.html", {
-            "again": f"{request.path}?{query.urlencode()}", "main": self.main_msg, "click": self.click_msg,
-            "loading": self.loading_msg,
-        })  # fmt: skip
+        return render(
+            request,
+            "service/lti_cookie_check.html",
+            {
+                "again": f"{request.path}?{query.urlencode()}",
+                "main": self.main_msg,
+                "click": self.click_msg,
+                "loading": self.loading_msg,
+            },
+        )
 
 
 class _ToolConfig(DjangoToolConfig):
@@ -127,8 +134,11 @@ class Launch(LtiLaunchBaseView):
             raise LtiError("it was used before (a replayed token); open the tool again from the course") from None
 
     def handle_inactive_deployment(self, request, lti_launch):
-        return refused(request, "this deployment of the tool is not registered here; the instructor adds its "
-                       "deployment id with `autograder lti add-platform` or on the Course platforms page")  # fmt: skip
+        return refused(
+            request,
+            "this deployment of the tool is not registered here; the instructor adds its "
+            "deployment id with `autograder lti add-platform` or on the Course platforms page",
+        )
 
     def handle_resource_launch(self, request, lti_launch):
         user = account_for(lti_launch)
@@ -154,10 +164,15 @@ class Launch(LtiLaunchBaseView):
         if role_of(lti_launch.roles_claim or []) == Member.STUDENT:
             return refused(request, "only the course's instructors and teaching assistants place assignments")
         # The platform shows this page in its own dialog: the launch may be framed (FRAMED).
-        return render(request, "service/lti_deep_link.html", {
-            "assignments": list(assignments().values()), "launch_id": lti_launch.get_launch_id(),
-            "exams": _placeable_exams(),
-        })  # fmt: skip
+        return render(
+            request,
+            "service/lti_deep_link.html",
+            {
+                "assignments": list(assignments().values()),
+                "launch_id": lti_launch.get_launch_id(),
+                "exams": _placeable_exams(),
+            },
+        )
 
 
 @csrf_exempt
@@ -201,11 +216,18 @@ def deep_link_choice(request: HttpRequest) -> HttpResponse:
         return refused(request, "no such assignment", status=400)
     title = spec.title or spec.name
     resource = (
-        DeepLinkResource().set_url(request.build_absolute_uri(reverse("lti-launch"))).set_title(title)
+        DeepLinkResource()
+        .set_url(request.build_absolute_uri(reverse("lti-launch")))
+        .set_title(title)
         .set_custom_params({ASSIGNMENT_PARAMETER: spec.name, CANVAS_ASSIGNMENT_PARAMETER: "$Canvas.assignment.id"})
-        .set_lineitem(LineItem().set_label(title).set_score_maximum(maximum(spec)).set_resource_id(spec.name)
-                      .set_tag(LINE_ITEM_TAG))
-    )  # fmt: skip
+        .set_lineitem(
+            LineItem()
+            .set_label(title)
+            .set_score_maximum(maximum(spec))
+            .set_resource_id(spec.name)
+            .set_tag(LINE_ITEM_TAG)
+        )
+    )
     return _back_to_the_platform(request, lti_launch, resource)
 
 

@@ -18,6 +18,18 @@ from .queue import ClosedAssignment, Job
 from .reviews import ReviewMessage, ReviewRequest
 
 __all__ = [
-    "ApiToken", "ClosedAssignment", "ExamAnswer", "ExamAttempt", "ExamLogEntry", "Job",
-    "Member", "OnlineExam", "ReviewMessage", "ReviewRequest", "ScoreToSend", "SignInLink", "UsedLaunch", "digest",
-]  # fmt: skip
+    "ApiToken",
+    "ClosedAssignment",
+    "ExamAnswer",
+    "ExamAttempt",
+    "ExamLogEntry",
+    "Job",
+    "Member",
+    "OnlineExam",
+    "ReviewMessage",
+    "ReviewRequest",
+    "ScoreToSend",
+    "SignInLink",
+    "UsedLaunch",
+    "digest",
+]

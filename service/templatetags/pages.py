@@ -88,8 +88,12 @@ def at(value: Any, relative: bool = False) -> SafeString | str:
     if when is None:
         return ""
     if relative:
-        return format_html('<time datetime="{}">{}</time> <span class="text-body-secondary">({})</span>',
-                           iso(when), moment(when), ago(when))  # fmt: skip
+        return format_html(
+            '<time datetime="{}">{}</time> <span class="text-body-secondary">({})</span>',
+            iso(when),
+            moment(when),
+            ago(when),
+        )
     return format_html('<time datetime="{}">{}</time>', iso(when), moment(when))
 
 

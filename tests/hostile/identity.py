@@ -8,7 +8,7 @@ import socket
 import sys
 
 GIVEAWAYS = ("grad", "sandbox", "hidden", "test", "worker", "zygote", "bwrap", "bubblewrap", "seccomp", "runtime",
-             "judge", "secret")  # fmt: skip
+             "judge", "secret")
 
 
 def read(path):
@@ -34,7 +34,7 @@ def look():
     except NameError:
         own_file = None
     processes = {pid: {"cmdline": read(f"/proc/{pid}/cmdline"), "comm": read(f"/proc/{pid}/comm")}
-                 for pid in listing("/proc") if pid.isdigit()}  # fmt: skip
+                 for pid in listing("/proc") if pid.isdigit()}
     import numpy
 
     return {
@@ -56,7 +56,7 @@ def look():
             "cmdline": read("/proc/self/cmdline"),
             "comm": read("/proc/self/comm"),
             "parent": read(f"/proc/{os.getppid()}/cmdline"),
-        },  # fmt: skip
+        },
         "processes": processes,
         "root": listing("/"),
         "usr_local": listing("/usr/local"),
@@ -64,7 +64,7 @@ def look():
         "cgroup": read("/proc/self/cgroup"),
         "libraries": sorted(
             {line.split()[-1].rsplit("/", 1)[0] for line in read("/proc/self/maps").splitlines() if "/" in line}
-        ),  # fmt: skip
+        ),
     }
 
 

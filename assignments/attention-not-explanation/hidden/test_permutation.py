@@ -27,9 +27,11 @@ def _expect_encoded_gap(student, reference, X, W, perm):
     gap = _gap(student, X, *W, perm, True)
     expected = reference.permutation_gap(X, *W, perm, True)
     expect_close(
-        gap, expected, "with a positional encoding added after permuting, the gap (is the encoding added after "
+        gap,
+        expected,
+        "with a positional encoding added after permuting, the gap (is the encoding added after "
         "permuting, so that a position belongs to its slot?)",
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize("n, d_model", [(6, 8), (5, 7)])
