@@ -226,7 +226,7 @@ def launch_chromium(playwright):
 
 
 def screenshots_folder(tmp_path: Path) -> Path:
-    """Where a browser test saves its screenshots: GRADEWRIGHT_SCREENSHOTS=docs/screenshots refreshes the README's."""
+    """Where a browser test saves its screenshots: GRADEWRIGHT_SCREENSHOTS=DIR keeps them in DIR (the README's come from docs/screenshots.py)."""
     shots = Path(os.environ.get("GRADEWRIGHT_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     return shots

@@ -688,7 +688,7 @@ def _sign_in_by_link(page, link):
 def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp_path):
     """Start, answer, reload and find the answers, lose the connection and keep them, run out of
     time, be refused after the end, read the feedback after the close; another student reads and
-    saves nothing of it. GRADEWRIGHT_SCREENSHOTS=docs/screenshots refreshes the README's."""
+    saves nothing of it. GRADEWRIGHT_SCREENSHOTS=DIR keeps its screenshots in DIR."""
     from playwright.sync_api import expect, sync_playwright
 
     from .served import CHROMIUM, launch_chromium, roster_links, screenshots_folder
