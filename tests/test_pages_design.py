@@ -494,3 +494,17 @@ def test_every_form_control_has_a_label():
         assert tag, (name, control)
         found = re.search(r'id="([^"]+)"', tag.group(0))
         assert found and f'for="{found.group(1).split("{")[0]}' in text, (name, control)
+
+
+def test_no_template_comment_spans_lines():
+    """Django's ``{# #}`` comment is one line's: over two lines, its text is shown on the page (the
+    submission page showed its htmx note so); longer ones are ``{% comment %}``."""
+    templates = ROOT / "service" / "templates"
+    spanning = [
+        f"{path.relative_to(templates)}:{text[: match.start()].count(chr(10)) + 1}"
+        for path in sorted(templates.rglob("*.html"))
+        for text in [path.read_text(encoding="utf-8")]
+        for match in re.finditer(r"\{#(.*?)#\}", text, flags=re.S)
+        if "\n" in match.group(1)
+    ]
+    assert spanning == []
