@@ -76,9 +76,13 @@ def extend_exam(
 
     def record() -> models.ExamExtension:
         student = book.student(student_id)
-        given = book.objects(ExamExtension).select_for_update().filter(exam=exam, student=student).first()
-        if given is None:
-            given = ExamExtension(exam=exam, student=student)
+        # Locked, and made once even when two grants for a student with none come at the same moment
+        # (get_or_create takes the other's row when its insert meets the unique constraint).
+        given, _ = (
+            book.objects(ExamExtension)
+            .select_for_update()
+            .get_or_create(exam=exam, student=student, defaults={"granted_at": datetime.now(UTC)})
+        )
         if extra_minutes is not None:
             given.extra_minutes = extra_minutes
         if until is not None:

@@ -721,3 +721,39 @@ def test_an_exam_taken_online_extended_from_the_command_line(tmp_path, capsys):
     assert cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "0", *book)[1] == (
         "s001: midterm: 0 more minutes, 2 attempt(s), their own close 2026-12-09T18:00:00+00:00\n"
     )
+
+
+def test_eight_grants_of_an_exam_extension_at_once_make_one_row(database):
+    """The exam's page or `autograder extend` eight times at once for a student with none yet: one
+    row, no error, and it holds one of the values given (none half-written)."""
+    import threading
+
+    from django.db import connections
+
+    from gradebook.book import Gradebook
+    from gradebook.extensions import extend_exam
+    from gradebook.models import ExamExtension, Student
+
+    option, where = database
+    url = where if option == "--database-url" else None
+    with Gradebook.open(None if url else Path(where), url) as book:
+        book.objects(Student).create(student_id="s1")
+        gate, failures = threading.Barrier(8), []
+
+        def grant(attempts: int) -> None:
+            try:
+                gate.wait(timeout=30)
+                extend_exam(book, "s1", "midterm", attempts=attempts)
+            except Exception as exc:  # the test's own report: any error at all is the failure
+                failures.append(repr(exc))
+            finally:
+                connections[book.alias].close()
+
+        threads = [threading.Thread(target=grant, args=(n,)) for n in range(2, 10)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert failures == []
+        rows = list(book.objects(ExamExtension).filter(exam="midterm"))
+        assert len(rows) == 1 and rows[0].attempts in range(2, 10)
