@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograder.reports.model import QuestionResult, Report
+from autograder.reports.model import TestOutcome as Outcome  # (not a test class)
 from gradebook.book import Gradebook
 from gradebook.grades import _current_grades, current_grades
 from gradebook.grading import record_report
@@ -57,6 +59,10 @@ def hand_in(book: Gradebook, spec, student: str, share: float, hours_after_start
             max_score=q.points,
             status="passed" if share == 1 else "failed",
             feedback="",
+            tests=[
+                Outcome(question=q.id, name=f"test_{q.id}[{n}]", description="", status=status)
+                for n, status in enumerate(["passed", "passed" if share == 1 else "failed"])
+            ],
         )
         for q in spec.questions
     ]
@@ -279,7 +285,7 @@ class Recomputed:
     set of Student pks it was updated for."""
 
     def __init__(self, monkeypatch):
-        from gradebook import grades
+        from gradebook import grades, stats
 
         self.calls: list[set[int] | None] = []
         real = grades._current_grades
@@ -290,9 +296,21 @@ class Recomputed:
             return real(book, spec, everyone, detail, only)
 
         monkeypatch.setattr(grades, "_current_grades", recording)
+        self.failed: list[set[int] | None] = []  # the same of the failed checks (the statistics)
+        failed = stats._failed_by_student
+
+        def failed_recording(book, spec, only=None):
+            self.failed.append(None if only is None else set(only))
+            return failed(book, spec, only)
+
+        monkeypatch.setattr(stats, "_failed_by_student", failed_recording)
 
     def take(self) -> list[set[int] | None]:
         calls, self.calls = self.calls, []
+        return calls
+
+    def take_failed(self) -> list[set[int] | None]:
+        calls, self.failed = self.failed, []
         return calls
 
 
@@ -304,6 +322,7 @@ def test_a_write_updates_the_kept_table_for_only_the_students_it_changed(databas
 
     from django.db import connections
 
+    from gradebook import stats
     from gradebook.extensions import extend
     from gradebook.models import Mark, Result, Student, Submission
     from gradebook.rubrics import edit_item
@@ -316,7 +335,10 @@ def test_a_write_updates_the_kept_table_for_only_the_students_it_changed(databas
             hand_in(book, spec, f"s{n}", chance.choice([0.0, 0.5, 1.0]), chance.uniform(0, 4))
         book.objects(Student).create(student_id="staff:ta", name="TA")  # never in the table
         hand_in(book, spec, "staff:ta", 1.0, 0)
+        full_failed = stats._failed_by_student
         recomputed = Recomputed(monkeypatch)
+        stats.failed_checks(book, spec)
+        assert recomputed.take_failed() == [None]
         assert kept(book, spec) == computed_anew(book, spec)
         assert recomputed.take() == [None]  # the first: computed
         assert kept(book, spec) == computed_anew(book, spec) and recomputed.take() == []  # then kept
@@ -453,11 +475,16 @@ def test_a_write_updates_the_kept_table_for_only_the_students_it_changed(databas
             write = writes[step] if step < len(writes) else chance.choice(writes)
             whose = write()
             assert kept(book, spec) == computed_anew(book, spec), f"step {step}: {write.__name__}"
+            failed = Counter(pair for pairs in full_failed(book, spec).values() for pair in pairs)
+            assert +stats.failed_checks(book, spec) == failed, f"step {step}: {write.__name__}"
+            failed_calls = recomputed.take_failed()
             calls = recomputed.take()
             if whose:
                 assert calls == [whose], f"step {step}: {write.__name__} recomputed {calls}, not {whose}"
+                assert failed_calls == [whose], f"step {step}: {write.__name__}'s failed checks: {failed_calls}"
             else:  # nothing written that stayed (a rolled-back write, or none made): the kept table
                 assert calls in ([], [set()]), f"step {step}: {write.__name__} recomputed {calls}"
+                assert failed_calls in ([], [set()]), f"step {step}: {write.__name__}'s failed checks"
 
         # A rubric edit changes everyone's marks: computed anew.
         edit_item(book, spec, manual.id, manual.rubric[0].id, "Changed", manual.points, "ta")
