@@ -1,13 +1,14 @@
-"""The gradebook's data version, and what is computed from it kept per version.
+"""The gradebook's data version and change log, and what is computed from them kept per version.
 
 A course's tables (its grade table, its statistics) take a large course's whole grades to compute
-(half a second at 2,000 students); most requests for them find nothing changed since the last. The
-database keeps a version of the grades: one row (``gradebook_dataversion``) that a trigger on every
-table a grade is derived from (students, submissions, results, marks, extensions, rubric edits) sets
-to a new random value on every write to it, in the writing transaction. So every writer bumps it,
-whatever wrote (the gradebook's functions, the site's forms, a bulk update, another process, the
-command line), with nothing to remember at each place that writes; and a version names one state of
-the data: a rolled-back write's version is never seen again, nor reused.
+(a third of a second at 2,000 students); most requests for them find nothing changed since the last,
+and a write changes one student's rows or a few. The database keeps a version of the grades: one
+row (``gradebook_dataversion``) that a trigger on every table a grade is derived from (students,
+submissions, results, marks, extensions, rubric edits) sets to a new random value on every write
+to it, in the writing transaction. So every writer bumps it, whatever wrote (the gradebook's
+functions, the site's forms, a bulk update, another process, the command line), with nothing to
+remember at each place that writes; and a version names one state of the data: a rolled-back
+write's version is never seen again, nor reused.
 
 ``cached`` keeps a computed value in this process under (the database, what was computed, the
 version read before computing it): the next request with nothing written since reads it; the first
@@ -15,6 +16,31 @@ after any write computes it anew. Reading the version first means a value is nev
 version it is kept under. Where the version cannot be read (a database without the triggers), or
 the reading transaction has written itself (PostgreSQL bumps the version at commit), nothing is
 kept: it is computed each time, as before.
+
+``updated`` does the same, and the first request after a write updates the last value kept for
+only the students the writes since changed. The same triggers log them (``gradebook_datachange``:
+one entry per row written, naming the row's Student; NULL, everyone, for a rubric edit or a result
+of no submission); a kept value remembers the log's mark read with its version, and the next read
+of the version reads, in the same query, the students written since that mark:
+
+- SQLite has one writer at a time, so the entries' ids are in commit order: the mark is the newest
+  entry's id, and the changes the entries after it. Each entry has a random tag, and the mark's own
+  entry must still be there with its tag: a mark read inside a transaction later rolled back (its
+  id given again to another entry since), or pruned, is not known for sure.
+- On PostgreSQL ids are not in commit order (a writer that took its ids first may commit last):
+  each entry carries its writer's transaction id, the mark is the snapshot read with the version,
+  and the changes are every entry of a transaction not committed in that snapshot.
+
+Anything not known for sure (an entry for everyone, the mark's entry gone, more than
+``MOST_CHANGED`` students, no log) computes the value anew, as does a transaction that has written
+on PostgreSQL (nothing is kept). Reading a student's rows again is harmless; missing one is the bug
+this guards against. Writers take no lock they did not take before: they only insert entries. The
+log keeps its last ``LOGGED`` entries: SQLite's trigger prunes older ones on each insert; on
+PostgreSQL the version's trigger, at commit, once the log has doubled, deletes the older entries it
+can without waiting (rows another committing writer is pruning are skipped) and logs a change for
+everyone, so a value whose mark came before the pruning is computed anew. ``install`` (after every
+migration, a restore's included) empties PostgreSQL's log the same way: a restored dump's entries
+carry another server's transaction ids.
 """
 
 from __future__ import annotations
@@ -201,6 +227,12 @@ def install(connection: Any) -> None:
                         f"CREATE TRIGGER gradebook_{name}_truncate_change AFTER TRUNCATE ON gradebook_{name} "
                         "FOR EACH STATEMENT EXECUTE FUNCTION gradebook_log_change('everyone')"
                     )
+            if logged:
+                # A restored dump's entries carry another server's transaction ids (maybe ones this
+                # server has not reached: never "committed" in a snapshot): dropped, and a change
+                # for everyone logged in their place, so no kept table is updated past them.
+                cursor.execute(f"DELETE FROM {LOG}")
+                cursor.execute(f"INSERT INTO {LOG} (student_pk, tag) VALUES (NULL, txid_current())")
 
 
 LogMark = tuple[int, int] | str  # how far the change log went (_State)
