@@ -69,8 +69,8 @@ class _Reading:
     (results, marks, extensions, the marked answers), never one per submission: the staff's pages
     read a whole course's grades at once. ``student``: only that student's marks and extension;
     ``only``: those of these students (pks: a kept table's update); otherwise every student's on the
-    assignment. ``submissions`` is a list, or a query of the rows
-    whose results to read (a subquery then, not a list of ids that grows with the course). Without
+    assignment. ``submissions`` is a list, or a query of the rows whose results to read (a subquery
+    then, not a list of ids that grows with the course). Without
     ``detail``, the reports leave out what only a report's own page shows: the checks' outcomes, the
     feedback texts, the grading's output and errors (the gradebook's table reads a whole course)."""
 
@@ -287,8 +287,11 @@ def current_grades(
     in, and with ``everyone`` also the roster's students who did not. A fixed number of queries,
     whatever the number of students. Without ``detail``, the reports' scores, statuses, marks and
     late penalties only (``_Reading``): what a table of the whole course shows, kept per version of
-    the grades (``gradebook.versions``: the next request with nothing written since reads it, the
-    first after any write computes it anew). The list is the caller's; its grades are shared: read only."""
+    the grades (``gradebook.versions``: the next request with nothing written since reads it; the
+    first after a write updates it for only the students written since, in the same fixed number of
+    queries, or computes it anew after a change to everyone, such as a rubric edit). By student id
+    in code point order without ``detail``, in the database's order with it. The list is the
+    caller's; its grades are shared: read only."""
     if detail:
         return [grade for _, grade in _current_grades(book, spec, everyone, detail)]
     from .versions import updated

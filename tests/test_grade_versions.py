@@ -559,3 +559,33 @@ def test_a_pruned_log_computes_the_table_anew(database, monkeypatch):
         book.objects(Student).filter(student_id="ann").update(name="Ann")  # and then updated again
         assert [g["name"] for g in kept(book, spec)] == ["Ann"]
         assert recomputed.take() == [{book.objects(Student).get(student_id="ann").pk}]
+
+
+@needs_postgres
+def test_on_postgresql_two_writers_at_once_never_wait_on_each_other_for_the_log(monkeypatch):
+    """Two workers grade at once on a deadline night: their log entries take no lock, and a commit's
+    pruning skips what the other is pruning, so neither waits (a wait fails on the lock timeout)."""
+    import psycopg
+
+    from gradebook import versions
+
+    monkeypatch.setattr(versions, "LOGGED", 2)
+    with fresh_database() as url, Gradebook.open(url=url) as book:
+        from django.db import connections
+
+        versions.install(connections[book.alias])  # pruning at every few entries
+        spec = spec_due()
+        for student in ("ann", "bob"):
+            hand_in(book, spec, student, 0.5, 0)
+        kept(book, spec)
+        with psycopg.connect(url) as first, psycopg.connect(url) as second:
+            for connection in (first, second):
+                connection.execute("SET lock_timeout = '10s'")
+                connection.commit()
+            for n in range(4):  # interleaved, each writer's transaction open across the other's
+                first.execute("UPDATE gradebook_student SET name = %s WHERE student_id = 'ann'", [f"Ann {n}"])
+                second.execute("UPDATE gradebook_student SET name = %s WHERE student_id = 'bob'", [f"Bob {n}"])
+            second.commit()
+            first.commit()
+        assert [g["name"] for g in kept(book, spec)] == ["Ann 3", "Bob 3"]
+        assert kept(book, spec) == computed_anew(book, spec)
