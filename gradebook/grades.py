@@ -68,8 +68,9 @@ class _Reading:
     """What the reports of many submissions of one assignment need, read with one query per table
     (results, marks, extensions, the marked answers), never one per submission: the staff's pages
     read a whole course's grades at once. ``student``: only that student's marks and extension;
-    otherwise every student's on the assignment. ``submissions`` is a list, or a query of the rows
-    whose results to read (a subquery then, not a list of ids that grows with the course). Without
+    ``only``: those of these students (pks: a kept table's update); otherwise every student's on the
+    assignment. ``submissions`` is a list, or a query of the rows whose results to read (a subquery
+    then, not a list of ids that grows with the course). Without
     ``detail``, the reports leave out what only a report's own page shows: the checks' outcomes, the
     feedback texts, the grading's output and errors (the gradebook's table reads a whole course)."""
 
@@ -80,6 +81,7 @@ class _Reading:
         submissions,
         student: models.Student | None = None,
         detail: bool = True,
+        only: set[int] | None = None,
     ):
         from django.db.models import F
 
@@ -109,6 +111,8 @@ class _Reading:
         extensions = book.objects(Extension).filter(assignment__name=spec.name)
         if student is not None:
             marks, extensions = marks.filter(student=student), extensions.filter(student=student)
+        elif only is not None:
+            marks, extensions = marks.filter(student_id__in=only), extensions.filter(student_id__in=only)
         self.marks: dict[int, dict[str, models.Mark]] = {}
         for mark in marks:
             self.marks.setdefault(mark.student_id, {})[mark.question_id] = mark
@@ -128,6 +132,8 @@ class _Reading:
             )
             if student is not None:
                 marked = marked.filter(submission__student=student)
+            elif only is not None:
+                marked = marked.filter(submission__student_id__in=only)
             for row in marked.only("submission_id", "question_id", "answers"):
                 self.marked[(row.submission_id, row.question_id)] = row.answers
 
@@ -281,20 +287,56 @@ def current_grades(
     in, and with ``everyone`` also the roster's students who did not. A fixed number of queries,
     whatever the number of students. Without ``detail``, the reports' scores, statuses, marks and
     late penalties only (``_Reading``): what a table of the whole course shows, kept per version of
-    the grades (``gradebook.versions``: the next request with nothing written since reads it, the
-    first after any write computes it anew). The list is the caller's; its grades are shared: read only."""
+    the grades (``gradebook.versions``: the next request with nothing written since reads it; the
+    first after a write updates it for only the students written since, in the same fixed number of
+    queries, or computes it anew after a change to everyone, such as a rubric edit). By student id
+    in code point order without ``detail``, in the database's order with it. The list is the
+    caller's; its grades are shared: read only."""
     if detail:
-        return _current_grades(book, spec, everyone, detail)
-    from .versions import cached
+        return [grade for _, grade in _current_grades(book, spec, everyone, detail)]
+    from .versions import updated
 
     # One kept table per assignment: those who handed something in are the roster's table less
     # those without a report (the staff's own tries are in neither).
     key = ("grades", spec.name, spec.model_dump_json())
-    grades = cached(book, key, lambda: _current_grades(book, spec, True, detail))
+    table = updated(
+        book,
+        key,
+        lambda: _table(_current_grades(book, spec, True, detail)),
+        lambda kept, students: _table_updated(kept, students, _current_grades(book, spec, True, detail, students)),
+    )
+    grades = table.grades
     return list(grades) if everyone else [grade for grade in grades if grade.report is not None]
 
 
-def _current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool, detail: bool) -> list[CurrentGrade]:
+class _GradeTable:
+    """A course's kept grade table: its grades by student id (in code point order, whatever the
+    database's collation, so an updated table's order is a computed one's), each one's Student pk."""
+
+    __slots__ = ("grades", "pks")
+
+    def __init__(self, pks: tuple[int, ...], grades: tuple[CurrentGrade, ...]):
+        self.pks, self.grades = pks, grades
+
+
+def _table(rows: list[tuple[int, CurrentGrade]]) -> _GradeTable:
+    rows.sort(key=lambda row: row[1].student_id)
+    return _GradeTable(tuple(pk for pk, _ in rows), tuple(grade for _, grade in rows))
+
+
+def _table_updated(kept: _GradeTable, changed: set[int], rows: list[tuple[int, CurrentGrade]]) -> _GradeTable:
+    """``kept`` with the rows of the ``changed`` students (pks) replaced by ``rows``, read for them
+    now (a student renamed, added, taken off the roster or deleted since: in its place, in, or
+    out). A new table: the kept one may be in use."""
+    kept_rows = [(pk, grade) for pk, grade in zip(kept.pks, kept.grades, strict=True) if pk not in changed]
+    return _table(kept_rows + rows)
+
+
+def _current_grades(
+    book: Gradebook, spec: AssignmentSpec, everyone: bool, detail: bool, only: set[int] | None = None
+) -> list[tuple[int, CurrentGrade]]:
+    """Each student's (pk, grade), in the database's order of student ids; with ``only``, those of
+    these students (pks) alone, with the same queries."""
     from django.db.models import Count, Exists, OuterRef, Q
 
     from .models import STAFF_PREFIX, Student, Submission
@@ -302,36 +344,41 @@ def _current_grades(book: Gradebook, spec: AssignmentSpec, everyone: bool, detai
 
     spec = current_rubrics(book, spec)
     rows = latest_rows(book, spec.name).select_related(None)  # each row's student is the one read below
+    submissions = book.objects(Submission).filter(assignment__name=spec.name)
+    students = book.objects(Student)
+    if only is not None:
+        rows, submissions, students = (
+            rows.filter(student_id__in=only),
+            submissions.filter(student_id__in=only),
+            students.filter(pk__in=only),
+        )
     if not detail:
         rows = rows.defer("output", "errors")
     latest = {row.student_id: row for row in rows}
-    reading = _Reading(book, spec, rows, detail=detail)
-    counts = dict(
-        book.objects(Submission)
-        .filter(assignment__name=spec.name)
-        .values_list("student_id")
-        .annotate(n=Count("id"))
-        .values_list("student_id", "n")
-    )
+    reading = _Reading(book, spec, rows, detail=detail, only=only)
+    counts = dict(submissions.values_list("student_id").annotate(n=Count("id")).values_list("student_id", "n"))
     handed_in = Exists(book.objects(Submission).filter(student=OuterRef("pk"), assignment__name=spec.name)) & ~Q(
         student_id__startswith=STAFF_PREFIX
     )
-    students = book.objects(Student).filter(handed_in | Q(on_roster=True) if everyone else handed_in)
+    students = students.filter(handed_in | Q(on_roster=True) if everyone else handed_in)
     grades = []
     for student in students.order_by("student_id"):
         submission = latest.get(student.id)
         if submission is not None:
             submission.student = student
         grades.append(
-            CurrentGrade(
-                student_id=student.student_id,
-                name=student.name,
-                email=student.email,
-                canvas_id=student.canvas_id,
-                moodle_id=student.moodle_id,
-                sis_id=student.sis_id,
-                submissions=counts.get(student.id, 0),
-                report=reading.report(submission) if submission is not None else None,
+            (
+                student.id,
+                CurrentGrade(
+                    student_id=student.student_id,
+                    name=student.name,
+                    email=student.email,
+                    canvas_id=student.canvas_id,
+                    moodle_id=student.moodle_id,
+                    sis_id=student.sis_id,
+                    submissions=counts.get(student.id, 0),
+                    report=reading.report(submission) if submission is not None else None,
+                ),
             )
         )
     return grades

@@ -223,3 +223,19 @@ class DataVersion(models.Model):
     derived from, set by the database's triggers (``gradebook.versions``)."""
 
     value = models.BigIntegerField()
+
+
+class DataChange(models.Model):
+    """The change log: one entry per row written to a table a grade is derived from, naming the
+    student (a ``Student`` pk; NULL: everyone, as a rubric edit), written by the same database
+    triggers as the version (``gradebook.versions``): a kept grade table is updated for only the
+    students written since it was computed. Pruned to the last few thousand entries (on PostgreSQL
+    with an entry for everyone by the pruning transaction: a table older than it is computed anew)."""
+
+    student_pk = models.BigIntegerField(null=True)
+    # PostgreSQL: the writing transaction's id (entries' ids are not in commit order there); SQLite:
+    # a random value, telling a rolled-back entry from a later one given the same id.
+    tag = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["tag"], name="gradebook_datachange_tag")]

@@ -45,9 +45,11 @@ class AssignmentStatistics(BaseModel):
 
 def statistics(book: Gradebook, spec: AssignmentSpec, arrivals: bool = True) -> AssignmentStatistics:
     """A fixed number of queries, whatever the number of students: the scores from ``current_grades``
-    without the reports' detail, the failed checks counted in the database. Without ``arrivals``,
+    without the reports' detail, the failed checks found in the database (``failed_checks``). Without ``arrivals``,
     not when each submission came (only the overview chart shows it). Kept per version of the
-    grades, as the grade table is (``gradebook.versions``); what it returns is shared: read only."""
+    grades, as the grade table is (``gradebook.versions``); the first request after a write
+    computes it from the grade table and the failed checks, both updated for the students written
+    since. What it returns is shared: read only."""
     from .versions import cached
 
     key = ("statistics", spec.name, spec.model_dump_json(), arrivals)
@@ -57,8 +59,8 @@ def statistics(book: Gradebook, spec: AssignmentSpec, arrivals: bool = True) -> 
 def _statistics(book: Gradebook, spec: AssignmentSpec, arrivals: bool) -> AssignmentStatistics:
     reports = [grade.report for grade in current_grades(book, spec, detail=False) if grade.report is not None]
     failing: dict[str, Counter[str]] = {question.id: Counter() for question in spec.questions}
-    for question_id, test, students in _failed_checks(book, spec):
-        if question_id in failing:
+    for (question_id, test), students in failed_checks(book, spec).items():
+        if question_id in failing and students:
             failing[question_id][test] += students
     questions = []
     for question in spec.questions:
@@ -88,41 +90,86 @@ def _statistics(book: Gradebook, spec: AssignmentSpec, arrivals: bool) -> Assign
     )
 
 
-# The checks failed, counted in the database (each check of each latest submission, unpacked from
-# the JSON its result keeps): by test function, a parametrised test's cases once per student.
+# The checks failed, found in the database (each check of each latest submission, unpacked from the
+# JSON its result keeps): by student, question and test function (a parametrised test's cases once).
 _FAILED_SQL = {
-    "sqlite": """SELECT r.question_id, CASE WHEN instr(json_extract(t.value, '$.name'), '[') > 0
+    "sqlite": """SELECT l.student_id, r.question_id, CASE WHEN instr(json_extract(t.value, '$.name'), '[') > 0
                    THEN substr(json_extract(t.value, '$.name'), 1, instr(json_extract(t.value, '$.name'), '[') - 1)
-                   ELSE json_extract(t.value, '$.name') END AS test, COUNT(DISTINCT r.id)
-                 FROM gradebook_result r, json_each(r.tests) t
-                 WHERE r.submission_id IN ({latest}) AND json_extract(t.value, '$.status') <> 'passed'
-                 GROUP BY r.question_id, test""",
-    "postgresql": """SELECT r.question_id, split_part(t.value ->> 'name', '[', 1) AS test, COUNT(DISTINCT r.id)
-                     FROM gradebook_result r CROSS JOIN LATERAL jsonb_array_elements(r.tests) t
-                     WHERE r.submission_id IN ({latest}) AND t.value ->> 'status' <> 'passed'
-                     GROUP BY r.question_id, test""",
+                   ELSE json_extract(t.value, '$.name') END AS test
+                 FROM ({latest}) l JOIN gradebook_result r ON r.submission_id = l.id, json_each(r.tests) t
+                 WHERE json_extract(t.value, '$.status') <> 'passed'
+                 GROUP BY l.student_id, r.question_id, test""",
+    "postgresql": """SELECT l.student_id, r.question_id, split_part(t.value ->> 'name', '[', 1) AS test
+                     FROM ({latest}) l JOIN gradebook_result r ON r.submission_id = l.id
+                     CROSS JOIN LATERAL jsonb_array_elements(r.tests) t
+                     WHERE t.value ->> 'status' <> 'passed'
+                     GROUP BY l.student_id, r.question_id, test""",
 }
 
 
-def _failed_checks(book: Gradebook, spec: AssignmentSpec) -> list[tuple[str, str, int]]:
-    """(question, test function, students failing it) over each student's latest submission."""
+class _Failed:
+    """The checks each student's latest submission fails (by Student pk: (question, test function)
+    pairs), and how many students fail each: kept per version of the grades and updated for the
+    students a write changed, as the grade table is."""
+
+    __slots__ = ("by_student", "counts")
+
+    def __init__(self, by_student: dict[int, frozenset[tuple[str, str]]], counts: Counter[tuple[str, str]]):
+        self.by_student, self.counts = by_student, counts
+
+
+def failed_checks(book: Gradebook, spec: AssignmentSpec) -> Counter[tuple[str, str]]:
+    """Per (question, test function), the students whose latest submission fails it (shared: read
+    only)."""
+    from .versions import updated
+
+    def computed() -> _Failed:
+        by_student = _failed_by_student(book, spec)
+        return _Failed(by_student, Counter(pair for pairs in by_student.values() for pair in pairs))
+
+    def update(kept: _Failed, students: set[int]) -> _Failed:
+        now = _failed_by_student(book, spec, students)
+        counts = kept.counts.copy()  # a new one: the kept one may be in use
+        by_student = dict(kept.by_student)
+        for pk in students:
+            counts.subtract(by_student.pop(pk, frozenset()))
+            if pk in now:
+                by_student[pk] = now[pk]
+                counts.update(now[pk])
+        return _Failed(by_student, counts)
+
+    return updated(book, ("failed checks", spec.name), computed, update).counts
+
+
+def _failed_by_student(
+    book: Gradebook, spec: AssignmentSpec, only: set[int] | None = None
+) -> dict[int, frozenset[tuple[str, str]]]:
+    """(question, test function) pairs failed by each student's latest submission (with ``only``,
+    of those students alone), one query."""
     from django.db import connections
 
     from .grades import latest_rows
     from .models import Result
 
-    latest = latest_rows(book, spec.name).select_related(None).values("id")
+    latest = latest_rows(book, spec.name).select_related(None)
+    if only is not None:
+        latest = latest.filter(student_id__in=only)
     connection = connections[book.alias]
     sql = _FAILED_SQL.get(connection.vendor)
+    found: dict[int, set[tuple[str, str]]] = {}
     if sql is not None:
-        inner, params = latest.query.sql_with_params()
+        inner, params = latest.values("id", "student_id").query.sql_with_params()
         with connection.cursor() as cursor:
             cursor.execute(sql.format(latest=inner), params)
-            return [(question, test, count) for question, test, count in cursor.fetchall()]
-    counts: Counter[tuple[str, str]] = Counter()  # another database: the same, counted here
-    for question_id, tests in book.objects(Result).filter(submission__in=latest).values_list("question_id", "tests"):
-        counts.update({(question_id, t["name"].split("[")[0]) for t in tests if t["status"] != "passed"})
-    return [(question, test, count) for (question, test), count in counts.items()]
+            for student, question, test in cursor.fetchall():
+                found.setdefault(student, set()).add((question, test))
+    else:  # another database: the same, found here
+        rows = book.objects(Result).filter(submission__in=latest.values("id"))
+        for student, question, tests in rows.values_list("submission__student_id", "question_id", "tests"):
+            for t in tests:
+                if t["status"] != "passed":
+                    found.setdefault(student, set()).add((question, t["name"].split("[")[0]))
+    return {student: frozenset(pairs) for student, pairs in found.items()}
 
 
 def _arrivals(book: Gradebook, spec: AssignmentSpec) -> list[float]:

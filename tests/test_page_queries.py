@@ -96,6 +96,52 @@ def test_each_staff_page_makes_the_same_number_of_queries_for_20_and_60_students
     )
 
 
+def queries_after_a_write(count: int, monkeypatch) -> dict[str, int]:
+    """Per page, the queries of its first request after a write of one student's grade (a regrade
+    of their latest result), the page asked for once before; each computation of a grade table on
+    the way read that student's rows alone."""
+    from gradebook import grades
+    from gradebook.models import Result
+
+    recomputed: list = []
+    real = grades._current_grades
+
+    def recording(book, spec, everyone, detail, only=None):
+        recomputed.append(None if only is None else set(only))
+        return real(book, spec, everyone, detail, only)
+
+    with course_of(count) as (clients, seeded):
+        counts = {}
+        for n, (label, (role, url)) in enumerate(pages(seeded).items()):
+            clients[role].get(url)
+            one = seeded.students[n % count]
+            pk = Student.objects.get(student_id=one).pk
+            result = Result.objects.filter(submission__student__student_id=one).order_by("-id").first()
+            result.score = result.max_score
+            result.save()
+            monkeypatch.setattr(grades, "_current_grades", recording)
+            with CaptureQueriesContext(connection) as captured:
+                answer = clients[role].get(url)
+            monkeypatch.setattr(grades, "_current_grades", real)
+            assert answer.status_code in (200, 302), f"{label} ({url}) answered {answer.status_code}"
+            counts[label] = len(captured)
+            assert all(only == {pk} for only in recomputed), f"{label}: recomputed {recomputed}, not {pk}"
+            if label.startswith(("gradebook", "statistics", "hand grading")):
+                assert recomputed, f"{label}: no grade table read after the write"
+            recomputed.clear()
+        return counts
+
+
+def test_the_first_request_after_a_one_student_write_updates_for_that_student_in_fixed_queries(monkeypatch):
+    """After a write of one student's grade, each page's first request reads that student's rows
+    alone (the kept table updated, not computed anew), in as many queries for 20 students as 60."""
+    small, large = queries_after_a_write(20, monkeypatch), queries_after_a_write(60, monkeypatch)
+    grown = {page: (small[page], large[page]) for page in small if small[page] != large[page]}
+    assert not grown, "queries that grow with the course after a write (20 students, 60): " + "; ".join(
+        f"{page}: {a} then {b}" for page, (a, b) in grown.items()
+    )
+
+
 def rows(page: str) -> list[str]:
     """The student ids of a gradebook page's rows, in order."""
     return re.findall(r'<tr><td><a href="/staff/students/([^/"]+)/">', page)
