@@ -37,11 +37,14 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 0.5  # the share of a file's code found in the other's, from which a pair is listed
 # A fingerprint held by more than common_limit(n) submissions of a class over SMALL_CLASS is the
-# course's idiom, not one student's copy of another's (MOSS's -m, 10 by default): it names no
-# candidate pair, though a candidate's shares count it. Each fingerprint then names at most
-# limit * (limit - 1) / 2 pairs, which keeps the candidates linear in the class.
+# course's idiom, not one student's copy of another's (MOSS's -m, 10 by default, for classes of a
+# hundred or two): it names no candidate pair, though a candidate's shares count it. Each
+# fingerprint then names at most limit * (limit - 1) / 2 pairs, which keeps the candidates linear
+# in the class. 50 (was 20): code that 50 of 2,000 hold (2.5%) is still rare, a solution passed
+# round a group, and the one-sided comparison affords it (benchmark at 2,000: 370 of copydetect's
+# 417 pairs listed, 245 with 20, in about 1.5 times the time; docs/benchmarks.md).
 SMALL_CLASS = 100
-COMMON_FLOOR = 20
+COMMON_FLOOR = 50
 COMMON_SHARE = 0.005
 STALE = timedelta(minutes=10)  # a run whose worker said nothing for this long is run again
 
@@ -341,10 +344,12 @@ def _highlighted(first: _Fingerprint, second: _Fingerprint) -> tuple[str, str]:
     return str(html_1), str(html_2)
 
 
-def _pair(first: tuple[str, _Fingerprint, float], second: tuple[str, _Fingerprint, float]) -> SimilarPair:
+def _pair(
+    first: tuple[str, _Fingerprint, float], second: tuple[str, _Fingerprint, float], highlight: bool = True
+) -> SimilarPair:
     if (second[2], first[0]) > (first[2], second[0]):  # the one with more of their code shared first
         first, second = second, first
-    html_1, html_2 = _highlighted(first[1], second[1])
+    html_1, html_2 = _highlighted(first[1], second[1]) if highlight else ("", "")
     return SimilarPair(
         first=first[0],
         second=second[0],
@@ -421,20 +426,27 @@ def compare(
     threshold: float = DEFAULT_THRESHOLD,
     student: str | None = None,
     progress: Progress | None = None,
+    highlight: bool = True,
 ) -> SimilarityReport:
     """``autograder similarity``: the class's report, computed and kept for the page (``run_now``,
     by whoever runs the command); with ``student``, that student's latest submission against the
-    rest (``similar_to``, not kept). A threshold over 1 is 1."""
+    rest (``similar_to``, not kept; its pairs' code highlighted only with ``highlight``: what the
+    command needs only to write HTML, and which imports copydetect and its matplotlib, most of a
+    second). A threshold over 1 is 1."""
     from .book import who
 
     threshold = min(threshold, 1.0)
     if student:
-        return similar_to(book, spec, student, threshold)
+        return similar_to(book, spec, student, threshold, highlight)
     return run_now(book, spec, threshold, who(), progress)
 
 
 def similar_to(
-    book: Gradebook, spec: AssignmentSpec, student_id: str, threshold: float = DEFAULT_THRESHOLD
+    book: Gradebook,
+    spec: AssignmentSpec,
+    student_id: str,
+    threshold: float = DEFAULT_THRESHOLD,
+    highlight: bool = True,
 ) -> SimilarityReport:
     """One student's latest submission against every other's (a new hand-in against the rest), with
     no index of the class: every other's fingerprints are looked up among this one's at once, and
@@ -454,7 +466,9 @@ def similar_to(
         other = _prepared(codes[number], boilerplate)
         share_mine, share_other, _ = _shares(target, other)
         if share_mine > threshold or share_other > threshold:
-            report.pairs.append(_pair((student_id, target, share_mine), (students[number], other, share_other)))
+            report.pairs.append(
+                _pair((student_id, target, share_mine), (students[number], other, share_other), highlight)
+            )
     report.pairs.sort(key=lambda pair: -max(pair.first_share, pair.second_share))
     return report
 
@@ -472,28 +486,40 @@ def _may_be_listed(target: _Fingerprint, others: list[Code], boilerplate: np.nda
     if not others or len(target.distinct) == 0:
         return []
     lengths = np.array([len(code.hashes) for code in others], dtype=np.int64)
-    owner = np.repeat(np.arange(len(others)), lengths)
+    ends = np.cumsum(lengths)
     values = np.concatenate([code.hashes for code in others])
-    at = np.minimum(np.searchsorted(target.distinct, values), len(target.distinct) - 1)
-    held = target.distinct[at] == values
+    found = _among(values, target.distinct)  # where in values the target's fingerprints are
+    owner = np.searchsorted(ends, found, "right")
+    at = np.searchsorted(target.distinct, values[found])
     # The target's side: its prefix, its rarity from how many others hold each fingerprint.
-    keys = np.unique(owner[held] * len(target.distinct) + at[held])  # (other, my fingerprint), once each
+    keys = _distinct(owner * len(target.distinct) + at)  # (other, my fingerprint), once each
     holders = np.bincount(keys % len(target.distinct), minlength=len(target.distinct))
     prefix = np.zeros(len(target.distinct), dtype=bool)
     prefix[_prefix(target, holders + 1, threshold)] = True
     prefix &= holders + 1 <= common_limit(len(others) + 1)  # as the class's report: the course's idiom names no pair
-    mine_side = np.unique(keys[prefix[keys % len(target.distinct)]] // len(target.distinct))
+    mine_side = _distinct(keys[prefix[keys % len(target.distinct)]] // len(target.distinct))
     # The other's side: an upper bound of its share, from what it holds of the target's.
-    positions = np.arange(len(values)) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # each k-gram's start
-    covered = _slice_lengths(owner[held], positions[held], len(others))
+    covered = _slice_lengths(owner, found - (ends - lengths)[owner], len(others))  # each k-gram's start
     removed = np.zeros(len(others))
     if len(boilerplate) > 0:
-        at_starter = np.minimum(np.searchsorted(boilerplate, values), len(boilerplate) - 1)
-        removed = np.bincount(owner[boilerplate[at_starter] == values], minlength=len(others)).astype(float)
-        removed += lengths - np.array([len(_distinct(code.hashes)) for code in others])  # repeats
+        removed = np.bincount(np.searchsorted(ends, _among(values, boilerplate), "right"), minlength=len(others))
+        removed = removed + lengths - np.array([len(_distinct(code.hashes)) for code in others])  # repeats
     least = np.maximum(lengths - removed, 0) + (K - 1)
     their_side = np.flatnonzero(covered > threshold * least)
     return np.union1d(mine_side, their_side).tolist()
+
+
+def _among(values: np.ndarray, sought: np.ndarray) -> np.ndarray:
+    """Where in ``values`` are the (sorted, distinct) ``sought``: a table of their low 20 bits first
+    (one lookup each, what most values stop at), then an exact search for the few that pass. Several
+    times faster than a search of each of millions of values."""
+    if len(values) == 0 or len(sought) == 0:
+        return np.zeros(0, dtype=np.intp)
+    table = np.zeros(1 << 20, dtype=bool)
+    table[sought & 0xFFFFF] = True
+    maybe = np.flatnonzero(table[values & 0xFFFFF])
+    at = np.minimum(np.searchsorted(sought, values[maybe]), len(sought) - 1)
+    return maybe[sought[at] == values[maybe]]
 
 
 # Runs: queued from the page, computed by a worker (or by the command), kept with their report.
