@@ -373,6 +373,13 @@ def test_the_command_reports_similar_code_in_pairs_escaped_and_keeps_the_report(
     code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "grace"])
     said = capsys.readouterr().out
     assert code == 0 and "0 pairs above 50%" in " ".join(said.split())
+    # One student against the rest: the pair listed; highlighted only where HTML is written.
+    one = ["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "ada"]
+    for command in (one, [*one, "--out", str(tmp_path / "one.html")]):
+        code = main(command)
+        said = capsys.readouterr().out
+        assert code == 0 and "1 pairs above 50%" in " ".join(said.split()) and "alan" in said
+    assert "highlight-red" in (tmp_path / "one.html").read_text()
     code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "nobody"])
     assert code != 0 and "nobody" in capsys.readouterr().err
 
