@@ -1,6 +1,7 @@
 """Benchmark: code similarity, the old all-pairs path against the indexed one, side by side in one run.
 
     python benchmarks/similarity.py [--sizes 200 2000] [--old-up-to 200] [--seed 30]
+        [--compare-with /path/to/another/checkout] [--keep DIR]
 
 Synthetic courses of sequences-and-attention built from its known submissions, with realistic
 variation: each student's functions are drawn from different known submissions (so two students
@@ -17,6 +18,15 @@ For each size it times, on an SQLite gradebook:
 - the old path (copydetect's CopyDetector over every latest submission, all pairs, as
   ``autograder similarity`` did) up to --old-up-to students; beyond it, estimated from its growth
   (quadratic: n(n-1)/2 comparisons), and both reports' pairs compared where both ran.
+
+The class's report and one new submission are timed in a fresh process each (``--measure``): the
+report's second run in it (the first pays for the imports) and one new submission's first call in
+it (what ``autograder similarity --student`` pays, bar Python's start) and its second. With
+--compare-with, the same is timed with another checkout's code (e.g. main's worktree) on the same
+gradebook, one after the other, and the two reports compared: the same pairs, shares within 1e-12,
+the same highlighting. --keep DIR keeps each size's gradebook there and reuses it on the next run
+(building 2,000 fingerprints every file: a minute or more). The load average is printed with
+each size.
 Prints the figures as Markdown for docs/benchmarks.md.
 """
 
@@ -24,9 +34,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import random
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -256,13 +269,86 @@ def main() -> int:
     )
     parser.add_argument("--seed", type=int, default=30)
     parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument(
+        "--compare-with", type=Path, metavar="CHECKOUT", help="also time this checkout's code on the same gradebooks"
+    )
+    parser.add_argument(
+        "--compare-floor",
+        type=int,
+        metavar="N",
+        help="with --compare-with, also time this code with COMMON_FLOOR = N (the other's) and compare that "
+        "report with the other's (the same pairs, whatever the limit: the comparison alone changed)",
+    )
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the built gradebooks here; reuse them")
+    parser.add_argument("--measure", nargs=3, metavar=("CODE_ROOT", "GRADEBOOK", "STUDENT"), help=argparse.SUPPRESS)
+    parser.add_argument("--floor", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.measure:
+        return _measure(*args.measure, threshold=args.threshold, floor=args.floor)
 
     from service.settings import configure
 
     with tempfile.TemporaryDirectory() as state:
         configure(ROOT, state=Path(state))  # Django, for the gradebook's models
         return _run(args)
+
+
+def _measure(code_root: str, gradebook: str, student: str, threshold: float, floor: int | None) -> int:
+    """In a fresh process, with ``code_root``'s code: one new submission's first call and second,
+    the class's report twice (the second timed); the report as JSON on stdout. ``floor``: its
+    COMMON_FLOOR instead."""
+    sys.path.insert(0, code_root)
+    for name in [name for name in sys.modules if name.split(".")[0] in {"gradebook", "service", "autograder"}]:
+        del sys.modules[name]
+    import gradebook.similarity as module
+    from autograder.assignment import course_assignment
+    from course.folder import find_course
+    from gradebook.book import Gradebook
+    from gradebook.similarity import similar_to, similarity
+    from service.settings import configure
+
+    if floor is not None:
+        module.COMMON_FLOOR = floor
+    with tempfile.TemporaryDirectory() as state:
+        configure(Path(code_root), state=Path(state))
+        spec = course_assignment(find_course(Path(code_root)), ASSIGNMENT)
+        with Gradebook.open(Path(gradebook)) as book:
+            times = {}
+            start = time.perf_counter()
+            similar_to(book, spec, student, threshold)
+            times["single_first"] = time.perf_counter() - start
+            start = time.perf_counter()
+            one = similar_to(book, spec, student, threshold)
+            times["single"] = time.perf_counter() - start
+            similarity(book, spec, threshold)
+            start = time.perf_counter()
+            report = similarity(book, spec, threshold)
+            times["indexed"] = time.perf_counter() - start
+    pairs = [[p.first, p.second, p.first_share, p.second_share, p.first_html, p.second_html] for p in report.pairs]
+    print(json.dumps({**times, "candidates": report.candidates, "single_candidates": one.candidates, "pairs": pairs}))
+    return 0
+
+
+def _measured(code_root: Path, gradebook: Path, student: str, threshold: float, floor: int | None = None) -> dict:
+    """``_measure`` in a process of its own, with ``code_root``'s code first on the path."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--threshold", str(threshold), "--measure", str(code_root), str(gradebook), student]
+        + ([] if floor is None else ["--floor", str(floor)]),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=code_root,
+        env={**os.environ, "PYTHONPATH": str(code_root)},
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _same(ours: list, theirs: list) -> bool:
+    """The same pairs in the same order, the same highlighting, the shares within 1e-12."""
+    return len(ours) == len(theirs) and all(
+        a[:2] == b[:2] and abs(a[2] - b[2]) <= 1e-12 and abs(a[3] - b[3]) <= 1e-12 and a[4:] == b[4:]
+        for a, b in zip(ours, theirs, strict=True)
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -272,7 +358,7 @@ def _run(args: argparse.Namespace) -> int:
     from gradebook.book import Gradebook
     from gradebook.fingerprints import code_of
     from gradebook.models import Fingerprint, Submission
-    from gradebook.similarity import similar_to, similarity
+    from gradebook.similarity import similarity
 
     spec = course_assignment(find_course(ROOT), ASSIGNMENT)
     rows = []
@@ -284,16 +370,24 @@ def _run(args: argparse.Namespace) -> int:
             planted: dict[str, str] = {}
             students = course_of(size, args.seed, planted=planted)
             copies = {frozenset(pair) for pair in planted.items()}
-            folder = Path(scratch) / str(size)
-            gradebook, fingerprinting = recorded_gradebook(folder, students, spec)
+            folder = (args.keep or Path(scratch)) / str(size)
+            kept = folder / "gradebook.db"
+            if args.keep and kept.is_file() and (folder / "fingerprinting").is_file():
+                gradebook, fingerprinting = kept, float((folder / "fingerprinting").read_text())
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+                gradebook, fingerprinting = recorded_gradebook(folder, students, spec)
+                (folder / "fingerprinting").write_text(str(fingerprinting))
+            load = os.getloadavg()
             with Gradebook.open(gradebook) as book:
                 similarity(book, spec, args.threshold)  # the starter's fingerprint kept (once per assignment)
-                start = time.perf_counter()
-                report = similarity(book, spec, args.threshold)
-                indexed = time.perf_counter() - start
-                start = time.perf_counter()
-                one = similar_to(book, spec, f"student{size - 1:05d}", args.threshold)
-                single = time.perf_counter() - start
+            student = f"student{size - 1:05d}"
+            measured = _measured(ROOT, gradebook, student, args.threshold)
+            other = _measured(args.compare_with, gradebook, student, args.threshold) if args.compare_with else None
+            alike = measured
+            if other is not None and args.compare_floor is not None:
+                alike = _measured(ROOT, gradebook, student, args.threshold, args.compare_floor)
+            with Gradebook.open(gradebook) as book:
                 exact = None
                 if size <= args.exact_up_to:
                     import gradebook.similarity as indexed_module
@@ -311,20 +405,29 @@ def _run(args: argparse.Namespace) -> int:
                 start = time.perf_counter()
                 similarity(book, spec, args.threshold)
                 first_use = time.perf_counter() - start
-            ours = {frozenset((p.first, p.second)) for p in report.pairs}
+            ours = {frozenset(p[:2]) for p in measured["pairs"]}
             row = {
                 "size": size,
+                "load": f"{load[0]:.1f} to {os.getloadavg()[0]:.1f}",
                 "fingerprint_ms": 1000 * fingerprinting / size,
-                "indexed": indexed,
+                "indexed": measured["indexed"],
                 "first_use": first_use,
-                "single": single,
-                "single_candidates": one.candidates,
-                "candidates": report.candidates,
-                "all_pairs": report.all_pairs,
-                "pairs": len(report.pairs),
+                "single": measured["single"],
+                "single_first": measured["single_first"],
+                "single_candidates": measured["single_candidates"],
+                "candidates": measured["candidates"],
+                "all_pairs": size * (size - 1) // 2,
+                "pairs": len(measured["pairs"]),
                 "planted": len(copies),
                 "planted_found": len(copies & ours),
             }
+            if other is not None:
+                row.update(
+                    other=other,
+                    alike=alike,
+                    same_as_other=_same(alike["pairs"], other["pairs"]),
+                    other_pairs=len(other["pairs"]),
+                )
             if exact is not None:
                 row.update(
                     exact_seconds=exact[0],
@@ -339,7 +442,7 @@ def _run(args: argparse.Namespace) -> int:
                     old=old, same=theirs == ours, theirs=len(theirs), missed=_why_missed(theirs - ours, students)
                 )
             rows.append(row)
-            print(row, file=sys.stderr, flush=True)
+            print({k: v for k, v in row.items() if k not in {"other", "alike"}}, file=sys.stderr, flush=True)
     _markdown(rows, old_times, args)
     return 0
 
@@ -390,9 +493,10 @@ def _markdown(rows: list[dict], old_times: dict[int, float], args: argparse.Name
     print(
         "| students | old all-pairs (s) | indexed (s) | old / indexed | indexed, no kept fingerprints (s) "
         "| pairs compared (of all) | pairs listed | same pairs as old | one new vs the rest (s) | its candidates "
-        "| fingerprinting at grading (ms each) | planted copies listed | copydetect's pairs listed (no limit: s, candidates) |"
+        "| fingerprinting at grading (ms each) | planted copies listed | copydetect's pairs listed (no limit: s, candidates) "
+        "| one new: first call in a fresh process (s) | load average |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
         size = row["size"]
         if "old" in row:
@@ -407,8 +511,29 @@ def _markdown(rows: list[dict], old_times: dict[int, float], args: argparse.Name
             f"| {size:,} | {old} | {row['indexed']:.2f} | {times} "
             f"| {row['first_use']:.2f} | {row['candidates']:,} ({row['all_pairs']:,}) | {row['pairs']} | {same} "
             f"| {row['single']:.2f} | {row['single_candidates']} | {row['fingerprint_ms']:.1f} "
-            f"| {row['planted_found']} of {row['planted']} | {_exact(row)} |"
+            f"| {row['planted_found']} of {row['planted']} | {_exact(row)} | {row['single_first']:.2f} | {row['load']} |"
         )
+    if any("other" in row for row in rows):
+        floor = "" if args.compare_floor is None else f", this code also with COMMON_FLOOR = {args.compare_floor}"
+        print(f"\nSide by side with {args.compare_with} (its code, the same gradebooks, one after the other{floor}):\n")
+        print(
+            "| students | report: this (s) | this, the other's floor (s) | report: other (s) | other / this, same floor "
+            "| candidates: this, same floor, other | pairs: this, same floor, other | same floor: same report "
+            "| one new, second call: this, other (s) | one new, first call: this, other (s) |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for row in rows:
+            if "other" not in row:
+                continue
+            other, alike = row["other"], row["alike"]
+            same = "yes" if row["same_as_other"] else "no"
+            print(
+                f"| {row['size']:,} | {row['indexed']:.2f} | {alike['indexed']:.2f} | {other['indexed']:.2f} "
+                f"| {other['indexed'] / alike['indexed']:.1f}x "
+                f"| {row['candidates']:,}, {alike['candidates']:,}, {other['candidates']:,} "
+                f"| {row['pairs']}, {len(alike['pairs'])}, {row['other_pairs']} | {same} "
+                f"| {row['single']:.2f}, {other['single']:.2f} | {row['single_first']:.2f}, {other['single_first']:.2f} |"
+            )
     for row in rows:
         if row.get("missed"):
             print(f"\nMissed at {row['size']:,}: " + "; ".join(row["missed"]))

@@ -4,14 +4,21 @@ instructor's judgement, never a penalty.
 
 Sub-quadratic: every graded file is fingerprinted once, when it is recorded (``fingerprints``), and
 only pairs that may be listed are compared. An inverted index (fingerprint -> the submissions holding
-it) names those candidate pairs by prefix filtering (``_prefix``): a pair is listed when one shares
-more than the threshold of its code with the other, so the other must hold one of its rarest
-fingerprints, the fewest without which the rest covers at most the threshold. Only those (rare ones,
-mostly) are looked up. In a class of up to ``SMALL_CLASS`` no fingerprint is left out, and no pair
-copydetect lists is missed; in a larger one, a fingerprint that more than ``common_limit`` hold names
-no pair (the course's idiom), which keeps the candidates linear in the class's size. A candidate pair's shares are then computed exactly as copydetect computes them
-(its ``compare_files``, every fingerprint of both counted; here on arrays, many pairs at once), and
-the shared regions highlighted only for the pairs above the threshold."""
+it; ``_Entries``, one stable sort) names those candidate pairs by prefix filtering (``_prefix``): a
+pair is listed when one shares more than the threshold of its code with the other, so the other must
+hold one of its rarest fingerprints, the fewest without which the rest covers at most the threshold.
+Only those (rare ones, mostly) are looked up. In a class of up to ``SMALL_CLASS`` no fingerprint is
+left out, and no pair copydetect lists is missed; in a larger one, a fingerprint that more than
+``common_limit`` hold names no pair (the course's idiom, MOSS's rule), which keeps the candidates
+linear in the class's size. A candidate pair's shares are then computed exactly as copydetect
+computes them (its ``compare_files``, every fingerprint of both counted), each share from one side
+(``_Index``: the positions of one's k-grams that the other holds, one gather for a submission and
+all its partners at once, the characters they cover a running sum), and the shared regions
+highlighted only for the pairs above the threshold (copydetect's tokenizer again for their offsets:
+at 2,000 students, about half the report's time).
+
+One new submission against the rest (``similar_to``) needs no index: every other's kept k-grams are
+looked up among its fingerprints at once, and only those that may be listed are compared."""
 
 from __future__ import annotations
 
@@ -37,11 +44,14 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 0.5  # the share of a file's code found in the other's, from which a pair is listed
 # A fingerprint held by more than common_limit(n) submissions of a class over SMALL_CLASS is the
-# course's idiom, not one student's copy of another's (MOSS's -m, 10 by default): it names no
-# candidate pair, though a candidate's shares count it. Each fingerprint then names at most
-# limit * (limit - 1) / 2 pairs, which keeps the candidates linear in the class.
+# course's idiom, not one student's copy of another's (MOSS's -m, 10 by default, for classes of a
+# hundred or two): it names no candidate pair, though a candidate's shares count it. Each
+# fingerprint then names at most limit * (limit - 1) / 2 pairs, which keeps the candidates linear
+# in the class. 50 (was 20): code that 50 of 2,000 hold (2.5%) is still rare, a solution passed
+# round a group, and the one-sided comparison affords it (benchmark at 2,000: 370 of copydetect's
+# 417 pairs listed, 245 with 20, in about 1.5 times the time; docs/benchmarks.md).
 SMALL_CLASS = 100
-COMMON_FLOOR = 20
+COMMON_FLOOR = 50
 COMMON_SHARE = 0.005
 STALE = timedelta(minutes=10)  # a run whose worker said nothing for this long is run again
 
@@ -97,7 +107,14 @@ def _prepared(code: Code, boilerplate: np.ndarray) -> _Fingerprint:
         # k-gram but its last, and those go too. Kept, so the shares stay copydetect's.
         _, overlap_idx, _ = np.intersect1d(hashes, boilerplate, return_indices=True, assume_unique=True)
         idx, hashes = np.delete(idx, overlap_idx), np.delete(hashes, overlap_idx)
-    return _Fingerprint(code=code, hashes=hashes, positions=idx, distinct=np.unique(hashes), coverage=_covered(idx))
+    return _Fingerprint(code=code, hashes=hashes, positions=idx, distinct=_distinct(hashes), coverage=_covered(idx))
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """np.unique's values (sorted, once each), by a sort: several times faster than np.unique on
+    this numpy (2.x, which hashes first)."""
+    ordered = np.sort(values)
+    return ordered[np.concatenate([[True], ordered[1:] != ordered[:-1]])] if len(ordered) else ordered
 
 
 def _covered(positions: np.ndarray) -> float:
@@ -118,16 +135,20 @@ def _held(mine: _Fingerprint, theirs: _Fingerprint) -> np.ndarray:
 
 def _shares(first: _Fingerprint, second: _Fingerprint, highlight: bool = False) -> tuple[float, float, Any]:
     """copydetect's ``compare_files``, on arrays: each one's share of its code found in the other's,
-    and (to highlight) the shared slices of each raw code."""
-    from copydetect.utils import get_copied_slices
-
-    slices_1 = get_copied_slices(_held(first, second), K)
-    if len(slices_1[0]) == 0:
+    and (to highlight) the shared slices of each raw code. The shares' characters are ``_covered``
+    of the held positions (the sum of get_copied_slices' lengths, without making them): only the
+    highlighting imports copydetect (whose package imports matplotlib: most of a second)."""
+    held_1 = _held(first, second)
+    if len(held_1) == 0:
         return 0.0, 0.0, (np.array([]), np.array([]))
-    slices_2 = get_copied_slices(_held(second, first), K)
-    share_1 = np.sum(slices_1[1] - slices_1[0]) / first.coverage if first.code.filtered_length > 0 else 0
-    share_2 = np.sum(slices_2[1] - slices_2[0]) / second.coverage if second.code.filtered_length > 0 else 0
+    held_2 = _held(second, first)
+    share_1 = _covered(held_1) / first.coverage if first.code.filtered_length > 0 else 0
+    share_2 = _covered(held_2) / second.coverage if second.code.filtered_length > 0 else 0
+    slices_1 = slices_2 = np.zeros((2, 0), dtype=np.int64)
     if highlight:
+        from copydetect.utils import get_copied_slices
+
+        slices_1, slices_2 = get_copied_slices(held_1, K), get_copied_slices(held_2, K)
         for one, slices in ((first, slices_1), (second, slices_2)):
             if len(one.offsets) > 0:  # filtered positions back to the raw code's, as compare_files does
                 slices += one.offsets[:, 1][
@@ -137,7 +158,7 @@ def _shares(first: _Fingerprint, second: _Fingerprint, highlight: bool = False) 
 
 
 def _prefix(print_: _Fingerprint, rarity: np.ndarray, threshold: float) -> np.ndarray:
-    """The fewest of the submission's fingerprints, rarest first, without which what is left of its
+    """Where in ``distinct`` are the fewest of the submission's fingerprints, rarest first, without which what is left of its
     code covers at most ``threshold`` of it: another submission that holds none of them shares at
     most ``threshold`` of this one's code (its shared slices lie within what is left), so a pair is
     listed for this one's share only if the other holds one of these (prefix filtering, as in
@@ -145,7 +166,7 @@ def _prefix(print_: _Fingerprint, rarity: np.ndarray, threshold: float) -> np.nd
     of its distinct fingerprints."""
     count = len(print_.distinct)
     if count == 0:
-        return print_.distinct
+        return np.zeros(0, dtype=np.intp)
     order = np.lexsort((print_.distinct, rarity))  # rarest first; ties by value, so the same each run
     rank = np.empty(count, dtype=np.int64)
     rank[order] = np.arange(count)
@@ -158,45 +179,76 @@ def _prefix(print_: _Fingerprint, rarity: np.ndarray, threshold: float) -> np.nd
             high = middle
         else:
             low = middle + 1
-    return print_.distinct[order[:low]]
+    return order[:low]
 
 
-def candidate_pairs(prints: list[_Fingerprint], threshold: float, pause: Pause | None = None) -> np.ndarray:
+@dataclass
+class _Entries:
+    """The index's entries: the class's fingerprints, each as its rank among them (ascending), with
+    the submissions holding it (``owners[first[r] : first[r] + held_by[r]]``, ascending), and each
+    submission's distinct fingerprints as ranks (``ranks``). One stable sort of every submission's
+    distinct fingerprints (np.unique, over 3 million at 2,000 students, is several times slower)."""
+
+    owners: np.ndarray
+    first: np.ndarray
+    held_by: np.ndarray
+    ranks: list[np.ndarray]
+
+    @classmethod
+    def of(cls, prints: list[_Fingerprint]) -> _Entries:
+        lengths = [len(p.distinct) for p in prints]
+        owners = np.repeat(np.arange(len(prints), dtype=np.int64), lengths)
+        values = np.concatenate([p.distinct for p in prints]) if prints else np.zeros(0, dtype=np.int64)
+        order = np.argsort(values, kind="stable")  # by value, then (stable) by submission
+        values, owners = values[order], owners[order]
+        new = np.concatenate([[True], values[1:] != values[:-1]]) if len(values) else np.zeros(0, dtype=bool)
+        first = np.flatnonzero(new)
+        rank = np.empty(len(values), dtype=np.intp)
+        rank[order] = np.cumsum(new) - 1
+        return cls(
+            owners=owners,
+            first=first,
+            held_by=np.diff(np.append(first, len(values))),
+            ranks=np.split(rank, np.cumsum(lengths)[:-1]) if prints else [],
+        )
+
+
+def candidate_pairs(
+    prints: list[_Fingerprint], threshold: float, pause: Pause | None = None, entries: _Entries | None = None
+) -> np.ndarray:
     """The pairs (i < j, one a row, in order) that may be listed at ``threshold``: one holds a
     fingerprint of the other's prefix (``_prefix``) that at most ``common_limit`` hold. In a class of
     up to SMALL_CLASS, every pair copydetect lists is among them; each is then compared exactly.
-    The index is a sorted array of (fingerprint, submission)."""
+    The index: ``entries`` (made here if not given)."""
     count = len(prints)
     if count < 2:
         return np.zeros((0, 2), dtype=np.int64)
-    owners = np.concatenate([np.full(len(p.distinct), number, dtype=np.int64) for number, p in enumerate(prints)])
-    values = np.concatenate([p.distinct for p in prints])
-    order = np.lexsort((owners, values))
-    values, owners = values[order], owners[order]
-    every, first, held_by = np.unique(values, return_index=True, return_counts=True)
+    if entries is None:
+        entries = _Entries.of(prints)
+    owners, first, held_by = entries.owners, entries.first, entries.held_by
     limit = common_limit(count)
     if pause is not None:
         pause()
     found: list[np.ndarray] = []
     for start in range(0, count, 100):  # a hundred submissions' prefixes at a time: bounded memory, pauses
-        mine, entries = [], []
+        mine, chosen = [], []
         for number in range(start, min(start + 100, count)):
-            p = prints[number]
-            prefix = _prefix(p, held_by[np.searchsorted(every, p.distinct)], threshold)
-            prefix = prefix[held_by[np.searchsorted(every, prefix)] <= limit]
-            entries.append(prefix)
+            ranks = entries.ranks[number]
+            prefix = ranks[_prefix(prints[number], held_by[ranks], threshold)]
+            prefix = prefix[held_by[prefix] <= limit]
+            chosen.append(prefix)
             mine.append(np.full(len(prefix), number, dtype=np.int64))
         if pause is not None:
             pause()
-        at = np.searchsorted(every, np.concatenate(entries))
+        at = np.concatenate(chosen)
         times = held_by[at]
         me = np.repeat(np.concatenate(mine), times)
         other = owners[
             np.repeat(first[at], times) + np.arange(times.sum()) - np.repeat(np.cumsum(times) - times, times)
         ]
         keep = me != other
-        found.append(np.unique(np.minimum(me, other)[keep] * count + np.maximum(me, other)[keep]))
-    keys = np.unique(np.concatenate(found))
+        found.append(_distinct(np.minimum(me, other)[keep] * count + np.maximum(me, other)[keep]))
+    keys = _distinct(np.concatenate(found))
     return np.stack([keys // count, keys % count], axis=1)
 
 
@@ -214,53 +266,74 @@ def _slice_lengths(pair: np.ndarray, positions: np.ndarray, count: int) -> np.nd
 
 
 class _Index:
-    """``_shares`` of one submission with many others at once (what a class's report spends its time
-    on): each fingerprint as its rank among the class's, and a table of the one submission's ranks,
-    so that which fingerprints the others hold is one lookup per fingerprint, no sort and no search."""
+    """``_shares`` of many candidate pairs at once (what a class's report spends its time on), each
+    share from one side only: the positions of one submission's k-grams that the other holds.
 
-    def __init__(self, prints: list[_Fingerprint], pause: Pause | None = None):
+    Each fingerprint is its rank among the class's, and each submission's k-grams are kept as ranks
+    at their positions (one flat array for the class; a rank no table holds where the starter's
+    k-grams were left out, and K of it after each submission, so no slice runs on into the next).
+    For one submission, a table of the ranks it holds; then, for every partner at once, which of the
+    partner's positions it holds is one gather, and the characters their k-grams cover a running sum
+    (``_covered``, summed by segment): no sort and no search. Each pair is listed twice, once with
+    each of its two as the table's."""
+
+    def __init__(self, prints: list[_Fingerprint], entries: _Entries, pause: Pause | None = None):
         self.prints = prints
-        every = np.unique(np.concatenate([p.distinct for p in prints])) if prints else np.zeros(0, dtype=np.int64)
-        self.kept, self.distinct = [], []
+        none = len(entries.first)  # the rank no submission holds
+        self.table = np.zeros(none + 1, dtype=bool)
+        self.distinct, rows = entries.ranks, []
         for number, p in enumerate(prints):
-            self.kept.append(np.searchsorted(every, p.hashes))  # in position order
-            self.distinct.append(np.searchsorted(every, p.distinct))
+            row = np.full(len(p.code.hashes) + K, none, dtype=np.intp)
+            row[p.positions] = self.distinct[number][np.searchsorted(p.distinct, p.hashes)]
+            rows.append(row)
             if pause is not None and number % 100 == 99:
                 pause()
-        self.table = np.zeros(len(every), dtype=bool)
+        self.ends = np.cumsum([len(row) for row in rows], dtype=np.int64)
+        self.starts = self.ends - np.array([len(row) for row in rows], dtype=np.int64)
+        self.ranks = np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp)
+        self.coverage = np.array([p.coverage for p in prints])
 
-    def shares(self, mine: int, others: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """My share of my code found in each other's, and each other's share of theirs found in mine."""
-        count, me = len(others), self.prints[mine]
-        self.table[self.distinct[mine]] = True
+    def covered(self, owner: int, partners: np.ndarray) -> np.ndarray:
+        """For each partner, the characters of its filtered code in slices copied from the owner's
+        (copydetect's get_copied_slices of its positions whose fingerprint the owner holds, summed)."""
+        starts, ends = self.starts[partners], self.ends[partners]
+        self.table[self.distinct[owner]] = True
         try:
-            # Their side: the positions of their fingerprints that I hold.
-            pair = np.repeat(np.arange(count), [len(self.kept[j]) for j in others])
-            held = self.table[np.concatenate([self.kept[j] for j in others])]
-            positions = np.concatenate([self.prints[j].positions for j in others])
-            theirs = _slice_lengths(pair[held], positions[held], count)
-            # My side: which of my fingerprints each holds ...
-            pair = np.repeat(np.arange(count), [len(self.distinct[j]) for j in others])
-            ranks = np.concatenate([self.distinct[j] for j in others])
-            shared = self.table[ranks]
-            pair, ranks = pair[shared], ranks[shared]
+            segments = [self.ranks[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+            held = np.flatnonzero(self.table[np.concatenate(segments)])
         finally:
-            self.table[self.distinct[mine]] = False
-        # ... and where those start in my code (a fingerprint may start at several places).
-        order = np.argsort(self.kept[mine], kind="stable")
-        by_rank = self.kept[mine][order]
-        low, high = np.searchsorted(by_rank, ranks, "left"), np.searchsorted(by_rank, ranks, "right")
-        times = high - low
-        within = np.arange(times.sum()) - np.repeat(np.cumsum(times) - times, times)
-        positions = me.positions[order[np.repeat(low, times) + within]]
-        pair = np.repeat(pair, times)
-        ordered = np.lexsort((positions, pair))
-        mine_lengths = _slice_lengths(pair[ordered], positions[ordered], count)
-        coverage = np.array([self.prints[j].coverage for j in others])
+            self.table[self.distinct[owner]] = False
+        # _covered, by segment: each held position covers up to the next one, K at most (the last of
+        # a segment: K, since the next segment's first lies more than K further on).
+        reach = np.minimum(np.diff(held, append=held[-1] + K if len(held) else 0), K)
+        total = np.concatenate([[0], np.cumsum(reach)])
+        sizes = np.cumsum(ends - starts)
+        cut = np.searchsorted(held, np.concatenate([[0], sizes]))
+        return total[cut[1:]] - total[cut[:-1]]
+
+    def shares(
+        self, pairs: np.ndarray, progress: Progress | None = None, pause: Pause | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """For each pair (a row of ``pairs``), the share of the first's code found in the second's
+        and of the second's found in the first's."""
+        count = len(pairs)
+        covered = np.zeros(2 * count)  # the first's, then the second's
+        owner = np.concatenate([pairs[:, 1], pairs[:, 0]])
+        partner = np.concatenate([pairs[:, 0], pairs[:, 1]])
+        order = np.argsort(owner, kind="stable")
+        owners = owner[order]
+        bounds = np.flatnonzero(np.concatenate([[True], owners[1:] != owners[:-1], [True]])).tolist()
+        for start, end in zip(bounds[:-1], bounds[1:], strict=True):  # each submission with all its partners
+            rows = order[start:end]
+            covered[rows] = self.covered(int(owners[start]), partner[rows])
+            if progress is not None:
+                progress(end // 2, count)
+            if pause is not None:
+                pause()
+        coverage = self.coverage[partner]
         with np.errstate(divide="ignore", invalid="ignore"):  # an empty code shares nothing
-            share_mine = mine_lengths / me.coverage if me.coverage > 0 else np.zeros(count)
-            share_theirs = np.where(coverage > 0, theirs / coverage, 0.0)
-        return share_mine, share_theirs
+            shares = np.where(coverage > 0, covered / coverage, 0.0)
+        return shares[:count], shares[count:]
 
 
 def _highlighted(first: _Fingerprint, second: _Fingerprint) -> tuple[str, str]:
@@ -278,10 +351,12 @@ def _highlighted(first: _Fingerprint, second: _Fingerprint) -> tuple[str, str]:
     return str(html_1), str(html_2)
 
 
-def _pair(first: tuple[str, _Fingerprint, float], second: tuple[str, _Fingerprint, float]) -> SimilarPair:
+def _pair(
+    first: tuple[str, _Fingerprint, float], second: tuple[str, _Fingerprint, float], highlight: bool = True
+) -> SimilarPair:
     if (second[2], first[0]) > (first[2], second[0]):  # the one with more of their code shared first
         first, second = second, first
-    html_1, html_2 = _highlighted(first[1], second[1])
+    html_1, html_2 = _highlighted(first[1], second[1]) if highlight else ("", "")
     return SimilarPair(
         first=first[0],
         second=second[0],
@@ -332,21 +407,20 @@ def similarity(
         prints.append(_prepared(code, boilerplate))
         if pause is not None and number % 100 == 99:
             pause()
-    pairs = candidate_pairs(prints, threshold, pause)
+    entries = _Entries.of(prints)
+    pairs = candidate_pairs(prints, threshold, pause, entries)
     report.candidates = len(pairs)
-    index = _Index(prints, pause)
-    firsts = pairs[:, 0]
-    bounds: list[int] = []
-    if len(pairs):
-        bounds = np.flatnonzero(np.concatenate([[True], firsts[1:] != firsts[:-1], [True]])).tolist()
-    for start, end in zip(bounds[:-1], bounds[1:], strict=True):  # each submission with its later candidates
-        i, others = int(firsts[start]), pairs[start:end, 1].tolist()
-        shares_i, shares_j = index.shares(i, others)
-        for j, share_i, share_j in zip(others, shares_i.tolist(), shares_j.tolist(), strict=True):
-            if share_i > threshold or share_j > threshold:
-                report.pairs.append(_pair((students[i], prints[i], share_i), (students[j], prints[j], share_j)))
-        if progress is not None:
-            progress(end, len(pairs))
+    index = _Index(prints, entries, pause)
+    first_shares, second_shares = index.shares(pairs, progress, pause)
+    listed = np.flatnonzero((first_shares > threshold) | (second_shares > threshold))
+    for i, j, share_i, share_j in zip(
+        pairs[listed, 0].tolist(),
+        pairs[listed, 1].tolist(),
+        first_shares[listed].tolist(),
+        second_shares[listed].tolist(),
+        strict=True,
+    ):
+        report.pairs.append(_pair((students[i], prints[i], share_i), (students[j], prints[j], share_j)))
         if pause is not None:
             pause()
     report.pairs.sort(key=lambda pair: (-max(pair.first_share, pair.second_share), pair.first, pair.second))
@@ -359,20 +433,27 @@ def compare(
     threshold: float = DEFAULT_THRESHOLD,
     student: str | None = None,
     progress: Progress | None = None,
+    highlight: bool = True,
 ) -> SimilarityReport:
     """``autograder similarity``: the class's report, computed and kept for the page (``run_now``,
     by whoever runs the command); with ``student``, that student's latest submission against the
-    rest (``similar_to``, not kept). A threshold over 1 is 1."""
+    rest (``similar_to``, not kept; its pairs' code highlighted only with ``highlight``: what the
+    command needs only to write HTML, and which imports copydetect and its matplotlib, most of a
+    second). A threshold over 1 is 1."""
     from .book import who
 
     threshold = min(threshold, 1.0)
     if student:
-        return similar_to(book, spec, student, threshold)
+        return similar_to(book, spec, student, threshold, highlight)
     return run_now(book, spec, threshold, who(), progress)
 
 
 def similar_to(
-    book: Gradebook, spec: AssignmentSpec, student_id: str, threshold: float = DEFAULT_THRESHOLD
+    book: Gradebook,
+    spec: AssignmentSpec,
+    student_id: str,
+    threshold: float = DEFAULT_THRESHOLD,
+    highlight: bool = True,
 ) -> SimilarityReport:
     """One student's latest submission against every other's (a new hand-in against the rest), with
     no index of the class: every other's fingerprints are looked up among this one's at once, and
@@ -392,7 +473,9 @@ def similar_to(
         other = _prepared(codes[number], boilerplate)
         share_mine, share_other, _ = _shares(target, other)
         if share_mine > threshold or share_other > threshold:
-            report.pairs.append(_pair((student_id, target, share_mine), (students[number], other, share_other)))
+            report.pairs.append(
+                _pair((student_id, target, share_mine), (students[number], other, share_other), highlight)
+            )
     report.pairs.sort(key=lambda pair: -max(pair.first_share, pair.second_share))
     return report
 
@@ -410,28 +493,40 @@ def _may_be_listed(target: _Fingerprint, others: list[Code], boilerplate: np.nda
     if not others or len(target.distinct) == 0:
         return []
     lengths = np.array([len(code.hashes) for code in others], dtype=np.int64)
-    owner = np.repeat(np.arange(len(others)), lengths)
+    ends = np.cumsum(lengths)
     values = np.concatenate([code.hashes for code in others])
-    at = np.minimum(np.searchsorted(target.distinct, values), len(target.distinct) - 1)
-    held = target.distinct[at] == values
+    found = _among(values, target.distinct)  # where in values the target's fingerprints are
+    owner = np.searchsorted(ends, found, "right")
+    at = np.searchsorted(target.distinct, values[found])
     # The target's side: its prefix, its rarity from how many others hold each fingerprint.
-    keys = np.unique(owner[held] * len(target.distinct) + at[held])  # (other, my fingerprint), once each
+    keys = _distinct(owner * len(target.distinct) + at)  # (other, my fingerprint), once each
     holders = np.bincount(keys % len(target.distinct), minlength=len(target.distinct))
     prefix = np.zeros(len(target.distinct), dtype=bool)
-    prefix[np.searchsorted(target.distinct, _prefix(target, holders + 1, threshold))] = True
+    prefix[_prefix(target, holders + 1, threshold)] = True
     prefix &= holders + 1 <= common_limit(len(others) + 1)  # as the class's report: the course's idiom names no pair
-    mine_side = np.unique(keys[prefix[keys % len(target.distinct)]] // len(target.distinct))
+    mine_side = _distinct(keys[prefix[keys % len(target.distinct)]] // len(target.distinct))
     # The other's side: an upper bound of its share, from what it holds of the target's.
-    positions = np.arange(len(values)) - np.repeat(np.cumsum(lengths) - lengths, lengths)  # each k-gram's start
-    covered = _slice_lengths(owner[held], positions[held], len(others))
-    removed = np.zeros(len(others))
+    covered = _slice_lengths(owner, found - (ends - lengths)[owner], len(others))  # each k-gram's start
+    removed: np.ndarray = np.zeros(len(others), dtype=np.int64)
     if len(boilerplate) > 0:
-        at_starter = np.minimum(np.searchsorted(boilerplate, values), len(boilerplate) - 1)
-        removed = np.bincount(owner[boilerplate[at_starter] == values], minlength=len(others)).astype(float)
-        removed += lengths - np.array([len(np.unique(code.hashes)) for code in others])  # repeats
+        removed = np.bincount(np.searchsorted(ends, _among(values, boilerplate), "right"), minlength=len(others))
+        removed = removed + lengths - np.array([len(_distinct(code.hashes)) for code in others])  # repeats
     least = np.maximum(lengths - removed, 0) + (K - 1)
     their_side = np.flatnonzero(covered > threshold * least)
     return np.union1d(mine_side, their_side).tolist()
+
+
+def _among(values: np.ndarray, sought: np.ndarray) -> np.ndarray:
+    """Where in ``values`` are the (sorted, distinct) ``sought``: a table of their low 20 bits first
+    (one lookup each, what most values stop at), then an exact search for the few that pass. Several
+    times faster than a search of each of millions of values."""
+    if len(values) == 0 or len(sought) == 0:
+        return np.zeros(0, dtype=np.intp)
+    table = np.zeros(1 << 20, dtype=bool)
+    table[sought & 0xFFFFF] = True
+    maybe = np.flatnonzero(table[values & 0xFFFFF])
+    at = np.minimum(np.searchsorted(sought, values[maybe]), len(sought) - 1)
+    return maybe[sought[at] == values[maybe]]
 
 
 # Runs: queued from the page, computed by a worker (or by the command), kept with their report.

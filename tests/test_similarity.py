@@ -373,6 +373,13 @@ def test_the_command_reports_similar_code_in_pairs_escaped_and_keeps_the_report(
     code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "grace"])
     said = capsys.readouterr().out
     assert code == 0 and "0 pairs above 50%" in " ".join(said.split())
+    # One student against the rest: the pair listed; highlighted only where HTML is written.
+    one = ["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "ada"]
+    for command in (one, [*one, "--out", str(tmp_path / "one.html")]):
+        code = main(command)
+        said = capsys.readouterr().out
+        assert code == 0 and "1 pairs above 50%" in " ".join(said.split()) and "alan" in said
+    assert "highlight-red" in (tmp_path / "one.html").read_text()
     code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "nobody"])
     assert code != 0 and "nobody" in capsys.readouterr().err
 
@@ -410,3 +417,53 @@ def test_the_command_keeps_the_report_on_every_database(tmp_path, capsys, databa
         assert pending is None and report is not None and report.candidates == 1
         assert {report.pairs[0].first, report.pairs[0].second} == {"ada", "alan"}
         assert book.objects(Fingerprint).filter(sha256=sha256_of(copy)).exists()
+
+
+@pytest.mark.timeout(120)
+def test_the_class_comparison_gives_copydetects_shares_on_many_pairs(tmp_path):
+    """The class's comparison (``_Index``: each share from one side, many pairs at once) against
+    copydetect's compare_files pair by pair, and against ``_shares``: programs made of lines drawn
+    from a small pool (so pairs share runs of many lengths), lines repeated within a program
+    (repeated k-grams, which copydetect drops but the last of once the starter's are left out),
+    the starter's lines in some, and an empty file and one shorter than a k-gram."""
+    import numpy as np
+    from copydetect import CodeFingerprint, compare_files
+
+    from gradebook.fingerprints import fingerprint
+    from gradebook.similarity import _Entries, _Index, _prepared, _shares
+
+    rng = random.Random(30)
+    pool = [f"total_{n} = scale(values[{n}], weights[{n % 3}]) + {n * 7}" for n in range(30)]
+    starter_lines = ["import numpy as np", "def answer(values, weights):", "    return None"]
+    texts = {"empty": "", "short": "x = 1\n"}
+    for number in range(38):
+        lines = [rng.choice(pool) for _ in range(rng.randrange(3, 25))]
+        if number % 3 == 0:  # a line repeated: repeated k-grams
+            lines += [lines[0]] * rng.randrange(2, 5)
+        if number % 2 == 0:  # the starter's code in it
+            lines[rng.randrange(len(lines)) : 0] = starter_lines
+        texts[f"p{number:02d}"] = "\n".join(lines) + "\n"
+    starter_text = "\n".join(starter_lines) + "\n"
+    (tmp_path / "starter.py").write_text(starter_text)
+    for name, text in texts.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    names = sorted(texts)
+    boilerplate = np.unique(fingerprint(starter_text).hashes)
+    prints = [_prepared(fingerprint(texts[name]), boilerplate) for name in names]
+    index = _Index(prints, _Entries.of(prints))
+    pairs = np.array([(i, j) for i in range(len(names)) for j in range(i + 1, len(names))], dtype=np.int64)
+    first_shares, second_shares = index.shares(pairs)
+
+    theirs = list(CodeFingerprint(str(tmp_path / "starter.py"), 25, 1).hashes)
+    detected = {name: CodeFingerprint(str(tmp_path / f"{name}.py"), 25, 1, theirs) for name in names}
+    sharing = 0
+    for (i, j), share_i, share_j in zip(pairs.tolist(), first_shares.tolist(), second_shares.tolist(), strict=True):
+        assert (share_i, share_j) == _shares(prints[i], prints[j])[:2]
+        expected = compare_files(detected[names[i]], detected[names[j]])[1]
+        assert share_i == pytest.approx(float(expected[0]), abs=1e-12), (names[i], names[j])
+        assert share_j == pytest.approx(float(expected[1]), abs=1e-12), (names[i], names[j])
+        sharing += share_i > 0
+    # A comparison that says something: most pairs share some code, few all of it, the empty none.
+    assert sharing > len(pairs) // 2 and 0 < (first_shares > 0.5).sum() < len(pairs)
+    assert not first_shares[pairs[:, 0] == names.index("empty")].any()
+    assert len(prints[names.index("p00")].positions) < len(fingerprint(texts["p00"]).hashes)  # the starter's left out

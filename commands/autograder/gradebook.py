@@ -297,7 +297,7 @@ def _similarity(args: argparse.Namespace) -> int:
 
     assignment = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book, progress_bar("pairs compared") as progress:
-        report = compare(book, assignment, args.threshold, args.student, progress)
+        report = compare(book, assignment, args.threshold, args.student, progress, highlight=bool(args.out))
     table = Table(
         title=f"{assignment.name}: {report.compared} submissions compared, {len(report.pairs)} pairs "
         f"above {args.threshold:.0%}"
