@@ -15,7 +15,9 @@ The database is SQLite in a temporary folder unless --database-url names an empt
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -44,7 +46,9 @@ PAGES = {
 def setup(database_url: str | None) -> None:
     from service.settings import configure
 
-    configure(ROOT, database_url=database_url, state=Path(tempfile.mkdtemp(prefix="gradewright-pages-benchmark-")))
+    state = Path(tempfile.mkdtemp(prefix="gradewright-pages-benchmark-"))
+    atexit.register(shutil.rmtree, state, ignore_errors=True)  # its gradebook: 30 MB a run
+    configure(ROOT, database_url=database_url, state=state)
     from django.core.management import call_command
 
     call_command("migrate", interactive=False, verbosity=0)

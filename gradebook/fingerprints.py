@@ -12,10 +12,14 @@ from these are copydetect's (two different k-grams colliding in 64 bits aside)."
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import sys
+import threading
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -62,11 +66,42 @@ def code_of(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def copydetect_utils() -> ModuleType:
+    """copydetect's ``utils`` (its tokenizer, its copied slices, its highlighting): all this package
+    uses of it. Loaded without running copydetect's package ``__init__`` where that is not imported
+    yet: the ``__init__`` imports its detector and with it matplotlib.pyplot, 0.6 s of every fresh
+    process that fingerprints a file or highlights a pair, for plots never drawn here. A later
+    ``import copydetect`` (the tests', the benchmark's) runs the ``__init__`` then and finds these
+    modules loaded: it shares them."""
+    found = sys.modules.get("copydetect.utils")
+    if found is not None:
+        return found
+    with _LOADING:
+        if "copydetect" in sys.modules:  # the package is imported already (or is being loaded here)
+            import copydetect.utils
+
+            return copydetect.utils
+        package = importlib.util.find_spec("copydetect")  # found, not run
+        if package is None or package.submodule_search_locations is None:
+            import copydetect.utils  # as Python imports it: its ImportError where it is missing
+
+            return copydetect.utils
+        # A stand-in for the package (its path, not its __init__) while utils and the winnowing
+        # module it imports load beside it; gone after, so the real package is imported as usual.
+        sys.modules["copydetect"] = importlib.util.module_from_spec(package)
+        try:
+            import copydetect.utils
+        finally:
+            del sys.modules["copydetect"]
+        return copydetect.utils
+
+
+_LOADING = threading.Lock()
+
+
 def filtered(raw: str) -> tuple[str, np.ndarray]:
     """copydetect's tokenized, filtered code, and its offsets back into the raw text."""
-    from copydetect.utils import filter_code
-
-    text, offsets = filter_code(raw, "code.py", "python")
+    text, offsets = copydetect_utils().filter_code(raw, "code.py", "python")
     return text, offsets
 
 

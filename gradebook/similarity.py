@@ -36,7 +36,7 @@ from autograder.assignment import Assignment as AssignmentSpec
 from autograder.errors import AutograderError
 
 from .errors import GradebookError, NotFound
-from .fingerprints import Code, K, filtered, fingerprints, starter
+from .fingerprints import Code, K, copydetect_utils, filtered, fingerprints, starter
 
 if TYPE_CHECKING:
     from . import models
@@ -137,7 +137,7 @@ def _shares(first: _Fingerprint, second: _Fingerprint, highlight: bool = False) 
     """copydetect's ``compare_files``, on arrays: each one's share of its code found in the other's,
     and (to highlight) the shared slices of each raw code. The shares' characters are ``_covered``
     of the held positions (the sum of get_copied_slices' lengths, without making them): only the
-    highlighting imports copydetect (whose package imports matplotlib: most of a second)."""
+    highlighting needs copydetect's slices."""
     held_1 = _held(first, second)
     if len(held_1) == 0:
         return 0.0, 0.0, (np.array([]), np.array([]))
@@ -146,8 +146,7 @@ def _shares(first: _Fingerprint, second: _Fingerprint, highlight: bool = False) 
     share_2 = _covered(held_2) / second.coverage if second.code.filtered_length > 0 else 0
     slices_1 = slices_2 = np.zeros((2, 0), dtype=np.int64)
     if highlight:
-        from copydetect.utils import get_copied_slices
-
+        get_copied_slices = copydetect_utils().get_copied_slices
         slices_1, slices_2 = get_copied_slices(held_1, K), get_copied_slices(held_2, K)
         for one, slices in ((first, slices_1), (second, slices_2)):
             if len(one.offsets) > 0:  # filtered positions back to the raw code's, as compare_files does
@@ -338,8 +337,7 @@ class _Index:
 
 def _highlighted(first: _Fingerprint, second: _Fingerprint) -> tuple[str, str]:
     """Both codes, HTML-escaped, the shared regions in copydetect's highlighting spans."""
-    from copydetect.utils import highlight_overlap
-
+    highlight_overlap = copydetect_utils().highlight_overlap
     for one in (first, second):
         if len(one.offsets) == 0 and one.code.raw:
             one.offsets = filtered(one.code.raw)[1]
@@ -438,8 +436,8 @@ def compare(
     """``autograder similarity``: the class's report, computed and kept for the page (``run_now``,
     by whoever runs the command); with ``student``, that student's latest submission against the
     rest (``similar_to``, not kept; its pairs' code highlighted only with ``highlight``: what the
-    command needs only to write HTML, and which imports copydetect and its matplotlib, most of a
-    second). A threshold over 1 is 1."""
+    command needs only to write HTML, and which runs copydetect's tokenizer again on both files of
+    each pair). A threshold over 1 is 1."""
     from .book import who
 
     threshold = min(threshold, 1.0)

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import atexit
 import copy
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +24,9 @@ def _configure_django() -> None:
 
     from service.settings import configure
 
-    configure(ROOT, state=Path(tempfile.mkdtemp(prefix="gradewright-service-test-")))
+    state = Path(tempfile.mkdtemp(prefix="gradewright-service-test-"))
+    atexit.register(shutil.rmtree, state, ignore_errors=True)  # this process's, gone when it ends
+    configure(ROOT, state=state)
     from django.core.management import call_command
 
     call_command("migrate", interactive=False, verbosity=0)
@@ -33,6 +37,7 @@ _configure_django()
 # Reference values remembered on disk (autograder/remembered.py) go to a folder of this run's own:
 # shared by the run's grading subprocesses, never by another run or the user's grading.
 os.environ["GRADEWRIGHT_REFERENCE_CACHE"] = __import__("tempfile").mkdtemp(prefix="gradewright-reference-values-")
+atexit.register(shutil.rmtree, os.environ["GRADEWRIGHT_REFERENCE_CACHE"], ignore_errors=True)
 LESSON_DATA = ROOT / "lesson_data"
 JSON_LESSON = LESSON_DATA / "from-sequences-to-attention.lesson.json"
 MODULE_PAGE = LESSON_DATA / "module-10-sequences-and-attention.md"

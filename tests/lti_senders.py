@@ -4,6 +4,8 @@ score sent exactly once. Prints one line, "sent N scores to N users", or fails w
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import sys
 import tempfile
 import threading
@@ -17,6 +19,7 @@ def main(database_url: str) -> None:
     from service.settings import configure
 
     state = Path(tempfile.mkdtemp(prefix="gradewright-senders-"))
+    atexit.register(shutil.rmtree, state, ignore_errors=True)
     configure(ROOT, database_url=None if database_url == "sqlite" else database_url, state=state)
     from django.core.management import call_command
 

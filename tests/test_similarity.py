@@ -467,3 +467,30 @@ def test_the_class_comparison_gives_copydetects_shares_on_many_pairs(tmp_path):
     assert sharing > len(pairs) // 2 and 0 < (first_shares > 0.5).sum() < len(pairs)
     assert not first_shares[pairs[:, 0] == names.index("empty")].any()
     assert len(prints[names.index("p00")].positions) < len(fingerprint(texts["p00"]).hashes)  # the starter's left out
+
+
+@pytest.mark.timeout(120)
+def test_fingerprinting_and_highlighting_in_a_fresh_process_leave_matplotlib_unimported():
+    # copydetect's package imports matplotlib (0.6 s of a fresh process) for plots never drawn here:
+    # its utils are loaded on their own, and shared with the package when it is imported after.
+    script = """
+import sys
+from gradebook.fingerprints import copydetect_utils, fingerprint
+from gradebook.similarity import _highlighted, _prepared
+import numpy as np
+one = fingerprint("def total(values):\\n    return sum(v * 2 for v in values)\\n" * 3)
+two = fingerprint("def total(items):\\n    return sum(i * 2 for i in items)\\n" * 3)
+html, _ = _highlighted(_prepared(one, np.zeros(0, dtype=np.int64)), _prepared(two, np.zeros(0, dtype=np.int64)))
+assert "highlight-red" in html, html
+assert "matplotlib" not in sys.modules, "matplotlib imported"
+assert "copydetect.detector" not in sys.modules
+from copydetect import CopyDetector
+assert copydetect_utils() is sys.modules["copydetect.utils"]
+import copydetect.detector
+assert copydetect.detector.filter_code is copydetect_utils().filter_code
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=100, check=False
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
