@@ -51,12 +51,24 @@ class Code:
     unreadable: str = ""  # why the file could not be read (then the rest is empty)
     text: str | None = None
     packed: bytes = b""  # the raw text as kept, unpacked only for the pairs highlighted
+    # copydetect's offsets of the filtered code back into the raw text (to highlight in the raw), as
+    # the tokenizer gave them when fingerprinting, or as kept (int32 pairs, zlib), unpacked only for
+    # the pairs highlighted; neither for a row kept before they were (the tokenizer runs again then).
+    known_offsets: np.ndarray | None = None
+    packed_offsets: bytes | None = None
 
     @property
     def raw(self) -> str:
         if self.text is None:
             self.text = zlib.decompress(self.packed).decode("utf-8") if self.packed else ""
         return self.text
+
+    @property
+    def offsets(self) -> np.ndarray | None:
+        if self.known_offsets is None and self.packed_offsets is not None:
+            flat = np.frombuffer(zlib.decompress(self.packed_offsets), dtype="<i4")
+            self.known_offsets = flat.astype(np.int64).reshape(-1, 2)
+        return self.known_offsets
 
 
 def code_of(path: Path) -> str:
@@ -126,8 +138,8 @@ def kgram_hashes(text: str, k: int = K) -> np.ndarray:
 
 def fingerprint(raw: str) -> Code:
     raw = raw[:MAX_CODE]
-    text, _ = filtered(raw)
-    return Code(hashes=kgram_hashes(text), filtered_length=len(text), text=raw)
+    text, offsets = filtered(raw)
+    return Code(hashes=kgram_hashes(text), filtered_length=len(text), text=raw, known_offsets=offsets)
 
 
 def fingerprint_file(path: Path) -> Code:
@@ -147,7 +159,13 @@ def _row(sha256: str, code: Code) -> models.Fingerprint:
         filtered_length=code.filtered_length,
         code=zlib.compress(code.raw.encode("utf-8")),
         unreadable=code.unreadable,
+        offsets=_packed_offsets(code.offsets),
     )
+
+
+def _packed_offsets(offsets: np.ndarray | None) -> bytes | None:
+    # Positions within MAX_CODE characters (or copydetect's -1): int32 holds them.
+    return None if offsets is None else zlib.compress(np.asarray(offsets, dtype="<i4").tobytes())
 
 
 def _code(row: models.Fingerprint) -> Code:
@@ -156,6 +174,7 @@ def _code(row: models.Fingerprint) -> Code:
         filtered_length=row.filtered_length,
         unreadable=row.unreadable,
         packed=bytes(row.code),
+        packed_offsets=None if row.offsets is None else bytes(row.offsets),
     )
 
 
@@ -186,14 +205,15 @@ def fingerprints(book: Gradebook, files: dict[str, str], pause: Callable[[], Non
     shas = list(files)
     for start in range(0, len(shas), 500):  # a bounded IN (...) list
         rows = book.objects(Fingerprint).filter(sha256__in=shas[start : start + 500], scheme=SCHEME)
-        for sha256, hashes, length, unreadable, code in rows.values_list(
-            "sha256", "hashes", "filtered_length", "unreadable", "code"
+        for sha256, hashes, length, unreadable, code, offsets in rows.values_list(
+            "sha256", "hashes", "filtered_length", "unreadable", "code", "offsets"
         ):  # plain rows: no model instance per submission
             found[sha256] = Code(
                 hashes=_hashes(hashes),
                 filtered_length=length,
                 unreadable=unreadable,
                 packed=bytes(code),
+                packed_offsets=None if offsets is None else bytes(offsets),
             )
         if pause is not None:
             pause()

@@ -194,6 +194,9 @@ class Fingerprint(models.Model):
     filtered_length = models.PositiveIntegerField()
     code = models.BinaryField()  # the code itself, zlib-compressed: the shared regions are highlighted in it
     unreadable = models.TextField(blank=True)  # why the file could not be read
+    # copydetect's offsets of the filtered code back into the raw (int32 pairs, zlib): a pair's shared
+    # regions are highlighted with no tokenizing again; NULL in rows kept before them.
+    offsets = models.BinaryField(null=True)
 
 
 class SimilarityRun(models.Model):

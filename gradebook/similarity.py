@@ -14,8 +14,8 @@ linear in the class's size. A candidate pair's shares are then computed exactly 
 computes them (its ``compare_files``, every fingerprint of both counted), each share from one side
 (``_Index``: the positions of one's k-grams that the other holds, one gather for a submission and
 all its partners at once, the characters they cover a running sum), and the shared regions
-highlighted only for the pairs above the threshold (copydetect's tokenizer again for their offsets:
-at 2,000 students, about half the report's time).
+highlighted only for the pairs above the threshold (in the raw code, by the offsets the tokenizer
+gave when the file was fingerprinted, kept with its fingerprint).
 
 One new submission against the rest (``similar_to``) needs no index: every other's kept k-grams are
 looked up among its fingerprints at once, and only those that may be listed are compared."""
@@ -340,7 +340,8 @@ def _highlighted(first: _Fingerprint, second: _Fingerprint) -> tuple[str, str]:
     highlight_overlap = copydetect_utils().highlight_overlap
     for one in (first, second):
         if len(one.offsets) == 0 and one.code.raw:
-            one.offsets = filtered(one.code.raw)[1]
+            kept = one.code.offsets  # as the tokenizer gave them at grading; or the tokenizer again
+            one.offsets = kept if kept is not None else filtered(one.code.raw)[1]
     _, _, (slices_1, slices_2) = _shares(first, second, highlight=True)
     html_1, _ = highlight_overlap(first.code.raw, slices_1, "<span class='highlight-red'>", "</span>", escape_html=True)
     html_2, _ = highlight_overlap(
@@ -436,8 +437,7 @@ def compare(
     """``autograder similarity``: the class's report, computed and kept for the page (``run_now``,
     by whoever runs the command); with ``student``, that student's latest submission against the
     rest (``similar_to``, not kept; its pairs' code highlighted only with ``highlight``: what the
-    command needs only to write HTML, and which runs copydetect's tokenizer again on both files of
-    each pair). A threshold over 1 is 1."""
+    command needs only to write HTML). A threshold over 1 is 1."""
     from .book import who
 
     threshold = min(threshold, 1.0)

@@ -13,9 +13,11 @@ import subprocess
 import sys
 import tempfile
 import uuid
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
@@ -494,3 +496,35 @@ print("ok")
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=100, check=False
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+@pytest.mark.timeout(180)
+def test_a_pairs_highlighting_uses_the_offsets_kept_at_grading_and_older_rows_find_them_again(tmp_path, monkeypatch):
+    import gradebook.similarity as similarity_module
+    from gradebook.fingerprints import filtered
+
+    original = ASSIGNMENTS / SEQUENCES / "known" / "correct_loops.py"
+    copy = tmp_path / "copy.py"
+    copy.write_text("# mine\n" + original.read_text().replace("scores", "marks") + "\nprint('done')\n")
+    spec = spec_of(SEQUENCES)
+    with Gradebook.open(tmp_path / "gradebook.db") as book:
+        record(book, SEQUENCES, "ada", original)
+        record(book, SEQUENCES, "alan", copy)
+        similarity_module.similarity(book, spec, 0.5)  # the starter's fingerprint kept too
+        for path in (original, copy):
+            row = book.objects(Fingerprint).get(sha256=sha256_of(path))
+            kept = np.frombuffer(zlib.decompress(bytes(row.offsets)), dtype="<i4").reshape(-1, 2)
+            assert kept.shape[0] > 10 and (kept == filtered(code_of(path))[1]).all()
+        # Highlighted from the kept offsets: the tokenizer never runs during the report.
+        calls: list[str] = []
+        monkeypatch.setattr(similarity_module, "filtered", lambda raw: calls.append(raw) or filtered(raw))
+        with_kept = similarity_module.similarity(book, spec, 0.5)
+        assert calls == [] and len(with_kept.pairs) == 1
+        assert "highlight-red" in with_kept.pairs[0].first_html
+        # A gradebook whose rows were kept before offsets were: found again, the same highlighting.
+        book.objects(Fingerprint).update(offsets=None)
+        again = similarity_module.similarity(book, spec, 0.5)
+        assert len(calls) == 2
+        assert again.pairs[0].model_dump(exclude={"computed_at"}) == with_kept.pairs[0].model_dump(
+            exclude={"computed_at"}
+        )
