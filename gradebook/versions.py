@@ -396,17 +396,22 @@ def updated(book: Gradebook, key: Hashable, compute: Callable[[], T], update: Ca
     return value
 
 
+def _drop_triggers(cursor: Any, vendor: str, kind: str) -> None:
+    """Drop the triggers of one kind ("version" or "change") on every tracked table."""
+    for name in TRACKED:
+        if vendor == "sqlite":
+            for event in ("insert", "update", "delete"):
+                cursor.execute(f"DROP TRIGGER IF EXISTS gradebook_{name}_{event}_{kind}")
+        elif vendor == "postgresql":
+            cursor.execute(f"DROP TRIGGER IF EXISTS gradebook_{name}_{kind} ON gradebook_{name}")
+            cursor.execute(f"DROP TRIGGER IF EXISTS gradebook_{name}_truncate_{kind} ON gradebook_{name}")
+
+
 def uninstall_changes(connection: Any) -> None:
     """Drop the change log's triggers (its migration's reverse, before its table goes), and put back
     the version's function without the log."""
     with connection.cursor() as cursor:
-        for name in TRACKED:
-            if connection.vendor == "sqlite":
-                for event in ("insert", "update", "delete"):
-                    cursor.execute(f"DROP TRIGGER IF EXISTS gradebook_{name}_{event}_change")
-            elif connection.vendor == "postgresql":
-                cursor.execute(f"DROP TRIGGER IF EXISTS gradebook_{name}_change ON gradebook_{name}")
-                cursor.execute(f"DROP TRIGGER IF EXISTS gradebook_{name}_truncate_change ON gradebook_{name}")
+        _drop_triggers(cursor, connection.vendor, "change")
         if connection.vendor == "sqlite":
             cursor.execute("DROP TRIGGER IF EXISTS gradebook_datachange_prune")
         elif connection.vendor == "postgresql":
@@ -418,13 +423,7 @@ def uninstall(connection: Any) -> None:
     """Drop the triggers (the migration's reverse, before its table goes)."""
     uninstall_changes(connection)
     with connection.cursor() as cursor:
-        for name in TRACKED:
-            if connection.vendor == "sqlite":
-                for event in ("insert", "update", "delete"):
-                    cursor.execute(f"DROP TRIGGER IF EXISTS gradebook_{name}_{event}_version")
-            elif connection.vendor == "postgresql":
-                cursor.execute(f"DROP TRIGGER IF EXISTS gradebook_{name}_version ON gradebook_{name}")
-                cursor.execute(f"DROP TRIGGER IF EXISTS gradebook_{name}_truncate_version ON gradebook_{name}")
+        _drop_triggers(cursor, connection.vendor, "version")
         if connection.vendor == "postgresql":
             cursor.execute("DROP FUNCTION IF EXISTS gradebook_bump_version()")
 
