@@ -61,19 +61,27 @@ DEFAULT_ROOT = Path("assignments")
 class RubricItem(BaseModel):
     """One item of a hand-graded question's rubric: points given (or taken, when negative) when it applies."""
 
+    # The item's id, kept with every mark that applied it.
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    # What the grader and the student read.
     text: str = Field(min_length=1)
+    # Points given when it applies; negative to take points off.
     points: float
 
 
 class Question(BaseModel):
+    # The question's id, as the hidden suites mark it (`pytest.mark.question("softmax")`).
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    # The question's title, shown beside its id on the pages and in reports.
     title: str = ""
+    # The question's points; its score is its points times the share of its hidden tests passed.
     points: float = Field(gt=0)
+    # The notebook's functions this question grades.
     functions: list[str] = []
     # Graded functions of other questions that this question's functions call: when one of those
     # fails its own question, this question's feedback says so first.
     uses: list[str] = []
+    # Graded by hand (its answers are the notebook's solution cells with this grade_id).
     manual: bool = False
     # For a question graded by hand: the rubric's items ([[questions.rubric]]); a mark is then the sum
     # of the items applied plus an adjustment, within 0..points, computed from the items' current points.
@@ -82,8 +90,12 @@ class Question(BaseModel):
 
 class Assignment(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    # The assignment's title, as students and course platforms read it.
     title: str
+    # The source notebook, relative to the assignment's folder (what `autograder release` makes the
+    # student's notebook from).
     notebook: str
+    # The folder of the hidden pytest suites (`test_*.py`), relative to the assignment's folder.
     hidden_tests: str = "hidden"
     # The references the hidden tests compare against, by name: {name = "path/to/module.py"}, any
     # names. (A folder, the older form, means its numpy_reference.py and torch_reference.py.)
@@ -92,6 +104,7 @@ class Assignment(BaseModel):
     # Whether a question that fails because a function it uses fails is charged as measured (true),
     # or marked not graded until that function passes (false).
     charge_dependents: bool = True
+    # What one submission may use in the sandbox (see [limits]); the course's [defaults.limits] below these.
     limits: Limits = Limits()
     # What a submission may import in the sandbox (numpy always): set from the course's course.toml.
     sandbox_packages: list[str] = list(SANDBOX_PACKAGES)
@@ -101,10 +114,15 @@ class Assignment(BaseModel):
     feedback: Literal["immediate", "after_due", "hidden"] = "immediate"
     # Submissions a student may make through the service: in all, and per rolling hour.
     max_submissions: int | None = Field(default=None, ge=1)
+    # Hand-ins a student may make through the service in any rolling hour.
     submissions_per_hour: int | None = Field(default=None, ge=1)
     # Late work (see autograder.lateness): no due time, no penalty.
+    # The due time, ISO 8601 with its time zone (2026-12-01T23:59:00+01:00).
     due: datetime | None = None
+    # What lateness costs, of the earned score: "10% per day" (per day or part of one), "2% per hour";
+    # without it, late work earns nothing. The course's [defaults] late_penalty stands in for it.
     late_penalty: str | None = None
+    # After this time a submission earns nothing.
     late_until: datetime | None = None
     # Canvas's id of the assignment (the number in its address, /courses/<course>/assignments/<id>):
     # the Canvas grade file names its column "Title (id)", which Canvas matches by id, not by title.

@@ -44,9 +44,13 @@ NOT_FOUND = f"no {COURSE_FILE} here or above; run `course init DIR` or pass --co
 
 
 class CourseModule(BaseModel):
+    # The module's number, as the course numbers it.
     number: int = Field(ge=0)
+    # The module's title.
     title: str = Field(min_length=1)
+    # The module's lessons folder, relative to course.toml.
     lessons: str = "lessons"
+    # The module's assignment folders, relative to course.toml; each folder's name is the assignment's.
     assignments: list[str] = []
     exams: list[str] = []  # folders made by `course exam build`, whose open questions the staff mark on the console
 
@@ -66,11 +70,17 @@ class CourseDefaults(BaseModel):
 
 
 class CourseFolder(BaseModel):
+    # The course's title, on every page and export.
     title: str = Field(min_length=1)
+    # The course's code (MLF), in exports' titles.
     code: str = ""
+    # The term (2026 autumn), in exports' titles.
     term: str = ""
+    # The course's modules ([[modules]]), at least one.
     modules: list[CourseModule] = Field(min_length=1)
+    # What submissions may import ([sandbox]).
     sandbox: SandboxSettings = SandboxSettings()
+    # Defaults for every assignment of the course ([defaults]).
     defaults: CourseDefaults = CourseDefaults()
     root: Path
 

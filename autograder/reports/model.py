@@ -49,33 +49,47 @@ class LatePenalty(BaseModel):
 
 
 class QuestionResult(BaseModel):
+    # The question's id in the manifest.
     id: str
     title: str = ""  # the question's title in the manifest
     score: float
     max_score: float
+    # passed, partial, failed, error, timeout, manual (awaiting or given a hand mark) or not_graded.
     status: Status
+    # What the student reads about this question.
     feedback: str
+    # Each hidden test's outcome, in words safe to show the student.
     tests: list[TestOutcome] = []
     answers: dict[str, str] = {}  # written answers of a question graded by hand, by cell grade_id
     mark: HandMark | None = None  # the hand-given score, which is then this question's score
 
 
 class Report(BaseModel):
+    # The student's name as the submission gave it (their folder, a platform's download, the file's stem).
     student: str
+    # The assignment's name.
     assignment: str
+    # The earned score: the questions' scores, hand marks included, before any late penalty.
     score: float
     max_score: float
     questions: list[QuestionResult]
+    # What went wrong running the submission (at most 50, each at most 500 characters).
     errors: list[str] = []
+    # What the notebook printed while loading, at most 64 KiB.
     output: str = ""
+    # The submission's file, as handed in.
     submission: str
+    # The SHA-256 of the submission's bytes.
     sha256: str
+    # The reference the hidden tests compared against, and the sandbox that ran the code.
     reference: str
     sandbox: str
+    # When it was graded (ISO 8601, UTC), and by which version of the grader.
     graded_at: str
     grader_version: str
     # False when the submission could not be read, or its code could not be run at all.
     ran: bool = True
+    # When it was handed in, and what lateness cost (none when the assignment has no due time).
     submitted_at: str | None = None
     late: LatePenalty | None = None
     # When the student may see the hidden tests' results (the assignment's ``feedback``).
