@@ -158,7 +158,9 @@ def _failed_by_student(
     sql = _FAILED_SQL.get(connection.vendor)
     found: dict[int, set[tuple[str, str]]] = {}
     if sql is not None:
-        inner, params = latest.values("id", "student_id").query.sql_with_params()
+        # Compiled for the gradebook's own connection: `sql_with_params()` compiles for "default", which
+        # the commands leave unconfigured (`autograder stats` failed there).
+        inner, params = latest.values("id", "student_id").query.get_compiler(using=book.alias).as_sql()
         with connection.cursor() as cursor:
             cursor.execute(sql.format(latest=inner), params)
             for student, question, test in cursor.fetchall():
