@@ -45,6 +45,18 @@ def test_the_site_builds_with_warnings_as_errors_and_holds_the_generated_referen
     assert "/api/v1/submissions/{id}" in api
     hidden = (site / "reference" / "hidden-tests" / "index.html").read_text(encoding="utf-8")
     assert "tolerance" in hidden
+    # A page that names a command links its reference entry.
+    how = (site / "howto" / "late-policy" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../../reference/cli/#autograder-lti-send-scores"' in how
+
+
+def test_a_command_named_in_inline_code_links_its_reference_entry() -> None:
+    text = "# `autograder grade`\n\nRun `autograder grade x --out y`, [`autograder serve`](z.md).\n```\n`course validate`\n```\n"
+    linked = generated.link_commands(text, "howto/page.md")
+    assert "[`autograder grade x --out y`](../reference/cli.md#autograder-grade)" in linked
+    assert linked.startswith("# `autograder grade`\n")  # a heading stays as it is
+    assert "[`autograder serve`](z.md)" in linked  # a link already
+    assert "\n`course validate`\n" in linked  # code blocks are left alone
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:

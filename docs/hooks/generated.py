@@ -35,10 +35,59 @@ HELP_WIDTH = "100"
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    """Replace each generated part's marker with its Markdown."""
+    """Replace each generated part's marker with its Markdown, and link each command a page names in
+    inline code (`autograder grade ...`) to its entry in the command-line reference."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    return MARKER.sub(lambda match: generate(match["kind"], match["arg"]), markdown)
+    markdown = MARKER.sub(lambda match: generate(match["kind"], match["arg"]), markdown)
+    source = getattr(getattr(page, "file", None), "src_uri", None)
+    if source is None or source == CLI_PAGE:
+        return markdown
+    return link_commands(markdown, source)
+
+
+CLI_PAGE = "reference/cli.md"
+FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
+# Inline code naming a command, not already a link's text nor in a heading.
+COMMAND_CODE = re.compile(r"(?<![\[`])`((?:autograder|course) [^`\n]+)`(?![\]`])")
+
+
+def link_commands(markdown: str, source: str) -> str:
+    """Each inline `autograder ...` or `course ...` that starts with a known command, as a link to the
+    command's reference entry (its longest known command path)."""
+    known = command_paths()
+    target = "../" * source.count("/") + CLI_PAGE
+
+    def linked(match: re.Match[str]) -> str:
+        words = match[1].split()
+        for length in range(len(words), 0, -1):
+            name = " ".join(words[:length])
+            if name in known:
+                return f"[`{match[1]}`]({target}#{anchor(name)})"
+        return match[0]
+
+    def outside_fences(text: str) -> str:
+        lines = text.split("\n")
+        return "\n".join(line if line.startswith("#") else COMMAND_CODE.sub(linked, line) for line in lines)
+
+    parts, last = [], 0
+    for fence in FENCE.finditer(markdown):
+        parts += [outside_fences(markdown[last : fence.start()]), fence[0]]
+        last = fence.end()
+    parts.append(outside_fences(markdown[last:]))
+    return "".join(parts)
+
+
+_COMMANDS: set[str] = set()
+
+
+def command_paths() -> set[str]:
+    if not _COMMANDS:
+        from commands import autograder, course
+
+        for build in (autograder.build_parser, course.build_parser):
+            _COMMANDS.update(" ".join(path) for path, _parser in walk(build()))
+    return _COMMANDS
 
 
 def generate(kind: str, arg: str | None) -> str:
