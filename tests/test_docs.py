@@ -65,9 +65,7 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     docs.mkdir()
     (docs / "index.md").write_text("# Home\n\nSee [the missing page](missing.md).\n", encoding="utf-8")
     config = tmp_path / "mkdocs.yml"
-    config.write_text(
-        "site_name: t\ndocs_dir: docs\nstrict: true\nvalidation:\n  unrecognized_links: warn\n", encoding="utf-8"
-    )
+    config.write_text("site_name: t\ndocs_dir: docs\nstrict: true\n", encoding="utf-8")
     built = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f", str(config), "-d", str(tmp_path / "s")],
         capture_output=True,

@@ -1,49 +1,14 @@
-"""Every command a tutorial or how-to guide shows runs.
-
-A page's commands are the lines starting with ``$ `` in its ```console blocks (a line ending with a
-backslash goes on in the next). They run in order, page by page, in a fresh temporary folder, as one
-bash script that stops at the first command that fails, with the checkout at ``$GRADEWRIGHT_CHECKOUT``
-so a page can copy the shipped course. A block that cannot run here (a server that keeps running, a hub,
-a course platform) is preceded by ``<!-- docs-test: skip (why) -->``.
-"""
+"""Every command a tutorial or an operator's guide shows runs (the how-to guides': the file beside
+this one, so that two test processes share them). How a page's commands are found and run:
+tests/docs_examples.py."""
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
-RUN = ("tutorials", "howto", "operators")
-BLOCK = re.compile(r"(?P<skip><!-- docs-test: skip[^>]*-->\s*\n)?```console\n(?P<body>.*?)```", re.DOTALL)
-
-
-def commands_of(text: str) -> list[str]:
-    """The commands of a page's console blocks that are not marked skip, in order."""
-    commands: list[str] = []
-    for block in BLOCK.finditer(text):
-        if block["skip"]:
-            continue
-        going_on = False
-        for line in block["body"].splitlines():
-            if line.startswith("$ "):
-                commands.append(line[2:])
-            elif going_on:
-                commands[-1] += "\n" + line
-            else:
-                continue
-            going_on = line.endswith("\\")
-    return commands
-
-
-def pages() -> list[Path]:
-    found = [page for folder in RUN for page in sorted((DOCS / folder).glob("*.md"))]
-    return [page for page in found if commands_of(page.read_text(encoding="utf-8"))]
+from tests.docs_examples import DOCS, commands_of, pages, run_page
 
 
 def test_the_reader_of_this_harness_is_told_apart_from_output() -> None:
@@ -55,25 +20,6 @@ def test_the_reader_of_this_harness_is_told_apart_from_output() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", pages(), ids=lambda page: str(page.relative_to(DOCS)))
+@pytest.mark.parametrize("page", pages("tutorials", "operators"), ids=lambda page: str(page.relative_to(DOCS)))
 def test_every_command_on_the_page_runs(page: Path, tmp_path: Path) -> None:
-    script = "set -euo pipefail\n" + "\n".join(commands_of(page.read_text(encoding="utf-8"))) + "\n"
-    environment = {
-        **os.environ,
-        "GRADEWRIGHT_CHECKOUT": str(ROOT),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "COLUMNS": "120",
-    }
-    ran = subprocess.run(
-        ["bash", "-c", script],
-        cwd=tmp_path,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=400,
-        stdin=subprocess.DEVNULL,
-    )
-    assert ran.returncode == 0, (
-        f"{page.name}: a command failed\n--- script\n{script}--- output\n{ran.stdout}{ran.stderr}"
-    )
-    shutil.rmtree(tmp_path, ignore_errors=True)
+    run_page(page, tmp_path)
