@@ -23,7 +23,7 @@ import generated  # noqa: E402  (the site's hook, from docs/hooks/)
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
     built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(out)],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -67,7 +67,7 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     config = tmp_path / "mkdocs.yml"
     config.write_text("site_name: t\ndocs_dir: docs\nstrict: true\n", encoding="utf-8")
     built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f", str(config), "-d", str(tmp_path / "s")],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(tmp_path / "s")],
         capture_output=True,
         text=True,
         timeout=120,
