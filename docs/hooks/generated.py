@@ -276,13 +276,13 @@ def cell(text: str) -> str:
 
 
 def settings_reference(_arg: str | None) -> str:
-    from gradebook.settings_registry import SETTINGS  # the one place that reads them
+    from autograder.environment import SETTINGS  # the one place that reads them
 
-    rows = ["| variable | default | used by | what it does |", "| --- | --- | --- | --- |"]
+    rows = ["| variable | default | read by | what it does |", "| --- | --- | --- | --- |"]
     for setting in SETTINGS:
-        rows.append(
-            f"| `{setting.name}` | {cell(setting.default_shown)} | {cell(setting.used_by)} | {cell(setting.description)} |"
-        )
+        name = f"`{setting.name}`" + (f" (was `{setting.old_name}`)" if setting.old_name else "")
+        default = f"`{setting.default}`" if setting.default else "unset"
+        rows.append(f"| {name} | {default} | {cell(setting.used_by)} | {cell(setting.description)} |")
     return "\n".join(rows) + "\n"
 
 
