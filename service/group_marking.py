@@ -184,23 +184,23 @@ def _give_group_mark(request: HttpRequest, form: forms.GroupMark, question: Ques
     key = uuid.uuid4().hex
     submissions = Submission.objects.select_related("student", "assignment").in_bulk([m.submission_id for m in members])
     rubric = bool(question.rubric)
+
+    def write() -> None:  # the whole group, or none of it
+        for member in members:
+            give_mark(
+                book(),
+                submissions[member.submission_id],
+                question,
+                0.0 if rubric else form.value("score", 0.0),
+                form.cleaned_data["comment"],
+                request.user.get_username(),
+                rubric=form.cleaned_data["rubric"],
+                adjustment=form.value("adjustment", 0.0) if rubric else 0.0,
+                group=key,
+            )
+
     try:
-        book().run(
-            lambda: [
-                give_mark(
-                    book(),
-                    submissions[member.submission_id],
-                    question,
-                    0.0 if rubric else form.value("score", 0.0),
-                    form.cleaned_data["comment"],
-                    request.user.get_username(),
-                    rubric=form.cleaned_data["rubric"],
-                    adjustment=form.value("adjustment", 0.0) if rubric else 0.0,
-                    group=key,
-                )
-                for member in members
-            ]
-        )
+        book().run(write)
     except BadEdit as exc:  # the score out of the question's bounds: nothing of the group is written
         messages.error(request, str(exc))
         return None
@@ -274,9 +274,12 @@ def _give_exam_group_mark(
         return None
     key, by, comment = uuid.uuid4().hex, request.user.get_username(), form.cleaned_data["comment"]
     try:
-        book().run(
-            lambda: [record_exam_mark(book(), folder, member, question, score, comment, by, key) for member in members]
-        )
+
+        def write() -> None:  # the whole group, or none of it
+            for member in members:
+                record_exam_mark(book(), folder, member, question, score, comment, by, key)
+
+        book().run(write)
     except BadEdit as exc:
         messages.error(request, str(exc))
         return None
