@@ -216,30 +216,16 @@ def test_students_and_anonymous_visitors_are_refused_and_a_student_never_sees_th
     assert not any(other in seen for other in students[1:])
 
 
-def test_an_exams_open_question_marked_by_groups_and_its_command(tmp_path, monkeypatch, capsys):
-    from course.exams.build import build_exam
+def test_an_exams_open_question_marked_by_groups_and_its_command(exam, monkeypatch, capsys):
     from course.exams.grade import load_key
     from gradebook.models import ExamMark, Student
     from service import exam_marking, exam_sessions, group_marking
-    from service.access import course
     from service.models import ExamAnswer, ExamAttempt
 
-    from .conftest import LESSON_DATA, ROOT
-
-    folder = tmp_path / "exams" / "midterm"
-    folder.parent.mkdir()
-    build_exam(
-        ROOT / "docs" / "walkthrough" / "roster.csv",
-        folder,
-        seed=4,
-        lessons=[LESSON_DATA],
-        open_questions=1,
-        title=f"Groups {uuid.uuid4().hex[:8]}",
-    )
-    module = course().modules[0].model_copy(update={"exams": [str(folder)]})
-    listed = course().model_copy(update={"modules": [module]})
-    for module_ in (exam_marking, exam_sessions, group_marking):
+    listed = exam_marking.course()  # the course listing the exam (the fixture's), for the pages and the command
+    for module_ in (exam_sessions, group_marking):
         monkeypatch.setattr(module_, "course", lambda: listed)
+    folder = exam
     key = load_key(folder)
     ExamAttempt.objects.filter(exam="midterm").delete()
     now = timezone.now()
