@@ -255,6 +255,13 @@ class GroupMark(Form):
     def goes_on(self) -> bool:
         return self.value("then") == "next"
 
+    @property
+    def left_out(self) -> int:
+        """How many members posted are no longer the question's answers (handed in again since the
+        page was read): never marked unseen."""
+        posted = set(self.data.getlist("members")) if hasattr(self.data, "getlist") else set()
+        return len(posted - {""} - set(self.value("members", [])))
+
 
 class ExamMark(Form):
     """An exam's open answer marked: a score (its bounds are the gradebook's to check), a comment."""

@@ -112,8 +112,13 @@ def _render(request: HttpRequest, page: Page, threshold: float, number: int, nam
     return render(request, "service/mark_group.html", context)
 
 
-def _saved(request: HttpRequest, threshold: float, number: int, names: bool, count: int, goes_on: bool) -> HttpResponse:
+def _saved(
+    request: HttpRequest, threshold: float, number: int, names: bool, count: int, form: forms.GroupMark
+) -> HttpResponse:
     messages.success(request, f"{count} answer{'' if count == 1 else 's'} marked through group {number}")
+    if form.left_out:
+        messages.warning(request, f"{form.left_out} answer(s) handed in again since the page was read were left out")
+    goes_on = form.goes_on
     return redirect(_here(request.path, threshold, number + 1 if goes_on else number, names))
 
 
@@ -133,7 +138,7 @@ def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpRespons
         count = _give_group_mark(request, form, question, [f for f in found if f.submission_id in ticked])
         if count is None:
             return redirect(_here(request.path, threshold, number, names))
-        return _saved(request, threshold, number, names, count, form.goes_on)
+        return _saved(request, threshold, number, names, count, form)
     waiting = _waiting(spec, [question])[question.id]
     marked = {f.submission_id for f in found} - waiting
     from gradebook.models import Mark
@@ -228,7 +233,7 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         count = _give_exam_group_mark(request, form, folder, question, chosen)
         if count is None:
             return redirect(_here(request.path, threshold, number, names))
-        return _saved(request, threshold, number, names, count, form.goes_on)
+        return _saved(request, threshold, number, names, count, form)
     texts = _exam_texts(name, answers)
     page = Page(
         title=f"{question} ({OPEN_POINTS:g} point)",

@@ -159,6 +159,20 @@ def test_a_group_marked_on_the_page_gives_each_member_its_own_mark(hand_class):
     )
     flagged = ta.get(f"/staff/groups/{HAND}/written/?group={_group_of(students[0])}").content.decode()
     assert "answer changed since marked" in flagged
+    # A page read before that hand-in: its old answer is left out, never marked unseen, and the grader told.
+    again = _post(
+        ta,
+        f"/staff/groups/{HAND}/written/?group={_group_of(students[1])}",
+        members=[ids[students[0]], ids[students[1]]],
+        rubric=["baseline"],
+        comment="again",
+    )
+    assert (
+        "1 answer(s) handed in again since the page was read were left out"
+        in ta.get(again["Location"]).content.decode()
+    )
+    assert Mark.objects.get(student__student_id=students[0], question_id="written").comment == "two of three"
+    assert Mark.objects.get(student__student_id=students[1], question_id="written").comment == "again"
 
 
 def test_students_and_anonymous_visitors_are_refused_and_a_student_never_sees_the_group(hand_class):
