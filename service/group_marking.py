@@ -40,7 +40,7 @@ _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; i
 
 
 @dataclass
-class Member:
+class ShownMember:
     token: str  # what the form posts: a submission's id (an assignment), the answer's place (an exam)
     label: str  # "answer 7", or the student's id and name when names are shown
     status: str  # "to mark", "answer changed since marked", "marked"
@@ -84,7 +84,7 @@ def _render(request: HttpRequest, page: Page, threshold: float, number: int, nam
             text = page.texts[key]
             differs = key != group.representative and text != shown
             html = (_MARKDOWN.render(text) if text else "<p><em>No answer.</em></p>") if differs else None
-            members.append(Member(page.tokens[key], page.labels[key], page.statuses[key], html))
+            members.append(ShownMember(page.tokens[key], page.labels[key], page.statuses[key], html))
     representative = page.texts[group.representative] if group else None
     summary = [
         {
