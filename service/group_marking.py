@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -224,6 +224,8 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
     has no text here and is a group of its own."""
     folder = _exam_or_404(name)
     answers = _answers(folder, question)
+    if not answers:
+        raise Http404("no such open question")
     threshold, number, names = _query(request)
     if request.method == "POST":
         # Members are named by their place, never by a student id, in the page (anonymous).
