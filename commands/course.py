@@ -17,6 +17,7 @@ from untrusted.text import one_line
 
 from . import common
 from .common import console, gradebook_options, open_book
+from .groups import add_exam_groups
 
 # Each command imports what it needs when it runs (jsonschema, lxml, matplotlib, the exporters):
 # `course --help` and `course --version` load none of them and start at once.
@@ -303,6 +304,7 @@ def _add_exam(commands: argparse._SubParsersAction) -> None:
     marks_import.add_argument("sheet", type=Path, metavar="FILE")
     _gradebook_options(marks_import)
     marks_import.set_defaults(handler=_exam_marks_import)
+    add_exam_groups(marks_what)
 
 
 def _exam_build(args: argparse.Namespace) -> int:

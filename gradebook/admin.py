@@ -119,9 +119,10 @@ class ResultAdmin(ConsoleAdmin):
 
 @admin.register(Mark)
 class MarkAdmin(ConsoleAdmin):
-    list_display = ("student", "assignment", "question_id", "score", "adjustment", "marked_by", "marked_at")
+    list_display = ("student", "assignment", "question_id", "score", "adjustment", "marked_by", "marked_at", "group")
     list_filter = ("assignment", "question_id", "marked_by")
-    search_fields = ("student__student_id", "student__name", "comment")
+    # A group's key finds every mark given with it (service/group_marking.py).
+    search_fields = ("student__student_id", "student__name", "comment", "group")
     list_select_related = ("student", "assignment")
     raw_id_fields = ("student", "submission")
 
@@ -154,7 +155,7 @@ class ExamResultAdmin(ConsoleAdmin):
 
 @admin.register(ExamMark)
 class ExamMarkAdmin(ConsoleAdmin):
-    list_display = ("exam", "question", "student", "score", "max_score", "marked_at")
+    list_display = ("exam", "question", "student", "score", "max_score", "marked_by", "marked_at", "group")
     list_filter = ("exam", "question")
     search_fields = ("student__student_id", "student__name", "comment")
     list_select_related = ("student",)

@@ -134,8 +134,18 @@ def open_answers(book: Gradebook, exam: Path) -> list[OpenAnswer]:
     return answers
 
 
-def record_exam_mark(book: Gradebook, exam: Path, student_id: str, question: str, score: float, comment: str) -> None:
-    """Record one open question's mark (the last save wins), as a filled-in sheet's row would be."""
+def record_exam_mark(
+    book: Gradebook,
+    exam: Path,
+    student_id: str,
+    question: str,
+    score: float,
+    comment: str,
+    by: str = "",
+    group: str = "",
+) -> None:
+    """Record one open question's mark (the last save wins), as a filled-in sheet's row would be;
+    ``by`` who gave it, ``group`` the key of the answer group it was given through, if any."""
     from .models import ExamMark
 
     key = load_key(exam)
@@ -143,12 +153,13 @@ def record_exam_mark(book: Gradebook, exam: Path, student_id: str, question: str
         raise BadEdit(f"{question!r} is not an open question of {student_id!r}'s variant of {key.title!r}")
     if not 0 <= score <= OPEN_POINTS:
         raise BadEdit(f"an open question's score is between 0 and {OPEN_POINTS:g}")
+    given = {"score": score, "max_score": OPEN_POINTS, "comment": comment, "marked_at": datetime.now(UTC)}
     book.run(
         lambda: book.objects(ExamMark).update_or_create(
             exam=key.title,
             student=_student(book, key, student_id),
             question=question,
-            defaults={"score": score, "max_score": OPEN_POINTS, "comment": comment, "marked_at": datetime.now(UTC)},
+            defaults={**given, "marked_by": by, "group": group},
         )
     )
 

@@ -49,11 +49,13 @@ def give_mark(
     rubric: list[str] | None = None,
     adjustment: float = 0.0,
     at: datetime | None = None,
+    group: str = "",
 ) -> models.Mark:
     """Record the mark of ``question`` on ``submission`` (the last one given wins: one mark per
     student and question, kept with the submission it was given for). ``score`` is the points given
     (0 with rubric items: they and ``adjustment`` make the score, see grades.mark_score); a score
-    outside 0..the question's points is refused (BadEdit) and nothing is written."""
+    outside 0..the question's points is refused (BadEdit) and nothing is written. ``group``: the key
+    of the answer group it was given through (service/group_marking.py), the same for every member."""
     from .models import Mark
 
     problem = score_problem(score, question.points)
@@ -73,6 +75,7 @@ def give_mark(
                 "adjustment": adjustment,
                 "marked_at": at or datetime.now(UTC),
                 "marked_by": by,
+                "group": group,
             },
         )
         return mark

@@ -105,6 +105,9 @@ class Mark(models.Model):
     adjustment = models.FloatField(default=0)
     marked_at = models.DateTimeField()
     marked_by = models.CharField(max_length=200, blank=True)
+    # Given through an answer group (gradebook.answer_groups): the key the group's marks share, one
+    # per save of the group page; empty for a mark given to this answer alone.
+    group = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         constraints = [
@@ -160,6 +163,8 @@ class ExamMark(models.Model):
     max_score = models.FloatField()
     comment = models.TextField(blank=True)
     marked_at = models.DateTimeField()
+    marked_by = models.CharField(max_length=200, blank=True, default="")
+    group = models.CharField(max_length=64, blank=True, default="")  # as Mark.group
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["exam", "student", "question"], name="one_exam_mark")]

@@ -123,7 +123,15 @@ def _save(request: HttpRequest, form: forms.ExamMark, folder: Path, answer: Open
             request, f"another grader had marked this answer at {answer.marked_at:%H:%M:%S}; your mark replaced theirs"
         )
     try:
-        record_exam_mark(book(), folder, answer.student_id, answer.question, score, form.cleaned_data["comment"])
+        record_exam_mark(
+            book(),
+            folder,
+            answer.student_id,
+            answer.question,
+            score,
+            form.cleaned_data["comment"],
+            by=request.user.get_username(),
+        )
     except BadEdit as exc:
         messages.error(request, str(exc))
         return False

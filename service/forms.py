@@ -226,6 +226,43 @@ class MarkAnswer(Form):
         return self.value("then") == "next"
 
 
+class GroupQuery(Form):
+    """The group marking page's query: the similarity threshold, which group (1: the largest), and
+    whether the students' names are shown."""
+
+    threshold = Number(required=False, min_value=0, max_value=1)
+    group = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+    names = forms.BooleanField(required=False)
+
+
+class GroupMark(Form):
+    """A mark given to an answer group: as ``MarkAnswer`` (or, for an exam, a score), and the members
+    it is given to (those the grader left ticked; one no longer in the question's answers is left out)."""
+
+    rubric = KnownOnes(required=False)
+    adjustment = Number(required=False)
+    score = Number(required=False)
+    comment = forms.CharField(required=False, strip=False)
+    members = KnownOnes(required=False)
+    then = forms.CharField(required=False)
+
+    def __init__(self, data: Any, items: Iterable[str], members: Iterable[str]) -> None:
+        super().__init__(data)
+        self.fields["rubric"].choices = _choices(items)
+        self.fields["members"].choices = _choices(members)
+
+    @property
+    def goes_on(self) -> bool:
+        return self.value("then") == "next"
+
+    @property
+    def left_out(self) -> int:
+        """How many members posted are no longer the question's answers (handed in again since the
+        page was read): never marked unseen."""
+        posted = set(self.data.getlist("members")) if hasattr(self.data, "getlist") else set()
+        return len(posted - {""} - set(self.value("members", [])))
+
+
 class ExamMark(Form):
     """An exam's open answer marked: a score (its bounds are the gradebook's to check), a comment."""
 

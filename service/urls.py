@@ -4,7 +4,7 @@ from django.urls import path, register_converter
 from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 
-from . import api, exam_marking, hub, marking, online_exams, reviews, staff, throttle, views
+from . import api, exam_marking, group_marking, hub, marking, online_exams, reviews, staff, throttle, views
 from .boundary import IdConverter
 from .lti import pages as lti_pages
 from .lti import views as lti
@@ -54,6 +54,8 @@ urlpatterns = [
     path("staff/exams/<str:name>/<str:question>/", exam_marking.exam_start, name="exam-start"),
     path("staff/exams/<str:name>/<str:question>/<str:student_id>/", exam_marking.exam_mark, name="exam-mark"),
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
+    path("staff/groups/<str:name>/<str:question_id>/", group_marking.mark_group, name="mark-group"),
+    path("staff/exam-groups/<str:name>/<str:question>/", group_marking.mark_exam_group, name="exam-mark-group"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
     path("staff/rubric/<str:name>/<str:question_id>/", marking.edit_rubric, name="rubric-edit"),
     path("staff/marking/<str:name>/<str:question_id>/<id:submission_id>/", marking.mark_answer, name="mark-answer"),

@@ -158,3 +158,30 @@ def database(request, tmp_path):
         return
     with fresh_database() as url:
         yield ["--database-url", url]
+
+
+@pytest.fixture
+def exam(tmp_path, monkeypatch):
+    """An exam of two open questions for the walk-through's roster, listed by the course (the
+    exams' marking pages': tests/test_exam_marking.py, tests/test_answer_groups.py)."""
+    import uuid
+
+    from course.exams.build import build_exam
+    from service import exam_marking
+    from service.access import course
+
+    folder = tmp_path / "exams" / "midterm"
+    folder.parent.mkdir()
+    # A title of its own: the service's database is shared by the run's tests, and marks are by title.
+    build_exam(
+        ROOT / "docs" / "walkthrough" / "roster.csv",
+        folder,
+        seed=4,
+        lessons=[LESSON_DATA],
+        open_questions=2,
+        title=f"Midterm {uuid.uuid4().hex[:8]}",
+    )
+    module = course().modules[0].model_copy(update={"exams": [str(folder)]})
+    listed = course().model_copy(update={"modules": [module]})
+    monkeypatch.setattr(exam_marking, "course", lambda: listed)
+    return folder

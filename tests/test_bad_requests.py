@@ -84,6 +84,7 @@ MALFORMED = {
     "new_password1": "",
     "new_password2": "",
     "names": "1",
+    "members": ["nope", "99999999999999999999", ""],
 }
 # The same fields well chosen but for their numbers and ids, so that a form's choices pass and its
 # numbers are read: each malformed (not a number, out of range, not finite).

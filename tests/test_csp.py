@@ -77,6 +77,8 @@ def _arguments(name: str) -> list:
         "marking": marked[:1],
         "mark-start": marked,
         "mark-answer": marked + [1],
+        "mark-group": marked,
+        "exam-mark-group": ["midterm", "q"],
         "override": [1],
         "rubric-edit": marked,
         "regrade": assignment,
@@ -118,6 +120,7 @@ RENDERED_FOR_STAFF = {
     "statistics",
     "similarity",
     "marking",
+    "mark-group",
 }
 
 

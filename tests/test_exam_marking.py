@@ -5,11 +5,9 @@ counted by `course exam grade --gradebook`; never reachable by a student."""
 from __future__ import annotations
 
 import csv
-import uuid
 
 import pytest
 
-from course.exams.build import build_exam
 from course.exams.grade import load_key
 from gradebook.exams import grade_exam_into_gradebook, open_answers
 from gradebook.models import ExamMark
@@ -17,30 +15,9 @@ from service import exam_marking
 from service.access import book, course
 from service.models import Member
 
-from .conftest import LESSON_DATA, ROOT
 from .served import student
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def exam(tmp_path, monkeypatch):
-    """An exam of two open questions for the walk-through's roster, listed by the course."""
-    folder = tmp_path / "exams" / "midterm"
-    folder.parent.mkdir()
-    # A title of its own: the service's database is shared by the run's tests, and marks are by title.
-    build_exam(
-        ROOT / "docs" / "walkthrough" / "roster.csv",
-        folder,
-        seed=4,
-        lessons=[LESSON_DATA],
-        open_questions=2,
-        title=f"Midterm {uuid.uuid4().hex[:8]}",
-    )
-    module = course().modules[0].model_copy(update={"exams": [str(folder)]})
-    listed = course().model_copy(update={"modules": [module]})
-    monkeypatch.setattr(exam_marking, "course", lambda: listed)
-    return folder
 
 
 def _post(client, url, **fields):

@@ -384,6 +384,15 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check(f"/staff/marking/{HAND}/")
             marking = browser.check(f"/staff/marking/{HAND}/written/")  # the first answer to mark
             assert "Ctrl+Enter" in marking and "n and p" in marking  # its keys, on the page
+            # By groups: at a low threshold the seeded answers gather, each member's own words shown.
+            groups = browser.check(f"/staff/groups/{HAND}/written/?threshold=0.5")
+            assert "Ctrl+Enter" in groups and "its own words" in groups
+
+            def next_group(page) -> None:  # the n key, as on the single-answer page
+                page.keyboard.press("n")
+                page.wait_for_url("**group=2**")
+
+            browser.check(f"/staff/groups/{HAND}/written/?threshold=1", then=next_group)
             browser.check(f"/staff/similarity/{GRADED}/")
             browser.check(f"/staff/students/{site.student_id}/")
             browser.check(f"/staff/students/{site.student_id}/diff/{site.diff[0]}/{site.diff[1]}/")
@@ -399,6 +408,7 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
                 browser.check(f"/staff/online-exams/{EXAM}/attempts/{attempt.pk}/")
             # The exam's open question, its first answer to mark (the paper sheets' or the online one).
             browser.check("/staff/exams/", then=lambda page: page.locator("a:has-text('Mark')").first.click())
+            browser.check("/staff/exams/", then=lambda page: page.locator("a:has-text('Mark by groups')").first.click())
         finally:
             browser.close()
     assert site.problems == [], "\n".join(site.problems)

@@ -62,6 +62,8 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
         "marking": ["attention-not-explanation"],
         "mark-start": ["attention-not-explanation", "written"],
         "mark-answer": ["attention-not-explanation", "written", 1],
+        "mark-group": ["attention-not-explanation", "written"],
+        "exam-mark-group": ["midterm", "q"],
         "override": [1],
         "rubric-edit": ["attention-not-explanation", "written"],
         "platforms": [],

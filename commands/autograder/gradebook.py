@@ -15,6 +15,7 @@ from untrusted.text import one_line
 
 from ..common import AUTOGRADER, console, number, open_book, problems, progress_bar, shown
 from ..common import gradebook_options as _options
+from ..groups import add_assignment_groups
 
 
 def gradebook_options(command: argparse.ArgumentParser) -> None:
@@ -65,6 +66,7 @@ def _add_marks(commands: argparse._SubParsersAction) -> None:
     load.add_argument("--reports", type=Path, metavar="DIR", help="then rewrite every student's reports in DIR")
     gradebook_options(load)
     load.set_defaults(handler=_marks_import)
+    add_assignment_groups(marks_what)
 
 
 def _marks_export(args: argparse.Namespace) -> int:

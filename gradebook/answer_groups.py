@@ -1,0 +1,193 @@
+"""Answer groups for hand grading: a question's answers gathered so that a grader marks a group once.
+
+First the answers that are the same once case, spacing and punctuation are set aside; then, among
+written answers, the near-duplicates (a typo, a word swapped, sentences in another order) whose
+similarity (``similarity``) reaches ``threshold``. Each group of exact duplicates, largest first,
+joins the group whose representative it is most like, if that reaches the threshold: a group is
+never chained through a string of answers each a little further from where it began. Code answers group
+by their graded outcome (the failing checks, the named mistake) and by their code with comments and
+layout set aside, and never by likeness: two programs a character apart may do different things.
+
+Why rapidfuzz's word-sorted edit similarity and not TF-IDF cosine or MinHash: measured on the
+benchmark's class (benchmarks/answer_groups.py), TF-IDF weighs a typo's letters as the rarest, so
+most telling, in the class, and a bag of n-grams scores an answer one sentence short (one rubric
+item, one point less) as alike as a misspelt copy; the edit similarity keeps every misspelt,
+reworded or reordered copy above every pair of distinct answers. rapidfuzz (MIT, compiled, already
+installed with nbgrader) compares a class's answers in milliseconds. The ``threshold`` is the
+grader's to move; the default is the one the benchmark chose (docs/explanation/answer-groups.md).
+
+No database write and no web here: ``assignment_answers`` reads a question's answers, and
+``group_answers`` gathers any answers (an exam's open answers too)."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rapidfuzz import fuzz
+
+from .errors import BadEdit
+
+if TYPE_CHECKING:
+    from autograder.assignment import Assignment as AssignmentSpec
+
+    from .book import Gradebook
+
+DEFAULT_THRESHOLD = 0.9  # benchmarks/answer_groups.py: the lowest with no wrong mark is 0.88; one step above it
+_NOT_WORD = re.compile(r"[^\w]+")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer to group: ``key`` names it for the caller (a student id); ``text`` None is an
+    answer with no text to compare (on a paper sheet): a group of its own. ``outcome`` marks a code
+    answer: its graded outcome (failing checks, named mistake), the same for all of its group."""
+
+    key: str
+    text: str | None
+    outcome: tuple[str, ...] | None = None
+
+
+@dataclass
+class AnswerGroup:
+    """The answers marked at once: ``members`` in their given order, the representative first."""
+
+    representative: str
+    members: list[str] = field(default_factory=list)
+    exact: bool = True  # every member is the representative's text, once normalised
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+
+def normalised(text: str) -> str:
+    """The text with case, spacing and punctuation set aside (Unicode's compatible forms alike)."""
+    return " ".join(_NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+
+
+def normalised_code(code: str) -> str:
+    """Python code as its tokens, without comments or layout (the text itself where it does not
+    tokenize: a half-written answer)."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+        kept = [
+            token.string
+            for token in tokens
+            if token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.ENDMARKER) and token.string.strip()
+        ]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return " ".join(code.split())
+    return " ".join(kept)
+
+
+def similarity(first: str, second: str) -> float:
+    """How alike two normalised answers are, 0 to 1: the Indel similarity of their words in sorted
+    order (rapidfuzz's token_sort_ratio), so a typo or a swapped word costs a few letters, sentences
+    in another order nothing, and a sentence more or less its share of the answer."""
+    return fuzz.token_sort_ratio(first, second) / 100
+
+
+def group_answers(answers: Iterable[Answer], threshold: float = DEFAULT_THRESHOLD) -> list[AnswerGroup]:
+    """The answers in groups, largest first (then in the answers' order); ``threshold`` in 0..1 (1:
+    identical answers only, once normalised)."""
+    if not 0 <= threshold <= 1:
+        raise BadEdit(f"a similarity threshold is between 0 and 1, not {threshold:g}")
+    exact: dict[tuple, list[Answer]] = {}
+    for number, answer in enumerate(answers):
+        if answer.text is None:
+            key: tuple = ("none", number)
+        elif answer.outcome is not None:
+            key = ("code", answer.outcome, normalised_code(answer.text))
+        else:
+            key = ("text", normalised(answer.text))
+        exact.setdefault(key, []).append(answer)
+    by_size = sorted(exact, key=lambda k: -len(exact[k]))  # stable: ties in the answers' order
+    compared = {key for key in by_size if key[0] == "text" and threshold < 1}
+    leaders: list[tuple] = []  # the written groups' representatives, largest first
+    joined: dict[tuple, list[tuple]] = {}
+    for key in by_size:
+        best, best_score = None, threshold
+        if key in compared:
+            for leader in leaders:
+                score = similarity(key[1], leader[1])
+                if score >= best_score:
+                    best, best_score = leader, score
+        if best is None:
+            joined[key] = [key]
+            if key in compared:
+                leaders.append(key)
+        else:
+            joined[best].append(key)
+    first = {key: n for n, key in enumerate(exact)}  # where each exact group's first answer came
+    clusters = sorted(
+        joined.values(), key=lambda keys: (-sum(len(exact[k]) for k in keys), min(first[k] for k in keys))
+    )
+    return [
+        AnswerGroup(
+            representative=exact[keys[0]][0].key,
+            members=[answer.key for key in keys for answer in exact[key]],
+            exact=len(keys) == 1,
+        )
+        for keys in clusters
+    ]
+
+
+def outcome_of(tests: list[dict]) -> tuple[str, ...]:
+    """A hand-graded code answer's graded outcome from its result's checks: the checks not passed,
+    and the mistake a check named, if any."""
+    failed = sorted(str(test.get("name", "")) for test in tests if test.get("status") != "passed")
+    mistakes = sorted({str(test["mistake"]) for test in tests if test.get("mistake")})
+    return (*failed, *(f"mistake: {name}" for name in mistakes))
+
+
+@dataclass(frozen=True)
+class MarkedAnswer:
+    """A question's answer on a student's latest submission."""
+
+    submission_id: int
+    student_id: str
+    answer: Answer
+
+
+def assignment_answers(book: Gradebook, spec: AssignmentSpec, question_id: str) -> list[MarkedAnswer]:
+    """Each student's latest answer to the hand-graded question ``question_id``, in the order they
+    were handed in (two queries); its ``Answer`` keyed by the student's id, with its graded outcome
+    where the question names functions (code marked by hand)."""
+    from .grades import latest_rows
+    from .models import Result
+
+    question = next((q for q in spec.questions if q.id == question_id and q.manual), None)
+    if question is None:
+        raise BadEdit(f"{spec.name}: no question {question_id!r} graded by hand")
+    code = bool(question.functions)  # a question graded by hand that names functions: code answers
+
+    def read() -> list[MarkedAnswer]:
+        latest = latest_rows(book, spec.name).select_related("student").order_by("id")
+        results = {
+            submission_id: (answers, tests)
+            for submission_id, answers, tests in book.objects(Result)
+            .filter(submission__in=latest.values("id"), question_id=question_id)
+            .values_list("submission_id", "answers", "tests")
+        }
+        found = []
+        for submission in latest:
+            answers, tests = results.get(submission.id, ({}, []))
+            text = "\n\n".join(text for _, text in sorted((answers or {}).items()))
+            outcome = outcome_of(tests or []) if code else None
+            answer = Answer(key=submission.student.student_id, text=text, outcome=outcome)
+            found.append(MarkedAnswer(submission.id, submission.student.student_id, answer))
+        return found
+
+    return book.run(read)
+
+
+def assignment_groups(
+    book: Gradebook, spec: AssignmentSpec, question_id: str, threshold: float = DEFAULT_THRESHOLD
+) -> list[AnswerGroup]:
+    """The groups of a hand-graded question's latest answers, each member a student's id."""
+    return group_answers([found.answer for found in assignment_answers(book, spec, question_id)], threshold)

@@ -1,0 +1,293 @@
+"""Marking by answer groups (gradebook.answer_groups): a hand-graded question's answers gathered into
+groups of identical and near-identical answers, largest first, one group at a time: its
+representative answer, its members (each can be taken out before saving), the rubric and a comment
+(or, for an exam's open question, a score). Saving gives each member ticked its own mark through
+the same writer as the single-answer page (gradebook.marks.give_mark, or record_exam_mark), with
+the group's key in common, so history, regrades, overrides and exports see marks like any other.
+Members are named by their place in the question's answers unless the grader asks for names, as on
+the single-answer page; students never reach these pages."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from autograder.assignment import Question
+from course.exams.grade import OPEN_POINTS
+from gradebook.answer_groups import DEFAULT_THRESHOLD, Answer, AnswerGroup, assignment_answers, group_answers
+from gradebook.errors import BadEdit
+from gradebook.exams import open_answers, record_exam_mark
+from gradebook.marks import give_mark
+from gradebook.rubrics import current_rubrics
+from untrusted.mathml import answer_markdown
+
+from . import forms
+from .access import assignment_or_404, book, course, staff_required
+from .exam_marking import _answers, _exam_or_404
+from .exam_sessions import online_answer
+from .marking import _manual, _waiting
+
+_MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
+
+
+@dataclass
+class ShownMember:
+    token: str  # what the form posts: a submission's id (an assignment), the answer's place (an exam)
+    label: str  # "answer 7", or the student's id and name when names are shown
+    status: str  # "to mark", "answer changed since marked", "marked"
+    html: str | None  # the member's own answer, where it differs from the representative's
+
+
+@dataclass
+class Page:
+    """What the template shows of one question's groups."""
+
+    title: str
+    crumbs: list[tuple[str, str]]
+    single: str  # the single-answer page of this question
+    groups: list[AnswerGroup]
+    texts: dict[str, str | None]  # each answer's text by its key
+    labels: dict[str, str]
+    tokens: dict[str, str]
+    statuses: dict[str, str]
+    rubric: list = field(default_factory=list)
+    points: float = OPEN_POINTS
+    question_html: str = ""
+
+
+def _query(request: HttpRequest) -> tuple[float, int, bool]:
+    query = forms.GroupQuery(request.GET)
+    return query.value("threshold", DEFAULT_THRESHOLD), query.value("group", 1), query.value("names", False)
+
+
+def _here(path: str, threshold: float, number: int, names: bool) -> str:
+    shown = {"threshold": f"{threshold:g}", "group": number} | ({"names": 1} if names else {})
+    return f"{path}?{urlencode(shown)}"
+
+
+def _render(request: HttpRequest, page: Page, threshold: float, number: int, names: bool) -> HttpResponse:
+    number = min(max(number, 1), max(len(page.groups), 1))
+    group = page.groups[number - 1] if page.groups else None
+    members = []
+    if group is not None:
+        shown = page.texts[group.representative]
+        for key in group.members:
+            text = page.texts[key]
+            differs = key != group.representative and text != shown
+            html = (_MARKDOWN.render(text) if text else "<p><em>No answer.</em></p>") if differs else None
+            members.append(ShownMember(page.tokens[key], page.labels[key], page.statuses[key], html))
+    representative = page.texts[group.representative] if group else None
+    summary = [
+        {
+            "number": n,
+            "size": len(g),
+            "to_mark": sum(page.statuses[key] != "marked" for key in g.members),
+            "url": _here(request.path, threshold, n, names),
+        }
+        for n, g in enumerate(page.groups, start=1)
+    ]
+    context = {
+        "page": page,
+        "group": group,
+        "number": number,
+        "members": members,
+        "representative_html": _MARKDOWN.render(representative) if representative else "",
+        "summary": summary,
+        "threshold": threshold,
+        "show_names": names,
+        "names_url": _here(request.path, threshold, number, True),
+        "previous": _here(request.path, threshold, number - 1 if number > 1 else len(page.groups), names),
+        "next": _here(request.path, threshold, number % max(len(page.groups), 1) + 1, names),
+        "rubric": list(enumerate(page.rubric, start=1)),
+    }
+    return render(request, "service/mark_group.html", context)
+
+
+def _saved(
+    request: HttpRequest, threshold: float, number: int, names: bool, count: int, form: forms.GroupMark
+) -> HttpResponse:
+    messages.success(request, f"{count} answer{'' if count == 1 else 's'} marked through group {number}")
+    if form.left_out:
+        messages.warning(request, f"{form.left_out} answer(s) handed in again since the page was read were left out")
+    goes_on = form.goes_on
+    return redirect(_here(request.path, threshold, number + 1 if goes_on else number, names))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@staff_required
+def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
+    spec = current_rubrics(book(), assignment_or_404(name))
+    question = _manual(spec, question_id)
+    threshold, number, names = _query(request)
+    found = assignment_answers(book(), spec, question.id)
+    if request.method == "POST":
+        form = forms.GroupMark(
+            request.POST, items=[item.id for item in question.rubric], members=[str(f.submission_id) for f in found]
+        )
+        ticked = {int(token) for token in form.value("members", [])}
+        count = _give_group_mark(request, form, question, [f for f in found if f.submission_id in ticked])
+        if count is None:
+            return redirect(_here(request.path, threshold, number, names))
+        return _saved(request, threshold, number, names, count, form)
+    waiting = _waiting(spec, [question])[question.id]
+    marked = {f.submission_id for f in found} - waiting
+    from gradebook.models import Mark
+
+    has_mark = set(
+        Mark.objects.filter(assignment__name=spec.name, question_id=question.id).values_list(
+            "student__student_id", flat=True
+        )
+    )
+    page = Page(
+        title=f"{question.title or question.id} ({question.points:g} points)",
+        crumbs=[
+            (reverse("assignment", args=[spec.name]), spec.title),
+            (reverse("marking", args=[spec.name]), "Hand grading"),
+        ],
+        single=reverse("mark-start", args=[spec.name, question.id]),
+        groups=group_answers([f.answer for f in found], threshold),
+        texts={f.student_id: f.answer.text for f in found},
+        labels={f.student_id: _label(n, f.student_id, names) for n, f in enumerate(found, start=1)},
+        tokens={f.student_id: str(f.submission_id) for f in found},
+        statuses={f.student_id: _status(f.submission_id in marked, f.student_id in has_mark) for f in found},
+        rubric=question.rubric,
+        points=question.points,
+    )
+    return _render(request, page, threshold, number, names)
+
+
+def _label(position: int, student_id: str, names: bool) -> str:
+    return f"{student_id} (answer {position})" if names else f"answer {position}"
+
+
+def _status(marked: bool, has_mark: bool) -> str:
+    return "marked" if marked else "answer changed since marked" if has_mark else "to mark"
+
+
+def _give_group_mark(request: HttpRequest, form: forms.GroupMark, question: Question, members: list) -> int | None:
+    """Each ticked member's own mark, through give_mark, with one group key; None when refused."""
+    if not form.is_valid():
+        messages.error(request, "the score and the adjustment are numbers")
+        return None
+    if not members:
+        messages.error(request, "no answer of the group is ticked: nothing was marked")
+        return None
+    from gradebook.models import Submission
+
+    from .lti.scores import score_changed
+
+    key = uuid.uuid4().hex
+    submissions = Submission.objects.select_related("student", "assignment").in_bulk([m.submission_id for m in members])
+    rubric = bool(question.rubric)
+
+    def write() -> None:  # the whole group, or none of it
+        for member in members:
+            give_mark(
+                book(),
+                submissions[member.submission_id],
+                question,
+                0.0 if rubric else form.value("score", 0.0),
+                form.cleaned_data["comment"],
+                request.user.get_username(),
+                rubric=form.cleaned_data["rubric"],
+                adjustment=form.value("adjustment", 0.0) if rubric else 0.0,
+                group=key,
+            )
+
+    try:
+        book().run(write)
+    except BadEdit as exc:  # the score out of the question's bounds: nothing of the group is written
+        messages.error(request, str(exc))
+        return None
+    spec = assignment_or_404(submissions[members[0].submission_id].assignment.name)
+    for member in members:
+        for problem in score_changed(spec, submissions[member.submission_id].student):
+            messages.warning(request, problem)
+    return len(members)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@staff_required
+def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpResponse:
+    """An exam's open question by groups: the answers typed online are grouped; one on a paper sheet
+    has no text here and is a group of its own."""
+    folder = _exam_or_404(name)
+    answers = _answers(folder, question)
+    if not answers:
+        raise Http404("no such open question")
+    threshold, number, names = _query(request)
+    if request.method == "POST":
+        # Members are named by their place, never by a student id, in the page (anonymous).
+        form = forms.GroupMark(request.POST, items=[], members=[str(n) for n in range(1, len(answers) + 1)])
+        ticked = {int(token) for token in form.value("members", [])}
+        chosen = [a.student_id for n, a in enumerate(answers, start=1) if n in ticked]
+        count = _give_exam_group_mark(request, form, folder, question, chosen)
+        if count is None:
+            return redirect(_here(request.path, threshold, number, names))
+        return _saved(request, threshold, number, names, count, form)
+    texts = _exam_texts(name, answers)
+    page = Page(
+        title=f"{question} ({OPEN_POINTS:g} point)",
+        crumbs=[(reverse("exams"), "Exams")],
+        single=reverse("exam-start", args=[name, question]),
+        groups=group_answers([Answer(key, text) for key, text in texts.items()], threshold),
+        texts=texts,
+        labels={a.student_id: _label(n, a.student_id, names) for n, a in enumerate(answers, start=1)},
+        tokens={a.student_id: str(n) for n, a in enumerate(answers, start=1)},
+        statuses={a.student_id: "to mark" if a.score is None else "marked" for a in answers},
+        question_html=_MARKDOWN.render(answers[0].text) if answers else "",
+    )
+    return _render(request, page, threshold, number, names)
+
+
+def _exam_texts(name: str, answers: list) -> dict[str, str | None]:
+    """Each answer's text as typed online (None: on a paper sheet, no text here), by student id."""
+    return {a.student_id: online_answer(name, a.student_id, a.question) for a in answers}
+
+
+def exam_groups(folder: Path, question: str, threshold: float = DEFAULT_THRESHOLD) -> list[AnswerGroup]:
+    """The groups of an exam's open question (the exam in ``folder``, as course.toml lists it), each
+    member a student's id: ``course exam marks groups``."""
+    name = next((n for n, listed in course().exam_folders.items() if listed.resolve() == folder.resolve()), None)
+    if name is None:
+        raise BadEdit(f"{folder}: not an exam the course lists (exams in course.toml)")
+    answers = [answer for answer in open_answers(book(), folder) if answer.question == question]
+    if not answers:
+        raise BadEdit(f"{folder}: no open question {question!r} (course exam marks export lists them)")
+    texts = _exam_texts(name, answers)
+    return group_answers([Answer(key, text) for key, text in texts.items()], threshold)
+
+
+def _give_exam_group_mark(
+    request: HttpRequest, form: forms.GroupMark, folder, question: str, members: list[str]
+) -> int | None:
+    score = form.value("score")
+    if not form.is_valid() or score is None:
+        messages.error(request, f"the score is a number between 0 and {OPEN_POINTS:g}")
+        return None
+    if not members:
+        messages.error(request, "no answer of the group is ticked: nothing was marked")
+        return None
+    key, by, comment = uuid.uuid4().hex, request.user.get_username(), form.cleaned_data["comment"]
+    try:
+
+        def write() -> None:  # the whole group, or none of it
+            for member in members:
+                record_exam_mark(book(), folder, member, question, score, comment, by, key)
+
+        book().run(write)
+    except BadEdit as exc:
+        messages.error(request, str(exc))
+        return None
+    return len(members)
