@@ -33,6 +33,7 @@ from .testing import stricter
 
 VERDICTS_FILE = "verdicts.toml"
 FEEDBACK_KEY = "feedback"  # ["file.py".feedback]: that file's feedback rules, beside its verdicts
+MISTAKE_KEY = "mistake"  # ["file.py"] mistake = "...": the sentence naming a known wrong file's mistake
 PASSING = {"passed", "manual"}  # a submission expected to earn everything it can automatically
 
 
@@ -142,6 +143,9 @@ def _known(assignment: Assignment) -> tuple[dict[str, dict[str, str]], dict[str,
             raise AssignmentError(f'{path}: [{file!r}] should be a table of question = "verdict"')
         expected = dict(expected)
         rules = expected.pop(FEEDBACK_KEY, {})
+        mistake = expected.pop(MISTAKE_KEY, "")
+        if not isinstance(mistake, str):
+            raise AssignmentError(f'{path}: [{file!r}] {MISTAKE_KEY} should be the sentence naming its mistake, "..."')
         feedback[file] = _feedback_rules(path, file, rules, questions)
         if not expected:
             raise AssignmentError(f"{path}: [{file!r}] lists no verdict")

@@ -1,0 +1,255 @@
+"""Reading a master notebook: one notebook in which an instructor writes a whole assignment.
+
+The markup (docs/reference/master-notebook.md) is a first line an instructor types in JupyterLab,
+each followed by TOML where it takes settings:
+
+    raw cell       # ASSIGNMENT           the manifest's top-level settings (name, title, limits, ...)
+    raw cell       # BEGIN QUESTION       a question's settings (id, points, functions, uses, rubric)
+    raw cell       # END QUESTION         optional: what follows belongs to no question
+    code cell      ### BEGIN SOLUTION ... ### END SOLUTION   a solution (or nbgrader's solution metadata)
+    markdown cell  <!-- SOLUTION -->      a written answer's model answer
+    code cell      # PUBLIC TESTS         tests the student sees and runs (or nbgrader's grade metadata)
+    code cell      # HIDDEN TESTS         pytest functions of the question's hidden suite
+    code cell      # KNOWN WRONG / # KNOWN CORRECT   a known version of some functions, with its settings
+                                          as ``# key = value`` lines (file, mistake, verdicts)
+
+Cells carrying nbgrader's own metadata (``nbgrader: {grade, solution, locked, grade_id, points}``, as
+its Create Assignment toolbar writes it, ``cell-<hex>`` ids included) are taken as they are: the
+metadata says what the markers would. ``read_master`` returns a ``Master``; nothing is written here.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import nbformat
+from pydantic import BaseModel
+
+from ..errors import AssignmentError
+from ..release import BEGIN_SOLUTION, END_SOLUTION
+
+ASSIGNMENT_MARK = "# ASSIGNMENT"
+BEGIN_QUESTION = "# BEGIN QUESTION"
+END_QUESTION = "# END QUESTION"
+PUBLIC_TESTS = "# PUBLIC TESTS"
+HIDDEN_TESTS = "# HIDDEN TESTS"
+KNOWN_WRONG = "# KNOWN WRONG"
+KNOWN_CORRECT = "# KNOWN CORRECT"
+WRITTEN_SOLUTION = "<!-- SOLUTION -->"
+# The ids nbgrader's Create Assignment toolbar gives cells: they name no question, so assign replaces them.
+NBGRADER_CELL_ID = re.compile(r"^cell-[0-9a-f]+$")
+ID = re.compile(r"^[a-z][a-z0-9_]*$")
+
+CellRole = Literal["plain", "solution", "written_solution", "public_tests"]
+
+
+class StudentCell(BaseModel):
+    """A cell of the student's notebook: where it was in the master, its question, and its role."""
+
+    number: int  # 1-based, in the master
+    question: str | None
+    role: CellRole
+    cell: dict[str, Any]
+
+
+class KnownVersion(BaseModel):
+    """A known version of some functions, graded by ``verify`` with the solution's other functions."""
+
+    number: int
+    question: str | None
+    correct: bool
+    file: str
+    mistake: str | None = None
+    verdicts: dict[str, str] = {}
+    code: str
+    defines: list[str]
+
+
+class Master(BaseModel):
+    path: Path
+    settings: dict[str, Any]
+    settings_cell: int
+    questions: list[dict[str, Any]]  # each question's settings, in order, with "cell": its number
+    cells: list[StudentCell]
+    hidden: dict[str, list[tuple[int, str]]]  # question id -> its hidden test cells (number, code)
+    known: list[KnownVersion]
+
+    @property
+    def name(self) -> str:
+        return str(self.settings.get("name", ""))
+
+    def solution_code(self) -> str:
+        """The program a correct student writes: every code cell the student receives outside the
+        questions and every solution cell, in order, the markers' lines left out."""
+        parts = []
+        for cell in self.cells:
+            if cell.cell["cell_type"] != "code" or cell.role == "public_tests":
+                continue
+            if cell.role == "plain" and cell.question is not None:
+                continue  # a demonstration inside a question: the student's notebook only
+            parts.append(_without_markers(_source(cell.cell)))
+        return "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _without_markers(source: str) -> str:
+    return "\n".join(line for line in source.splitlines() if line.strip() not in (BEGIN_SOLUTION, END_SOLUTION))
+
+
+def _first_line(source: str) -> str:
+    for line in source.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _after_first_line(source: str) -> str:
+    lines = source.splitlines()
+    for index, line in enumerate(lines):
+        if line.strip():
+            return "\n".join(lines[index + 1 :])
+    return ""
+
+
+def _toml(text: str, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise AssignmentError(f"{where}: {exc}") from None
+
+
+def _known_header(body: str, where: str) -> tuple[dict[str, Any], str]:
+    """A KNOWN cell's ``# key = value`` lines (TOML once the ``#`` goes) and the code after them."""
+    lines = body.splitlines()
+    header = []
+    index = 0
+    while index < len(lines) and lines[index].lstrip().startswith("#"):
+        header.append(lines[index].lstrip()[1:].strip())
+        index += 1
+    return _toml("\n".join(header), where), "\n".join(lines[index:]).strip("\n") + "\n"
+
+
+def defined_functions(code: str) -> list[str]:
+    """The functions a cell defines at its top level (none when it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    return [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def read_master(path: Path) -> Master:
+    """The master notebook at ``path``, its cells sorted by role; AssignmentError names the cell of
+    the first problem found."""
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise AssignmentError(f"{path}: cannot be read as a notebook ({exc})") from None
+    settings: dict[str, Any] | None = None
+    settings_cell = 0
+    questions: list[dict[str, Any]] = []
+    cells: list[StudentCell] = []
+    hidden: dict[str, list[tuple[int, str]]] = {}
+    known: list[KnownVersion] = []
+    current: str | None = None
+    for number, cell in enumerate(notebook.cells, start=1):
+        where = f"{path}: cell {number}"
+        source = _source(cell)
+        first = _first_line(source)
+        nbgrader = (cell.get("metadata") or {}).get("nbgrader") or {}
+        if cell.cell_type == "raw" and first == ASSIGNMENT_MARK:
+            if settings is not None:
+                raise AssignmentError(f"{where}: a second {ASSIGNMENT_MARK} cell (the first is cell {settings_cell})")
+            settings, settings_cell = _toml(_after_first_line(source), where), number
+        elif cell.cell_type == "raw" and first == BEGIN_QUESTION:
+            question = _toml(_after_first_line(source), where)
+            question_id = question.get("id")
+            if not isinstance(question_id, str) or not ID.match(question_id):
+                raise AssignmentError(
+                    f'{where}: a question needs id = "..." (lowercase letters, digits and _, a letter first)'
+                )
+            if any(q["id"] == question_id for q in questions):
+                raise AssignmentError(f"{where}: question id {question_id!r} is already used")
+            questions.append({**question, "cell": number})
+            current = question_id
+        elif cell.cell_type == "raw" and first == END_QUESTION:
+            current = None
+        elif cell.cell_type == "code" and first == HIDDEN_TESTS:
+            if current is None:
+                raise AssignmentError(f"{where}: {HIDDEN_TESTS} outside a question (after its {BEGIN_QUESTION} cell)")
+            hidden.setdefault(current, []).append((number, _after_first_line(source)))
+        elif cell.cell_type == "code" and first in (KNOWN_WRONG, KNOWN_CORRECT):
+            header, code = _known_header(_after_first_line(source), where)
+            known.append(_known_version(header, code, number, current, first == KNOWN_CORRECT, where))
+        else:
+            cells.append(
+                StudentCell(number=number, question=current, role=_role(cell, source, first, nbgrader), cell=cell)
+            )
+    if settings is None:
+        raise AssignmentError(f'{path}: no {ASSIGNMENT_MARK} cell (a raw cell: {ASSIGNMENT_MARK}, then name = "...")')
+    if not questions:
+        raise AssignmentError(f'{path}: no question (a raw cell: {BEGIN_QUESTION}, then id = "..." and points = N)')
+    return Master(
+        path=path,
+        settings=settings,
+        settings_cell=settings_cell,
+        questions=questions,
+        cells=cells,
+        hidden=hidden,
+        known=known,
+    )
+
+
+def _role(cell: Any, source: str, first: str, nbgrader: dict[str, Any]) -> CellRole:
+    if cell.cell_type == "markdown":
+        if first == WRITTEN_SOLUTION or (nbgrader.get("solution") and nbgrader.get("grade")):
+            return "written_solution"
+        return "plain"
+    if cell.cell_type != "code":
+        return "plain"
+    if BEGIN_SOLUTION in source or nbgrader.get("solution"):
+        return "solution"
+    if first == PUBLIC_TESTS or nbgrader.get("grade"):
+        return "public_tests"
+    return "plain"
+
+
+def _known_version(
+    header: dict[str, Any], code: str, number: int, question: str | None, correct: bool, where: str
+) -> KnownVersion:
+    unknown = sorted(set(header) - {"file", "mistake", "verdicts"})
+    if unknown:
+        raise AssignmentError(f"{where}: unknown setting {unknown[0]!r} (file, mistake, verdicts)")
+    file = header.get("file") or f"{question or 'known'}_{number}"
+    file = str(file).removesuffix(".py")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", file) or file == "correct":
+        raise AssignmentError(
+            f"{where}: file = {file!r}: a file name of lowercase letters, digits, _ and - (not correct)"
+        )
+    mistake = header.get("mistake")
+    if not correct and (not isinstance(mistake, str) or not mistake.strip()):
+        raise AssignmentError(f'{where}: a known wrong version needs mistake = "the sentence that names its mistake"')
+    verdicts = header.get("verdicts", {})
+    if not isinstance(verdicts, dict) or not all(isinstance(v, str) for v in verdicts.values()):
+        raise AssignmentError(f'{where}: verdicts = {{ question = "verdict", ... }}')
+    defines = defined_functions(code)
+    if not defines:
+        raise AssignmentError(f"{where}: a known version defines no function")
+    return KnownVersion(
+        number=number,
+        question=question,
+        correct=correct,
+        file=f"{file}.py",
+        mistake=mistake.strip() if isinstance(mistake, str) else None,
+        verdicts=verdicts,
+        code=code,
+        defines=defines,
+    )
