@@ -43,12 +43,19 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_validate(commands: argparse._SubParsersAction) -> None:
     validate = commands.add_parser(
         "validate",
-        help="check lesson files and folders; one line per problem",
-        description="Check lesson files and folders. Prints FILE: WHERE: WHAT for each problem "
-        "(a JSON pointer for JSON, a line number for Markdown and text); exit 0 when all are valid, 2 otherwise.",
+        help="check lesson files and folders, and assignments; one line per problem",
+        description="Check lesson files and folders, and assignment folders (the manifest, the source notebook's "
+        "graded cells and points, the hidden tests' questions, the references' functions, math Jupyter renders). "
+        "With no PATH, the course's lessons and every assignment. Prints FILE: WHERE: WHAT for each problem "
+        "(a JSON pointer for JSON, a line number for Markdown and text, a cell for notebooks); exit 0 when all are "
+        "valid, 2 otherwise.",
     )
     validate.add_argument(
-        "paths", nargs="*", type=Path, metavar="PATH", help="lesson files or folders (default: the course's lessons)"
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="lesson files or folders, assignment folders (default: the course's lessons and assignments)",
     )
     validate.set_defaults(handler=_validate)
 
@@ -56,17 +63,32 @@ def _add_validate(commands: argparse._SubParsersAction) -> None:
 def _validate(args: argparse.Namespace) -> int:
     from course.catalog import load_catalog
 
-    catalog = load_catalog(_lesson_paths(args, args.paths), item_writing=True)
-    _print_problems(catalog.problems, sys.stdout)
+    from autograder.assignment import MANIFEST
+    from autograder.assignment_checks import assignment_problems
+    from course.folder import find_course
+
+    given = list(args.paths)
+    folders = [path for path in given if (path / MANIFEST).is_file()]
+    lessons_given = [path for path in given if path not in folders]
+    if not given:
+        folders = list(find_course(args.course).assignment_folders.values())
+    problems = list(assignment_problems(folder) for folder in folders)
+    found = [problem for each in problems for problem in each]
+    catalog = load_catalog(_lesson_paths(args, lessons_given), item_writing=True) if lessons_given or not given else None
+    lesson_problems = catalog.problems if catalog else []
+    _print_problems([*lesson_problems, *found], sys.stdout)
+    errors = (len(catalog.errors) if catalog else 0) + sum(problem.severity == "error" for problem in found)
+    warnings = (len(catalog.warnings) if catalog else 0) + sum(problem.severity == "warning" for problem in found)
     counts = [
-        (catalog.files, "file"),
-        (len(catalog.lessons), "lesson"),
-        (len(catalog.errors), "error"),
-        (len(catalog.warnings), "warning"),
+        (catalog.files if catalog else 0, "file"),
+        (len(catalog.lessons) if catalog else 0, "lesson"),
+        (len(folders), "assignment"),
+        (errors, "error"),
+        (warnings, "warning"),
     ]
-    (files, lessons, errors, warnings) = [_plural(n, word) for n, word in counts]
-    print(f"{files}: {lessons}, {errors}, {warnings}", file=sys.stderr)
-    return 2 if catalog.errors else 0
+    (files, lessons, assignments, error_count, warning_count) = [_plural(n, word) for n, word in counts]
+    print(f"{files}: {lessons}, {assignments}, {error_count}, {warning_count}", file=sys.stderr)
+    return 2 if errors else 0
 
 
 def _add_init(commands: argparse._SubParsersAction) -> None:
@@ -87,7 +109,9 @@ def _init(args: argparse.Namespace) -> int:
 
     course = init_course(args.folder, args.title)
     print(f"{args.folder}: course {course.title!r} with {len(course.modules)} module and an example assignment")
-    print(f"next: cd {args.folder} && course validate lessons && autograder grade example assignments/example/known")
+    print(
+        f"next: cd {args.folder} && course validate && autograder grade example assignments/example/known --out graded"
+    )
     return 0
 
 
