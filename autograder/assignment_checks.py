@@ -89,7 +89,8 @@ def _notebook_problems(assignment: Assignment) -> list[Problem]:
                 Problem(
                     file=str(assignment.folder / MANIFEST),
                     where=f"question {question.id}",
-                    what=f"worth {question.points:g} points here, but its graded cells in {path.name} hold {held:g}",
+                    what=f"worth {question.points:g} point{'' if question.points == 1 else 's'} here, but its graded "
+                    f"cells in {path.name} hold {held:g}",
                 )
             )
     return problems
@@ -122,9 +123,7 @@ def _hidden_problems(assignment: Assignment, used: dict[str, tuple[Path, int]]) 
                             f"(its questions: {', '.join(sorted(ids))})",
                         )
                     )
-        if not module_mark and any(
-            isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in tree.body
-        ):
+        if not module_mark and any(isinstance(n, ast.FunctionDef) and n.name.startswith("test") for n in tree.body):
             problems.append(
                 Problem(
                     file=str(path),

@@ -121,7 +121,9 @@ def _question_result(
             if question_of_cell(grade_id, question_ids) == question.id and text.replace(ANSWER_STUB, "").strip()
         }
         feedback = "graded by hand" + (
-            f"; {len(written)} written answer(s) to read" if written else "; no written answer found"
+            f"; {len(written)} written answer{'s' if len(written) != 1 else ''} to read"
+            if written
+            else "; no written answer found"
         )
         return QuestionResult(score=0.0, status="manual", feedback=feedback, answers=written, **base)
     if load is None or load.failure:

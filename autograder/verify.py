@@ -91,11 +91,13 @@ class Verification(BaseModel):
 
     @property
     def verdicts_wrong(self) -> int:
-        return sum(d.kind == "verdict" for d in self.disagreements)
+        """Verdicts that differ, each once however many secrets showed it."""
+        return len({(d.file, d.question, d.expected, d.margin) for d in self.disagreements if d.kind == "verdict"})
 
     @property
     def rules_broken(self) -> int:
-        return sum(d.kind == "feedback" for d in self.disagreements)
+        """Feedback rules broken, each once however many secrets showed it."""
+        return len({(d.file, d.question, d.expected, d.margin) for d in self.disagreements if d.kind == "feedback"})
 
 
 class Finding(BaseModel):

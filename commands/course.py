@@ -61,10 +61,9 @@ def _add_validate(commands: argparse._SubParsersAction) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from course.catalog import load_catalog
-
     from autograder.assignment import MANIFEST
     from autograder.assignment_checks import assignment_problems
+    from course.catalog import load_catalog
     from course.folder import find_course
 
     given = list(args.paths)
@@ -74,7 +73,9 @@ def _validate(args: argparse.Namespace) -> int:
         folders = list(find_course(args.course).assignment_folders.values())
     problems = list(assignment_problems(folder) for folder in folders)
     found = [problem for each in problems for problem in each]
-    catalog = load_catalog(_lesson_paths(args, lessons_given), item_writing=True) if lessons_given or not given else None
+    catalog = (
+        load_catalog(_lesson_paths(args, lessons_given), item_writing=True) if lessons_given or not given else None
+    )
     lesson_problems = catalog.problems if catalog else []
     _print_problems([*lesson_problems, *found], sys.stdout)
     errors = (len(catalog.errors) if catalog else 0) + sum(problem.severity == "error" for problem in found)

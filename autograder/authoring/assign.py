@@ -146,6 +146,8 @@ def assignment_files(master: Master, folder: Path) -> dict[str, str]:
         )
         table = _verdicts(questions, master, version)
         verdicts[version.file] = {"mistake": version.mistake, **table} if version.mistake else table
+        if version.feedback:
+            verdicts[version.file]["feedback"] = version.feedback
     files["known/verdicts.toml"] = (
         "# Written by `autograder assign`: each known submission's verdict per question, and the mistake it makes.\n"
         + tomli_w.dumps(verdicts)
@@ -402,7 +404,7 @@ def _write(path: Path, text: str) -> None:
 
 def register(course_file: Path, folder: Path) -> Path | None:
     """List ``folder`` in the last module's ``assignments`` of ``course_file``, unless it is listed
-    already; returns the file when it changed it. Only that list's text changes (comments stay)."""
+    already or lies outside the course's folder; returns the file when it changed it. Only that list's text changes (comments stay)."""
     import tomllib
 
     text = course_file.read_text(encoding="utf-8")
@@ -411,10 +413,9 @@ def register(course_file: Path, folder: Path) -> Path | None:
     listed = {(root / path).resolve() for module in data.get("modules", []) for path in module.get("assignments", [])}
     if folder in listed:
         return None
-    try:
-        relative = folder.relative_to(root).as_posix()
-    except ValueError:
-        relative = os.path.relpath(folder, root)
+    if not folder.is_relative_to(root):
+        return None  # a folder outside the course (a trial run elsewhere): not the course's assignment
+    relative = folder.relative_to(root).as_posix()
     matches = list(re.finditer(r"^assignments\s*=\s*\[(?P<items>[^\]]*)\]", text, re.MULTILINE))
     if matches:
         last = matches[-1]

@@ -11,7 +11,7 @@ each followed by TOML where it takes settings:
     code cell      # PUBLIC TESTS         tests the student sees and runs (or nbgrader's grade metadata)
     code cell      # HIDDEN TESTS         pytest functions of the question's hidden suite
     code cell      # KNOWN WRONG / # KNOWN CORRECT   a known version of some functions, with its settings
-                                          as ``# key = value`` lines (file, mistake, verdicts)
+                                          as ``# key = value`` lines (file, mistake, verdicts, feedback)
 
 Cells carrying nbgrader's own metadata (``nbgrader: {grade, solution, locked, grade_id, points}``, as
 its Create Assignment toolbar writes it, ``cell-<hex>`` ids included) are taken as they are: the
@@ -65,6 +65,7 @@ class KnownVersion(BaseModel):
     file: str
     mistake: str | None = None
     verdicts: dict[str, str] = {}
+    feedback: dict[str, Any] = {}  # verdicts.toml's ["file".feedback] rules, by question
     code: str
     defines: list[str]
 
@@ -225,9 +226,9 @@ def _role(cell: Any, source: str, first: str, nbgrader: dict[str, Any]) -> CellR
 def _known_version(
     header: dict[str, Any], code: str, number: int, question: str | None, correct: bool, where: str
 ) -> KnownVersion:
-    unknown = sorted(set(header) - {"file", "mistake", "verdicts"})
+    unknown = sorted(set(header) - {"file", "mistake", "verdicts", "feedback"})
     if unknown:
-        raise AssignmentError(f"{where}: unknown setting {unknown[0]!r} (file, mistake, verdicts)")
+        raise AssignmentError(f"{where}: unknown setting {unknown[0]!r} (file, mistake, verdicts, feedback)")
     file = header.get("file") or f"{question or 'known'}_{number}"
     file = str(file).removesuffix(".py")
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", file) or file == "correct":
@@ -250,6 +251,7 @@ def _known_version(
         file=f"{file}.py",
         mistake=mistake.strip() if isinstance(mistake, str) else None,
         verdicts=verdicts,
+        feedback=header.get("feedback", {}),
         code=code,
         defines=defines,
     )
