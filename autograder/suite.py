@@ -93,10 +93,14 @@ class SuitePlugin:
 
     @pytest.fixture
     def student(self):
+        """The submission's functions by name (``student.softmax(x)``): each call runs in the sandbox
+        and returns plain data, or fails the test as the student's error or timeout."""
         return self._current().student
 
     @pytest.fixture
     def reference(self):
+        """The reference module this grading compares against (``--reference``; its ``NAME`` is what
+        reports say): the functions the notebook asks for, as the instructor wrote them."""
         return self._current().reference
 
     @pytest.fixture

@@ -178,6 +178,7 @@ def test_course_validate_names_each_assignment_problem_with_its_place(tmp_path, 
     assert course("validate", str(folder)).out.startswith(f"{manifest}: questions.0.rubric.0.id: String should match")
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_grade_refuses_a_hidden_test_of_no_question_before_grading_anyone(tmp_path):
     assert run("course", "init", "c", cwd=tmp_path).returncode == 0

@@ -9,9 +9,11 @@ each followed by TOML where it takes settings:
     code cell      ### BEGIN SOLUTION ... ### END SOLUTION   a solution (or nbgrader's solution metadata)
     markdown cell  <!-- SOLUTION -->      a written answer's model answer
     code cell      # PUBLIC TESTS         tests the student sees and runs (or nbgrader's grade metadata)
-    code cell      # HIDDEN TESTS         pytest functions of the question's hidden suite
-    code cell      # KNOWN WRONG / # KNOWN CORRECT   a known version of some functions, with its settings
-                                          as ``# key = value`` lines (file, mistake, verdicts, feedback)
+    code cell      # HIDDEN TESTS         pytest functions of the question's hidden suite (or a raw cell)
+    raw cell       # KNOWN WRONG / # KNOWN CORRECT   a known version of some functions, with its settings
+                                          as ``# key = value`` lines (file, mistake, verdicts, feedback);
+                                          a raw cell, so running the notebook keeps the solution (a code
+                                          cell is taken too)
 
 Cells carrying nbgrader's own metadata (``nbgrader: {grade, solution, locked, grade_id, points}``, as
 its Create Assignment toolbar writes it, ``cell-<hex>`` ids included) are taken as they are: the
@@ -183,11 +185,11 @@ def read_master(path: Path) -> Master:
             current = question_id
         elif cell.cell_type == "raw" and first == END_QUESTION:
             current = None
-        elif cell.cell_type == "code" and first == HIDDEN_TESTS:
+        elif cell.cell_type in ("code", "raw") and first == HIDDEN_TESTS:
             if current is None:
                 raise AssignmentError(f"{where}: {HIDDEN_TESTS} outside a question (after its {BEGIN_QUESTION} cell)")
             hidden.setdefault(current, []).append((number, _after_first_line(source)))
-        elif cell.cell_type == "code" and first in (KNOWN_WRONG, KNOWN_CORRECT):
+        elif cell.cell_type in ("code", "raw") and first in (KNOWN_WRONG, KNOWN_CORRECT):
             header, code = _known_header(_after_first_line(source), where)
             known.append(_known_version(header, code, number, current, first == KNOWN_CORRECT, where))
         else:

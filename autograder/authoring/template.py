@@ -15,7 +15,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_
 from ..errors import AssignmentError
 from .assign import NAME
 
-MEAN_HIDDEN = '''from autograder.testing import expect_close, expect_number
+MEAN_HIDDEN = '''import pytest
+
+from autograder.testing import expect_close, expect_number
 
 
 @pytest.mark.parametrize("size", [1, 7, 1000])
@@ -63,7 +65,7 @@ def master_notebook(name: str, title: str) -> nbformat.NotebookNode:
             '# PUBLIC TESTS\nassert mean_of(np.array([2.0, 4.0, 9.0])) == 5.0, "the mean of 2, 4 and 9 is 5"'
         ),
         new_code_cell(f"# HIDDEN TESTS\n{MEAN_HIDDEN}"),
-        new_code_cell(
+        new_raw_cell(
             '# KNOWN WRONG\n# file = "mean_off_by_one"\n'
             '# mistake = "It divides by one less than the number of values."\n'
             "def mean_of(values):\n    return float(np.sum(values) / (len(values) - 1)) if len(values) > 1 else 0.0"
