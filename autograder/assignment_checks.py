@@ -21,6 +21,17 @@ from .authoring.math import unrendered_math
 from .errors import AssignmentError
 
 
+def assignments_problems(paths: list[Path], course: Path | None = None) -> tuple[list[Path], list[Problem]]:
+    """The assignment folders among ``paths`` (with none given, every assignment of the course) and
+    their problems."""
+    from course.folder import find_course
+
+    folders = [path for path in paths if (path / MANIFEST).is_file()]
+    if not paths:
+        folders = list(find_course(course).assignment_folders.values())
+    return folders, [problem for folder in folders for problem in assignment_problems(folder)]
+
+
 def assignment_problems(folder: Path) -> list[Problem]:
     """Every problem found in the assignment folder ``folder``, in file order."""
     try:

@@ -61,34 +61,26 @@ def _add_validate(commands: argparse._SubParsersAction) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from autograder.assignment import MANIFEST
-    from autograder.assignment_checks import assignment_problems
+    from autograder.assignment_checks import assignments_problems
     from course.catalog import load_catalog
-    from course.folder import find_course
 
-    given = list(args.paths)
-    folders = [path for path in given if (path / MANIFEST).is_file()]
-    lessons_given = [path for path in given if path not in folders]
-    if not given:
-        folders = list(find_course(args.course).assignment_folders.values())
-    problems = list(assignment_problems(folder) for folder in folders)
-    found = [problem for each in problems for problem in each]
-    catalog = (
-        load_catalog(_lesson_paths(args, lessons_given), item_writing=True) if lessons_given or not given else None
-    )
-    lesson_problems = catalog.problems if catalog else []
-    _print_problems([*lesson_problems, *found], sys.stdout)
-    errors = (len(catalog.errors) if catalog else 0) + sum(problem.severity == "error" for problem in found)
-    warnings = (len(catalog.warnings) if catalog else 0) + sum(problem.severity == "warning" for problem in found)
-    counts = [
-        (catalog.files if catalog else 0, "file"),
-        (len(catalog.lessons) if catalog else 0, "lesson"),
-        (len(folders), "assignment"),
-        (errors, "error"),
-        (warnings, "warning"),
+    folders, found = assignments_problems(args.paths, args.course)
+    lessons = [path for path in args.paths if path not in folders]
+    catalog = load_catalog(_lesson_paths(args, lessons), item_writing=True) if lessons or not args.paths else None
+    problems = [*(catalog.problems if catalog else []), *found]
+    _print_problems(problems, sys.stdout)
+    errors = sum(problem.severity == "error" for problem in problems)
+    files, *rest = [
+        _plural(n, word)
+        for n, word in [
+            (catalog.files if catalog else 0, "file"),
+            (len(catalog.lessons) if catalog else 0, "lesson"),
+            *([(len(folders), "assignment")] if folders else []),  # assignments checked: say how many
+            (errors, "error"),
+            (len(problems) - errors, "warning"),
+        ]
     ]
-    (files, lessons, assignments, error_count, warning_count) = [_plural(n, word) for n, word in counts]
-    print(f"{files}: {lessons}, {assignments}, {error_count}, {warning_count}", file=sys.stderr)
+    print(f"{files}: {', '.join(rest)}", file=sys.stderr)
     return 2 if errors else 0
 
 
