@@ -270,3 +270,20 @@ def test_the_shipped_master_notebooks_grade_known_submissions_as_the_folders_do(
             for r in result.reports
         }
     assert len(graded["today"]) == len(picked) and graded["today"] == graded["master"]
+
+
+def test_the_new_master_notebook_assigns_into_a_folder_that_validates(tmp_path):
+    from autograder.authoring.template import new_master
+    from autograder.suite import hidden_suite
+
+    master = new_master("averages", tmp_path / "averages")
+    assignment = load_assignment(assign(master).folder)
+    assert [(q.id, q.points, q.functions, q.uses, q.manual) for q in assignment.questions] == [
+        ("mean", 1, ["mean_of"], [], False),
+        ("spread", 2, ["variance_of"], ["mean_of"], False),
+        ("written", 2, [], [], True),
+    ]
+    assert assignment_problems(assignment.folder) == []
+    assert assignment.answer_headings == {"written": "3. when does the mean mislead?"}
+    for label in hidden_suite(assignment).plugin.labels.values():  # the docstring-sentence rule
+        assert label["description"][:1].isupper() and label["description"].endswith("."), label
