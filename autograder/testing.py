@@ -165,6 +165,23 @@ def expect_number(value: Any, what: str) -> np.ndarray:
     return expect_array(np.asarray(value), what)
 
 
+def run_notebook_tests(student: Any, setup: str, tests: str, functions: list[str]) -> None:
+    """Run a notebook's own test cell on the student's functions, as nbgrader grades: ``setup`` (the
+    notebook's imports), then ``tests`` (the cell, hidden regions included) with each of
+    ``functions`` the student's, called in the sandbox. A failed ``assert`` fails the check with its
+    message (which the instructor wrote, and the student reads)."""
+    namespace: dict[str, Any] = {}
+    exec(setup, namespace)  # the instructor's code, never the student's
+    namespace.update({name: getattr(student, name) for name in functions})
+    try:
+        exec(tests, namespace)
+    except Mismatch:
+        raise
+    except AssertionError as exc:
+        message = str(exc).strip() or "One of the notebook's tests failed."
+        raise Mismatch(message[:1].upper() + message[1:]) from None
+
+
 def expect_tuple(value: Any, what: str, length: int) -> tuple:
     """``value`` is a tuple (or list) of ``length`` items, as a function returning several values
     gives; returns it as a tuple, to check each item with ``expect_close``."""

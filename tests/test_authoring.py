@@ -287,3 +287,64 @@ def test_the_new_master_notebook_assigns_into_a_folder_that_validates(tmp_path):
     assert assignment.answer_headings == {"written": "3. when does the mean mislead?"}
     for label in hidden_suite(assignment).plugin.labels.values():  # the docstring-sentence rule
         assert label["description"][:1].isupper() and label["description"].endswith("."), label
+
+
+def _pure_nbgrader_notebook(path: Path) -> Path:
+    """A notebook as nbgrader's Create Assignment toolbar makes it, and nothing else: cell-<hex> ids,
+    solution markers, a graded test cell with a hidden region, a graded written answer."""
+    notebook = new_notebook()
+    notebook.cells = [
+        new_markdown_cell("# Sums\n\nWrite `total(x)`, \\(\\sum_i x_i\\)."),
+        new_code_cell("import numpy as np"),
+        _nbgrader_cell(
+            new_code_cell("def total(x):\n    ### BEGIN SOLUTION\n    return float(np.sum(x))\n    ### END SOLUTION"),
+            "cell-9b1c07e5",
+            solution=True,
+        ),
+        _nbgrader_cell(
+            new_code_cell(
+                'assert total([1, 2]) == 3, "the total of 1 and 2 is 3"\n### BEGIN HIDDEN TESTS\n'
+                'assert total(np.arange(5)) == 10, "the total of 0 to 4 is 10"\n### END HIDDEN TESTS'
+            ),
+            "cell-0aa1",
+            grade=True,
+            locked=True,
+            points=2,
+        ),
+        new_markdown_cell("## Why\n\nWhen is a total misleading?"),
+        _nbgrader_cell(new_markdown_cell("When values cancel."), "cell-77", grade=True, solution=True, points=1),
+    ]
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_a_notebook_made_with_nbgraders_toolbar_alone_is_taken(tmp_path):
+    done = assign(_pure_nbgrader_notebook(tmp_path / "Sums.ipynb"), tmp_path / "sums")
+    assignment = load_assignment(done.folder)
+    assert assignment.name == "sums"
+    assert [(q.id, q.points, q.functions, q.manual) for q in assignment.questions] == [
+        ("total", 2, ["total"], False),
+        ("question_2", 1, [], True),
+    ]
+    source = read_source_notebook(assignment)
+    check_source(assignment, source)
+    assert "HIDDEN" not in nbformat.writes(source) and "$\\sum_i x_i$" in source.cells[0].source
+    assert assignment_problems(done.folder) == []
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_an_nbgrader_notebooks_tests_grade_in_the_sandbox(tmp_path):
+    from autograder.batch import GradeOptions, grade_batch
+    from autograder.submissions import find_submissions
+
+    assignment = load_assignment(assign(_pure_nbgrader_notebook(tmp_path / "sums.ipynb"), tmp_path / "sums").folder)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "right.py").write_text("def total(x):\n    return sum(x)\n")
+    (tmp_path / "in" / "shown_only.py").write_text("def total(x):\n    return 3 if len(x) == 2 else 0\n")
+    submissions = find_submissions([tmp_path / "in"]).submissions
+    result = grade_batch(assignment, submissions, tmp_path / "out", GradeOptions(jobs=1))
+    graded = {Path(r.submission).name: r.questions[0] for r in result.reports}
+    assert graded["right.py"].status == "passed"
+    assert graded["shown_only.py"].status == "failed"  # the hidden region caught it
+    assert "The notebook's tests of total pass. The total of 0 to 4 is 10." in graded["shown_only.py"].feedback

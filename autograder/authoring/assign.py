@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..assignment import MANIFEST, Assignment, question_of_cell
 from ..errors import AssignmentError
+from ..release import BEGIN_HIDDEN, END_HIDDEN
 from ..reports.model import Status
 from .master import NBGRADER_CELL_ID, WRITTEN_SOLUTION, Master, StudentCell, defined_functions, read_master
 from .math import jupyter_math
@@ -219,6 +220,10 @@ def student_notebook(master: Master, questions: list[dict[str, Any]]) -> nbforma
             if cell.role == "written_solution":
                 text = "\n".join(line for line in text.splitlines() if line.strip() != WRITTEN_SOLUTION).strip("\n")
             copy.source = jupyter_math(text)
+        elif cell.role == "public_tests":  # nbgrader's hidden regions: graded from hidden/, never shown
+            copy.source = _without_hidden_regions(
+                "".join(copy.source) if isinstance(copy.source, list) else copy.source
+            )
         if cell.question is None:
             if _graded(cell):
                 raise AssignmentError(f"{master.path}: cell {cell.number}: a graded cell that belongs to no question")
@@ -230,6 +235,18 @@ def student_notebook(master: Master, questions: list[dict[str, Any]]) -> nbforma
         cells.append(copy)
     notebook.cells = cells
     return notebook
+
+
+def _without_hidden_regions(source: str) -> str:
+    kept, inside = [], False
+    for line in source.splitlines():
+        if line.strip() == BEGIN_HIDDEN:
+            inside = True
+        elif line.strip() == END_HIDDEN:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept).rstrip("\n")
 
 
 def _master_metadata(master: Master) -> dict[str, Any]:

@@ -196,10 +196,16 @@ def read_master(path: Path) -> Master:
             cells.append(
                 StudentCell(number=number, question=current, role=_role(cell, source, first, nbgrader), cell=cell)
             )
-    if settings is None:
-        raise AssignmentError(f'{path}: no {ASSIGNMENT_MARK} cell (a raw cell: {ASSIGNMENT_MARK}, then name = "...")')
+    if settings is None:  # nbgrader's notebook as it is: named after its file
+        name = re.sub(r"[^a-z0-9]+", "-", path.name.removesuffix(".ipynb").removesuffix(".master").lower()).strip("-")
+        settings, settings_cell = {"name": name}, 1
     if not questions:
-        raise AssignmentError(f'{path}: no question (a raw cell: {BEGIN_QUESTION}, then id = "..." and points = N)')
+        questions = _nbgrader_questions(cells, hidden, path)
+    if not questions:
+        raise AssignmentError(
+            f'{path}: no question (a raw cell: {BEGIN_QUESTION}, then id = "..." and points = N; or nbgrader\'s '
+            "graded cells)"
+        )
     return Master(
         path=path,
         settings=settings,
@@ -209,6 +215,63 @@ def read_master(path: Path) -> Master:
         hidden=hidden,
         known=known,
     )
+
+
+def _nbgrader_questions(
+    cells: list[StudentCell], hidden: dict[str, list[tuple[int, str]]], path: Path
+) -> list[dict[str, Any]]:
+    """Questions found in a notebook with nbgrader's metadata and none of the markers, as nbgrader
+    grades it: each graded cell closes a question made of the solution and Markdown cells since the
+    last one; its id is its grade_id (else the first function its solutions define, else
+    ``question_N``). A graded test cell's code, hidden regions included, becomes the question's hidden
+    test, run on the student's functions (``autograder.testing.run_notebook_tests``)."""
+    questions: list[dict[str, Any]] = []
+    pending: list[int] = []  # indexes in ``cells`` of the question being gathered
+    imports = []
+    for index, cell in enumerate(cells):
+        kind = cell.cell["cell_type"]
+        if cell.role == "plain" and kind == "code":
+            imports.append(_imports(_source(cell.cell)))  # what the tests may need, without running the demos
+        if cell.role == "solution" or (cell.role == "plain" and kind == "markdown"):
+            pending.append(index)
+        if cell.role not in ("public_tests", "written_solution"):
+            continue
+        meta = (cell.cell.get("metadata") or {}).get("nbgrader") or {}
+        solutions = [cells[i] for i in pending if cells[i].role == "solution"]
+        functions = [name for c in solutions for name in defined_functions(_source(c.cell))]
+        taken = {q["id"] for q in questions}
+        candidates = [
+            str(meta.get("grade_id", "")).removesuffix("_tests"),
+            *functions,
+            f"question_{len(questions) + 1}",
+        ]
+        question_id = next(c for c in candidates if ID.match(c) and not NBGRADER_CELL_ID.match(c) and c not in taken)
+        questions.append({"id": question_id, "cell": cell.number})
+        for member in [*pending, index]:
+            cells[member] = cells[member].model_copy(update={"question": question_id})
+        pending = []
+        if cell.role == "public_tests" and functions:
+            hidden[question_id] = [(cell.number, _notebook_tests_module(imports, _source(cell.cell), functions))]
+    return questions
+
+
+def _notebook_tests_module(imports: list[str], tests: str, functions: list[str]) -> str:
+    setup = "\n".join(line for line in imports if line)
+    return (
+        "from autograder.testing import run_notebook_tests\n\n"
+        f"SETUP = {setup!r}\nTESTS = {tests!r}\n\n\n"
+        "def test_the_notebooks_tests_pass(student):\n"
+        f'    """The notebook\'s tests of {", ".join(functions)} pass."""\n'
+        f"    run_notebook_tests(student, SETUP, TESTS, {functions!r})\n"
+    )
+
+
+def _imports(code: str) -> str:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return ""
+    return "\n".join(ast.unparse(node) for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom))
 
 
 def _role(cell: Any, source: str, first: str, nbgrader: dict[str, Any]) -> CellRole:
