@@ -348,3 +348,28 @@ def test_an_nbgrader_notebooks_tests_grade_in_the_sandbox(tmp_path):
     assert graded["right.py"].status == "passed"
     assert graded["shown_only.py"].status == "failed"  # the hidden region caught it
     assert "The notebook's tests of total pass. The total of 0 to 4 is 10." in graded["shown_only.py"].feedback
+
+
+def test_submit_prints_the_problems_running_the_submission_as_the_site_does(monkeypatch, capsys, tmp_path):
+    import service.client
+
+    from commands.autograder import main
+
+    job = {
+        "id": 7,
+        "state": "graded",
+        "server": "https://grades.example",
+        "page": "/submissions/7/",
+        "report": {
+            "score": 0.0,
+            "max_score": 1.0,
+            "questions": [{"id": "mean", "score": 0.0, "max_score": 1.0, "status": "error", "feedback": "x"}],
+            "errors": ["cell 2: NameError: name 'np' is not defined"],
+        },
+    }
+    monkeypatch.setattr(service.client, "submit", lambda *args, **kwargs: job)
+    assert main(["submit", str(tmp_path / "a.ipynb"), "--assignment", "example", "--server", "https://x"]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        "Problems running your submission:",
+        "  cell 2: NameError: name 'np' is not defined",
+    ]
