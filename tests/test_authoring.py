@@ -276,7 +276,11 @@ def test_an_nbgrader_notebooks_tests_grade_in_the_sandbox(tmp_path):
     graded = {Path(r.submission).name: r.questions[0] for r in result.reports}
     assert graded["right.py"].status == "passed"
     assert graded["shown_only.py"].status == "failed"  # the hidden region caught it
-    assert "The notebook's tests of total pass. The total of 0 to 4 is 10." in graded["shown_only.py"].feedback
+    assert graded["shown_only.py"].feedback.splitlines() == [
+        "0 of 1 check passed.",
+        "- The notebook's tests of total pass. The total of 0 to 4 is 10.",
+    ]
+    assert graded["right.py"].feedback == "the one check passed"
 
 
 def test_submit_prints_the_problems_running_the_submission_as_the_site_does(monkeypatch, capsys, tmp_path):
