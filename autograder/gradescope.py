@@ -91,7 +91,9 @@ def export_bundle(assignment: Assignment, project_root: Path, title: str, out: P
             encoding="utf-8",
         )
         folder_copy = course / "assignments" / assignment.name
-        shutil.copytree(assignment.folder, folder_copy, ignore=ignore)
+        # The master notebook (autograder assign's source, known versions and all) is not the grader's.
+        master = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "*.master.ipynb")
+        shutil.copytree(assignment.folder, folder_copy, ignore=master)
         shutil.rmtree(folder_copy / "known", ignore_errors=True)  # the project's own test material
         for path in assignment.reference_paths.values():
             if path.is_file():

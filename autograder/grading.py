@@ -121,7 +121,9 @@ def _question_result(
             if question_of_cell(grade_id, question_ids) == question.id and text.replace(ANSWER_STUB, "").strip()
         }
         feedback = "graded by hand" + (
-            f"; {len(written)} written answer(s) to read" if written else "; no written answer found"
+            f"; {len(written)} written answer{'s' if len(written) != 1 else ''} to read"
+            if written
+            else "; no written answer found"
         )
         return QuestionResult(score=0.0, status="manual", feedback=feedback, answers=written, **base)
     if load is None or load.failure:
@@ -138,7 +140,7 @@ def _question_result(
         status, feedback = "error", f"{', '.join(missing)} is not defined in your submission"
         score = 0.0
     elif passed == len(tests):
-        status, feedback = "passed", f"all {len(tests)} checks passed"
+        status, feedback = "passed", f"all {len(tests)} checks passed" if len(tests) > 1 else "the one check passed"
     else:
         failing = [test for test in tests if test.status != "passed"]
         if passed:
@@ -152,7 +154,7 @@ def _question_result(
             status = "error"
         else:
             status = "failed"
-        lines = [f"{passed} of {len(tests)} checks passed."]
+        lines = [f"{passed} of {len(tests)} check{'s' if len(tests) != 1 else ''} passed."]
         seen: set[str] = set()
         for test in failing:
             line = f"- {test.description} {test.message}"

@@ -2,7 +2,7 @@
 
 The transforms are nbgrader's own preprocessors, used as a library in a fixed order:
 ClearSolutions (solution regions become stubs), ClearHiddenTests (hidden test regions go),
-ClearOutput, LockCells. Before writing, the result is checked: no solution or hidden-test text
+ClearOutput, LockCells; math is written with the delimiters Jupyter renders. Before writing, the result is checked: no solution or hidden-test text
 may survive anywhere in the released files.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 
 from .assignment import ANSWER_STUB, Assignment
+from .authoring.math import jupyter_math
 from .errors import ReleaseError
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -29,6 +30,9 @@ def release(assignment: Assignment, out: Path) -> Path:
     from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions, LockCells
 
     notebook = nbformat.from_dict(source)
+    for cell in notebook.cells:  # \( \) and \[ \] show as text in Jupyter: write what it renders
+        if cell.cell_type == "markdown":
+            cell.source = jupyter_math(cell.source)
     resources: dict = {}
     for preprocessor in (
         ClearSolutions(enforce_metadata=True, text_stub=ANSWER_STUB),

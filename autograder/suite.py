@@ -32,7 +32,7 @@ from _pytest.config import ConftestImportFailure, _prepareconfig
 from _pytest.main import Session
 from _pytest.runner import runtestprotocol
 
-from .assignment import Assignment
+from .assignment import MANIFEST, Assignment
 from .errors import AssignmentError, StudentFault
 from .reports.model import TestOutcome
 from .secret import input_seed
@@ -93,10 +93,14 @@ class SuitePlugin:
 
     @pytest.fixture
     def student(self):
+        """The submission's functions by name (``student.softmax(x)``): each call runs in the sandbox
+        and returns plain data, or fails the test as the student's error or timeout."""
         return self._current().student
 
     @pytest.fixture
     def reference(self):
+        """The reference module this grading compares against (``--reference``; its ``NAME`` is what
+        reports say): the functions the notebook asks for, as the instructor wrote them."""
         return self._current().reference
 
     @pytest.fixture
@@ -312,9 +316,27 @@ def hidden_suite(assignment: Assignment) -> HiddenSuite:
     folder = assignment.hidden_path.resolve()
     suite = _suites.get(folder)
     if suite is not None and suite.fingerprint == _fingerprint(folder):
+        check_questions(assignment, suite)
         return suite
     if suite is not None:
         del _suites[folder]
         suite.close()
     suite = _suites[folder] = HiddenSuite(folder)
+    check_questions(assignment, suite)
     return suite
+
+
+def check_questions(assignment: Assignment, suite: HiddenSuite) -> None:
+    """Every hidden test is marked with a question of the manifest, or AssignmentError names the first
+    that is not (its file and line): otherwise every student would read "no test graded this
+    question" for the question it meant, and its points would be lost to all."""
+    ids = {question.id for question in assignment.questions}
+    for item in suite.items:
+        question = suite.plugin.labels[item]["question"]
+        if question not in ids:
+            file, line, _ = item.location
+            what = "is marked with no question" if question == "unmarked" else f"is marked with question {question!r}"
+            raise AssignmentError(
+                f"{suite.folder / file}:{(line or 0) + 1}: {item.name} {what}, which {MANIFEST} lacks "
+                f"(its questions: {', '.join(sorted(ids))})"
+            )

@@ -5,6 +5,24 @@ inputs and references), so tests check with these helpers, which raise ``Mismatc
 written in plain words: what was expected, and what came back, described by shape, dtype and error
 size rather than by values. Each message is a whole sentence whatever ``what`` names (one value or
 several: "the output of ...", "the weights of ..."): no verb ever has ``what`` as its subject.
+
+The rest of a hidden test's world, for reference:
+
+- **Fixtures** (``autograder.suite.SuitePlugin``): ``student``, the submission's functions, each
+  call run in the sandbox (``student.softmax(x)``); ``reference``, the reference module the grade
+  runs against (``--reference``); ``rng``, a numpy ``Generator`` drawn from the grader's secret,
+  the submission's hash and the test, so a regrade draws the same inputs and another file others.
+- **The question**: a module is marked ``pytestmark = pytest.mark.question("softmax")`` (``autograder
+  assign`` writes it); a test marked with a question the manifest lacks stops ``grade`` before any
+  student is graded (``autograder.suite.check_questions``).
+- **The docstring-sentence rule**: a test's docstring starts with one whole sentence, the check's
+  text the student reads; what follows a blank line is for the instructor. A failed check shows
+  that sentence and the ``Mismatch``'s message; any other exception shows a generic sentence.
+- **uses**: a question's ``uses`` lists graded functions of other questions its functions call;
+  when one of those fails, the feedback says so first (``autograder.causes``).
+- **The grade_id rule**: a notebook cell belongs to the question whose id is its nbgrader
+  ``grade_id``, or begins it followed by ``_`` (``autograder.assignment.question_of_cell``).
+- **Tolerance**: one rule for every value, ``tolerance`` below.
 """
 
 from __future__ import annotations
@@ -21,6 +39,8 @@ class Mismatch(AssertionError):
 
 
 def expect(condition: bool, message: str) -> None:
+    """Fail the check with ``message`` (a whole sentence the student reads) unless ``condition`` holds.
+    Never put a hidden input or a reference value in the message."""
     if not condition:
         raise Mismatch(message)
 
@@ -31,6 +51,7 @@ SMALL = 16
 
 
 def describe(value: Any) -> str:
+    """What ``value`` is, in words a message may show: its kind, and its shape and dtype when small."""
     if isinstance(value, np.ndarray):
         if value.ndim <= 4 and all(size <= SMALL for size in value.shape):
             return f"an array of shape {value.shape} and dtype {value.dtype}"
@@ -144,7 +165,26 @@ def expect_number(value: Any, what: str) -> np.ndarray:
     return expect_array(np.asarray(value), what)
 
 
+def run_notebook_tests(student: Any, setup: str, tests: str, functions: list[str]) -> None:
+    """Run a notebook's own test cell on the student's functions, as nbgrader grades: ``setup`` (the
+    notebook's imports), then ``tests`` (the cell, hidden regions included) with each of
+    ``functions`` the student's, called in the sandbox. A failed ``assert`` fails the check with its
+    message (which the instructor wrote, and the student reads)."""
+    namespace: dict[str, Any] = {}
+    exec(setup, namespace)  # the instructor's code, never the student's
+    namespace.update({name: getattr(student, name) for name in functions})
+    try:
+        exec(tests, namespace)
+    except Mismatch:
+        raise
+    except AssertionError as exc:
+        message = str(exc).strip() or "One of the notebook's tests failed."
+        raise Mismatch(message[:1].upper() + message[1:]) from None
+
+
 def expect_tuple(value: Any, what: str, length: int) -> tuple:
+    """``value`` is a tuple (or list) of ``length`` items, as a function returning several values
+    gives; returns it as a tuple, to check each item with ``expect_close``."""
     expect(
         isinstance(value, tuple | list) and len(value) == length,
         f"Expected {what} to return a tuple of {length} items, but it returned {describe(value)}.",

@@ -33,6 +33,7 @@ from .testing import stricter
 
 VERDICTS_FILE = "verdicts.toml"
 FEEDBACK_KEY = "feedback"  # ["file.py".feedback]: that file's feedback rules, beside its verdicts
+MISTAKE_KEY = "mistake"  # ["file.py"] mistake = "...": the sentence naming a known wrong file's mistake
 PASSING = {"passed", "manual"}  # a submission expected to earn everything it can automatically
 
 
@@ -90,11 +91,13 @@ class Verification(BaseModel):
 
     @property
     def verdicts_wrong(self) -> int:
-        return sum(d.kind == "verdict" for d in self.disagreements)
+        """Verdicts that differ, each once however many secrets showed it."""
+        return len({(d.file, d.question, d.expected, d.margin) for d in self.disagreements if d.kind == "verdict"})
 
     @property
     def rules_broken(self) -> int:
-        return sum(d.kind == "feedback" for d in self.disagreements)
+        """Feedback rules broken, each once however many secrets showed it."""
+        return len({(d.file, d.question, d.expected, d.margin) for d in self.disagreements if d.kind == "feedback"})
 
 
 class Finding(BaseModel):
@@ -142,6 +145,9 @@ def _known(assignment: Assignment) -> tuple[dict[str, dict[str, str]], dict[str,
             raise AssignmentError(f'{path}: [{file!r}] should be a table of question = "verdict"')
         expected = dict(expected)
         rules = expected.pop(FEEDBACK_KEY, {})
+        mistake = expected.pop(MISTAKE_KEY, "")
+        if not isinstance(mistake, str):
+            raise AssignmentError(f'{path}: [{file!r}] {MISTAKE_KEY} should be the sentence naming its mistake, "..."')
         feedback[file] = _feedback_rules(path, file, rules, questions)
         if not expected:
             raise AssignmentError(f"{path}: [{file!r}] lists no verdict")

@@ -44,30 +44,45 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_validate(commands: argparse._SubParsersAction) -> None:
     validate = commands.add_parser(
         "validate",
-        help="check lesson files and folders; one line per problem",
-        description="Check lesson files and folders. Prints FILE: WHERE: WHAT for each problem "
-        "(a JSON pointer for JSON, a line number for Markdown and text); exit 0 when all are valid, 2 otherwise.",
+        help="check lesson files and folders, and assignments; one line per problem",
+        description="Check lesson files and folders, and assignment folders (the manifest, the source notebook's "
+        "graded cells and points, the hidden tests' questions, the references' functions, math Jupyter renders). "
+        "With no PATH, the course's lessons and every assignment. Prints FILE: WHERE: WHAT for each problem "
+        "(a JSON pointer for JSON, a line number for Markdown and text, a cell for notebooks); exit 0 when all are "
+        "valid, 2 otherwise.",
     )
     validate.add_argument(
-        "paths", nargs="*", type=Path, metavar="PATH", help="lesson files or folders (default: the course's lessons)"
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="lesson files or folders, assignment folders (default: the course's lessons and assignments)",
     )
     validate.set_defaults(handler=_validate)
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from autograder.assignment_checks import assignments_problems
     from course.catalog import load_catalog
 
-    catalog = load_catalog(_lesson_paths(args, args.paths), item_writing=True)
-    _print_problems(catalog.problems, sys.stdout)
-    counts = [
-        (catalog.files, "file"),
-        (len(catalog.lessons), "lesson"),
-        (len(catalog.errors), "error"),
-        (len(catalog.warnings), "warning"),
+    folders, found = assignments_problems(args.paths, args.course)
+    lessons = [path for path in args.paths if path not in folders]
+    catalog = load_catalog(_lesson_paths(args, lessons), item_writing=True) if lessons or not args.paths else None
+    problems = [*(catalog.problems if catalog else []), *found]
+    _print_problems(problems, sys.stdout)
+    errors = sum(problem.severity == "error" for problem in problems)
+    files, *rest = [
+        _plural(n, word)
+        for n, word in [
+            (catalog.files if catalog else 0, "file"),
+            (len(catalog.lessons) if catalog else 0, "lesson"),
+            *([(len(folders), "assignment")] if folders else []),  # assignments checked: say how many
+            (errors, "error"),
+            (len(problems) - errors, "warning"),
+        ]
     ]
-    (files, lessons, errors, warnings) = [_plural(n, word) for n, word in counts]
-    print(f"{files}: {lessons}, {errors}, {warnings}", file=sys.stderr)
-    return 2 if catalog.errors else 0
+    print(f"{files}: {', '.join(rest)}", file=sys.stderr)
+    return 2 if errors else 0
 
 
 def _add_init(commands: argparse._SubParsersAction) -> None:
@@ -88,7 +103,9 @@ def _init(args: argparse.Namespace) -> int:
 
     course = init_course(args.folder, args.title)
     print(f"{args.folder}: course {course.title!r} with {len(course.modules)} module and an example assignment")
-    print(f"next: cd {args.folder} && course validate lessons && autograder grade example assignments/example/known")
+    print(
+        f"next: cd {args.folder} && course validate && autograder grade example assignments/example/known --out graded"
+    )
     return 0
 
 

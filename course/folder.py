@@ -176,5 +176,5 @@ def init_course(folder: Path, title: str = "A new course") -> CourseFolder:
         shutil.copytree(source, folder, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     manifest = folder / COURSE_FILE
     manifest.write_text(manifest.read_text(encoding="utf-8").replace("A new course", title), encoding="utf-8")
-    (folder / ".gitignore").write_text(".grader-secret\ngraded/\n", encoding="utf-8")
+    (folder / ".gitignore").write_text(".grader-secret\ngraded/\n.gradewright/\n", encoding="utf-8")
     return read_course(manifest)

@@ -50,26 +50,26 @@ def test_course_init_gives_a_course_that_validates_releases_and_grades(tmp_path)
     assert created.returncode == 0, created.stderr
     course = tmp_path / "demo-course"
     assert find_course(course).title == "Statistics 101"
+    assert ".gradewright/" in (course / ".gitignore").read_text().splitlines()  # the site's secret key, gradebook
     validated = run("course", "validate", cwd=course)
-    assert validated.returncode == 0 and "1 file: 1 lesson, 0 errors, 0 warnings" in validated.stderr
+    assert validated.returncode == 0 and "1 file: 1 lesson, 1 assignment, 0 errors, 0 warnings" in validated.stderr
     exported = run("course", "export", "checks", "--format", "json", "--out", "checks.json", cwd=course)
     assert exported.returncode == 0, exported.stderr
     assert json.loads((course / "checks.json").read_text())["title"] == "Module 1: Getting started, check questions"
     released = run("autograder", "release", "example", "--out", "release", cwd=course)
     assert released.returncode == 0, released.stderr
     assert "BEGIN SOLUTION" not in (course / "release" / "example.ipynb").read_text()
-    inside = course / "assignments" / "example"  # found from below the course's root too
-    graded = run(
-        "autograder", "grade", "example", "known", "--out", course / "graded", "--reference", "numpy", cwd=inside
-    )
+    inside = course / "assignments" / "example"
+    next_step = created.stdout.splitlines()[-1].removeprefix("next: ")  # what course init says to do works
+    graded = subprocess.run(next_step, shell=True, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert graded.returncode == 0, graded.stderr
     report = json.loads((course / "graded" / "correct.json").read_text())
     assert report["score"] == report["max_score"] == 1
     broken = inside / "known" / "wrong.py"
     broken.write_text("def mean_of(values):\n    return 0.0\n")
     graded = run(
-        "autograder", "grade", "example", broken, "--out", course / "graded2", "--reference", "numpy", cwd=course
-    )
+        "autograder", "grade", "example", broken, "--out", course / "graded2", "--reference", "numpy", cwd=inside
+    )  # the course is found from below its root too
     assert json.loads((course / "graded2" / "wrong.json").read_text())["score"] == 0
 
 

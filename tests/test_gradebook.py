@@ -660,7 +660,7 @@ def test_written_answers_are_found_by_their_heading_when_the_metadata_is_gone(tm
     texts = list(written.answers.values())
     assert len(texts) == 2
     assert texts[0].startswith("The three pairs") and texts[1].startswith("Check by intervention")
-    assert "written answer(s) to read" in written.feedback
+    assert "written answers to read" in written.feedback
 
 
 def test_an_exam_taken_online_extended_from_the_command_line(tmp_path, capsys):

@@ -1,6 +1,7 @@
 """The ``autograder`` command: parses arguments, calls one library function, formats the result.
 
-Its subcommands live by group, each defined beside its handler: ``grading`` (grade, release,
+Its subcommands live by group, each defined beside its handler: ``authoring`` (new, assign),
+``grading`` (grade, release,
 doctor, verify, check), ``gradebook`` (marks, reports, history, stats, roster, grades, similarity,
 extend), ``store`` (gradebook upgrade, backup, restore), ``service`` (serve, worker, links,
 accounts, login, submit) and ``platforms`` (lti, export, gradescope-run).
@@ -17,7 +18,7 @@ import argparse
 from collections.abc import Sequence
 
 from .. import common
-from . import gradebook, grading, platforms, service, store
+from . import authoring, gradebook, grading, platforms, service, store
 from .service import _password
 
 # Each command imports what it needs when it runs (numpy, pytest, pydantic, nbgrader, rich's tables):
@@ -38,6 +39,6 @@ def build_parser() -> argparse.ArgumentParser:
         "above it, or --course DIR; an assignment is named as course.toml lists it, or given by path.",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    for group in (grading, gradebook, store, service, platforms):
+    for group in (authoring, grading, gradebook, store, service, platforms):
         group.add_commands(commands)
     return parser

@@ -284,8 +284,8 @@ def _verify(args: argparse.Namespace) -> int:
             on_grading=lambda file: progress.update(task, advance=1, description=shown(file)),
         )
     print(
-        f"{result.assignment}: {len(result.files)} known submissions, {len(result.secrets)} secrets, "
-        f"{result.gradings} gradings (margin {result.margin:g})"
+        f"{result.assignment}: {plural(len(result.files), 'known submission')}, {plural(len(result.secrets), 'secret')}, "
+        f"{plural(result.gradings, 'grading')} (margin {result.margin:g})"
     )
     for file in result.files:
         findings = result.findings(file)
@@ -303,10 +303,16 @@ def _verify(args: argparse.Namespace) -> int:
         print("every verdict holds")
         return 0
     if result.verdicts_wrong:
-        print(f"{result.verdicts_wrong} verdicts differ from known/verdicts.toml")
+        differ = "differs" if result.verdicts_wrong == 1 else "differ"
+        print(f"{plural(result.verdicts_wrong, 'verdict')} {differ} from known/verdicts.toml")
     if result.rules_broken:
-        print(f"{result.rules_broken} feedback rules of known/verdicts.toml are broken")
+        broken = "is" if result.rules_broken == 1 else "are"
+        print(f"{plural(result.rules_broken, 'feedback rule')} of known/verdicts.toml {broken} broken")
     return 1
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def _add_check(commands: argparse._SubParsersAction) -> None:

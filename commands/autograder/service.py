@@ -244,4 +244,8 @@ def _submit(args: argparse.Namespace) -> int:
             print(f"  {question['id']}: {score}{question['status']}")
             for line in (question.get("feedback") or "").splitlines():
                 print(f"      {one_line(line)}")
+        if report.get("errors"):  # as the site's page shows them
+            print("Problems running your submission:")
+            for error in report["errors"]:
+                print(f"  {one_line(error)}")
     return {"graded": 0, "failed": 1}.get(job["state"], 0)

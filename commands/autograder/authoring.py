@@ -1,0 +1,79 @@
+"""``autograder new`` and ``assign``: an assignment written in one master notebook, and the folder
+the grader reads written from it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from untrusted.text import one_line
+
+from ..common import AUTOGRADER
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    new = commands.add_parser(
+        "new",
+        help="write a master notebook to start an assignment from",
+        description="Write assignments/NAME/NAME.master.ipynb (under the course's root, or --out DIR): an assignment "
+        "in one notebook, with one question of each kind (a function, a function that uses it, a written answer), "
+        "which assign, verify and grade accept as it stands.",
+    )
+    new.add_argument("name", metavar="NAME", help="the assignment's name: lowercase words joined by -")
+    new.add_argument("--title", help="its title (default: from the name)")
+    new.add_argument("--out", type=Path, metavar="DIR", help="the folder to write it in (default assignments/NAME)")
+    new.set_defaults(handler=_new)
+    assign = commands.add_parser(
+        "assign",
+        help="write an assignment's folder from its master notebook",
+        description="Read a master notebook and write the assignment's folder: assignment.toml, the source notebook, "
+        "hidden/test_*.py, the reference, known/ with verdicts.toml; and list the folder in course.toml. Files edited "
+        "by hand since assign wrote them are named and nothing is written (--force replaces them). Exit 0 when "
+        "written, 2 otherwise.",
+    )
+    assign.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="the master notebook")
+    assign.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="the assignment's folder (default: the notebook's folder when it has the assignment's name, else a "
+        "folder of that name beside it)",
+    )
+    assign.add_argument("--force", action="store_true", help="replace files edited by hand")
+    assign.set_defaults(handler=_assign)
+
+
+def _new(args: argparse.Namespace) -> int:
+    from autograder.authoring.template import new_master
+    from course.folder import course_or_none
+
+    course = course_or_none(args.course)
+    folder = args.out or (course.root if course else Path.cwd()) / "assignments" / args.name
+    path = new_master(args.name, folder, args.title)
+    print(one_line(str(path)))
+    print(f"next: edit it, then {AUTOGRADER} assign {one_line(str(path))}")
+    return 0
+
+
+def _assign(args: argparse.Namespace) -> int:
+    from autograder.authoring.assign import AssignRefused, assign
+    from course.folder import COURSE_FILE, course_or_none
+
+    course = course_or_none(args.course)
+    try:
+        done = assign(args.notebook, args.out, course.root / COURSE_FILE if course else None, args.force)
+    except AssignRefused as refused:
+        for problem in refused.problems:
+            print(f"{AUTOGRADER}: {one_line(problem)}", file=sys.stderr)
+        print(f"{AUTOGRADER}: nothing written", file=sys.stderr)
+        return 2
+    for rel in done.written:
+        print(f"wrote {one_line(str(done.folder / rel))}")
+    for rel in done.removed:
+        print(f"removed {one_line(str(done.folder / rel))} (the master no longer writes it)")
+    if done.unchanged:
+        print(f"{len(done.unchanged)} file{'s' if len(done.unchanged) != 1 else ''} already up to date")
+    if done.registered:
+        print(f"listed {one_line(str(done.folder))} in {one_line(str(done.registered))}")
+    return 0
