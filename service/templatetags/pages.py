@@ -74,8 +74,8 @@ def ago(value: Any) -> str:
     if when is None:
         return ""
     now = timezone.now()
-    if abs((now - when).total_seconds()) < 60:
-        return "just now"
+    if abs((now - when).total_seconds()) < 60:  # a time ahead is never "just now"
+        return "just now" if when <= now else "in under a minute"
     if when <= now:
         return f"{timesince(when, now, depth=1)} ago"
     return f"in {timeuntil(when, now, depth=1)}"
