@@ -213,9 +213,12 @@ def test_the_window_lists_and_refuses(midterm):
     send(client, "/exams/midterm/")
     assert "the exam closed at" in client.get("/exams/midterm/").content.decode()
     assert not ExamAttempt.objects.filter(exam="midterm").exists()
-    # A student who is not on the exam's roster has no variant: refused, said why.
+    # A student who is not on the exam's roster has no variant: told so, and offered no Start; refused, said why.
     stranger = account()
     OnlineExam.objects.filter(name="midterm").update(closes_at=timezone.now() + timedelta(hours=1))
+    page = stranger.get("/exams/midterm/").content.decode()
+    assert 'id="no-variant"' in page and 'id="start"' not in page and "Start the exam" not in page
+    assert 'id="start"' in client.get("/exams/midterm/").content.decode()  # one on the roster is offered it
     send(stranger, "/exams/midterm/")
     assert "you have no variant of this exam" in stranger.get("/exams/midterm/").content.decode()
     # An exam not set up online, or not listed, is no page.
