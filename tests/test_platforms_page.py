@@ -94,3 +94,26 @@ def test_each_score_not_sent_says_where_it_stands_and_why():
         assert ("1 failed score will" if failing == 1 else f"{failing} failed scores will") + " be sent again" in said
     finally:
         platform.close()
+
+
+def test_the_grade_files_page_warns_as_the_command_line_does():
+    """The warnings `autograder grades export` prints for Canvas's and Moodle's files (empty Canvas
+    ids, which field to map Moodle's import by) are on the page, before the download."""
+    from gradebook.exports import WARNINGS, grades_table
+    from service.access import assignments, book
+
+    from .served import student
+
+    tag = uuid.uuid4().hex[:6]
+    Student.objects.create(student_id=f"no-ids-{tag}", on_roster=True)  # no Canvas or SIS id
+    Student.objects.create(student_id=f"email-{tag}", email=f"e-{tag}@example.edu", on_roster=True)
+    _, staff = student(Member.TA)
+    page = unescape(staff.get("/staff/exports/").content.decode())
+    shown = re.search(r'<section id="export-warnings".*?</section>', page, re.S)
+    assert shown
+    table = grades_table(book(), list(assignments().values()))
+    for kind, label in (("canvas", "Canvas"), ("moodle", "Moodle")):
+        said = WARNINGS[kind](table)
+        assert said and f">{label}</p>" in shown.group(0)
+        assert all(f"<li>{line}</li>" in shown.group(0) for line in said), (kind, said)
+    assert "have no canvas_id or sis_id" in shown.group(0) and "map the import by" in shown.group(0)
