@@ -228,7 +228,7 @@ def test_a_student_hands_in_from_a_cell_with_the_hubs_token_and_another_student_
     lines = submitted.stdout.splitlines()
     job_id = int(lines[-1])
     assert lines[0] == f"submission {job_id} of {ASSIGNMENT}: graded", submitted.stdout
-    assert "score: 10 / 10" in lines, submitted.stdout
+    assert "Score: 10 / 10" in lines, submitted.stdout
     assert f"feedback page: {url}/services/gradewright/submissions/{job_id}/" in lines
     # The second student, with their own hub token: not the first's submission, nor posing as her.
     theirs = httpx.get(

@@ -112,13 +112,9 @@ def badge_colour(state: Any) -> str:
 @register.filter
 def awaiting(report: Any) -> float:
     """The points of a shown report's questions that still wait for hand grading (0 for none)."""
-    if not isinstance(report, dict):
-        return 0.0
-    return sum(
-        float(q.get("max_score") or 0)
-        for q in report.get("questions", [])
-        if q.get("status") == "manual" and not q.get("mark")
-    )
+    from autograder.reports.summary import awaiting_points
+
+    return awaiting_points(report) if isinstance(report, dict) else 0.0
 
 
 @register.simple_tag
