@@ -70,7 +70,8 @@ def real_hub(tmp_path_factory):
     shutil.copytree(EXTENSION / "labextension", labextensions)
     server_config = home / "jupyter-config" / "jupyter_server_config.d"
     server_config.mkdir(parents=True)
-    shutil.copy(EXTENSION / "jupyter-config" / "jupyterlab_gradewright.json", server_config)
+    for name in ("jupyterlab_gradewright.json", "nbgrader_off_for_students.json"):  # pyproject.toml's data files
+        shutil.copy(EXTENSION / "jupyter-config" / name, server_config)
     servers_env = {
         **passed_on,
         "JUPYTER_PATH": str(home / "jupyter"),
@@ -356,6 +357,8 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
                 dialog.locator("select").select_option(ASSIGNMENT)
                 dialog.get_by_role("button", name="OK").click()
 
+            # Only Gradewright's tools: nbgrader (a dependency of the project) shows no menu or panel.
+            expect(lab.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader")).to_have_count(0)
             fetch_from_the_palette()
             panel = lab.locator(".jp-NotebookPanel").first
             expect(panel).to_be_visible(timeout=60_000)
@@ -366,6 +369,8 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
             lab.keyboard.press("Control+A")
             lab.keyboard.type(SOFTMAX)
             toolbar = panel.locator(".jp-NotebookPanel-toolbar")
+            expect(toolbar.get_by_text("Submit", exact=True)).to_be_visible()
+            expect(toolbar.get_by_text("Validate", exact=True)).to_have_count(0)  # nbgrader's button
             toolbar.get_by_text("Check", exact=True).click()
             checked = lab.locator(".jp-Dialog")
             expect(checked.get_by_text("Public tests")).to_be_visible(timeout=180_000)

@@ -21,7 +21,7 @@ DUE = datetime(2026, 11, 2, 9, 0)
 
 
 def late_report(hours_late: float) -> dict:
-    """A report as the API gives it: 8 of 10 earned so far, 3 points awaiting a hand mark, 10% a day late."""
+    """A report as the API gives it: 5 of 10 earned so far, 3 points awaiting a hand mark, 10% a day late."""
     submitted = DUE + timedelta(hours=hours_late)
     return {
         "score": 5.0,

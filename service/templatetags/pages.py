@@ -109,14 +109,6 @@ def badge_colour(state: Any) -> str:
     return BADGES.get(str(state), ("", "secondary"))[1]
 
 
-@register.filter
-def awaiting(report: Any) -> float:
-    """The points of a shown report's questions that still wait for hand grading (0 for none)."""
-    from autograder.reports.summary import awaiting_points
-
-    return awaiting_points(report) if isinstance(report, dict) else 0.0
-
-
 @register.simple_tag
 def course_title() -> str:
     """The course's title (course.toml), for the top bar; the site's name if it cannot be read."""
