@@ -5,7 +5,9 @@ roster and the grade files, their grades kept and shown as dropped; back on the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.utils import timezone
 
@@ -24,7 +26,7 @@ class RosterSync:
     dropped: int  # students taken off it by this sync
 
 
-def _is_student(member: dict) -> bool:
+def _is_student(member: Mapping[str, Any]) -> bool:
     roles = set(member.get("roles") or [])
     if TEACHING_ASSISTANT in roles or (roles & INSTRUCTORS):
         return False
@@ -43,17 +45,17 @@ def sync_roster(context) -> RosterSync:
     service = NamesRolesProvisioningService(
         connector(context.deployment.registration), {"context_memberships_url": context.memberships_url}
     )
-    members = service.get_members()
+    members: list[Mapping[str, Any]] = list(service.get_members())
     listed = {str(member.get("user_id") or "") for member in members}
     # The students the last sync knew in this course and the platform no longer lists.
-    gone = [
+    gone: list[Mapping[str, Any]] = [
         {"user_id": membership.user.sub, "email": membership.user.email or ""}
         for membership in LtiMembership.objects.filter(context=context, is_learner=True, is_active=True).select_related(
             "user"
         )
         if membership.user.sub not in listed
     ]
-    context.update_memberships(members)
+    context.update_memberships([dict(member) for member in members])
     LtiMembership.objects.filter(context=context).exclude(user__sub__in=listed).update(is_active=False)
     registration = context.deployment.registration
     placed, kept = 0, set()
@@ -71,16 +73,16 @@ def sync_roster(context) -> RosterSync:
     leaving = [member for member in members if _is_student(member) and member.get("status", ACTIVE) != ACTIVE]
     dropped = 0
     for member in [*leaving, *gone]:
-        row = _roster_row(registration, member)
-        if row is None or row.pk in kept or row.dropped_at is not None:
+        left = _roster_row(registration, member)
+        if left is None or left.pk in kept or left.dropped_at is not None:
             continue
-        row.on_roster, row.dropped_at = False, timezone.now()
-        row.save(update_fields=["on_roster", "dropped_at"])
+        left.on_roster, left.dropped_at = False, timezone.now()
+        left.save(update_fields=["on_roster", "dropped_at"])
         dropped += 1
     return RosterSync(placed, dropped)
 
 
-def _roster_row(registration, member: dict) -> Student | None:
+def _roster_row(registration, member: Mapping[str, Any]) -> Student | None:
     """The roster's row of a platform member: by SIS id, email, the account their launches made, or
     the id a sync gave a member with neither."""
     from lti_tool.models import LtiUser
@@ -95,7 +97,7 @@ def _roster_row(registration, member: dict) -> Student | None:
     )
 
 
-def _new_row(member: dict) -> Student:
+def _new_row(member: Mapping[str, Any]) -> Student:
     email, sourcedid = str(member.get("email") or ""), str(member.get("lis_person_sourcedid") or "")
     wanted = sourcedid or email or f"lti:{member.get('user_id') or ''}"
     return Student.objects.filter(student_id=wanted).first() or Student(student_id=wanted)
