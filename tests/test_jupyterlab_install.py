@@ -90,7 +90,7 @@ print(json.dumps(ExtensionConfigManager(read_config_path=jupyter_config_path()).
 """
 
 
-@pytest.mark.slow
+@pytest.mark.install  # the CI step of install tests (.ci/run): the default run is at its time limit
 def test_an_editable_install_links_the_extension_for_development(tmp_path):
     bin_ = made_venv(tmp_path / "venv")
     run(
