@@ -401,6 +401,22 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
             site.wait_for_url(f"{url}/services/gradewright/submissions/**", timeout=60_000)
             expect(site.get_by_text(shown.removeprefix("Score: ").split(" /")[0]).first).to_be_visible()
             job_id = int(site.url.rstrip("/").split("/")[-1])
+            # A notebook not fetched from the course (no mark, a name of its own): Submit offers the
+            # course's assignments, and hands it in for the one chosen.
+            document = json.loads(notebook.read_text())
+            document["metadata"].pop("gradewright", None)
+            (homes / "katherine" / "my-copy.ipynb").write_text(json.dumps(document))
+            lab.goto(f"{url}/user/katherine/lab/tree/my-copy.ipynb?reset")  # a workspace of this notebook alone
+            copy_toolbar = lab.locator(".jp-NotebookPanel-toolbar:visible").first
+            expect(copy_toolbar.get_by_text("Submit", exact=True)).to_be_visible(timeout=120_000)
+            copy_toolbar.get_by_text("Submit", exact=True).click()
+            which = lab.locator(".jp-Dialog")
+            expect(which.get_by_text("Hand this notebook in for which assignment?")).to_be_visible(timeout=60_000)
+            which.locator("select").select_option(ASSIGNMENT)
+            which.get_by_role("button", name="OK").click()
+            expect(lab.locator(".jp-gradewright-feedback").last.get_by_text(f"of {ASSIGNMENT}").first).to_be_visible(
+                timeout=60_000
+            )
         finally:
             browser.close()
     # The second student, with their own hub token, is refused the first's submission.
