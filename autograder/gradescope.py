@@ -6,7 +6,9 @@ The bundle (the zip's root is Gradescope's ``/autograder/source``):
 
     setup.sh          installs the project into /autograder/venv (Gradescope's Ubuntu 24.04 image)
     run_autograder    grades /autograder/submission into /autograder/results/results.json
-    project/          this project's source (pyproject.toml and its packages)
+    project/          this project's source: pyproject.toml and everything it names (its packages, found
+                      as its ``packages.find`` finds them, and its data files, such as the JupyterLab
+                      extension's built bundle), so that ``pip install`` of it works as it does here
     course/           a course.toml naming only this assignment, the assignment's folder (its hidden
                       suite and source notebook), its references, and the grader's secret, so that a
                       submission draws the same hidden inputs, and gets the same verdicts, as here
@@ -23,7 +25,9 @@ import os
 import shutil
 import stat
 import tempfile
+import tomllib
 import zipfile
+from fnmatch import fnmatch
 from pathlib import Path
 
 from untrusted.text import storable
@@ -38,13 +42,16 @@ from .secret import SECRET_FILE, grader_secret
 from .submissions import find_submissions
 from .suite import hidden_suite
 
-PROJECT_PACKAGES = ("autograder", "course", "untrusted", "gradebook", "commands", "service")
+# What the bundle leaves out of the project's folders: build products and the extension's npm tree.
+SKIPPED_NAMES = ("__pycache__", "*.pyc", ".*", "node_modules", "*.egg-info")
+SKIPPED = shutil.ignore_patterns(*SKIPPED_NAMES)
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, when the autograder is built (base image: Ubuntu 24.04, Python 3.12).
+# VENV_OPTIONS is for trying it outside Gradescope (--system-site-packages reuses installed packages).
 set -euo pipefail
 apt-get update -qq
 apt-get install -y -qq python3 python3-venv python3-pip bubblewrap
-python3 -m venv /autograder/venv
+python3 -m venv ${VENV_OPTIONS:-} /autograder/venv
 /autograder/venv/bin/pip install --quiet /autograder/source/project
 """
 RUN = """#!/usr/bin/env bash
@@ -77,11 +84,7 @@ def export_bundle(assignment: Assignment, project_root: Path, title: str, out: P
             (source / name).write_text(text, encoding="utf-8")
         project = source / "project"
         project.mkdir()
-        for name in ("pyproject.toml", "README.md"):
-            shutil.copy(project_root / name, project / name)
-        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
-        for package in PROJECT_PACKAGES:
-            shutil.copytree(project_root / package, project / package, ignore=ignore)
+        copy_project(project_root, project)
         course = source / "course"
         (course / "lessons").mkdir(parents=True)
         (course / "course.toml").write_text(
@@ -92,8 +95,7 @@ def export_bundle(assignment: Assignment, project_root: Path, title: str, out: P
         )
         folder_copy = course / "assignments" / assignment.name
         # The master notebook (autograder assign's source, known versions and all) is not the grader's.
-        master = shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "*.master.ipynb")
-        shutil.copytree(assignment.folder, folder_copy, ignore=master)
+        shutil.copytree(assignment.folder, folder_copy, ignore=shutil.ignore_patterns("*.master.ipynb", *SKIPPED_NAMES))
         shutil.rmtree(folder_copy / "known", ignore_errors=True)  # the project's own test material
         for path in assignment.reference_paths.values():
             if path.is_file():
@@ -111,6 +113,32 @@ def export_bundle(assignment: Assignment, project_root: Path, title: str, out: P
                     info.compress_type = zipfile.ZIP_DEFLATED
                     bundle.writestr(info, path.read_bytes())
     return out
+
+
+def copy_project(root: Path, to: Path) -> None:
+    """Copy what ``root/pyproject.toml`` names into ``to``: its readme, its top-level packages (as its
+    ``[tool.setuptools.packages.find]`` includes them) and its ``data-files``, whatever they are, so
+    that a package added to pyproject.toml is in the bundle without a list here to keep in step."""
+    settings = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools = settings.get("tool", {}).get("setuptools", {})
+    shutil.copy(root / "pyproject.toml", to / "pyproject.toml")
+    readme = settings.get("project", {}).get("readme")
+    if isinstance(readme, str):
+        shutil.copy(root / readme, to / readme)
+    patterns = setuptools.get("packages", {}).get("find", {}).get("include", [])
+    for folder in sorted(root.iterdir()):
+        top_level = folder.is_dir() and (folder / "__init__.py").is_file()
+        if top_level and any(fnmatch(folder.name, pattern.split(".")[0]) for pattern in patterns):
+            shutil.copytree(folder, to / folder.name, ignore=SKIPPED)
+    for sources in setuptools.get("data-files", {}).values():
+        for pattern in sources:
+            found = sorted(root.glob(pattern))
+            if not found:
+                raise AutograderError(f"{root / 'pyproject.toml'}: data file {pattern} is missing (build it first)")
+            for path in found:
+                target = to / path.relative_to(root)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(path, target)
 
 
 def project_root() -> Path:

@@ -48,7 +48,7 @@ def check_notebook(path: Path, question: str | None = None, timeout: float = 120
         load = session.load()
     if load.failure:
         return [PublicResult(question=test.question, passed=False, message=load.failure) for test in tests]
-    errors = {error.cell: error for error in load.cell_errors}
+    errors = {error.running: error for error in load.cell_errors}  # by the test cell that ran
     results: dict[str, PublicResult] = {}
     for test in tests:
         error = errors.get(test.index)

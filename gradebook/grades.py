@@ -28,6 +28,7 @@ class CurrentGrade(BaseModel):
     sis_id: str = ""
     submissions: int = 0
     report: Report | None = None
+    dropped: bool = False  # the course's platform says the student left: kept, out of the grade files
 
     @property
     def final_score(self) -> float | None:
@@ -376,6 +377,7 @@ def _current_grades(
                     canvas_id=student.canvas_id,
                     moodle_id=student.moodle_id,
                     sis_id=student.sis_id,
+                    dropped=student.dropped_at is not None,
                     submissions=counts.get(student.id, 0),
                     report=reading.report(submission) if submission is not None else None,
                 ),

@@ -21,6 +21,11 @@ class Student(models.Model):
     moodle_id = models.CharField(max_length=100, blank=True, db_index=True)
     sis_id = models.CharField(max_length=100, blank=True)
     on_roster = models.BooleanField(default=False)
+    # When the course's platform last said the student left the course (removed, Inactive or Deleted
+    # in its membership): off the roster and the grade files, their grades kept and shown as dropped.
+    # Nullable with no default, so that adding it keeps the table (SQLite remakes a table, and drops
+    # its triggers, for a column with a default).
+    dropped_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.student_id

@@ -18,7 +18,9 @@ from typing import Any
 
 import httpx
 
-from .errors import GradewrightError
+from autograder.reports.summary import score_summary
+
+from .errors import GradewrightError, NotebookExists, Unreachable, WhichAssignment
 
 WAIT_SECONDS = 600  # how long submit() waits for its feedback
 HUB_USER_HEADER = "X-Gradewright-Hub-User"  # service/hub.py CLAIMED_USER_HEADER
@@ -34,7 +36,7 @@ class Connection:
         try:
             response = httpx.request(method, url, headers=self.headers, timeout=60, **options)
         except httpx.HTTPError as exc:
-            raise GradewrightError(f"{self.server}: cannot reach the server ({type(exc).__name__})") from None
+            raise Unreachable(f"{self.server}: cannot reach the server ({type(exc).__name__})") from None
         if response.status_code >= 400:
             try:
                 message = response.json().get("error") or response.status_code
@@ -48,19 +50,17 @@ class Connection:
         try:
             data = response.json()
         except ValueError:
-            raise GradewrightError(
-                f"{self.server}{path}: the server answered {response.status_code}, not JSON"
-            ) from None
+            raise Unreachable(f"{self.server}{path}: the server answered {response.status_code}, not JSON") from None
         if not isinstance(data, dict):
-            raise GradewrightError(f"{self.server}{path}: the server answered something unexpected")
+            raise Unreachable(f"{self.server}{path}: the server answered something unexpected")
         return data
 
 
 def connect(server: str | None = None) -> Connection:
     """The service and the credentials to reach it with (see the module's text)."""
-    from service.client import LAST, _saved
+    from service.client import LAST, saved_logins
 
-    saved = _saved()
+    saved = saved_logins()
     chosen = server or os.environ.get("GRADEWRIGHT_URL") or saved.get(LAST)
     if not isinstance(chosen, str) or not chosen:
         raise GradewrightError(
@@ -112,7 +112,9 @@ def assignment_of(notebook: Path, known: list[str]) -> str:
     for guess in (notebook.stem, notebook.parent.name):
         if guess in known:
             return guess
-    raise GradewrightError(f"{notebook.name}: which assignment is it? pass assignment=, one of: {', '.join(known)}")
+    raise WhichAssignment(
+        f"{notebook.name}: which assignment is it? pass assignment=, one of: {', '.join(known)}", known
+    )
 
 
 def _number(value: Any) -> str:
@@ -137,8 +139,9 @@ class Feedback:
         job = self.data
         lines = [f"submission {job['id']} of {job['assignment']}: {job['state']}"]
         report = job.get("report") or {}
-        if report.get("final_score") is not None:
-            lines.append(f"score: {report['final_score']:g} / {_number(report.get('max_score'))}")
+        told = score_summary(report)
+        if told is not None:
+            lines += told.lines()
         elif job["state"] == "graded":
             lines.append(f"hidden tests' results: {report.get('hidden_results', 'not shown')}")
         for question in report.get("questions", []):
@@ -203,7 +206,7 @@ def fetch(
     target = Path(folder) if folder is not None else Path.home() / assignment
     path = target / name
     if path.exists() and not overwrite:
-        raise GradewrightError(f"{path} exists already (your work?): kept; pass overwrite=True to replace it")
+        raise NotebookExists(f"{path} exists already (your work?): kept; pass overwrite=True to replace it")
     try:
         document = response.json()
     except ValueError:

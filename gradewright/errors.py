@@ -1,7 +1,12 @@
 """Errors of the ``gradewright`` package (hand-in from a notebook cell); each message is one line.
 
-GradewrightError     base: the server refused (its own words), cannot be reached, or there is no
-                     notebook, assignment or sign-in to hand in with
+GradewrightError     base: the server refused (its own words), or there is no notebook, assignment or
+                     sign-in to hand in with
+ +-- NotebookExists  fetch() would replace a notebook there already (the student's work)
+ +-- WhichAssignment the notebook does not say which assignment it is; ``known`` lists the course's
+ +-- Unreachable     the server cannot be reached, or answered something that is not its API's
+
+JupyterLab's server side (jupyterlab_gradewright/handlers.py) answers each with its own status.
 """
 
 from __future__ import annotations
@@ -12,3 +17,17 @@ class GradewrightError(Exception):
 
     def _render_traceback_(self) -> list[str]:  # IPython's hook for how an exception is shown
         return [f"gradewright: {self}"]
+
+
+class NotebookExists(GradewrightError):
+    pass
+
+
+class WhichAssignment(GradewrightError):
+    def __init__(self, message: str, known: list[str]) -> None:
+        super().__init__(message)
+        self.known = known
+
+
+class Unreachable(GradewrightError):
+    pass

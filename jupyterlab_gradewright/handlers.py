@@ -1,6 +1,8 @@
 """The server side of JupyterLab's buttons, under ``<base_url>gradewright/``: each calls one function
 of gradewright/cell.py in a thread (they wait on the network), with the notebook's path taken within
-the server's root folder. A refusal is ``{"error": ...}`` with the service's own words."""
+the server's root folder. A refusal is ``{"error": ...}`` with the service's own words, its status
+chosen by the error's type (STATUSES); a notebook that does not say its assignment is answered with
+the course's assignments to choose from (``{"error": ..., "assignments": [...]}``)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,21 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from autograder.reports.summary import score_summary
 from gradewright import cell
-from gradewright.errors import GradewrightError
+from gradewright.errors import GradewrightError, NotebookExists, Unreachable, WhichAssignment
+
+# The answer's status for each kind of refusal (the first that matches, most specific first).
+STATUSES: list[tuple[type[GradewrightError], int]] = [
+    (NotebookExists, 409),  # the panel offers to replace it or keep it
+    (WhichAssignment, 422),  # the panel offers the course's assignments
+    (Unreachable, 502),
+    (GradewrightError, 400),
+]
+
+
+def status_of(error: GradewrightError) -> int:
+    return next(status for kind, status in STATUSES if isinstance(error, kind))
 
 
 class Base(APIHandler):
@@ -43,16 +58,27 @@ class Base(APIHandler):
         try:
             result = await asyncio.to_thread(work, *args, **kwargs)
         except GradewrightError as refused:
-            self.set_status(409 if str(refused).endswith("pass overwrite=True to replace it") else 400)
-            self.finish(json.dumps({"error": str(refused)}))
+            self.set_status(status_of(refused))
+            answer: dict[str, Any] = {"error": str(refused)}
+            if isinstance(refused, WhichAssignment):
+                answer["assignments"] = refused.known
+            self.finish(json.dumps(answer))
             return
         self.set_status(status)
         self.finish(json.dumps(result))
 
 
 def _job(job: dict[str, Any], server: str) -> dict[str, Any]:
+    """The submission as the API gives it, with what the panel shows in the site's words: the score
+    and lateness lines (autograder/reports/summary.py, as the submission page writes them)."""
     feedback = cell.Feedback(job, server)
-    return {**job, "page_url": feedback.page, "summary": feedback.summary()}
+    told = score_summary(job.get("report") or {})
+    return {
+        **job,
+        "page_url": feedback.page,
+        "summary": feedback.summary(),
+        "score_lines": told.lines() if told is not None else [],
+    }
 
 
 class Assignments(Base):

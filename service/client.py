@@ -22,7 +22,8 @@ def config_path() -> Path:
     return base / "gradewright" / "servers.json"
 
 
-def _saved() -> dict[str, Any]:
+def saved_logins() -> dict[str, Any]:
+    """Each server's saved sign-in ({server: {"username", "token"}}, and LAST: the last one used)."""
     path = config_path()
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -49,7 +50,7 @@ def _call(method: str, url: str, **options: Any) -> dict[str, Any]:
 def login(server: str, username: str, password: str) -> Path:
     """Ask the server for a token and keep it for this server."""
     data = _call("POST", f"{server.rstrip('/')}/api/v1/token", data={"username": username, "password": password})
-    saved = _saved()
+    saved = saved_logins()
     saved[server.rstrip("/")] = {"username": data["username"], "token": data["token"]}
     saved[LAST] = server.rstrip("/")
     path = config_path()
@@ -63,7 +64,7 @@ def login(server: str, username: str, password: str) -> Path:
 def submit(server: str | None, notebook: Path, assignment: str, wait: bool = True) -> dict[str, Any]:
     """Upload a notebook to ``server`` (None: the one of the last login); with ``wait``, the
     submission once graded (its report as shown to the student), with the ``server`` it went to."""
-    saved = _saved()
+    saved = saved_logins()
     if server is None:
         server = saved.get(LAST)
         if not isinstance(server, str):

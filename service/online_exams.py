@@ -127,6 +127,8 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
         "attempt": attempt,
         "open": sessions.open_to(exam, student, now),
         "terms": sessions.terms_of(exam, student),
+        # Said before Start, rather than refused after it (sessions.start refuses it as well).
+        "no_variant": sessions.variant_for(key, student) is None,
     }
     if attempt is None or attempt.ended_at is not None:
         if attempt is not None and sessions.results_visible(exam, attempt, now):

@@ -265,6 +265,13 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     return response
 
 
+LABELS = {
+    "canvas": "Canvas",
+    "moodle": "Moodle",
+    "csv": "plain CSV",
+}  # the grade files' formats, as the page names them
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 @staff_required
@@ -273,10 +280,18 @@ def exports_page(request: HttpRequest) -> HttpResponse:
     import tempfile
     from pathlib import Path
 
-    from gradebook.exports import FORMATS, export_grades
+    from gradebook.exports import FORMATS, WARNINGS, export_grades, grades_table
 
     if request.method == "GET":
-        return render(request, "service/exports.html", {"assignments": assignments().values(), "formats": FORMATS})
+        # What `autograder grades export` warns of for each platform's file of the whole course (the
+        # page's default choice), said before the download, which can carry no message of its own.
+        table = grades_table(book(), list(assignments().values()))
+        warnings = [(LABELS.get(kind, kind), said) for kind, warn in WARNINGS.items() if (said := warn(table))]
+        return render(
+            request,
+            "service/exports.html",
+            {"assignments": assignments().values(), "formats": FORMATS, "warnings": warnings},
+        )
     form = forms.Export(request.POST, assignments=assignments(), formats=FORMATS)
     if not form.is_valid():
         raise BadRequest(f"choose a format and at least one assignment ({form.first_error()})")

@@ -70,7 +70,8 @@ def real_hub(tmp_path_factory):
     shutil.copytree(EXTENSION / "labextension", labextensions)
     server_config = home / "jupyter-config" / "jupyter_server_config.d"
     server_config.mkdir(parents=True)
-    shutil.copy(EXTENSION / "jupyter-config" / "jupyterlab_gradewright.json", server_config)
+    for name in ("jupyterlab_gradewright.json", "nbgrader_off_for_students.json"):  # pyproject.toml's data files
+        shutil.copy(EXTENSION / "jupyter-config" / name, server_config)
     servers_env = {
         **passed_on,
         "JUPYTER_PATH": str(home / "jupyter"),
@@ -228,7 +229,7 @@ def test_a_student_hands_in_from_a_cell_with_the_hubs_token_and_another_student_
     lines = submitted.stdout.splitlines()
     job_id = int(lines[-1])
     assert lines[0] == f"submission {job_id} of {ASSIGNMENT}: graded", submitted.stdout
-    assert "score: 10 / 10" in lines, submitted.stdout
+    assert "Score: 10 / 10" in lines, submitted.stdout
     assert f"feedback page: {url}/services/gradewright/submissions/{job_id}/" in lines
     # The second student, with their own hub token: not the first's submission, nor posing as her.
     theirs = httpx.get(
@@ -356,6 +357,8 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
                 dialog.locator("select").select_option(ASSIGNMENT)
                 dialog.get_by_role("button", name="OK").click()
 
+            # Only Gradewright's tools: nbgrader (a dependency of the project) shows no menu or panel.
+            expect(lab.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader")).to_have_count(0)
             fetch_from_the_palette()
             panel = lab.locator(".jp-NotebookPanel").first
             expect(panel).to_be_visible(timeout=60_000)
@@ -366,6 +369,8 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
             lab.keyboard.press("Control+A")
             lab.keyboard.type(SOFTMAX)
             toolbar = panel.locator(".jp-NotebookPanel-toolbar")
+            expect(toolbar.get_by_text("Submit", exact=True)).to_be_visible()
+            expect(toolbar.get_by_text("Validate", exact=True)).to_have_count(0)  # nbgrader's button
             toolbar.get_by_text("Check", exact=True).click()
             checked = lab.locator(".jp-Dialog")
             expect(checked.get_by_text("Public tests")).to_be_visible(timeout=180_000)
@@ -396,6 +401,22 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
             site.wait_for_url(f"{url}/services/gradewright/submissions/**", timeout=60_000)
             expect(site.get_by_text(shown.removeprefix("Score: ").split(" /")[0]).first).to_be_visible()
             job_id = int(site.url.rstrip("/").split("/")[-1])
+            # A notebook not fetched from the course (no mark, a name of its own): Submit offers the
+            # course's assignments, and hands it in for the one chosen.
+            document = json.loads(notebook.read_text())
+            document["metadata"].pop("gradewright", None)
+            (homes / "katherine" / "my-copy.ipynb").write_text(json.dumps(document))
+            lab.goto(f"{url}/user/katherine/lab/tree/my-copy.ipynb?reset")  # a workspace of this notebook alone
+            copy_toolbar = lab.locator(".jp-NotebookPanel-toolbar:visible").first
+            expect(copy_toolbar.get_by_text("Submit", exact=True)).to_be_visible(timeout=120_000)
+            copy_toolbar.get_by_text("Submit", exact=True).click()
+            which = lab.locator(".jp-Dialog")
+            expect(which.get_by_text("Hand this notebook in for which assignment?")).to_be_visible(timeout=60_000)
+            which.locator("select").select_option(ASSIGNMENT)
+            which.get_by_role("button", name="OK").click()
+            expect(lab.locator(".jp-gradewright-feedback").last.get_by_text(f"of {ASSIGNMENT}").first).to_be_visible(
+                timeout=60_000
+            )
         finally:
             browser.close()
     # The second student, with their own hub token, is refused the first's submission.

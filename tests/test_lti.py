@@ -683,9 +683,9 @@ def test_the_instructor_in_the_browser_sees_the_scores_not_sent_and_sends_the_fa
                 assert time.monotonic() < deadline, "the worker never tried to send the pending score"
                 time.sleep(0.5)
                 staff.reload()
-            expect(pending).to_contain_text("pending")
+            expect(pending).to_contain_text("to be tried again")
             staff.get_by_role("button", name="Send the failed scores again").click()
-            expect(staff.locator("text=1 failed scores will be sent again")).to_be_visible()
+            expect(staff.locator("text=1 failed score will be sent again")).to_be_visible()
             expect(staff.locator("table.scores-to-send tr[data-state=failed]")).to_have_count(0)
         finally:
             browser.close()

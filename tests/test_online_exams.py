@@ -213,9 +213,12 @@ def test_the_window_lists_and_refuses(midterm):
     send(client, "/exams/midterm/")
     assert "the exam closed at" in client.get("/exams/midterm/").content.decode()
     assert not ExamAttempt.objects.filter(exam="midterm").exists()
-    # A student who is not on the exam's roster has no variant: refused, said why.
+    # A student who is not on the exam's roster has no variant: told so, and offered no Start; refused, said why.
     stranger = account()
     OnlineExam.objects.filter(name="midterm").update(closes_at=timezone.now() + timedelta(hours=1))
+    page = stranger.get("/exams/midterm/").content.decode()
+    assert 'id="no-variant"' in page and 'id="start"' not in page and "Start the exam" not in page
+    assert 'id="start"' in client.get("/exams/midterm/").content.decode()  # one on the roster is offered it
     send(stranger, "/exams/midterm/")
     assert "you have no variant of this exam" in stranger.get("/exams/midterm/").content.decode()
     # An exam not set up online, or not listed, is no page.
@@ -855,3 +858,31 @@ def test_an_exam_placed_by_deep_linking_and_its_score_sent_at_the_end(midterm, l
     assert item_url == line_item["id"]
     assert (score["scoreGiven"], score["scoreMaximum"]) == (1, 5)
     assert score["gradingProgress"] == "PendingManual" and score["activityProgress"] == "Completed"
+
+
+def test_an_exam_placed_twice_sends_the_score_to_the_column_the_student_launched(midterm, lms):
+    """Both columns kept in the course: the score goes where the student's launch came from, as an
+    assignment's does, not to the column the exam was first launched from."""
+    from service.lti.outbox import send_due
+
+    from .lti_platform import LEARNER
+    from .test_lti import launch
+
+    key = midterm["key"]
+    first = lms.add_line_item({"label": key.title, "scoreMaximum": 5, "resourceId": "exam:midterm"})
+    second = lms.add_line_item({"label": f"{key.title} (again)", "scoreMaximum": 5, "resourceId": "exam:midterm"})
+    for student_id, column in ((midterm["ids"][1], first), (midterm["ids"][2], second)):
+        sub = f"learner-{uuid.uuid4().hex[:6]}"
+        Student.objects.update_or_create(
+            student_id=student_id, defaults={"email": f"{sub}@example.edu", "on_roster": True}
+        )
+        client = Client()
+        landed = launch(client, lms, sub, [LEARNER], custom={"exam": "midterm"}, lineitem=column["id"])
+        assert landed.status_code == 302 and landed["Location"] == "/exams/midterm/"
+        client.post("/exams/midterm/")
+        question = variant(key, student_id).questions[0]
+        client.post("/exams/midterm/answer", {"position": question.position, "value": key.correct_letter(question)})
+        client.post("/exams/midterm/submit")
+        send_due()
+        (item_url, score), *_ = [entry for entry in lms.scores if entry[1]["userId"] == sub]
+        assert item_url == column["id"] and score["scoreGiven"] == 1

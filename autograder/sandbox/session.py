@@ -70,21 +70,30 @@ class CellError(BaseModel):
     type: str
     message: str
     line: int | None = None
+    ran_from: int | None = None  # the cell that ran when the error came from code of another (``cell``)
 
     @classmethod
     def from_worker(cls, error: Any) -> CellError | None:
         if not isinstance(error, dict) or type(error.get("cell")) is not int:
             return None
-        line = error.get("line")
+        line, ran_from = error.get("line"), error.get("ran_from")
         return cls(
             cell=error["cell"],
             type=storable(bounded(str(error.get("type", "")), 100)),
             message=storable(bounded(str(error.get("message", "")), MAX_CELL_MESSAGE)),
             line=line if type(line) is int else None,
+            ran_from=ran_from if type(ran_from) is int else None,
         )
+
+    @property
+    def running(self) -> int:
+        """The cell that was running when it failed (a public test cell that called the failing code)."""
+        return self.ran_from if self.ran_from is not None else self.cell
 
     def __str__(self) -> str:
         where = f"cell {self.cell}" + (f", line {self.line}" if self.line else "")
+        if self.ran_from is not None:
+            where += f" (called from cell {self.ran_from})"
         return f"{where}: {self.type}: {self.message}" if self.message else f"{where}: {self.type}"
 
 

@@ -181,6 +181,17 @@ def _where(tb, filename_prefix: str = "<") -> int | None:
     return line
 
 
+def _cell_where(tb, running: int) -> tuple[int, int | None]:
+    """The cell and line of the innermost frame of the student's cells: a function defined in one
+    cell and called from another failed in the cell that defines it (``running`` when none)."""
+    cell, line = running, None
+    for frame, lineno in traceback.walk_tb(tb):
+        name = frame.f_code.co_filename
+        if name.startswith("<cell ") and name.endswith(">") and name[6:-1].isdigit():
+            cell, line = int(name[6:-1]), lineno
+    return cell, line
+
+
 def _run_cells(namespace: dict, cells: list[dict]) -> list[dict]:
     import warnings
 
@@ -202,9 +213,14 @@ def _run_cells(namespace: dict, cells: list[dict]) -> list[dict]:
                 }
             )
         except BaseException as exc:  # every failure of student code is reported, not raised
-            line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else _where(exc.__traceback__)
+            where, line = cell["index"], getattr(exc, "lineno", None)
+            if not isinstance(exc, SyntaxError):
+                where, line = _cell_where(exc.__traceback__, cell["index"])
             message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-            errors.append({"cell": cell["index"], "type": type(exc).__name__, "message": message[:500], "line": line})
+            error = {"cell": where, "type": type(exc).__name__, "message": message[:500], "line": line}
+            if where != cell["index"]:
+                error["ran_from"] = cell["index"]  # the cell that called it
+            errors.append(error)
     return errors
 
 

@@ -27,10 +27,13 @@ WARNINGS = {name: writer.warnings for name, writer in _WRITERS.items() if hasatt
 def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing = "empty") -> GradesTable:
     """Every student on the roster or with a submission, with a final score per assignment: empty
     where nothing was handed in, or zero with ``missing="zero"``; with ``missing="skip"``, the
-    students who handed in none of these assignments are left out."""
+    students who handed in none of these assignments are left out. Students who left the course
+    (dropped by its platform) are left out: their grades are kept in the gradebook."""
     rows: dict[str, StudentRow] = {}
     for spec in specs:
         for grade in book.run(partial(current_grades, book, spec, everyone=True)):
+            if grade.dropped:
+                continue
             row = rows.setdefault(
                 grade.student_id,
                 StudentRow(

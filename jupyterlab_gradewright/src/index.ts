@@ -23,11 +23,16 @@ type Json = { [key: string]: any };
 class Refused extends Error {
   constructor(
     message: string,
-    readonly status: number
+    readonly status: number,
+    readonly data: Json = {}
   ) {
     super(message);
   }
 }
+
+// The server side's statuses (handlers.py STATUSES): each kind of refusal has its own.
+const NOTEBOOK_EXISTS = 409;
+const WHICH_ASSIGNMENT = 422;
 
 async function call(path: string, method = 'GET', body?: Json): Promise<Json> {
   const settings = ServerConnection.makeSettings();
@@ -44,7 +49,7 @@ async function call(path: string, method = 'GET', body?: Json): Promise<Json> {
     throw new Refused(`the server answered ${response.status}`, response.status);
   }
   if (!response.ok) {
-    throw new Refused(String(data.error ?? response.status), response.status);
+    throw new Refused(String(data.error ?? response.status), response.status, data);
   }
   return data;
 }
@@ -86,9 +91,11 @@ class FeedbackPanel extends Widget {
     node.appendChild(text('p', `State: ${job.state}`, 'jp-gradewright-state'));
     const report = job.report as Json | undefined;
     if (report) {
-      if (report.final_score !== null && report.final_score !== undefined) {
-        node.appendChild(
-          text('p', `Score: ${score(report.final_score)} / ${score(report.max_score)}`, 'jp-gradewright-score')
+      // The score and lateness in the site's words, written by the server side with the site's code.
+      const lines: string[] = job.score_lines ?? [];
+      if (lines.length) {
+        lines.forEach((line, index) =>
+          node.appendChild(text('p', line, index === 0 ? 'jp-gradewright-score' : 'jp-gradewright-late'))
         );
       } else {
         node.appendChild(text('p', `Hidden tests' results: ${report.hidden_results}`));
@@ -139,7 +146,7 @@ async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
   try {
     fetched = await call('fetch', 'POST', { assignment: chosen.value });
   } catch (error) {
-    if (!(error instanceof Refused) || error.status !== 409) {
+    if (!(error instanceof Refused) || error.status !== NOTEBOOK_EXISTS) {
       await showErrorMessage('Fetch refused', String((error as Error).message));
       return;
     }
@@ -182,8 +189,24 @@ async function submitNotebook(app: JupyterFrontEnd, panel: NotebookPanel): Promi
   try {
     job = await call('submit', 'POST', { path: panel.context.path });
   } catch (error) {
-    await showErrorMessage('Submit refused', String((error as Error).message));
-    return;
+    if (!(error instanceof Refused) || error.status !== WHICH_ASSIGNMENT) {
+      await showErrorMessage('Submit refused', String((error as Error).message));
+      return;
+    }
+    // A notebook not fetched from the course does not say its assignment: the student chooses.
+    const chosen = await InputDialog.getItem({
+      title: 'Hand this notebook in for which assignment?',
+      items: (error.data.assignments ?? []).map(String)
+    });
+    if (!chosen.button.accept || !chosen.value) {
+      return;
+    }
+    try {
+      job = await call('submit', 'POST', { path: panel.context.path, assignment: chosen.value });
+    } catch (again) {
+      await showErrorMessage('Submit refused', String((again as Error).message));
+      return;
+    }
   }
   const content = new FeedbackPanel(job);
   const widget = new MainAreaWidget({ content });

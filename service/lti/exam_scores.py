@@ -51,21 +51,21 @@ def exam_resource(launch_url: str, name: str, key: ExamKey):
 
 
 def remember_exam_line_item(lti_launch, name: str, key: ExamKey) -> None:
-    """On a launch of an exam: the line item the platform bound to its link (made by deep linking)."""
-    from lti_tool.models import LtiLineItem
+    """On a launch of an exam: the line item the platform bound to the launched link (made by deep
+    linking) is the exam's column in that course from now on, as an assignment's is (scores.py's
+    remember_line_item): an exam placed twice sends its score to the column the student launched."""
+    from .scores import bind_line_item, resource_link_of
 
     bound = (lti_launch.ags_claim or {}).get("lineitem")
-    if not bound or LtiLineItem.objects.filter(context=lti_launch.context, resource_id=resource_id(name)).exists():
+    if not bound:
         return
-    LtiLineItem.objects.update_or_create(
-        url=bound,
-        defaults={
-            "context": lti_launch.context,
-            "maximum_score": exam_maximum(key),
-            "label": key.title,
-            "resource_id": resource_id(name),
-            "tag": LINE_ITEM_TAG,
-        },
+    bind_line_item(
+        lti_launch.context,
+        resource_id(name),
+        bound,
+        label=key.title,
+        maximum_score=exam_maximum(key),
+        resource_link=resource_link_of(lti_launch),
     )
 
 

@@ -77,7 +77,7 @@ def _student_row(member: Member, lti_user, claims: dict) -> Student:
             if Student.objects.filter(student_id=wanted).exists():  # another account's: never shared
                 wanted = f"lti:{lti_user.registration_id}:{lti_user.sub}"
             row, _ = Student.objects.get_or_create(student_id=wanted)
-    row.on_roster = True
+    row.on_roster, row.dropped_at = True, None  # launched from the course: in it
     row.name = row.name or lti_user.name
     row.email = row.email or lti_user.email
     row.sis_id = row.sis_id or sourcedid

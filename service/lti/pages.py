@@ -9,11 +9,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
 from .. import forms
 from ..access import instructor_required
 from ..errors import LtiError
+from ..models import ScoreToSend
 from .outbox import retry_failed, unsent
 from .platforms import add_platform, platform_settings, registrations, tool_addresses
 
@@ -27,7 +30,10 @@ def platforms_page(request: HttpRequest) -> HttpResponse:
     form = forms.Platform(request.POST)
     if request.method == "POST" and form.value("action") == "retry":
         count = retry_failed()
-        messages.success(request, f"{count} failed scores will be sent again")
+        messages.success(
+            request,
+            ngettext("%d failed score will be sent again", "%d failed scores will be sent again", count) % count,
+        )
         return redirect("platforms")
     if request.method == "POST":
         # Every field is text here, checked by platform_settings, which names the one it refuses.
@@ -44,7 +50,7 @@ def platforms_page(request: HttpRequest) -> HttpResponse:
 
 
 def _context(request: HttpRequest, form: dict) -> dict:
-    base = request.build_absolute_uri("/")
+    base, now = request.build_absolute_uri("/"), timezone.now()
     rows = [
         {
             "registration": registration,
@@ -56,5 +62,20 @@ def _context(request: HttpRequest, form: dict) -> dict:
     return {
         "rows": rows,
         "form": form,
-        "unsent": [(score, f"{score.score_given:g}", f"{score.score_maximum:g}") for score in unsent()[:500]],
+        "unsent": [
+            (score, f"{score.score_given:g}", f"{score.score_maximum:g}", *delivery(score, now))
+            for score in unsent()[:500]
+        ],
     }
+
+
+def delivery(score: ScoreToSend, now) -> tuple[str, str]:
+    """Where a score not sent stands, in words, and why. A sender that claims a score moves its next
+    attempt past the claim (outbox.CLAIM): one never tried whose next attempt is ahead is being sent."""
+    if score.state == ScoreToSend.FAILED:
+        return "failed", score.last_error
+    if score.attempts == 0 and score.next_attempt_at > now:
+        return "being sent", "a worker's sender is sending it now; if it does not finish, it is tried again"
+    if score.attempts:
+        return "to be tried again", score.last_error or "the last attempt did not reach the platform"
+    return "waiting", "the workers' sender takes it on its next pass (or `autograder lti send-scores` at once)"

@@ -82,11 +82,11 @@ def remember_line_item(lti_launch, spec: AssignmentSpec) -> None:
         url,
         label=spec.title or spec.name,
         maximum_score=maximum(spec),
-        resource_link=_resource_link(lti_launch),
+        resource_link=resource_link_of(lti_launch),
     )
 
 
-def _resource_link(lti_launch):
+def resource_link_of(lti_launch):
     """The launch's resource link (django-lti keeps them), by which a column can be found again."""
     from lti_tool.models import LtiResourceLink
 

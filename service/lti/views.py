@@ -163,6 +163,9 @@ class Launch(LtiLaunchBaseView):
     def handle_deep_linking_launch(self, request, lti_launch):
         if role_of(lti_launch.roles_claim or []) == Member.STUDENT:
             return refused(request, "only the course's instructors and teaching assistants place assignments")
+        # django-lti clears the session on every launch: signed in again, as a resource launch
+        # does, so that the instructor's other tabs of the site still answer after placing.
+        login(request, account_for(lti_launch), backend=BACKEND)
         # The platform shows this page in its own dialog: the launch may be framed (FRAMED).
         return render(
             request,

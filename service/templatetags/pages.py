@@ -74,8 +74,8 @@ def ago(value: Any) -> str:
     if when is None:
         return ""
     now = timezone.now()
-    if abs((now - when).total_seconds()) < 60:
-        return "just now"
+    if abs((now - when).total_seconds()) < 60:  # a time ahead is never "just now"
+        return "just now" if when <= now else "in under a minute"
     if when <= now:
         return f"{timesince(when, now, depth=1)} ago"
     return f"in {timeuntil(when, now, depth=1)}"
@@ -107,18 +107,6 @@ def badge(state: Any) -> SafeString:
 @register.filter
 def badge_colour(state: Any) -> str:
     return BADGES.get(str(state), ("", "secondary"))[1]
-
-
-@register.filter
-def awaiting(report: Any) -> float:
-    """The points of a shown report's questions that still wait for hand grading (0 for none)."""
-    if not isinstance(report, dict):
-        return 0.0
-    return sum(
-        float(q.get("max_score") or 0)
-        for q in report.get("questions", [])
-        if q.get("status") == "manual" and not q.get("mark")
-    )
 
 
 @register.simple_tag

@@ -1,0 +1,84 @@
+"""A submission's score as every face says it to its student: the site's submission page, the
+JupyterLab panel and ``gradewright.submit()`` in a notebook all show these words, from this one
+function, read from the report as the service's API gives it (a JSON object).
+
+    Score: 5 / 10 so far; 3 points await hand grading
+    Late by 2 days: penalty 1 (20%); final score 4 / 10 (handed in 1 day 2 hours after the due time;
+    each day begun is charged as a whole day)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+def points(value: Any) -> str:
+    """A score for display: at most six decimals, no trailing zeros (``7.375``, ``10``)."""
+    return "" if value is None else f"{round(float(value), 6):g}"
+
+
+def _plural(count: float, word: str) -> str:
+    return f"{points(count)} {word}{'' if count == 1 else 's'}"
+
+
+def awaiting_points(report: Mapping[str, Any]) -> float:
+    """The points of the report's questions that still wait for hand grading (0 for none)."""
+    return sum(
+        float(q.get("max_score") or 0)
+        for q in report.get("questions", [])
+        if isinstance(q, Mapping) and q.get("status") == "manual" and not q.get("mark")
+    )
+
+
+def _elapsed(submitted_at: str, due: str) -> str:
+    """How long after the due time, in the two largest units: ``1 day 2 hours``, ``3 hours 5 minutes``."""
+    try:
+        seconds = int((datetime.fromisoformat(submitted_at) - datetime.fromisoformat(due)).total_seconds())
+    except (TypeError, ValueError):
+        return ""
+    days, rest = divmod(max(seconds, 0), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes = rest // 60
+    parts = [(days, "day"), (hours, "hour"), (minutes, "minute")]
+    shown = [_plural(n, unit) for n, unit in parts if n][:2]
+    return " ".join(shown) or "less than a minute"
+
+
+@dataclass(frozen=True)
+class ScoreSummary:
+    score: str  # "Score: 5 / 10"
+    awaiting: str  # "so far; 3 points await hand grading", or ""
+    late: str  # "Late by 2 days: penalty 1 (20%); final score 4 / 10 (...)", or ""
+
+    def lines(self) -> list[str]:
+        return [f"{self.score} {self.awaiting}".rstrip()] + ([self.late] if self.late else [])
+
+
+def score_summary(report: Mapping[str, Any]) -> ScoreSummary | None:
+    """What the student is told of their score (None: the score is not shown to them yet)."""
+    if report.get("score") is None:
+        return None
+    out_of = points(report.get("max_score"))
+    waiting = awaiting_points(report)
+    awaiting = ""
+    if waiting:
+        awaiting = f"so far; {_plural(waiting, 'point')} await{'s' if waiting == 1 else ''} hand grading"
+    late = report.get("late")
+    late_text = ""
+    if isinstance(late, Mapping) and late.get("percent"):
+        final = f"penalty {points(late.get('points'))} ({points(late.get('percent'))}%); final score "
+        final += f"{points(report.get('final_score'))} / {out_of}"
+        if late.get("after_late_until"):
+            late_text = f"Handed in after the last day late work is accepted: {final}"
+        else:
+            unit = str(late.get("unit") or "day")
+            elapsed = _elapsed(str(late.get("submitted_at")), str(late.get("due")))
+            how = f"handed in {elapsed} after the due time; " if elapsed else ""
+            late_text = (
+                f"Late by {_plural(int(late.get('units_late') or 0), unit)}: {final} "
+                f"({how}each {unit} begun is charged as a whole {unit})"
+            )
+    return ScoreSummary(score=f"Score: {points(report.get('score'))} / {out_of}", awaiting=awaiting, late=late_text)
