@@ -21,7 +21,7 @@ from autograder.reports.model import Report
 from autograder.submissions import Submission
 from course.folder import CourseFolder
 from gradebook.book import Gradebook
-from gradebook.errors import GradebookError
+from gradebook.errors import GradebookError, LeaseLost
 from gradebook.grading import store_for
 
 from .lti.outbox import ScoreSender
@@ -149,11 +149,13 @@ def grade_claimed(job: Job, course: CourseFolder, state: Path, options: GradeOpt
     again by a later claim, or ended as failed once its attempts run out)."""
     try:
         grade_one(job, course, state, options, executor)
+    except LeaseLost:
+        return 0  # another worker holds the job now: nothing of this grading was kept (logged by the rule)
     except (AutograderError, GradebookError) as exc:
         # The grader's own failure (the student's failures are in their report): tried again
         # by the next claim until the attempts run out, then the job ends as failed.
         if job.attempts >= MAX_ATTEMPTS:
-            finish(job, None, error=str(exc))
+            finish(job, None, error=str(exc), strict=False)
         else:
             release(job)
         return 0

@@ -103,6 +103,7 @@ def test_a_grade_and_its_jobs_end_are_written_together_or_not_at_all(monkeypatch
         size=1,
         sha256="3" * 64,
         state=Job.GRADING,
+        lease="a" * 32,  # a claim's token: the job's end is written with it
     )
     spec = assignments()["sequences-and-attention"]
     report = Report(
