@@ -393,7 +393,7 @@ def _grade(
             store=store_for(book, spec),
         )
         for username, submission, name in handed:
-            latest[(username, spec.name)] = _job(spec, students[username], submission, name, Job)
+            latest[(username, spec.name)] = _job(spec, students[username], submission, name, Job, state)
     return latest
 
 
@@ -451,7 +451,7 @@ def _near_copy(data: bytes) -> bytes:
     return ("# my attention, written from scratch\n" + "\n".join(lines) + "\n").encode()
 
 
-def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any) -> Any:
+def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any, state: Path) -> Any:
     """The graded submission as the service's job, with the times an upload graded then has."""
     from gradebook.models import Submission as Recorded
 
@@ -460,7 +460,7 @@ def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any) ->
     job = job_model.objects.create(
         student=student,
         assignment=spec.name,
-        file=str(submission.path),
+        file=str(submission.path.relative_to(state)),  # as service.uploads keeps it
         original_name=name,
         size=submission.path.stat().st_size,
         sha256=submission.sha256,
