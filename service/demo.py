@@ -573,8 +573,7 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
     from course.folder import find_course
     from gradebook.extensions import extend_exam
 
-    from .access import book
-    from .access import course as served_course
+    from .access import book, reread_course
     from .exam_sessions import key_of, save_answer, start, submit, variant_for
     from .models import ExamAttempt, OnlineExam
 
@@ -590,7 +589,7 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
     exam_folder = folder / "exams" / "midterm"
     build_exam(roster, exam_folder, seed=4, questions=4, open_questions=1, lessons=lessons, title="Midterm (demo)")
     _list_exam(folder / "course.toml", "exams/midterm")
-    served_course.cache_clear()  # the course as it lists the exam now
+    reread_course()  # the course as it lists the exam now
     if "midterm" not in find_course(folder).exam_folders:
         raise ServiceSetupError(f"{folder / 'course.toml'}: the demo's exam could not be listed in it")
     exam = OnlineExam.objects.create(
