@@ -26,6 +26,7 @@ from gradebook.errors import GradebookError, LeaseLost
 from gradebook.grading import store_for
 
 from .errors import UploadUnreadable
+from .exam_grading import grade_queued_exam
 from .lti.outbox import ScoreSender
 from .models import Job
 from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
@@ -141,6 +142,8 @@ def _grade_jobs(
         if job is None:
             # No hand-in waits: a similarity report the staff asked for, which stops for the hand-ins
             # that come while it runs (grading first: a report may take a minute).
+            if grade_queued_exam(name):  # an online exam the staff asked to grade
+                continue
             first = GradeFirst(name, course, state, options, executor)
             if similarity_queued(course, name, first):
                 graded += first.graded
