@@ -69,7 +69,7 @@ class LeaseRule:
             for row in found:
                 if len(claimed) == limit:
                     break
-                written = {self.token: secrets.token_hex(16), self.expires: now + self.length}
+                written = {**self.new_lease(), self.expires: now + self.length}
                 written.update(changes(row) if changes else {})
                 # The row as it was read: another claimer that took it meanwhile changed its token.
                 still = candidates.filter(pk=row.pk, **{self.token: getattr(row, self.token)})
@@ -79,6 +79,10 @@ class LeaseRule:
                     setattr(row, name, value)
                 claimed.append(row)
         return claimed
+
+    def new_lease(self) -> dict[str, Any]:
+        """A lease's columns for a row made already held (a report computed at once by a command)."""
+        return {self.token: secrets.token_hex(16), self.expires: timezone.now() + self.length}
 
     def _held(self, row: Any) -> models.QuerySet:
         token = getattr(row, self.token)
@@ -103,7 +107,7 @@ class LeaseRule:
         held = (
             self._held(row).filter(**(also or {})) if getattr(row, self.token) else self.model._default_manager.none()
         )
-        written = {self.token: ""}
+        written: dict[str, Any] = {self.token: ""}
         if self.model._meta.get_field(self.expires).null:
             written[self.expires] = None  # no lease: nothing to expire
         if held.update(**{**written, **changes}):

@@ -22,7 +22,6 @@ looked up among its fingerprints at once, and only those that may be listed are 
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -644,8 +643,7 @@ def run_now(
             started_at=now,
             heartbeat_at=now,
             worker="command line",
-            lease=secrets.token_hex(16),
-            lease_expires_at=now + STALE,
+            **similarity_runs().new_lease(),
         )
     )
     return _compute(book, spec, run, progress)
