@@ -431,6 +431,7 @@ def restore(
                         if not suffix:
                             moved.append(aside)
                 shutil.move(copy, gradebook)  # a rename, unless the gradebook is on another file system
+                os.chmod(gradebook, 0o600)  # password hashes, LTI keys and grades: its owner's only
                 where = str(gradebook)
             elif url is not None:  # (the one or the other, as checked before extracting)
                 counts, where = _restore_postgres(url, folder / POSTGRES_MEMBER, force, archive_path)

@@ -6,6 +6,7 @@
      ├── NotFound              a student or assignment the gradebook does not know
      ├── BadFile               a roster, marks or grades file that cannot be used as a whole
      │                         (repeated ids, another assignment's marks, missing columns)
+     ├── LeaseLost             a queue's row finished by a holder whose lease another took (gradebook.leases)
      └── BadEdit               a change the staff asked for that cannot be made (a mark's score
                                outside 0..the question's points, from marks.give_mark; a rubric
                                item out of bounds, for a question not graded by hand; an exam mark
@@ -51,3 +52,8 @@ def dependency_error(exc: BaseException, where: str) -> GradebookError | None:
     if isinstance(exc, utils.DatabaseError):
         return GradebookUnavailable(f"{where}: not a gradebook, or a damaged one ({text[:200]}); nothing was changed")
     return None
+
+
+class LeaseLost(GradebookError):
+    """A queue's row finished by a holder that no longer held its lease (gradebook.leases): nothing
+    it wrote in that transaction is kept."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import sys
 import threading
 import zlib
@@ -23,6 +24,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
+from django.db import transaction
 
 from autograder.submissions import Unreadable, extract
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from . import models
     from .book import Gradebook
 
+logger = logging.getLogger("gradewright.jobs")
 K = 25  # copydetect's default noise threshold: the shortest run of filtered code counted as shared
 # The fingerprinting scheme: kept with each row; a row of another scheme is fingerprinted again.
 SCHEME = 1
@@ -190,9 +193,16 @@ def remember(book: Gradebook, sha256: str, path: Path) -> None:
 
     if book.objects(Fingerprint).filter(sha256=sha256, scheme=SCHEME).exists():
         return
-    book.objects(Fingerprint).filter(sha256=sha256).delete()  # another scheme's
-    # ignore_conflicts: two workers recording the same file at once keep one row, and neither fails.
-    book.objects(Fingerprint).bulk_create([_row(sha256, fingerprint_file(path))], ignore_conflicts=True)
+    # Similarity never costs a grade: whatever the tokenizer or the row's write raises is logged and
+    # left (in a savepoint: the grade's transaction goes on); a report fingerprints the file again.
+    try:
+        row = _row(sha256, fingerprint_file(path))
+        with transaction.atomic(using=book.alias):
+            book.objects(Fingerprint).filter(sha256=sha256).delete()  # another scheme's
+            # ignore_conflicts: two workers recording the same file at once keep one row, and neither fails.
+            book.objects(Fingerprint).bulk_create([row], ignore_conflicts=True)
+    except Exception:
+        logger.exception("%s: could not be fingerprinted for similarity; its grade is recorded all the same", path)
 
 
 def fingerprints(book: Gradebook, files: dict[str, str], pause: Callable[[], None] | None = None) -> dict[str, Code]:

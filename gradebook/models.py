@@ -225,6 +225,8 @@ class SimilarityRun(models.Model):
     finished_at = models.DateTimeField(null=True)
     heartbeat_at = models.DateTimeField(null=True)  # its worker's last progress: long silent, it is run again
     worker = models.CharField(max_length=200, blank=True)
+    lease = models.CharField(max_length=32, blank=True)  # the claim's token (gradebook.leases)
+    lease_expires_at = models.DateTimeField(null=True)  # renewed with each heartbeat; past it, run again
     done = models.PositiveIntegerField(default=0)  # candidate pairs compared so far ...
     total = models.PositiveIntegerField(default=0)  # ... of these
     report = models.JSONField(null=True)  # similarity.SimilarityReport, once done

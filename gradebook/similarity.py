@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.errors import AutograderError
 
-from .errors import GradebookError, NotFound
+from .errors import GradebookError, LeaseLost, NotFound
 from .fingerprints import Code, K, copydetect_utils, filtered, fingerprints, starter
 
 if TYPE_CHECKING:
@@ -570,6 +570,15 @@ def report_of_run(run: models.SimilarityRun) -> SimilarityReport | None:
     return None if run.report is None else SimilarityReport.model_validate(run.report)
 
 
+def similarity_runs():
+    """The similarity runs' lease (gradebook.leases): a run's worker renews it with each heartbeat;
+    silent for ``STALE``, the run is another worker's to compute."""
+    from .leases import LeaseRule
+    from .models import SimilarityRun
+
+    return LeaseRule(SimilarityRun, STALE, what="similarity run")
+
+
 def _compute(
     book: Gradebook,
     spec: AssignmentSpec,
@@ -580,10 +589,16 @@ def _compute(
     from .models import SimilarityRun
 
     last = [0.0]
+    rule = similarity_runs()
 
     def said(done: int, total: int) -> None:
         if time.monotonic() - last[0] > 0.5 or done == total:  # a write a half-second at most, for the page
-            book.objects(SimilarityRun).filter(id=run.id).update(done=done, total=total, heartbeat_at=datetime.now(UTC))
+            # The heartbeat renews the lease, with the claim's token: a run another worker took stops here.
+            if not rule.renew(run):
+                raise LeaseLost(f"similarity run {run.id}: another worker took it over")
+            book.objects(SimilarityRun).filter(id=run.id, lease=run.lease).update(
+                done=done, total=total, heartbeat_at=datetime.now(UTC)
+            )
             last[0] = time.monotonic()
         if progress is not None:
             progress(done, total)
@@ -593,11 +608,11 @@ def _compute(
     except BaseException as exc:
         # Stopped too (Ctrl-C, a worker's SIGTERM): the page says so, and a new report may be asked for.
         said_why = str(exc) if isinstance(exc, GradebookError) else "stopped before it was done"
-        book.objects(SimilarityRun).filter(id=run.id).update(
-            state=SimilarityRun.FAILED, error=said_why, finished_at=datetime.now(UTC)
-        )
+        if not isinstance(exc, LeaseLost):
+            rule.finish(run, state=SimilarityRun.FAILED, error=said_why, finished_at=datetime.now(UTC))
         raise
-    book.objects(SimilarityRun).filter(id=run.id).update(
+    rule.finish(
+        run,
         state=SimilarityRun.DONE,
         report=report.model_dump(mode="json"),
         finished_at=datetime.now(UTC),
@@ -628,6 +643,7 @@ def run_now(
             started_at=now,
             heartbeat_at=now,
             worker="command line",
+            **similarity_runs().new_lease(),
         )
     )
     return _compute(book, spec, run, progress)
@@ -646,24 +662,16 @@ def work_on_queued(
 
     now = datetime.now(UTC)
     waiting = book.objects(SimilarityRun).filter(
-        Q(state=SimilarityRun.QUEUED) | Q(state=SimilarityRun.RUNNING, heartbeat_at__lt=now - STALE)
+        Q(state=SimilarityRun.QUEUED)
+        | Q(state=SimilarityRun.RUNNING, lease_expires_at__lt=now)
+        | Q(state=SimilarityRun.RUNNING, lease_expires_at__isnull=True, heartbeat_at__lt=now - STALE)  # before leases
     )
-    for run in waiting.order_by("id")[:5]:
-        # Claimed by the one worker whose update finds it as it was read.
-        claimed = (
-            book.objects(SimilarityRun)
-            .filter(id=run.id, state=run.state, heartbeat_at=run.heartbeat_at)
-            .update(state=SimilarityRun.RUNNING, worker=worker, started_at=now, heartbeat_at=now, done=0, total=0)
-        )
-        if not claimed:
-            continue
-        run.refresh_from_db(using=book.alias)
+    changes = {"state": SimilarityRun.RUNNING, "worker": worker, "started_at": now, "heartbeat_at": now}
+    for run in similarity_runs().claim(waiting.order_by("id"), changes=lambda _: {**changes, "done": 0, "total": 0}):
         try:
             spec = spec_of(run.assignment)
         except (AutograderError, GradebookError) as exc:  # the course folder's: the run says why
-            book.objects(SimilarityRun).filter(id=run.id).update(
-                state=SimilarityRun.FAILED, error=str(exc), finished_at=datetime.now(UTC)
-            )
+            similarity_runs().finish(run, state=SimilarityRun.FAILED, error=str(exc), finished_at=datetime.now(UTC))
             return True
         try:
             _compute(book, spec, run, None, pause)

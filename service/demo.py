@@ -393,7 +393,7 @@ def _grade(
             store=store_for(book, spec),
         )
         for username, submission, name in handed:
-            latest[(username, spec.name)] = _job(spec, students[username], submission, name, Job)
+            latest[(username, spec.name)] = _job(spec, students[username], submission, name, Job, state)
     return latest
 
 
@@ -451,7 +451,7 @@ def _near_copy(data: bytes) -> bytes:
     return ("# my attention, written from scratch\n" + "\n".join(lines) + "\n").encode()
 
 
-def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any) -> Any:
+def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any, state: Path) -> Any:
     """The graded submission as the service's job, with the times an upload graded then has."""
     from gradebook.models import Submission as Recorded
 
@@ -460,7 +460,7 @@ def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any) ->
     job = job_model.objects.create(
         student=student,
         assignment=spec.name,
-        file=str(submission.path),
+        file=str(submission.path.relative_to(state)),  # as service.uploads keeps it
         original_name=name,
         size=submission.path.stat().st_size,
         sha256=submission.sha256,
@@ -573,8 +573,7 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
     from course.folder import find_course
     from gradebook.extensions import extend_exam
 
-    from .access import book
-    from .access import course as served_course
+    from .access import book, reread_course
     from .exam_sessions import key_of, save_answer, start, submit, variant_for
     from .models import ExamAttempt, OnlineExam
 
@@ -590,7 +589,7 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
     exam_folder = folder / "exams" / "midterm"
     build_exam(roster, exam_folder, seed=4, questions=4, open_questions=1, lessons=lessons, title="Midterm (demo)")
     _list_exam(folder / "course.toml", "exams/midterm")
-    served_course.cache_clear()  # the course as it lists the exam now
+    reread_course()  # the course as it lists the exam now
     if "midterm" not in find_course(folder).exam_folders:
         raise ServiceSetupError(f"{folder / 'course.toml'}: the demo's exam could not be listed in it")
     exam = OnlineExam.objects.create(

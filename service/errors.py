@@ -4,6 +4,8 @@ ServiceError          base
  ├── ServiceSetupError  the service cannot start here (no course, a state folder it cannot write)
  ├── UploadRefused      a hand-in refused before anything runs (too large, not a notebook, over
  │                      the submission limit); shown to the student
+ ├── UploadUnreadable   a job's stored upload cannot be read (gone, or not readable after a
+ │                      restore): the job fails with why, and no grade is changed
  ├── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused
  ├── LtiError           a platform's registration is incomplete, or a platform's service refused
  │                      (pylti1p3's LtiException is translated here, in service/lti/)
@@ -23,6 +25,10 @@ class ServiceSetupError(ServiceError):
 
 
 class UploadRefused(ServiceError):
+    pass
+
+
+class UploadUnreadable(ServiceError):
     pass
 
 

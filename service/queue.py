@@ -1,17 +1,19 @@
 """The queue of hand-ins, in the database: jobs are made here (a hand-in's by ``service.uploads``, a
-regrade's by ``regrade``) and claimed, renewed and ended here. A worker claims the oldest queued job in a transaction
-(PostgreSQL skips rows another worker holds; SQLite lets one writer at a time) with a lease, renews
-the lease while it grades (``Lease``), and records the grade and ends the job in one transaction
-(``service.worker``). A job whose worker died is claimed again once its lease expires; after
+regrade's by ``regrade``) and claimed, renewed and ended here. A worker claims the queued job whose turn is first
+(``fair_order``: a student's next job waits behind every other student's first) with a lease, by the
+one lease rule (``gradebook.leases``), renews the lease while it grades (``Lease``), and records the
+grade and ends the job with the claim's token in one transaction (``service.worker``): a worker
+that lost its lease meanwhile writes nothing. A job whose worker died is claimed again once its lease expires; after
 ``MAX_ATTEMPTS`` it ends as failed, which its student sees."""
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
+
+from gradebook.leases import LeaseRule, Renewer
 
 from .models import Job
 
@@ -58,51 +60,87 @@ def regrade(originals: list[Job], question: str = "") -> list[Job]:
     return made
 
 
+# How far back a student's claimed jobs count against their next one (fair claiming, below).
+RECENT = timedelta(hours=1)
+LOOK_AT = 20  # queued jobs considered by one claim, in their fair order (a claim skips those taken meanwhile)
+JOBS = LeaseRule(Job, LEASE, what="job")
+
+
+def fair_order(now=None) -> list[int]:
+    """The queued jobs' ids in the order they are claimed: fewest turns first, then oldest. A job's
+    turn is the number of its student's jobs claimed within ``RECENT`` plus the number of their
+    jobs queued before it; so a student's next job waits behind every other student's first, and
+    one student's flood of hand-ins delays no one else by more than one job per free worker."""
+    from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value, Window
+    from django.db.models.functions import Coalesce, RowNumber
+
+    since = (now or timezone.now()) - RECENT
+    claimed = (
+        Job.objects.filter(student=OuterRef("student"), claimed_at__gte=since)
+        .order_by()
+        .values("student")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    queued = Job.objects.filter(state=Job.QUEUED).annotate(
+        place=Window(RowNumber(), partition_by=[F("student")], order_by=F("id").asc()),
+        recent=Coalesce(Subquery(claimed, output_field=IntegerField()), Value(0)),
+    )
+    ranked = sorted(queued.values_list("id", "place", "recent"), key=lambda row: (row[1] + row[2], row[0]))
+    return [pk for pk, _, _ in ranked[:LOOK_AT]]
+
+
 def claim(worker: str, woken_by: str = "") -> Job | None:
-    """The oldest queued job, now leased to this worker, or None. ``woken_by``: what woke the
-    worker for this look (service/wakeup.py), kept with the job."""
-    with transaction.atomic():
-        _free_expired()
-        jobs = Job.objects.filter(state=Job.QUEUED).order_by("id")
-        if connection.features.has_select_for_update_skip_locked:
-            jobs = jobs.select_for_update(skip_locked=True)
-        job = jobs.first()
-        if job is None:
+    """The queued job whose turn is first (``fair_order``), now leased to this worker, or None.
+    ``woken_by``: what woke the worker for this look (service/wakeup.py), kept with the job."""
+    _free_expired()
+    now = timezone.now()
+
+    def taken(job: Job) -> dict:
+        return {
+            "state": Job.GRADING,
+            "worker": worker,
+            "claimed_at": now,
+            "woken_by": woken_by,
+            "attempts": job.attempts + 1,
+        }
+
+    while True:
+        order = fair_order(now)
+        if not order:
             return None
-        now = timezone.now()
-        job.state, job.worker, job.claimed_at, job.lease_expires_at = Job.GRADING, worker, now, now + LEASE
-        job.woken_by = woken_by
-        job.attempts += 1
-        job.save(update_fields=["state", "worker", "claimed_at", "woken_by", "lease_expires_at", "attempts"])
-        return job
+        claimed = JOBS.claim(Job.objects.filter(state=Job.QUEUED), order=order, changes=taken)
+        if claimed:
+            return claimed[0]
 
 
 def _free_expired() -> None:
-    expired = Job.objects.filter(state=Job.GRADING, lease_expires_at__lt=timezone.now())
-    expired.filter(attempts__gte=MAX_ATTEMPTS).update(state=Job.FAILED, finished_at=timezone.now(), error=GAVE_UP)
-    expired.filter(attempts__lt=MAX_ATTEMPTS).update(state=Job.QUEUED, worker="", lease_expires_at=None)
+    with transaction.atomic():
+        expired = Job.objects.filter(state=Job.GRADING, lease_expires_at__lt=timezone.now())
+        expired.filter(attempts__gte=MAX_ATTEMPTS).update(
+            state=Job.FAILED, finished_at=timezone.now(), error=GAVE_UP, lease="", lease_expires_at=None
+        )
+        expired.filter(attempts__lt=MAX_ATTEMPTS).update(state=Job.QUEUED, worker="", lease="", lease_expires_at=None)
 
 
 def renew(job: Job) -> bool:
-    """Extend the lease; False when the job is no longer this worker's."""
-    return bool(
-        Job.objects.filter(id=job.id, worker=job.worker, state=Job.GRADING).update(
-            lease_expires_at=timezone.now() + LEASE
-        )
-    )
+    """Extend the lease; False (logged) when the job is no longer this claim's."""
+    return JOBS.renew(job)
 
 
-def finish(job: Job, submission_id: int | None, error: str = "") -> None:
-    """End the job (inside the transaction that records its grade, when there is one). The time its
-    grading started (``job.started_at``, in memory) is written here, with its end: one write less
-    on the student's wait."""
-    Job.objects.filter(id=job.id).update(
+def finish(job: Job, submission_id: int | None, error: str = "", strict: bool = True) -> bool:
+    """End the job with the claim's token (inside the transaction that records its grade, when there
+    is one: without the lease, ``LeaseLost`` rolls the grade back too). The time its grading started
+    (``job.started_at``, in memory) is written here, with its end: one write less on the student's
+    wait."""
+    return JOBS.finish(
+        job,
+        strict=strict,
         state=Job.FAILED if error else Job.GRADED,
         submission_id=submission_id,
         error=error,
         started_at=job.started_at,
         finished_at=timezone.now(),
-        lease_expires_at=None,
     )
 
 
@@ -112,29 +150,11 @@ def release(job: Job) -> None:
     from .wakeup import announce
 
     with transaction.atomic():
-        Job.objects.filter(id=job.id, worker=job.worker).update(state=Job.QUEUED, worker="", lease_expires_at=None)
-        announce()
+        if JOBS.finish(job, state=Job.QUEUED, worker=""):
+            announce()
 
 
-class Lease:
-    """Renews a job's lease from a thread of its own while the job is graded."""
-
-    def __init__(self, job: Job):
-        self.job = job
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._run, name=f"lease-{job.id}", daemon=True)
-
-    def __enter__(self) -> Lease:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stopped.set()
-        self.thread.join()
-
-    def _run(self) -> None:
-        try:
-            while not self.stopped.wait(RENEW_EVERY):
-                renew(self.job)
-        finally:
-            connection.close()  # this thread's own connection
+def Lease(job: Job) -> Renewer:  # noqa: N802 - read as a class: ``with Lease(job):``
+    """Renews a job's lease from a thread of its own while the job is graded; its ``lost`` is set
+    (and renewing stops) once another worker holds the job."""
+    return Renewer(JOBS, job, lambda: RENEW_EVERY)

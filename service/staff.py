@@ -22,8 +22,9 @@ from gradebook.history import history
 from gradebook.stats import statistics
 
 from . import forms
-from .access import assignment_or_404, assignments, book, staff_required
+from .access import assignment_or_404, assignments, book, staff_required, state
 from .models import Job
+from .uploads import stored_upload
 
 FILTERS: dict[str, tuple[str, Callable[[CurrentGrade], bool]]] = {
     "missing": ("nothing handed in", lambda g: g.report is None),
@@ -321,8 +322,12 @@ def diff_page(request: HttpRequest, student_id: str, first: int, second: int) ->
         raise Http404("no such submissions of this student")
 
     def code(submission: Submission) -> list[str]:
+        # A hand-in's file as its job keeps it (relative to the state folder: found after a restore
+        # at another path), else the path a command graded it from.
+        job = submission.jobs.order_by("-id").first()
+        path = stored_upload(state(), job.file) if job is not None else Path(submission.file)
         try:
-            return "\n\n".join(cell.source for cell in extract(Path(submission.file)).cells).splitlines()
+            return "\n\n".join(cell.source for cell in extract(path).cells).splitlines()
         except Unreadable as unreadable:
             return [f"(cannot be read: {unreadable})"]
 

@@ -89,6 +89,12 @@ def _hold(student: Student) -> None:
     ).exists()
 
 
+def stored_upload(state: Path, file: str) -> Path:
+    """Where a job's upload lies: its ``file`` is kept relative to the state folder (so that a state
+    folder restored at another path keeps every upload); an absolute one is a job made before."""
+    return state / file
+
+
 def store(
     state: Path, student: Student, spec: AssignmentSpec, name: str, data: bytes, received_at: datetime | None = None
 ) -> Job:
@@ -121,7 +127,7 @@ def store(
             job = Job.objects.create(
                 student=student,
                 assignment=spec.name,
-                file=str(path),
+                file=str(path.relative_to(state)),  # relative: a restore at another path keeps it
                 original_name=name[:300],
                 size=len(data),
                 sha256=hashlib.sha256(data).hexdigest(),

@@ -5,6 +5,7 @@ database and the course folder."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import time
@@ -21,16 +22,21 @@ from autograder.reports.model import Report
 from autograder.submissions import Submission
 from course.folder import CourseFolder
 from gradebook.book import Gradebook
-from gradebook.errors import GradebookError
+from gradebook.errors import GradebookError, LeaseLost
 from gradebook.grading import store_for
 
+from .errors import UploadUnreadable
+from .exam_grading import grade_queued_exam
 from .lti.outbox import ScoreSender
 from .models import Job
 from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
+from .uploads import stored_upload
 from .wakeup import Waiter
 
 if TYPE_CHECKING:
     from gradebook.models import Submission as Recorded
+
+logger = logging.getLogger("gradewright.jobs")
 
 
 def worker_name() -> str:
@@ -66,9 +72,15 @@ def grade_one(
 
     spec = course_assignment(course, job.assignment)
     book = Gradebook("default", "the service's database")
-    submission = Submission(
-        student=job.student.student_id, path=Path(job.file), sha256=job.sha256, submitted_at=job.created_at
-    )
+    path = stored_upload(state, job.file)
+    try:
+        with path.open("rb"):  # the stored file, as kept: one that is gone fails the job, and replaces no grade
+            pass
+    except OSError as exc:
+        raise UploadUnreadable(
+            f"the stored upload {job.file} cannot be read ({exc.strerror or exc}); no grade was changed"
+        ) from None
+    submission = Submission(student=job.student.student_id, path=path, sha256=job.sha256, submitted_at=job.created_at)
     if job.regrade:
         options = options.model_copy(update={"force": True, "question": job.question or None})
     from django.utils import timezone
@@ -130,6 +142,8 @@ def _grade_jobs(
         if job is None:
             # No hand-in waits: a similarity report the staff asked for, which stops for the hand-ins
             # that come while it runs (grading first: a report may take a minute).
+            if grade_queued_exam(name):  # an online exam the staff asked to grade
+                continue
             first = GradeFirst(name, course, state, options, executor)
             if similarity_queued(course, name, first):
                 graded += first.graded
@@ -149,11 +163,17 @@ def grade_claimed(job: Job, course: CourseFolder, state: Path, options: GradeOpt
     again by a later claim, or ended as failed once its attempts run out)."""
     try:
         grade_one(job, course, state, options, executor)
+    except LeaseLost:
+        return 0  # another worker holds the job now: nothing of this grading was kept (logged by the rule)
+    except UploadUnreadable as exc:  # trying again would not help: the job fails at once, with why
+        logger.warning("job %s (%s): failed: %s", job.id, job.student.student_id, exc)
+        finish(job, None, error=str(exc), strict=False)
+        return 0
     except (AutograderError, GradebookError) as exc:
         # The grader's own failure (the student's failures are in their report): tried again
         # by the next claim until the attempts run out, then the job ends as failed.
         if job.attempts >= MAX_ATTEMPTS:
-            finish(job, None, error=str(exc))
+            finish(job, None, error=str(exc), strict=False)
         else:
             release(job)
         return 0

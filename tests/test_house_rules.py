@@ -235,8 +235,26 @@ def _from_mark(node: ast.AST) -> bool:
             return False
 
 
+def queue_claims(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
+    """Every claim of a queue's rows: a ``select_for_update(skip_locked=...)`` call, or a lease token
+    (``lease=``) written with a new value from ``secrets``."""
+    for where, tree in trees(root):
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            if (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr == "select_for_update"
+                and any(k.arg == "skip_locked" for k in node.keywords)
+            ):
+                yield where, node.lineno, ast.unparse(node)[:120]
+            elif any(k.arg == "lease" and "secrets" in _names_in(k.value) for k in node.keywords):
+                yield where, node.lineno, ast.unparse(node)[:120]
+
+
 RULES = {
     # rule: (its finder, the one file allowed to state it)
+    "how a queue claims a row": (queue_claims, "gradebook/leases.py"),
     "sandbox packages": (sandbox_package_lists, "course/folder.py"),
     "due after an extension": (due_after_extension, "autograder/lateness.py"),
     "grader version": (version_lookups, "autograder/version.py"),
@@ -284,6 +302,9 @@ def test_the_sandbox_packages_have_one_definition():
         (mark_writes, "Mark.objects.update_or_create(student=s, defaults={})\n", 1),
         (mark_writes, "book.objects(Mark).filter(student=s).delete()\n", 1),
         (mark_writes, "Mark.objects.filter(student=s).first()\nbook.objects(ExamMark).create()\n", 0),
+        (queue_claims, "jobs = Job.objects.filter(state=Q).select_for_update(skip_locked=True)\n", 1),
+        (queue_claims, "Job.objects.create(lease=secrets.token_hex(16))\n", 1),
+        (queue_claims, "Job.objects.filter(lease=job.lease).select_for_update().update(state=DONE)\n", 0),
     ],
 )
 def test_each_finder_finds_what_it_looks_for(tmp_path, finder, source, expected):

@@ -607,6 +607,15 @@ def test_a_paper_exam_and_an_online_exam_of_the_same_folder_grade_identically(mi
 
     instructor = account(role=Member.INSTRUCTOR)
     assert send(instructor, "/staff/online-exams/midterm/", action="grade").status_code == 302
+    # A job for a worker (service/exam_grading.py), not the request's work: queued, not done.
+    from service.models import ExamGrading
+
+    assert ExamGrading.objects.filter(exam="midterm").latest("id").state == ExamGrading.QUEUED
+    assert "Queued for a worker" in instructor.get("/staff/online-exams/midterm/").content.decode()
+    from service.exam_grading import grade_queued_exam
+
+    assert grade_queued_exam("test-worker") and not grade_queued_exam("test-worker")  # done once
+    assert "Graded 3 attempts into the gradebook" in instructor.get("/staff/online-exams/midterm/").content.decode()
     online = state() / "exams" / "midterm" / "results"
 
     paper = tmp_path / "paper.csv"

@@ -55,3 +55,30 @@ def test_serve_login_and_submit_through_the_commands(served):
     assert instructor.returncode == 0, instructor.stderr
     assert wrong.returncode == 2 and wrong.stderr.strip().endswith("wrong username or password")
     assert (course_copy / ".gradewright" / "gradebook.db").is_file()
+
+
+def test_the_running_site_sees_an_edited_due_date(served):
+    """The site reads course.toml and assignment.toml again when they change, as the worker does per
+    job: a due date edited under the running site is the one its pages and API give at once."""
+    import httpx
+
+    url, passwords, course_copy, _ = served
+    token = httpx.post(
+        f"{url}/api/v1/token", data={"username": "student", "password": passwords["student"]}, timeout=60
+    ).json()
+
+    def due() -> str | None:
+        listed = httpx.get(
+            f"{url}/api/v1/assignments", headers={"Authorization": f"Token {token['token']}"}, timeout=60
+        )
+        return {row["name"]: row["due"] for row in listed.json()["assignments"]}["sequences-and-attention"]
+
+    manifest = course_copy / "assignments" / "sequences-and-attention" / "assignment.toml"
+    before = manifest.read_text()
+    assert not (due() or "").startswith("2031-05-17")  # read once already: what the site had kept
+    try:
+        manifest.write_text("due = 2031-05-17T09:00:00Z\n" + before)
+        assert (due() or "").startswith("2031-05-17T")
+    finally:
+        manifest.write_text(before)
+    assert not (due() or "").startswith("2031-05-17")

@@ -103,6 +103,7 @@ def test_a_grade_and_its_jobs_end_are_written_together_or_not_at_all(monkeypatch
         size=1,
         sha256="3" * 64,
         state=Job.GRADING,
+        lease="a" * 32,  # a claim's token: the job's end is written with it
     )
     spec = assignments()["sequences-and-attention"]
     report = Report(
@@ -132,3 +133,56 @@ def test_a_grade_and_its_jobs_end_are_written_together_or_not_at_all(monkeypatch
     worker.JobStore(book(), spec, job).record(report)
     job.refresh_from_db()
     assert job.state == Job.GRADED and job.submission.sha256 == "3" * 64
+
+
+def test_a_tokenizer_that_fails_leaves_the_grade_recorded(monkeypatch, tmp_path, caplog):
+    """Similarity's fingerprint of a graded file is taken in the grade's transaction: any error of the
+    tokenizer is logged and the grade, and the job's end, are recorded all the same."""
+    from autograder.reports.model import QuestionResult, Report
+    from gradebook import fingerprints
+    from gradebook.models import Fingerprint
+    from gradebook.models import Submission as Recorded
+    from service import worker
+    from service.access import book
+
+    def broken_tokenizer(_raw):
+        raise IndexError("the tokenizer tripped on this file")
+
+    monkeypatch.setattr(fingerprints, "fingerprint", broken_tokenizer)
+    handed_in = tmp_path / "submission.py"
+    handed_in.write_text("def mean(xs):\n    return sum(xs) / len(xs)\n")
+    user, _ = student()
+    job = Job.objects.create(
+        student=Student.objects.get(student_id=user.username),
+        assignment="sequences-and-attention",
+        file=str(handed_in),
+        original_name="submission.py",
+        size=1,
+        sha256="4" * 64,
+        state=Job.GRADING,
+        lease="b" * 32,
+    )
+    spec = assignments()["sequences-and-attention"]
+    report = Report(
+        student=user.username,
+        assignment=spec.name,
+        score=spec.max_score,
+        max_score=spec.max_score,
+        submission=str(handed_in),
+        sha256="4" * 64,
+        reference="numpy",
+        sandbox="bubblewrap",
+        graded_at=timezone.now().isoformat(),
+        grader_version="test",
+        questions=[
+            QuestionResult(id=q.id, score=q.points, max_score=q.points, status="passed", feedback="")
+            for q in spec.questions
+        ],
+    )
+    with caplog.at_level("ERROR", logger="gradewright.jobs"):
+        worker.JobStore(book(), spec, job).record(report)
+    job.refresh_from_db()
+    assert job.state == Job.GRADED and job.submission.sha256 == "4" * 64
+    assert sum(r.score for r in Recorded.objects.get(sha256="4" * 64).results.all()) == spec.max_score
+    assert not Fingerprint.objects.filter(sha256="4" * 64).exists()  # left for a report to take again
+    assert "could not be fingerprinted" in caplog.text and "IndexError" in caplog.text  # with its traceback

@@ -2,9 +2,8 @@
 thread of each long-running ``autograder worker`` (``ScoreSender``), and by ``autograder lti
 send-scores`` at once.
 
-Each pass claims the rows that are due (PostgreSQL skips rows another sender holds; SQLite lets
-one writer at a time), moves their next attempt past the claim so that no other sender takes them
-meanwhile, and posts each outside any transaction with a short timeout. A score the platform
+Each pass claims the rows that are due by the one lease rule (``gradebook.leases``), which moves
+their next attempt past the claim so that no other sender takes them meanwhile, and posts each outside any transaction with a short timeout. A score the platform
 refuses or never answers is tried again later, the wait doubling up to ``MAX_WAIT``; after
 ``MAX_ATTEMPTS`` it is failed (listed; the command tries it again). A column the platform no longer
 has (404) is looked for again among the course's line items: the assignment placed again has a new
@@ -20,10 +19,11 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from autograder.assignment import course_assignment
+from gradebook.leases import LeaseRule
 
 from ..models import ScoreToSend
 from .scores import bind_line_item, service
@@ -39,6 +39,7 @@ MAX_ATTEMPTS = 20  # about seven hours of a platform down before a score is fail
 CLAIM = timedelta(minutes=5)  # a claimed row is no other sender's for this long (or until it is done)
 BATCH = 50
 POLL = 2.0  # seconds between looks at an outbox with nothing due
+OUTBOX = LeaseRule(ScoreToSend, CLAIM, expires="next_attempt_at", what="score to send")
 NO_COLUMN = "the platform has no column for this assignment; launch it again from the platform"
 
 
@@ -90,24 +91,18 @@ def send_due(
 
 
 def _claim(now: datetime, everything: bool, assignment: str | None, tried: set[int]) -> list[ScoreToSend]:
-    with transaction.atomic():
-        rows = ScoreToSend.objects.exclude(pk__in=tried)
-        if everything:
-            rows = rows.filter(state__in=[ScoreToSend.PENDING, ScoreToSend.FAILED])
-        else:
-            rows = rows.filter(state=ScoreToSend.PENDING, next_attempt_at__lte=now)
-        if assignment:
-            rows = rows.filter(assignment=assignment)
-        rows = rows.order_by("next_attempt_at", "id")
-        if connection.features.has_select_for_update_skip_locked:
-            rows = rows.select_for_update(skip_locked=True, of=("self",))
-        claimed = list(
-            rows.select_related(
-                "student", "lti_user", "line_item__context__deployment__registration", "line_item__resource_link"
-            )[:BATCH]
-        )
-        ScoreToSend.objects.filter(pk__in=[row.pk for row in claimed]).update(next_attempt_at=now + CLAIM)
-    return claimed
+    rows = ScoreToSend.objects.exclude(pk__in=tried)
+    if everything:
+        rows = rows.filter(state__in=[ScoreToSend.PENDING, ScoreToSend.FAILED])
+    else:
+        rows = rows.filter(state=ScoreToSend.PENDING, next_attempt_at__lte=now)
+    if assignment:
+        rows = rows.filter(assignment=assignment)
+    rows = rows.order_by("next_attempt_at", "id").select_related(
+        "student", "lti_user", "line_item__context__deployment__registration", "line_item__resource_link"
+    )
+    # The claim moves each row's next attempt past it (``CLAIM``): no other sender takes it meanwhile.
+    return OUTBOX.claim(rows, limit=BATCH)
 
 
 def _send_one(
@@ -128,8 +123,13 @@ def _send_one(
             unreachable[registration.pk] = refused.reason
         _record_failure(row, now, refused, outcome)
         return
-    ScoreToSend.objects.filter(pk=row.pk, revision=row.revision).update(
-        state=ScoreToSend.SENT, sent_at=timezone.now(), attempts=row.attempts + 1, last_error=""
+    OUTBOX.finish(
+        row,
+        also={"revision": row.revision},
+        state=ScoreToSend.SENT,
+        sent_at=timezone.now(),
+        attempts=row.attempts + 1,
+        last_error="",
     )  # a newer score that came meanwhile stays pending, and is sent next
     outcome.sent += 1
 
@@ -210,7 +210,9 @@ def _call(request):
 def _record_failure(row: ScoreToSend, now: datetime, refused: _Refused, outcome: Outcome) -> None:
     attempts = row.attempts + 1
     final = refused.final or attempts >= MAX_ATTEMPTS
-    ScoreToSend.objects.filter(pk=row.pk, revision=row.revision).update(
+    OUTBOX.finish(
+        row,
+        also={"revision": row.revision},
         state=ScoreToSend.FAILED if final else ScoreToSend.PENDING,
         attempts=attempts,
         next_attempt_at=now + wait_after(attempts),

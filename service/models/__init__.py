@@ -6,13 +6,13 @@ named ``service_<model>`` as before the split); grades themselves live in the gr
 - ``queue``: the jobs of hand-ins to grade, and the assignments closed to hand-ins;
 - ``reviews``: review requests and their messages;
 - ``lti``: the outbox of scores for the course platforms;
-- ``exams``: exams taken online (settings, accommodations, attempts, answers, their log).
+- ``exams``: exams taken online (settings, accommodations, attempts, answers, their log, their gradings).
 
 Every model is imported here, so that ``from service.models import Job`` reads as it always has.
 """
 
 from .accounts import ApiToken, Member, SignInLink, UsedLaunch, digest
-from .exams import ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
+from .exams import ExamAnswer, ExamAttempt, ExamGrading, ExamLogEntry, OnlineExam
 from .lti import ScoreToSend
 from .queue import ClosedAssignment, Job
 from .reviews import ReviewMessage, ReviewRequest
@@ -22,6 +22,7 @@ __all__ = [
     "ClosedAssignment",
     "ExamAnswer",
     "ExamAttempt",
+    "ExamGrading",
     "ExamLogEntry",
     "Job",
     "Member",

@@ -72,3 +72,27 @@ class ExamLogEntry(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+
+class ExamGrading(models.Model):
+    """An online exam's grading, asked for on its staff page and done by a worker (a job, not a web
+    request: a class's attempts, feedback files and item analysis take a while). Claimed by the one
+    lease rule (gradebook.leases)."""
+
+    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+    STATES = [(s, s) for s in (QUEUED, RUNNING, DONE, FAILED)]
+
+    exam = models.CharField(max_length=200, db_index=True)
+    state = models.CharField(max_length=20, choices=STATES, default=QUEUED, db_index=True)
+    requested_at = models.DateTimeField(auto_now_add=True)
+    requested_by = models.CharField(max_length=150, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    lease = models.CharField(max_length=32, blank=True)
+    lease_expires_at = models.DateTimeField(null=True)
+    attempts = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True)
+    graded = models.PositiveIntegerField(default=0)  # attempts graded into the gradebook
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]

@@ -33,6 +33,8 @@ class ScoreToSend(models.Model):
     next_attempt_at = models.DateTimeField(db_index=True)
     last_error = models.TextField(blank=True)
     sent_at = models.DateTimeField(null=True)
+    # The claim's token (gradebook.leases); the claim lasts until next_attempt_at.
+    lease = models.CharField(max_length=32, blank=True)
 
     class Meta:
         app_label = "service"

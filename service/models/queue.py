@@ -36,6 +36,7 @@ class Job(models.Model):
     woken_by = models.CharField(max_length=20, blank=True)
     worker = models.CharField(max_length=200, blank=True)  # the lease's owner
     lease_expires_at = models.DateTimeField(null=True)  # renewed while grading; past it, the job is free again
+    lease = models.CharField(max_length=32, blank=True)  # the claim's token (gradebook.leases): its end needs it
     attempts = models.PositiveIntegerField(default=0)
     regrade = models.BooleanField(default=False)  # grade again even a file graded before (the staff asked)
     question = models.CharField(max_length=200, blank=True)  # a regrade of this question alone
