@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("gradebook", "0010_fingerprint_offsets"),
+        ("gradebook", "0012_student_dropped_at"),
     ]
 
     operations = [
