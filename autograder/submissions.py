@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from untrusted.text import from_filesystem
 
 from .errors import SubmissionError
+from .sandbox.reported import LINE_ENDING
 from .sandbox.session import Cell
 
 SUFFIXES = {".ipynb", ".py"}
@@ -204,7 +205,7 @@ def extract_bytes(data: bytes, suffix: str) -> Extracted:
     """The code cells of a notebook's bytes (``suffix`` ".ipynb"), or Python source's as one cell; raises
     Unreadable. The one rule for what counts as a readable submission, for the grader and the service."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # Windows editors start a file with a byte order mark
     except UnicodeDecodeError:
         raise Unreadable("the file is not UTF-8 text") from None
     if "\x00" in text:
@@ -219,11 +220,14 @@ def strip_magics(source: str) -> str:
     and blocks stay as they were. A cell magic (``%%time``) skips the whole cell."""
     if source.lstrip().startswith("%%"):
         return ""
-    lines = []
-    for line in source.split("\n"):
-        match = MAGIC_LINE.match(line)
-        lines.append(f"{match.group('indent')}pass" if match else line)
-    return "\n".join(lines)
+    # Every line ending Python accepts is one (a file saved on an old Mac has carriage returns only);
+    # each is kept as it was, between the lines (the odd items of the split).
+    parts = LINE_ENDING.split(source)
+    for at in range(0, len(parts), 2):
+        match = MAGIC_LINE.match(parts[at])
+        if match:
+            parts[at] = f"{match.group('indent')}pass"
+    return "".join(parts)
 
 
 def _notebook_cells(text: str) -> Extracted:

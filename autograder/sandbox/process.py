@@ -28,7 +28,10 @@ OUTPUT_KEPT_BYTES = 64 * 1024
 # about twice as much (each array once, a bounded header). Hidden tests exchange arrays of a few
 # kilobytes; 32 MiB leaves room for any honest answer.
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
-MAX_ANSWER_HEADER_BYTES = 2 * 1024 * 1024
+# The JSON part (numbers, strings, lists outside arrays) is parsed and decoded value by value: bounded
+# before it is read, so that a million tiny values (2 MB of "0,") cost the grader nothing. An honest
+# answer's lists hold thousands of numbers (20 KB); its arrays travel apart, as raw bytes.
+MAX_ANSWER_HEADER_BYTES = 512 * 1024
 # A call whose worker waited for a CPU (other sandboxes were busy) gets that waiting time back, up to
 # this many times its limit of wall-clock time.
 STARVED_WALL_FACTOR = 3.0
@@ -82,6 +85,7 @@ class WorkerProcess:
         self.response_fd = response_fd
         self.output_fd = output_fd
         self.sequence = 0
+        self.last_clock = CallClock(0.0, 0.0, lambda: 0.0)  # the latest request's: its answer is read within it
         os.set_blocking(request_fd, False)
 
     def request(
@@ -94,7 +98,9 @@ class WorkerProcess:
         Each request carries a sequence number the answer must echo: a frame written on the
         channel by the submission itself arrives out of order and ends the worker."""
         self.sequence += 1
-        clock = CallClock(timeout, hard_timeout or timeout * STARVED_WALL_FACTOR, self._waited_for_cpu)
+        clock = self.last_clock = CallClock(
+            timeout, hard_timeout or timeout * STARVED_WALL_FACTOR, self._waited_for_cpu
+        )
         try:
             self._write(encode_frame({**header, "id": self.sequence}, list(blobs)), clock)
         except (BrokenPipeError, ConnectionResetError) as exc:

@@ -1,0 +1,119 @@
+"""The trust boundary, round three (issue #43): what a worker reports is checked against what the
+grader knows (sandbox/reported.py), the rerun of failing checks changes feedback's wording and never a
+score, the reference's work on a submission's arguments has a budget of its own, and a correct file in
+an unusual encoding is read as Python reads it. The forged line numbers, the amplified rerun and the
+million tiny values are attacked in the hostile batch (tests/test_sandbox_attacks.py, forged_reports.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder.budgeted import run_within_budget
+from autograder.errors import BadReturn
+from autograder.sandbox.reported import FIELDS, Cell, CellError, code_line, describe_exception
+from autograder.sandbox.session import DecodingTimeout, decode_returned
+from autograder.submissions import extract_bytes, strip_magics
+
+from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+
+HOSTILE = Path(__file__).parent / "hostile"
+CELLS = [Cell(index=1, source="# a comment\nimport numpy as np\n\ndef f(x):\r\n    return x\rf(1)\n")]
+
+
+@pytest.mark.parametrize(
+    "cell, line, shown",
+    [
+        (1, 2, True),  # code
+        (1, 5, True),  # after a \r\n: a line as Python counts it
+        (1, 6, True),  # after a lone \r: a line too
+        (1, 1, False),  # a comment
+        (1, 3, False),  # blank
+        (1, 605708, False),  # past the end: a hidden input, as a line number
+        (2, 2, False),  # a cell the grader never sent
+        (1, 0, False),
+        (1, True, False),
+        (1, "2", False),
+    ],
+)
+def test_a_reported_line_is_shown_only_when_it_is_a_line_of_code_of_the_cell_it_names(cell, line, shown):
+    assert (code_line(CELLS, cell, line) is not None) is shown
+    said = describe_exception({"type": "ValueError", "cell": cell, "line": line}, CELLS)
+    assert said == (f"ValueError at line {line} of your code" if shown else "ValueError")
+    error = CellError.from_worker({"cell": cell, "type": "NameError", "message": "x", "line": line}, CELLS)
+    assert error is None if cell != 1 else error.line == (line if shown else None)
+
+
+def test_every_field_that_reaches_feedback_has_its_rule_named_once():
+    assert describe_exception({"type": "SECRET_42", "own_class": 1}, CELLS) == "an exception"
+    assert all(rule.strip() for rule in FIELDS.values())
+    assert {"call: error.cell, error.line", "call: error.type", "watched: calls[].name"} <= set(FIELDS)
+
+
+def test_reading_an_answer_stops_at_the_calls_deadline():
+    many = list(range(5000))
+    assert decode_returned("f", many, [], deadline=None) == many
+    with pytest.raises(DecodingTimeout):
+        decode_returned("f", many, [], deadline=0.0)  # a deadline long past
+    assert issubclass(DecodingTimeout, BadReturn)
+
+
+def test_trusted_work_on_chosen_arguments_runs_within_its_budget():
+    assert run_within_budget(lambda: {"a": 1}, 5, 64) == {"a": 1}
+    assert run_within_budget(lambda: float(np.ones((20_000, 20_000)).sum()), 5, 64) is None  # 3 GB: refused
+    assert run_within_budget(lambda: 1 / 0, 5, 64) is None
+
+
+def test_a_byte_order_mark_and_old_mac_line_endings_are_python_too():
+    source = "%matplotlib inline\rimport math\r\rdef f():\r    !ls\r    return math.pi\r"
+    (cell,) = extract_bytes(b"\xef\xbb\xbf" + source.encode(), ".py").cells
+    assert cell.source == "pass\rimport math\r\rdef f():\r    pass\r    return math.pi\r"
+    namespace: dict = {}
+    exec(compile(cell.source, "<cell 1>", "exec"), namespace)
+    assert namespace["f"]() == pytest.approx(3.14159, abs=1e-5)
+    assert strip_magics("a = 1\r\n%time b = 2\r\nc = 3") == "a = 1\r\npass\r\nc = 3"
+
+
+@needs_sandbox
+@pytest.mark.slow  # one batch in the real sandbox: about ten seconds
+def test_a_rerun_changes_wording_never_a_score_and_unusual_encodings_are_graded(tmp_path):
+    """With charge_dependents = false, a softmax that is right only while watched (sys.getprofile())
+    scores what the same code without the trick scores; a correct file with a byte order mark and a
+    first line that is a magic, saved with carriage returns only, scores full marks."""
+    for folder in ("sequences-and-attention", "references"):
+        shutil.copytree(ASSIGNMENTS / folder, tmp_path / folder)
+    manifest = tmp_path / "sequences-and-attention" / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace("charge_dependents = true", "charge_dependents = false"))
+    submissions, out = tmp_path / "submissions", tmp_path / "out"
+    submissions.mkdir()
+    shutil.copy(HOSTILE / "watch" / "detects_the_watch.py", submissions)
+    shutil.copy(ASSIGNMENTS / "sequences-and-attention" / "known" / "unstable_softmax_used.py", submissions)
+    correct = (ASSIGNMENTS / "sequences-and-attention" / "known" / "correct_vectorised.py").read_text()
+    (submissions / "windows_and_old_mac.py").write_bytes(
+        b"\xef\xbb\xbf" + ("%matplotlib inline\n" + correct).replace("\n", "\r").encode()
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", str(tmp_path / "sequences-and-attention"), str(submissions)]
+        + ["--out", str(out), "--jobs", "2", "--reference", "numpy"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert completed.returncode == 0, completed.stderr
+    reports = {path.stem: json.loads(path.read_text()) for path in out.glob("*.json") if path.stem.count(".") == 0}
+    aware, unaware = reports["detects_the_watch"], reports["unstable_softmax_used"]
+    statuses = {q["id"]: q["status"] for q in aware["questions"]}
+    assert statuses == {q["id"]: q["status"] for q in unaware["questions"]}
+    assert statuses["attention"] == statuses["self_attention"] == "not_graded"
+    assert aware["score"] == unaware["score"]
+    # The rerun still words the feedback: watched, the trick's softmax looked right.
+    attention = next(q for q in aware["questions"] if q["id"] == "attention")
+    assert "returns the right values" in attention["feedback"]
+    assert reports["windows_and_old_mac"]["score"] == 10, reports["windows_and_old_mac"]["errors"]
