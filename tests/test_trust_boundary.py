@@ -117,3 +117,41 @@ def test_a_rerun_changes_wording_never_a_score_and_unusual_encodings_are_graded(
     attention = next(q for q in aware["questions"] if q["id"] == "attention")
     assert "returns the right values" in attention["feedback"]
     assert reports["windows_and_old_mac"]["score"] == 10, reports["windows_and_old_mac"]["errors"]
+
+
+def _autograder(*args: object, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
+
+
+def test_check_refuses_a_malformed_notebook_in_the_words_grade_uses(tmp_path):
+    notebook = json.loads((ASSIGNMENTS / "sequences-and-attention" / "known" / "released_unchanged.ipynb").read_text())
+    notebook["cells"][2] = ["not", "a", "cell"]
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text(json.dumps(notebook))
+    completed = _autograder("check", broken, "--allow-unsandboxed", cwd=tmp_path)
+    said = "this file is not a Jupyter notebook: cell 3 is not a cell (not a JSON object)"
+    assert completed.returncode == 2 and completed.stderr == f"autograder: {broken}: {said}\n"
+    from autograder.submissions import Unreadable, extract
+
+    with pytest.raises(Unreadable, match=r"^" + said.replace("(", r"\(").replace(")", r"\)") + "$"):
+        extract(broken)  # what grade puts in the report: the same reader, the same words
+
+
+def test_check_says_it_is_unsandboxed_and_refuses_root_and_hidden_tests(tmp_path, monkeypatch):
+    from autograder import public_tests
+
+    assert "WITHOUT the sandbox" in _autograder("check", "--help").stdout
+    notebook = ASSIGNMENTS / "sequences-and-attention" / "known" / "released_unchanged.ipynb"
+    completed = _autograder("check", notebook)  # inside the project's course, beside its hidden tests
+    assert completed.returncode == 2 and "not run:" in completed.stderr and "--allow-unsandboxed" in completed.stderr
+    assert "NotImplementedError" not in completed.stdout  # none of the notebook's code ran
+    monkeypatch.setattr(public_tests.os, "geteuid", lambda: 1000)
+    assert "holds hidden tests" in (public_tests.unsafe_place(notebook) or "")
+    own = tmp_path / "mine.ipynb"
+    shutil.copy(notebook, own)
+    monkeypatch.chdir(tmp_path)
+    assert public_tests.unsafe_place(own) is None  # a student's own folder
+    monkeypatch.setattr(public_tests.os, "geteuid", lambda: 0)
+    assert "as root" in (public_tests.unsafe_place(own) or "")
