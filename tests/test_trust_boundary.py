@@ -7,6 +7,7 @@ million tiny values are attacked in the hostile batch (tests/test_sandbox_attack
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -155,3 +156,28 @@ def test_check_says_it_is_unsandboxed_and_refuses_root_and_hidden_tests(tmp_path
     assert public_tests.unsafe_place(own) is None  # a student's own folder
     monkeypatch.setattr(public_tests.os, "geteuid", lambda: 0)
     assert "as root" in (public_tests.unsafe_place(own) or "")
+
+
+@pytest.mark.slow  # a Gradescope bundle exported and run: about ten seconds
+def test_gradescope_says_when_it_grades_without_the_sandbox(tmp_path):
+    """Where bubblewrap cannot start (no bwrap on the PATH here), the results say the submission ran
+    unsandboxed, in the output its student and staff see, and in the run's log."""
+    from .test_gradescope import laid_out
+
+    root = laid_out(tmp_path)
+    shutil.copy(ASSIGNMENTS / "attention-not-explanation" / "known" / "correct_projection.py", root / "submission")
+    no_bwrap = tmp_path / "bin"
+    no_bwrap.mkdir()
+    environment = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable, "PATH": str(no_bwrap)}
+    completed = subprocess.run(
+        ["/bin/bash", str(root / "source" / "run_autograder")],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["output"].startswith("Graded without the sandbox: it cannot start in this container")
+    assert "bubblewrap" in results["output"] and "Graded without the sandbox" in completed.stderr
+    assert results["score"] > 0
