@@ -181,3 +181,38 @@ def test_gradescope_says_when_it_grades_without_the_sandbox(tmp_path):
     assert results["output"].startswith("Graded without the sandbox: it cannot start in this container")
     assert "bubblewrap" in results["output"] and "Graded without the sandbox" in completed.stderr
     assert results["score"] > 0
+
+
+MARKUP = "Mallory [link=http://evil.example/]Reset[/link] [bold red]ADMIN[/]"
+ACCOUNT_WITH_MARKUP = """
+import sys
+from pathlib import Path
+from service.setup import prepare
+prepare(Path(sys.argv[1]), sys.argv[2], demo=False)
+from django.contrib.auth.models import User
+User.objects.create_user("mallory", first_name=sys.argv[3])
+from commands.autograder import main
+sys.exit(main(["--course", sys.argv[1], "accounts", "list", "--database-url", sys.argv[2]]))
+"""
+
+
+@pytest.mark.slow  # a course's database made and migrated: ten seconds or more on a busy machine
+def test_rich_markup_in_a_name_is_shown_as_written_on_the_staffs_terminal(tmp_path):
+    from untrusted.text import for_terminal
+
+    assert subprocess.run(["course", "init", "demo"], cwd=tmp_path, capture_output=True, timeout=120).returncode == 0
+    listed = subprocess.run(
+        [sys.executable, "-c", ACCOUNT_WITH_MARKUP, tmp_path / "demo", f"sqlite:///{tmp_path / 'db.sqlite3'}", MARKUP],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "300"},
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert MARKUP in listed.stdout  # as written: no link made, no style applied
+    from rich.console import Console
+
+    console = Console(record=True, width=300, color_system="truecolor", force_terminal=True)
+    console.print(for_terminal(MARKUP + "\x1b]8;;http://evil.example/\x07"))
+    shown = console.export_text()
+    assert MARKUP in shown and "\x1b" not in shown and "\\x1b]8;;" in shown

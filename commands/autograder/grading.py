@@ -152,7 +152,7 @@ def _grade(args: argparse.Namespace) -> int:
     for student in run.not_on_roster:
         err.print(f"warning: {shown(student)} is not on the roster (autograder roster import)")
     for skipped in run.skipped_files:
-        err.print(f"skipped: {shown(str(skipped.path))}: {skipped.reason}")
+        err.print(f"skipped: {shown(str(skipped.path))}: {shown(skipped.reason)}")
     if result.skipped:
         err.print(f"skipped {len(result.skipped)} already graded (same hash); --force regrades them")
     for report in result.reports:
