@@ -216,3 +216,8 @@ def test_rich_markup_in_a_name_is_shown_as_written_on_the_staffs_terminal(tmp_pa
     console.print(for_terminal(MARKUP + "\x1b]8;;http://evil.example/\x07"))
     shown = console.export_text()
     assert MARKUP in shown and "\x1b" not in shown and "\\x1b]8;;" in shown
+
+
+def test_the_docs_name_every_reported_field_and_its_rule():
+    page = (ROOT / "docs" / "explanation" / "sandbox.md").read_text()
+    assert [field for field, rule in FIELDS.items() if f"| `{field}` | {rule} |" not in page] == []

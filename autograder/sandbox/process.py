@@ -33,7 +33,8 @@ MAX_ANSWER_BYTES = 32 * 1024 * 1024
 # answer's lists hold thousands of numbers (20 KB); its arrays travel apart, as raw bytes.
 MAX_ANSWER_HEADER_BYTES = 512 * 1024
 # A call whose worker waited for a CPU (other sandboxes were busy) gets that waiting time back, up to
-# this many times its limit of wall-clock time.
+# this many times its limit of wall-clock time, where its caller names no wall-clock limit of its own
+# (a graded call's is the submission's deadline: session.py).
 STARVED_WALL_FACTOR = 3.0
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -41,8 +42,9 @@ PR_SET_CHILD_SUBREAPER = 36
 
 class CallClock:
     """The time a call may take. Its limit is the worker's own time: wall-clock time less the time
-    the worker spent waiting for a CPU that other processes held, so a neighbour that keeps every
-    core busy cannot make an honest call time out. Waiting is given back up to ``hard`` seconds of
+    the worker (and the grading thread waiting for its answer) spent waiting for a CPU that other
+    processes held, so a neighbour, or a machine, that keeps every core busy cannot make an honest
+    call time out. Waiting is given back up to ``hard`` seconds of
     wall-clock time in all."""
 
     def __init__(self, budget: float, hard: float, waited: Callable[[], float]):
@@ -192,15 +194,11 @@ class WorkerProcess:
         return self._worker_pid
 
     def _waited_for_cpu(self) -> float:
-        """Seconds the worker has spent runnable but waiting for a CPU (the kernel's schedstat)."""
+        """Seconds the worker, and this grading thread, have spent runnable but waiting for a CPU (the
+        kernel's schedstat): a busy machine that keeps the grader from reading an answer the worker
+        has written slows the call down as much as one that keeps the worker from writing it."""
         pid = self._worker_process()
-        if pid is None:
-            return 0.0
-        try:
-            with open(f"/proc/{pid}/schedstat", "rb") as handle:
-                return int(handle.read().split()[1]) / 1e9
-        except (OSError, ValueError, IndexError):
-            return 0.0
+        return (_waited("thread-self") + _waited(str(pid))) if pid is not None else 0.0
 
     def _death(self, when: str) -> str:
         try:
@@ -210,6 +208,15 @@ class WorkerProcess:
         if code > 128:  # bubblewrap reports a command killed by signal N as 128 + N
             code = -(code - 128)
         return describe_end(code, when)
+
+
+def _waited(process: str) -> float:
+    """Seconds ``/proc/<process>`` has spent runnable but waiting for a CPU; 0 where it cannot be read."""
+    try:
+        with open(f"/proc/{process}/schedstat", "rb") as handle:
+            return int(handle.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def describe_end(code: int, when: str) -> str:

@@ -19,7 +19,7 @@ from untrusted.text import storable
 
 from ..errors import BadReturn, MissingFunction, StudentFault, StudentRaised, StudentTimeout, WorkerCrashed
 from .limits import Limits
-from .process import STARVED_WALL_FACTOR, WorkerProcess
+from .process import WorkerProcess
 from .reported import (
     DTYPE_KINDS,
     Cell,
@@ -214,14 +214,17 @@ class StudentSession:
         return worker, self.loaded
 
     def _time_left(self, wanted: float, what: str) -> tuple[float, float]:
-        """The time this step may take (its own time), and the wall-clock time it may be given in
-        all when it waits for a CPU: never past the submission's deadline."""
+        """The time this step may take (its own time: CPU and sleep, not the time it waits for a CPU
+        that others hold), and the wall-clock time it may be given in all: the submission's own
+        deadline. A busy machine (neighbours, other jobs, a loaded host) slows an honest call down
+        without costing it its limit; a submission that starves its own worker with processes of its
+        own spends only its own deadline (its sandbox's CPU share keeps its neighbours' speed)."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise StudentTimeout(
                 f"the submission's time limit ({self.limits.submission_timeout:g} s) was spent before {what} could run"
             )
-        return min(wanted, left), min(wanted * STARVED_WALL_FACTOR, left)
+        return min(wanted, left), left
 
 
 MAX_OBSERVED = 64  # the worker keeps at most this many (worker.MAX_WATCHED_CALLS); a forged list is cut
