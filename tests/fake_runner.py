@@ -26,7 +26,12 @@ class InProcessWorker:
         self.last_clock = CallClock(0.0, 0.0, lambda: 0.0)
 
     def request(
-        self, header: dict, blobs: Sequence[bytes] = (), timeout: float = 10.0, hard_timeout: float | None = None
+        self,
+        header: dict,
+        blobs: Sequence[bytes] = (),
+        timeout: float = 10.0,
+        hard_timeout: float | None = None,
+        header_limit: int = 0,
     ) -> tuple[dict, list[bytes]]:
         self.last_clock = CallClock(timeout, hard_timeout or timeout, lambda: 0.0)
         # Through the real framing both ways, as a frame read off a pipe would be.

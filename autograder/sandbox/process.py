@@ -32,6 +32,8 @@ MAX_ANSWER_BYTES = 32 * 1024 * 1024
 # before it is read, so that a million tiny values (2 MB of "0,") cost the grader nothing. An honest
 # answer's lists hold thousands of numbers (20 KB); its arrays travel apart, as raw bytes.
 MAX_ANSWER_HEADER_BYTES = 512 * 1024
+# Loading answers once per submission with every failing cell's error (thousands, each bounded): more room.
+MAX_LOAD_HEADER_BYTES = 2 * 1024 * 1024
 # A call whose worker waited for a CPU (other sandboxes were busy) gets that waiting time back, up to
 # this many times its limit of wall-clock time, where its caller names no wall-clock limit of its own
 # (a graded call's is the submission's deadline: session.py).
@@ -91,7 +93,12 @@ class WorkerProcess:
         os.set_blocking(request_fd, False)
 
     def request(
-        self, header: dict, blobs: Sequence[bytes] = (), timeout: float = 10.0, hard_timeout: float | None = None
+        self,
+        header: dict,
+        blobs: Sequence[bytes] = (),
+        timeout: float = 10.0,
+        hard_timeout: float | None = None,
+        header_limit: int = MAX_ANSWER_HEADER_BYTES,
     ) -> tuple[dict, list[bytes]]:
         """Send one request and read its response. Past ``timeout`` seconds of the worker's own time
         (``hard_timeout`` of wall-clock time at most) raises TimeoutError, whether the worker is
@@ -111,7 +118,7 @@ class WorkerProcess:
             response, response_blobs = read_frame(
                 self.response_fd,
                 limit=MAX_ANSWER_BYTES,
-                json_limit=MAX_ANSWER_HEADER_BYTES,
+                json_limit=header_limit,
                 read=lambda fd, size: read_exact(fd, size, wait=lambda ready: _wait_readable(ready, clock)),
             )
         except ChannelClosed as exc:

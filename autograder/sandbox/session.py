@@ -19,7 +19,7 @@ from untrusted.text import storable
 
 from ..errors import BadReturn, MissingFunction, StudentFault, StudentRaised, StudentTimeout, WorkerCrashed
 from .limits import Limits
-from .process import WorkerProcess
+from .process import MAX_LOAD_HEADER_BYTES, WorkerProcess
 from .reported import (
     DTYPE_KINDS,
     Cell,
@@ -195,7 +195,9 @@ class StudentSession:
         worker = self.worker = self.runner.start(self.limits)
         cells = [cell.model_dump() for cell in self.cells]
         try:
-            response, _ = worker.request({"op": "load", "cells": cells}, timeout=timeout, hard_timeout=hard)
+            response, _ = worker.request(
+                {"op": "load", "cells": cells}, timeout=timeout, hard_timeout=hard, header_limit=MAX_LOAD_HEADER_BYTES
+            )
         except TimeoutError:
             self.close()
             raise StudentTimeout(f"your notebook's cells did not finish within {timeout:g} s") from None
