@@ -221,3 +221,21 @@ def test_rich_markup_in_a_name_is_shown_as_written_on_the_staffs_terminal(tmp_pa
 def test_the_docs_name_every_reported_field_and_its_rule():
     page = (ROOT / "docs" / "explanation" / "sandbox.md").read_text()
     assert [field for field, rule in FIELDS.items() if f"| `{field}` | {rule} |" not in page] == []
+
+
+def test_rich_markup_in_a_lesson_title_is_listed_as_written(tmp_path):
+    assert subprocess.run(["course", "init", "demo"], cwd=tmp_path, capture_output=True, timeout=120).returncode == 0
+    lesson = tmp_path / "demo" / "lessons" / "averages.lesson.json"
+    document = json.loads(lesson.read_text())
+    document["lesson"]["title"] = MARKUP
+    lesson.write_text(json.dumps(document))
+    listed = subprocess.run(
+        ["course", "lessons", "lessons"],
+        cwd=tmp_path / "demo",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "300"},
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert MARKUP in listed.stdout
