@@ -17,8 +17,12 @@ name returns for the same arguments:
 - ``unknown``: the grader cannot tell (no reference of that name, the reference refused the
   arguments, the watch was lost to a crash): the feedback says the failures *may* come from it.
 
-The watched calls come from the submission's process, which the student controls: a forged record can
-change this wording about their own submission, never a score. The extra run costs a question's failing
+The watched calls come from the submission's process, which the student controls (a forged record, or
+a function that behaves differently while watched, as ``sys.getprofile()`` can tell): what is found here
+changes the wording of a question's feedback, never a score (grading.py's ``with_dependencies``). The
+reference's work on those calls runs under a budget of its own (budgeted.py: REFERENCE_SECONDS of CPU at
+most a call's time limit, REFERENCE_MEMORY_MIB): arguments chosen to make it compute for long or fill
+memory leave the causes unknown and the grader as it was. The extra run costs a question's failing
 checks once more, only for a submission that fails a question and a function it uses.
 """
 
@@ -29,15 +33,21 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .assignment import Assignment
+from .budgeted import run_within_budget
 from .reports.model import QuestionResult
 from .testing import agrees
 
 if TYPE_CHECKING:
-    from .sandbox.session import ObservedCall, StudentSession
+    from .sandbox.session import ObservedCall, StudentSession, Watched
     from .suite import HiddenSuite
 
 Cause = Literal["wrong", "right", "unused", "unknown"]
 Causes = dict[str, dict[str, Cause]]  # question id -> each failing function it uses -> what it did
+CAUSES: tuple[Cause, ...] = ("wrong", "right", "unused", "unknown")
+# The reference's budget for judging one question's watched calls: memory beyond what the grader holds
+# (an honest rerun needs a few MiB), and CPU time (a call's time limit at most).
+REFERENCE_MEMORY_MIB = 256
+REFERENCE_SECONDS = 10.0
 
 
 def failing_uses(assignment: Assignment, results: Sequence[QuestionResult]) -> dict[str, list[str]]:
@@ -77,13 +87,25 @@ def find_causes(
         # The failing checks again, with the same inputs (their seeds are the test's and the file's).
         suite.run(session.student, reference, seed_material, question_id, failing)
         watched = session.watched()
+
+        def judged(functions: list[str] = functions, watched: Watched = watched) -> dict[str, Cause]:
+            return {
+                function: judge(
+                    getattr(reference, function, None),
+                    [call for call in watched.calls if call.name == function],
+                    complete=not watched.dropped,
+                )
+                for function in functions
+            }
+
+        found = (
+            run_within_budget(judged, min(REFERENCE_SECONDS, session.limits.call_timeout), REFERENCE_MEMORY_MIB)
+            if watched.calls
+            else judged()
+        )
+        found = found if isinstance(found, dict) else {}
         causes[question_id] = {
-            function: judge(
-                getattr(reference, function, None),
-                [call for call in watched.calls if call.name == function],
-                complete=not watched.dropped,
-            )
-            for function in functions
+            function: found[function] if found.get(function) in CAUSES else "unknown" for function in functions
         }
     return causes
 

@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import stat
+import sys
 import tempfile
 import tomllib
 import zipfile
@@ -164,6 +165,12 @@ def export_for_course(assignment: Assignment, out: Path, course: Path | None = N
     return export_bundle(assignment, root, title, out)
 
 
+UNSANDBOXED = (
+    "Graded without the sandbox: it cannot start in this container, so the submission ran with the "
+    "grader's limits but not its namespaces, in the container Gradescope gives each submission"
+)
+
+
 def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
     """Grade the submission in ``root/submission`` into ``root/results/results.json``, as Gradescope
     expects; a submission that cannot be graded gets a results file saying why, never a crash."""
@@ -181,8 +188,16 @@ def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
         out.write_text(json.dumps({"score": 0, "output": message}), encoding="utf-8")
         return out
     packages = tuple(assignment.sandbox_packages)
-    runner = make_runner(unsafe=bool(missing_for_sandbox()), packages=packages)
+    # Gradescope's containers cannot start bubblewrap: the worker then runs without namespaces, in the
+    # container Gradescope gives each submission, and the results say so, never silently.
+    missing = missing_for_sandbox()
+    runner = make_runner(unsafe=bool(missing), packages=packages)
     reference = load_reference(assignment, resolve_reference("auto", assignment))
     report = grade_submission(assignment, found[0], runner, reference, assignment.limits, grader_secret(assignment))
-    out.write_text(json.dumps(results(report), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    graded = results(report)
+    if missing:
+        said = f"{UNSANDBOXED} (missing here: {'; '.join(missing)})."
+        graded["output"] = f"{said}\n{graded.get('output', '')}".rstrip("\n")
+        print(said, file=sys.stderr)  # Gradescope's log of the run, for the staff
+    out.write_text(json.dumps(graded, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return out

@@ -172,10 +172,13 @@ def with_dependencies(
     the manifest) fails its own question, the feedback says whether that function explains it
     (``causes``: what it did with what this question gave it, from causes.py; without a finding,
     that the failures may come from it). A function that went wrong on those inputs, or that the
-    grader could not judge, is the one to fix first: the dependent question is then charged as
-    measured (``charge_dependents = true``, the default) or, when the instructor says ``false``,
-    marked not graded, with no score, until that function passes. One that returned the right
-    values, or was never called, is not blamed: the fault is the question's own."""
+    grader could not judge, is the one to fix first; one that returned the right values, or was
+    never called, is not blamed: the fault is the question's own.
+
+    ``causes`` come from the submission's own process (a rerun it can detect) and change the wording
+    only, never a score: the question is charged as measured (``charge_dependents = true``, the
+    default) or, when the instructor says ``false``, marked not graded, with no score, while any
+    function it uses fails its own question, whatever the rerun found."""
     causes = causes or {}
     broken_by_question = failing_uses(assignment, results)
     updated = []
@@ -189,23 +192,16 @@ def with_dependencies(
             lines.append(_blame(blamed, question, all(found.get(f) == "wrong" for f in blamed)))
         if innocent:
             lines.append(_acquit(innocent, question))
-        if not lines:
-            updated.append(result)
-            continue
         feedback = "\n".join([*lines, result.feedback])
-        if blamed and not assignment.charge_dependents:
-            names = " and ".join(blamed)
-            updated.append(
-                result.model_copy(
-                    update={
-                        "score": 0.0,
-                        "status": "not_graded",
-                        "feedback": f"Not graded: depends on {names}. {feedback}",
-                    }
-                )
-            )
+        if broken and not assignment.charge_dependents:
+            update = {
+                "score": 0.0,
+                "status": "not_graded",
+                "feedback": f"Not graded: depends on {' and '.join(broken)}. {feedback}",
+            }
+            updated.append(result.model_copy(update=update))
         else:
-            updated.append(result.model_copy(update={"feedback": feedback}))
+            updated.append(result.model_copy(update={"feedback": feedback}) if lines else result)
     return updated
 
 

@@ -1,4 +1,5 @@
-"""Public tests, for students checking their own work: fast, and without the sandbox.
+"""Public tests, for students checking their own work: fast, and without the sandbox (with the
+caller's rights: the student's own tool, for their own machine; see ``unsafe_place``).
 
 ``autograder check NOTEBOOK`` runs the notebook's code cells in a fresh process and reports the
 public test cells (nbgrader's graded code cells) per question. Inside a notebook,
@@ -7,19 +8,19 @@ public test cells (nbgrader's graded code cells) per question. Inside a notebook
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from .assignment import question_of_cell
+from .assignment import MANIFEST, question_of_cell
 from .errors import SubmissionError
 from .sandbox.limits import Limits
 from .sandbox.runners import UnsafeRunner
 from .sandbox.session import Cell, StudentSession
-from .submissions import strip_magics
+from .submissions import Unreadable, extract, strip_magics
 
 TEST_SUFFIX = "_tests"
 
@@ -66,37 +67,56 @@ def check_notebook(path: Path, question: str | None = None, timeout: float = 120
     return list(results.values())
 
 
+def unsafe_place(notebook: Path) -> str | None:
+    """Why running ``notebook``'s code here, unsandboxed, would be unsafe, or None. ``check`` runs a
+    notebook with its caller's rights: it is the student's own tool for their own notebook, on their
+    own machine. Not as root, and not inside a course or assignment folder that holds hidden tests
+    (the notebook's code could read them, or anything else its caller may read)."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return "it would run the notebook's code as root"
+    for start in (notebook.resolve().parent, Path.cwd().resolve()):
+        for folder in (start, *start.parents):
+            if (folder / "course.toml").is_file() or (folder / MANIFEST).is_file():
+                hidden = _hidden_tests(folder)
+                if hidden is not None:
+                    return f"{folder} holds hidden tests ({hidden}) that the notebook's code could read"
+    return None
+
+
+def _hidden_tests(folder: Path) -> Path | None:
+    """A hidden test of an assignment in ``folder`` (a course's or an assignment's), or None."""
+    for manifest in [folder / MANIFEST, *folder.glob(f"*/{MANIFEST}")]:
+        try:
+            hidden = tomllib.loads(manifest.read_text(encoding="utf-8")).get("hidden_tests", "hidden")
+        except (OSError, ValueError):
+            hidden = "hidden"
+        found = next(iter(sorted((manifest.parent / str(hidden)).glob("*.py"))), None)
+        if found is not None:
+            return found
+    return None
+
+
 def read_cells(path: Path) -> tuple[list[Cell], list[TestCell]]:
+    """The notebook's code cells and its public test cells, read by the grader's own reader: a file
+    that ``grade`` refuses is refused here in the same words (SubmissionError, one line)."""
+    if path.suffix != ".ipynb":
+        raise SubmissionError(f"{path}: not a readable notebook (not an .ipynb file)")
     try:
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-        raw_cells = notebook["cells"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise SubmissionError(f"{path}: not a readable notebook ({type(exc).__name__})") from None
-    cells, graded = [], []
-    for index, cell in enumerate(raw_cells, start=1):
-        if cell.get("cell_type") != "code":
-            continue
-        source = "".join(cell.get("source", ""))
-        cells.append(Cell(index=index, source=strip_magics(source)))
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade") and not meta.get("solution") and meta.get("grade_id"):
-            graded.append((index, meta["grade_id"], source))
+        extracted = extract(path)
+    except Unreadable as unreadable:
+        raise SubmissionError(f"{path}: {unreadable}") from None
     # The questions are the notebook's solution cells; each test cell belongs to one by the
     # assignment's one rule (without a manifest, a test cell's own grade_id less "_tests").
-    questions = [
-        cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        for cell in raw_cells
-        if cell.get("metadata", {}).get("nbgrader", {}).get("solution")
-    ]
+    questions = [question for question in extracted.solution_ids if question]
     tests = [
         TestCell(
             index=index,
-            question=question_of_cell(grade_id, [q for q in questions if q]) or grade_id.removesuffix(TEST_SUFFIX),
+            question=question_of_cell(grade_id, questions) or grade_id.removesuffix(TEST_SUFFIX),
             source=source,
         )
-        for index, grade_id, source in graded
+        for index, grade_id, source in extracted.public_tests
     ]
-    return cells, tests
+    return extracted.cells, tests
 
 
 def check(question: str, notebook: str | Path | None = None) -> bool:

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from untrusted.text import from_filesystem
 
 from .errors import SubmissionError
+from .sandbox.reported import LINE_ENDING
 from .sandbox.session import Cell
 
 SUFFIXES = {".ipynb", ".py"}
@@ -88,6 +89,10 @@ class Extracted(BaseModel):
     # Every cell's kind and text, in order: written answers found by their question's heading when a
     # notebook lost its nbgrader metadata (see answers_after_heading).
     layout: list[tuple[str, str]] = []
+    # nbgrader's cells, for a student's own check of the public tests (public_tests.py): each graded,
+    # not-solution code cell's (index, grade_id, source), and every solution cell's grade_id.
+    public_tests: list[tuple[int, str, str]] = []
+    solution_ids: list[str] = []
 
 
 def find_submissions(paths: Iterable[Path | str], preferred: str | None = None) -> Discovery:
@@ -204,7 +209,7 @@ def extract_bytes(data: bytes, suffix: str) -> Extracted:
     """The code cells of a notebook's bytes (``suffix`` ".ipynb"), or Python source's as one cell; raises
     Unreadable. The one rule for what counts as a readable submission, for the grader and the service."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # Windows editors start a file with a byte order mark
     except UnicodeDecodeError:
         raise Unreadable("the file is not UTF-8 text") from None
     if "\x00" in text:
@@ -219,11 +224,14 @@ def strip_magics(source: str) -> str:
     and blocks stay as they were. A cell magic (``%%time``) skips the whole cell."""
     if source.lstrip().startswith("%%"):
         return ""
-    lines = []
-    for line in source.split("\n"):
-        match = MAGIC_LINE.match(line)
-        lines.append(f"{match.group('indent')}pass" if match else line)
-    return "\n".join(lines)
+    # Every line ending Python accepts is one (a file saved on an old Mac has carriage returns only);
+    # each is kept as it was, between the lines (the odd items of the split).
+    parts = LINE_ENDING.split(source)
+    for at in range(0, len(parts), 2):
+        match = MAGIC_LINE.match(parts[at])
+        if match:
+            parts[at] = f"{match.group('indent')}pass"
+    return "".join(parts)
 
 
 def _notebook_cells(text: str) -> Extracted:
@@ -249,18 +257,22 @@ def _notebook_cells(text: str) -> Extracted:
         raise Unreadable(f"{NOT_A_NOTEBOOK}: it is in nbformat {version}; open it in Jupyter and save it again")
     if not isinstance(notebook.get("metadata", {}), dict):
         raise Unreadable(f"{NOT_A_NOTEBOOK}: its metadata is not an object")
-    cells, answers, layout = [], {}, []
+    cells, answers, layout, public_tests, solution_ids = [], {}, [], [], []
     for index, cell in enumerate(raw_cells, start=1):
         kind, source, metadata = _checked_cell(index, cell)
         nbgrader = metadata.get("nbgrader")
         nbgrader = nbgrader if isinstance(nbgrader, dict) else {}
         grade_id = nbgrader.get("grade_id")
         layout.append((kind, source))
+        if isinstance(grade_id, str) and nbgrader.get("solution"):
+            solution_ids.append(grade_id)
         if kind == "code":
             cells.append(Cell(index=index, source=strip_magics(source)))
+            if isinstance(grade_id, str) and grade_id and nbgrader.get("grade") and not nbgrader.get("solution"):
+                public_tests.append((index, grade_id, source))
         elif isinstance(grade_id, str) and nbgrader.get("solution"):
             answers[grade_id] = source
-    return Extracted(cells=cells, answers=answers, layout=layout)
+    return Extracted(cells=cells, answers=answers, layout=layout, public_tests=public_tests, solution_ids=solution_ids)
 
 
 def _checked_cell(index: int, cell: object) -> tuple[str, str, dict]:

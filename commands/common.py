@@ -22,7 +22,7 @@ from course.errors import CourseError
 from gradebook.errors import GradebookError
 from service.errors import ServiceError
 from untrusted.errors import UntrustedError
-from untrusted.text import one_line
+from untrusted.text import for_terminal, one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -176,10 +176,8 @@ def err_console() -> Console:
 
 
 def shown(text: str) -> str:
-    """Student-controlled text for the terminal: control characters and rich markup escaped."""
-    from rich.markup import escape
-
-    return escape(one_line(text))
+    """Student-controlled text for a Rich table or message (untrusted.text's one rule)."""
+    return for_terminal(text)
 
 
 def said(prog: str) -> Callable[[str], None]:

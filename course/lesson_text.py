@@ -8,6 +8,8 @@ from string import ascii_uppercase
 
 from rich.table import Table
 
+from untrusted.text import for_terminal
+
 from .catalog import Catalog
 from .models import Block, Check, CodeBlock, Heading, Lesson, ListBlock, MathBlock, Paragraph
 
@@ -65,7 +67,7 @@ def check_text(check: Check, number: int = 1) -> list[str]:
 
 def lessons_table(catalog: Catalog) -> Table:
     course = catalog.course()
-    title = " · ".join(filter(None, [course.title, f"{len(catalog.lessons)} lessons"]))
+    title = for_terminal(" · ".join(filter(None, [course.title, f"{len(catalog.lessons)} lessons"])))
     table = Table(title=title, title_justify="left")
     for column in ("slug", "title", "format", "module", "sections", "checks", "questions", "file"):
         table.add_column(
@@ -74,14 +76,14 @@ def lessons_table(catalog: Catalog) -> Table:
     for lesson in sorted(catalog.lessons, key=lambda lesson: lesson.source):
         module = lesson.module
         table.add_row(
-            lesson.slug,
-            lesson.title,
+            for_terminal(lesson.slug),
+            for_terminal(lesson.title),
             lesson.format,
             str(module.number) if module and module.number is not None else "",
             str(len(lesson.sections)),
             str(len(lesson.checks)),
             str(len(lesson.open_questions)),
-            Path(lesson.source).name,
+            for_terminal(Path(lesson.source).name),
         )
     return table
 

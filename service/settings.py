@@ -116,6 +116,10 @@ def build(
         ],
         "MIDDLEWARE": [
             "django.middleware.security.SecurityMiddleware",
+            # The site's security headers, first: every response gets them, whichever layer answers
+            # (whitenoise's files, a NUL refused below, a host refused by CommonMiddleware).
+            "django.middleware.clickjacking.XFrameOptionsMiddleware",
+            "csp.middleware.CSPMiddleware",
             # The site's own stylesheet and scripts, served by the site itself (whitenoise): the
             # same under `autograder serve`, in the tests and offline, never from a CDN.
             "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -125,8 +129,6 @@ def build(
             "django.middleware.csrf.CsrfViewMiddleware",
             "django.contrib.auth.middleware.AuthenticationMiddleware",
             "django.contrib.messages.middleware.MessageMiddleware",
-            "django.middleware.clickjacking.XFrameOptionsMiddleware",
-            "csp.middleware.CSPMiddleware",
             # Last, as axes asks: it turns a locked sign-in's answer into AXES_LOCKOUT_CALLABLE's.
             "axes.middleware.AxesMiddleware",
         ],

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from autograder.sandbox import worker
 from autograder.sandbox.limits import Limits
+from autograder.sandbox.process import CallClock
 
 
 class InProcessWorker:
@@ -22,10 +23,17 @@ class InProcessWorker:
         self.namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__}
         self.requests = requests
         self.printed = io.StringIO()
+        self.last_clock = CallClock(0.0, 0.0, lambda: 0.0)
 
     def request(
-        self, header: dict, blobs: Sequence[bytes] = (), timeout: float = 10.0, hard_timeout: float | None = None
+        self,
+        header: dict,
+        blobs: Sequence[bytes] = (),
+        timeout: float = 10.0,
+        hard_timeout: float | None = None,
+        header_limit: int = 0,
     ) -> tuple[dict, list[bytes]]:
+        self.last_clock = CallClock(timeout, hard_timeout or timeout, lambda: 0.0)
         # Through the real framing both ways, as a frame read off a pipe would be.
         header, blobs = _roundtrip(header, list(blobs))
         with warnings.catch_warnings():

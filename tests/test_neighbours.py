@@ -23,7 +23,9 @@ def test_an_honest_submission_keeps_its_score_beside_a_cpu_hog(tmp_path):
     submissions, out, watched = tmp_path / "submissions", tmp_path / "out", tmp_path / "watched.json"
     shutil.copytree(NEIGHBOURS, submissions)
     # Each of slow_honest's calls needs 0.2 s of CPU: alone it passes a 0.4 s limit with room to
-    # spare; beside the hog, its wall-clock time is several times that.
+    # spare; beside the hog, and on a machine busy with other work too, its wall-clock time is many
+    # times that. A call's limit is its worker's own time (not the time it waits for a CPU), so it
+    # keeps its score however busy the machine, within the submission's own deadline.
     completed = subprocess.run(
         [
             sys.executable,

@@ -365,3 +365,19 @@ def test_a_submission_cannot_tell_it_is_being_graded(batch):
     }
     # And so it answered as it would for its student, during the graded calls too.
     assert _question(report, "softmax")["status"] == "passed"
+
+
+def test_what_a_worker_reports_is_checked_and_the_graders_own_work_is_bounded(batch):
+    report = batch["reports"]["forged_reports"]
+    feedback = {q["id"]: q["feedback"] for q in report["questions"]}
+    # A line the worker reports is shown only when it is a line of code in the submission's own source.
+    assert feedback["softmax"].endswith("softmax raised ValueError.") and "at line" not in feedback["softmax"]
+    assert "scaled_dot_product_attention raised ValueError." in feedback["attention"]
+    assert "at line" not in feedback["attention"]
+    # A million tiny values are refused before they are read, not decoded one by one.
+    assert "the answer could not be read: a frame of more than 512 KiB of header" in feedback["saturation"]
+    # The reference's work on the rerun's 3 GB request ran in a budget of its own: no cause is named,
+    # and the batch's processes stayed small (test_forged_answers... checks the peak of them all).
+    assert "these failures may come from" in feedback["self_attention"]
+    assert _question(report, "positional_encoding")["status"] == "passed"
+    assert batch["peak_kib"] < 1024 * 1024, batch["peak_kib"]

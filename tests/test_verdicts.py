@@ -130,8 +130,9 @@ def test_feedback_names_the_function_to_fix_first_when_it_went_wrong_on_the_ques
 
 def test_a_function_that_works_on_the_questions_inputs_is_not_blamed():
     """An attention that ignores masks fails its own question, but multi-head attention passes it none:
-    the multi-head failure is its own (a wrong head split), and its feedback says so; with
-    charge_dependents = false it is still graded, since nothing it uses explains it."""
+    the multi-head failure is its own (a wrong head split), and its feedback says so. With
+    charge_dependents = false it is not graded all the same: what the rerun found comes from the
+    submission's process, and changes the wording only, never a score (issue #43)."""
     assignment = load_assignment(ASSIGNMENTS / "sequences-and-attention")
     path = ASSIGNMENTS / "sequences-and-attention" / "known" / "wrong_head_split_ignored_mask.py"
     multi_head = next(q for q in _grade(assignment, path).questions if q.id == "multi_head")
@@ -143,7 +144,8 @@ def test_a_function_that_works_on_the_questions_inputs_is_not_blamed():
     assert "fix it first" not in multi_head.feedback
     uncharged = assignment.model_copy(update={"charge_dependents": False})
     multi_head = next(q for q in _grade(uncharged, path).questions if q.id == "multi_head")
-    assert multi_head.status == "partial" and multi_head.score > 0
+    assert multi_head.status == "not_graded" and multi_head.score == 0
+    assert "it returns the right values for everything your multi_head_attention passes it" in multi_head.feedback
 
 
 def test_a_function_that_is_never_called_is_not_blamed(tmp_path):

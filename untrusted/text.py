@@ -40,6 +40,15 @@ def one_line(text: str) -> str:
     return printable(text, keep_newlines=False)
 
 
+def for_terminal(text: str) -> str:
+    """``text`` for a Rich table or message on the staff's terminal: one printable line whose Rich
+    markup (``[link=...]``, ``[bold red]``) is shown as written, never acted on. Every name, file name
+    or other text a student or a platform controls goes through here before Rich prints it."""
+    from rich.markup import escape
+
+    return escape(one_line(text))
+
+
 def for_markdown(text: str) -> str:
     """``text`` for a line of a Markdown file: one printable line, with no live HTML (``<``, ``>``
     and ``&`` escaped, as Markdown renderers pass raw HTML through)."""

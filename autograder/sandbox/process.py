@@ -28,9 +28,15 @@ OUTPUT_KEPT_BYTES = 64 * 1024
 # about twice as much (each array once, a bounded header). Hidden tests exchange arrays of a few
 # kilobytes; 32 MiB leaves room for any honest answer.
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
-MAX_ANSWER_HEADER_BYTES = 2 * 1024 * 1024
+# The JSON part (numbers, strings, lists outside arrays) is parsed and decoded value by value: bounded
+# before it is read, so that a million tiny values (2 MB of "0,") cost the grader nothing. An honest
+# answer's lists hold thousands of numbers (20 KB); its arrays travel apart, as raw bytes.
+MAX_ANSWER_HEADER_BYTES = 512 * 1024
+# Loading answers once per submission with every failing cell's error (thousands, each bounded): more room.
+MAX_LOAD_HEADER_BYTES = 2 * 1024 * 1024
 # A call whose worker waited for a CPU (other sandboxes were busy) gets that waiting time back, up to
-# this many times its limit of wall-clock time.
+# this many times its limit of wall-clock time, where its caller names no wall-clock limit of its own
+# (a graded call's is the submission's deadline: session.py).
 STARVED_WALL_FACTOR = 3.0
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -38,8 +44,9 @@ PR_SET_CHILD_SUBREAPER = 36
 
 class CallClock:
     """The time a call may take. Its limit is the worker's own time: wall-clock time less the time
-    the worker spent waiting for a CPU that other processes held, so a neighbour that keeps every
-    core busy cannot make an honest call time out. Waiting is given back up to ``hard`` seconds of
+    the worker (and the grading thread waiting for its answer) spent waiting for a CPU that other
+    processes held, so a neighbour, or a machine, that keeps every core busy cannot make an honest
+    call time out. Waiting is given back up to ``hard`` seconds of
     wall-clock time in all."""
 
     def __init__(self, budget: float, hard: float, waited: Callable[[], float]):
@@ -82,10 +89,16 @@ class WorkerProcess:
         self.response_fd = response_fd
         self.output_fd = output_fd
         self.sequence = 0
+        self.last_clock = CallClock(0.0, 0.0, lambda: 0.0)  # the latest request's: its answer is read within it
         os.set_blocking(request_fd, False)
 
     def request(
-        self, header: dict, blobs: Sequence[bytes] = (), timeout: float = 10.0, hard_timeout: float | None = None
+        self,
+        header: dict,
+        blobs: Sequence[bytes] = (),
+        timeout: float = 10.0,
+        hard_timeout: float | None = None,
+        header_limit: int = MAX_ANSWER_HEADER_BYTES,
     ) -> tuple[dict, list[bytes]]:
         """Send one request and read its response. Past ``timeout`` seconds of the worker's own time
         (``hard_timeout`` of wall-clock time at most) raises TimeoutError, whether the worker is
@@ -94,7 +107,9 @@ class WorkerProcess:
         Each request carries a sequence number the answer must echo: a frame written on the
         channel by the submission itself arrives out of order and ends the worker."""
         self.sequence += 1
-        clock = CallClock(timeout, hard_timeout or timeout * STARVED_WALL_FACTOR, self._waited_for_cpu)
+        clock = self.last_clock = CallClock(
+            timeout, hard_timeout or timeout * STARVED_WALL_FACTOR, self._waited_for_cpu
+        )
         try:
             self._write(encode_frame({**header, "id": self.sequence}, list(blobs)), clock)
         except (BrokenPipeError, ConnectionResetError) as exc:
@@ -103,7 +118,7 @@ class WorkerProcess:
             response, response_blobs = read_frame(
                 self.response_fd,
                 limit=MAX_ANSWER_BYTES,
-                json_limit=MAX_ANSWER_HEADER_BYTES,
+                json_limit=header_limit,
                 read=lambda fd, size: read_exact(fd, size, wait=lambda ready: _wait_readable(ready, clock)),
             )
         except ChannelClosed as exc:
@@ -186,15 +201,11 @@ class WorkerProcess:
         return self._worker_pid
 
     def _waited_for_cpu(self) -> float:
-        """Seconds the worker has spent runnable but waiting for a CPU (the kernel's schedstat)."""
+        """Seconds the worker, and this grading thread, have spent runnable but waiting for a CPU (the
+        kernel's schedstat): a busy machine that keeps the grader from reading an answer the worker
+        has written slows the call down as much as one that keeps the worker from writing it."""
         pid = self._worker_process()
-        if pid is None:
-            return 0.0
-        try:
-            with open(f"/proc/{pid}/schedstat", "rb") as handle:
-                return int(handle.read().split()[1]) / 1e9
-        except (OSError, ValueError, IndexError):
-            return 0.0
+        return (_waited("thread-self") + _waited(str(pid))) if pid is not None else 0.0
 
     def _death(self, when: str) -> str:
         try:
@@ -204,6 +215,15 @@ class WorkerProcess:
         if code > 128:  # bubblewrap reports a command killed by signal N as 128 + N
             code = -(code - 128)
         return describe_end(code, when)
+
+
+def _waited(process: str) -> float:
+    """Seconds ``/proc/<process>`` has spent runnable but waiting for a CPU; 0 where it cannot be read."""
+    try:
+        with open(f"/proc/{process}/schedstat", "rb") as handle:
+            return int(handle.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def describe_end(code: int, when: str) -> str:

@@ -8,7 +8,6 @@ the next one, until the submission's total time is spent.
 
 from __future__ import annotations
 
-import builtins
 import math
 import re
 import time
@@ -16,11 +15,21 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from untrusted.text import bounded, storable
+from untrusted.text import storable
 
 from ..errors import BadReturn, MissingFunction, StudentFault, StudentRaised, StudentTimeout, WorkerCrashed
 from .limits import Limits
-from .process import STARVED_WALL_FACTOR, WorkerProcess
+from .process import MAX_LOAD_HEADER_BYTES, WorkerProcess
+from .reported import (
+    DTYPE_KINDS,
+    Cell,
+    CellError,
+    defined_names,
+    describe_exception,
+    describe_rejected,
+    none_dropped,
+    watched_name,
+)
 from .runners import Runner
 from .worker import encode_value
 
@@ -29,72 +38,9 @@ if TYPE_CHECKING:  # numpy is imported where an answer's array is read: a gradin
 
 MAX_DEPTH = 32
 MAX_ITEMS = 1_000_000  # values in one answer (lists, tuples, dicts, numbers, strings, arrays)
+CLOCK_EVERY = 1024  # values decoded between two looks at the call's clock (and the count)
 # An array's dtype as the worker names it (numpy's dtype.str): a byte order, a number's kind, a size.
 ARRAY_DTYPE = re.compile(r"[<>|=][biufc][0-9]{1,2}")
-MAX_CELL_MESSAGE = 500
-# The only exception names feedback ever shows: Python's own and numpy's, chosen here from what the
-# worker reports, never a text it sends (the submission controls the worker and could send anything).
-KNOWN_EXCEPTIONS = frozenset(
-    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
-) | {"LinAlgError", "AxisError", "ComplexWarning", "TooHardError", "RankWarning", "DTypePromotionError"}
-KNOWN_TYPES = frozenset(name for name, value in vars(builtins).items() if isinstance(value, type)) | {
-    "generator",
-    "function",
-    "module",
-    "builtin_function_or_method",
-    "method",
-    "NoneType",
-    "ellipsis",
-}
-DTYPE_KINDS = {
-    "O": "object",
-    "U": "str",
-    "S": "bytes",
-    "V": "structured (void)",
-    "M": "datetime64",
-    "m": "timedelta64",
-    "T": "string",
-}
-
-
-class Cell(BaseModel):
-    index: int
-    source: str
-
-
-class CellError(BaseModel):
-    """A cell that failed while the submission loaded: the student's own code and message (no
-    hidden input exists yet), stored as the worker sent it but bounded and storable."""
-
-    cell: int
-    type: str
-    message: str
-    line: int | None = None
-    ran_from: int | None = None  # the cell that ran when the error came from code of another (``cell``)
-
-    @classmethod
-    def from_worker(cls, error: Any) -> CellError | None:
-        if not isinstance(error, dict) or type(error.get("cell")) is not int:
-            return None
-        line, ran_from = error.get("line"), error.get("ran_from")
-        return cls(
-            cell=error["cell"],
-            type=storable(bounded(str(error.get("type", "")), 100)),
-            message=storable(bounded(str(error.get("message", "")), MAX_CELL_MESSAGE)),
-            line=line if type(line) is int else None,
-            ran_from=ran_from if type(ran_from) is int else None,
-        )
-
-    @property
-    def running(self) -> int:
-        """The cell that was running when it failed (a public test cell that called the failing code)."""
-        return self.ran_from if self.ran_from is not None else self.cell
-
-    def __str__(self) -> str:
-        where = f"cell {self.cell}" + (f", line {self.line}" if self.line else "")
-        if self.ran_from is not None:
-            where += f" (called from cell {self.ran_from})"
-        return f"{where}: {self.type}: {self.message}" if self.message else f"{where}: {self.type}"
 
 
 class LoadResult(BaseModel):
@@ -117,6 +63,7 @@ class StudentSession:
         # one call timeout at a time.
         self.timed_out: dict[str, float] = {}
         self.watching: WorkerProcess | None = None  # the worker asked to watch (see watch)
+        self.watch_names: list[str] = []
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -176,9 +123,16 @@ class StudentSession:
         if response.get("missing"):
             raise MissingFunction(f"{name} is not defined in your submission")
         if not response.get("ok"):
-            raise StudentRaised(f"{name} raised {describe_exception(response.get('error'))}")
+            raise StudentRaised(f"{name} raised {describe_exception(response.get('error'), self.cells)}")
+        # Reading the answer is part of the call: it spends what the worker left of the call's time.
+        decoding_deadline = time.monotonic() + worker.last_clock.remaining()
         try:
-            return decode_returned(name, response.get("value"), out)
+            return decode_returned(name, response.get("value"), out, decoding_deadline)
+        except DecodingTimeout:
+            self.timed_out[name] = timeout
+            raise StudentTimeout(
+                f"{name} did not return within {timeout:g} s (reading its answer of many values took the rest)"
+            ) from None
         except BadReturn:
             raise
         except Exception as exc:  # whatever the answer made the decoder do is the answer's fault
@@ -198,6 +152,7 @@ class StudentSession:
             self.close()
             return False
         self.watching = self.worker  # a worker started after this one (a restart) watches nothing
+        self.watch_names = list(names)
         return bool(response.get("ok"))
 
     def watched(self) -> Watched:
@@ -215,11 +170,13 @@ class StudentSession:
         records = response.get("calls")
         dropped = response.get("dropped")
         observed = []
-        lost = 0 if type(dropped) is int and dropped == 0 else 1
-        decoder = _Decoder("a watched function", blobs)  # one for all: each blob is read once in all
+        lost = 0 if none_dropped(dropped) else 1
+        # One decoder for all (each blob is read once in all), within what is left of the request's time.
+        decoder = _Decoder("a watched function", blobs, time.monotonic() + self.worker.last_clock.remaining())
         for record in records[:MAX_OBSERVED] if isinstance(records, list) else []:
-            name = record.get("name") if isinstance(record, dict) else None
-            if not isinstance(name, str) or not isinstance(record.get("kwargs"), dict):
+            name = watched_name(record, self.watch_names)
+            if name is None or not isinstance(record.get("kwargs"), dict):
+                lost += 1
                 continue
             try:
                 args = decoder.decode(record.get("args"), 0)
@@ -238,7 +195,9 @@ class StudentSession:
         worker = self.worker = self.runner.start(self.limits)
         cells = [cell.model_dump() for cell in self.cells]
         try:
-            response, _ = worker.request({"op": "load", "cells": cells}, timeout=timeout, hard_timeout=hard)
+            response, _ = worker.request(
+                {"op": "load", "cells": cells}, timeout=timeout, hard_timeout=hard, header_limit=MAX_LOAD_HEADER_BYTES
+            )
         except TimeoutError:
             self.close()
             raise StudentTimeout(f"your notebook's cells did not finish within {timeout:g} s") from None
@@ -247,23 +206,27 @@ class StudentSession:
             raise WorkerCrashed(f"running your notebook's cells: {crash}") from None
         if self.loaded is None:
             reported = response.get("cell_errors")
-            errors = [CellError.from_worker(error) for error in (reported if isinstance(reported, list) else [])]
-            defined = response.get("defined")
+            errors = [
+                CellError.from_worker(error, self.cells) for error in (reported if isinstance(reported, list) else [])
+            ]
             self.loaded = LoadResult(
                 cell_errors=[error for error in errors if error is not None],
-                defined=[n for n in (defined if isinstance(defined, list) else []) if isinstance(n, str)],
+                defined=defined_names(response.get("defined")),
             )
         return worker, self.loaded
 
     def _time_left(self, wanted: float, what: str) -> tuple[float, float]:
-        """The time this step may take (its own time), and the wall-clock time it may be given in
-        all when it waits for a CPU: never past the submission's deadline."""
+        """The time this step may take (its own time: CPU and sleep, not the time it waits for a CPU
+        that others hold), and the wall-clock time it may be given in all: the submission's own
+        deadline. A busy machine (neighbours, other jobs, a loaded host) slows an honest call down
+        without costing it its limit; a submission that starves its own worker with processes of its
+        own spends only its own deadline (its sandbox's CPU share keeps its neighbours' speed)."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise StudentTimeout(
                 f"the submission's time limit ({self.limits.submission_timeout:g} s) was spent before {what} could run"
             )
-        return min(wanted, left), min(wanted * STARVED_WALL_FACTOR, left)
+        return min(wanted, left), left
 
 
 MAX_OBSERVED = 64  # the worker keeps at most this many (worker.MAX_WATCHED_CALLS); a forged list is cut
@@ -298,50 +261,25 @@ class StudentProxy:
         return lambda *args, **kwargs: self._session.call(name, *args, **kwargs)
 
 
-def describe_exception(error: Any) -> str:
-    """What a graded call raised, in words the grader chooses: a known exception's name, and the
-    line of the student's code."""
-    error = error if isinstance(error, dict) else {}
-    kind = error.get("type")
-    known = kind if isinstance(kind, str) and kind in KNOWN_EXCEPTIONS else None
-    if known and error.get("own_class") is True:
-        text = f"an exception of the submission's own class (a {known})"
-    else:
-        text = known or "an exception"
-    line = error.get("line")
-    if type(line) is int and 0 < line < 10**7:
-        text += f" at line {line} of your code"
-    return text
-
-
-def describe_rejected(value: dict) -> str:
-    """Why a returned value was refused, from the worker's codeword."""
-    code = value.get("$rejected")
-    if code == "subclass":
-        return "an ndarray subclass, not a plain numpy array"
-    if code == "dtype":
-        code_kind = value.get("kind")
-        kind = DTYPE_KINDS.get(code_kind) if isinstance(code_kind, str) else None
-        return f"a numpy array of dtype {kind}" if kind else "a numpy array that does not hold numbers"
-    type_name = value.get("type")
-    if isinstance(type_name, str) and type_name in KNOWN_TYPES:
-        return f"an object of type {type_name}"
-    return "an object of a class of its own"
-
-
-def decode_returned(name: str, value: Any, blobs: list[bytes]) -> Any:
+def decode_returned(name: str, value: Any, blobs: list[bytes], deadline: float | None = None) -> Any:
     """A returned value rebuilt from plain data only; anything else is a BadReturn. The decoding has a
     budget: at most MAX_ITEMS values, MAX_DEPTH levels, and each array blob used once, so the grader
-    never holds more than about twice the answer's own size."""
-    return _Decoder(name, blobs).decode(value, 0)
+    never holds more than about twice the answer's own size; and, with a ``deadline`` (time.monotonic),
+    it stops there (DecodingTimeout): a million tiny values cost the call's time, not the grader's."""
+    return _Decoder(name, blobs, deadline).decode(value, 0)
+
+
+class DecodingTimeout(BadReturn):
+    """The answer's decoding ran past the call's deadline."""
 
 
 class _Decoder:
-    def __init__(self, name: str, blobs: list[bytes]):
+    def __init__(self, name: str, blobs: list[bytes], deadline: float | None = None):
         self.name = name
         self.blobs = blobs
         self.used: set[int] = set()
         self.items = 0
+        self.deadline = deadline
 
     def fail(self, what: str) -> BadReturn:
         return BadReturn(f"{self.name} returned {what}")
@@ -350,6 +288,8 @@ class _Decoder:
         self.items += 1
         if self.items > MAX_ITEMS:
             raise self.fail(f"more than {MAX_ITEMS:,} values")
+        if self.items % CLOCK_EVERY == 0 and self.deadline is not None and time.monotonic() > self.deadline:
+            raise DecodingTimeout(f"{self.name} took too long to read")
         if depth > MAX_DEPTH:
             raise self.fail(f"a value nested more than {MAX_DEPTH} levels deep")
         if value is None or type(value) in (bool, int):

@@ -81,7 +81,7 @@ def read_frame(fd: int, limit: int = MAX_FRAME_BYTES, json_limit: int | None = N
     (the grader's reader has a deadline)."""
     json_size, blob_count = HEADER.unpack(read(fd, HEADER.size))
     if json_size > (json_limit or limit) or blob_count > MAX_BLOBS:
-        raise FrameError(f"a frame of more than {(json_limit or limit) >> 20} MiB of header or {MAX_BLOBS} arrays")
+        raise FrameError(f"a frame of more than {(json_limit or limit) >> 10} KiB of header or {MAX_BLOBS} arrays")
     total = json_size
     try:
         header = json.loads(read(fd, json_size))
@@ -171,25 +171,16 @@ def decode_value(value, blobs: list[bytes]):
 # --- running a submission ------------------------------------------------------------------------
 
 
-def _where(tb, filename_prefix: str = "<") -> int | None:
-    """The line of the student's own code where an exception was raised (the innermost frame
-    of theirs), or None."""
-    line = None
-    for frame, lineno in traceback.walk_tb(tb):
-        if frame.f_code.co_filename.startswith(filename_prefix):
-            line = lineno
-    return line
-
-
-def _cell_where(tb, running: int) -> tuple[int, int | None]:
-    """The cell and line of the innermost frame of the student's cells: a function defined in one
-    cell and called from another failed in the cell that defines it (``running`` when none)."""
-    cell, line = running, None
+def _where(tb) -> dict:
+    """The cell and line of the student's own code where an exception was raised (the innermost frame
+    of theirs), or none. The submission can replace this function: the grader checks what it says
+    (reported.py)."""
+    found: dict = {"cell": None, "line": None}
     for frame, lineno in traceback.walk_tb(tb):
         name = frame.f_code.co_filename
         if name.startswith("<cell ") and name.endswith(">") and name[6:-1].isdigit():
-            cell, line = int(name[6:-1]), lineno
-    return cell, line
+            found = {"cell": int(name[6:-1]), "line": lineno}
+    return found
 
 
 def _run_cells(namespace: dict, cells: list[dict]) -> list[dict]:
@@ -209,13 +200,15 @@ def _run_cells(namespace: dict, cells: list[dict]) -> list[dict]:
                     "cell": cell["index"],
                     "type": "SystemExit",
                     "message": f"exit({exc.code!r}) called",
-                    "line": _where(exc.__traceback__),
+                    "line": _where(exc.__traceback__)["line"],
                 }
             )
         except BaseException as exc:  # every failure of student code is reported, not raised
             where, line = cell["index"], getattr(exc, "lineno", None)
             if not isinstance(exc, SyntaxError):
-                where, line = _cell_where(exc.__traceback__, cell["index"])
+                # A function defined in one cell and called from another failed in the cell that defines it.
+                found = _where(exc.__traceback__)
+                where, line = (found["cell"], found["line"]) if found["cell"] is not None else (where, None)
             message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
             error = {"cell": where, "type": type(exc).__name__, "message": message[:500], "line": line}
             if where != cell["index"]:
@@ -242,15 +235,15 @@ def _call(namespace: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list
         out_blobs: list[bytes] = []
         return {"ok": True, "value": encode_value(result, out_blobs)}, out_blobs
     except SystemExit:
-        return {"ok": False, "error": {"type": "SystemExit", "line": None}}, []
+        return {"ok": False, "error": {"type": "SystemExit"}}, []
     except RecursionError as exc:
-        return {"ok": False, "error": {"type": "RecursionError", "line": _where(exc.__traceback__)}}, []
+        return {"ok": False, "error": {"type": "RecursionError", **_where(exc.__traceback__)}}, []
     except BaseException as exc:
         # Only the exception's class and line go back: a message could carry the hidden inputs,
         # and so could the name of a class the submission made up.
         # The grader checks the name against its own list of Python's and numpy's exceptions.
         base, own = _public_base(type(exc))
-        return {"ok": False, "error": {"type": base, "own_class": own, "line": _where(exc.__traceback__)}}, []
+        return {"ok": False, "error": {"type": base, "own_class": own, **_where(exc.__traceback__)}}, []
 
 
 # --- watched functions: what a question's function gave the functions it uses ----------------------

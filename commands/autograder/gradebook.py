@@ -147,8 +147,8 @@ def _history(args: argparse.Namespace) -> int:
     for entry in entries:
         table.add_row(
             "*" if entry.current else "",
-            entry.assignment,
-            entry.submitted_at,
+            shown(entry.assignment),
+            shown(entry.submitted_at),
             entry.sha256[:12],
             f"{entry.score:g} / {entry.max_score:g}",
             f"-{entry.late_penalty:g}" if entry.late_penalty else "",
@@ -187,7 +187,7 @@ def _stats(args: argparse.Namespace) -> int:
         table.add_column(column)
     for q in stats.questions:
         table.add_row(
-            q.question,
+            shown(q.question),
             "" if q.mean is None else f"{q.mean:.2f} / {q.points:g}",
             _percent(q.share_full),
             _percent(q.share_zero),

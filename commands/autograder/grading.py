@@ -152,7 +152,7 @@ def _grade(args: argparse.Namespace) -> int:
     for student in run.not_on_roster:
         err.print(f"warning: {shown(student)} is not on the roster (autograder roster import)")
     for skipped in run.skipped_files:
-        err.print(f"skipped: {shown(str(skipped.path))}: {skipped.reason}")
+        err.print(f"skipped: {shown(str(skipped.path))}: {shown(skipped.reason)}")
     if result.skipped:
         err.print(f"skipped {len(result.skipped)} already graded (same hash); --force regrades them")
     for report in result.reports:
@@ -318,18 +318,33 @@ def plural(count: int, word: str) -> str:
 def _add_check(commands: argparse._SubParsersAction) -> None:
     check = commands.add_parser(
         "check",
-        help="run a notebook's public tests (for students)",
-        description="Run a notebook and its public tests, quickly and without the sandbox, and say which "
-        "questions pass. Exit 0 when all pass, 1 otherwise.",
+        help="run a notebook's public tests, unsandboxed (a student's tool, on their own machine)",
+        description="Run a notebook and its public tests, quickly and WITHOUT the sandbox, and say which "
+        "questions pass. The notebook's code runs with your rights and can read and change whatever you "
+        "can: this is the student's own tool, for their own notebook on their own machine; staff grade "
+        "with `autograder grade`. It refuses to run as root or inside a course or assignment folder that "
+        "holds hidden tests, unless given --allow-unsandboxed. Exit 0 when all pass, 1 otherwise.",
     )
     check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     check.add_argument("--question", metavar="ID", help="only this question's public tests")
+    check.add_argument(
+        "--allow-unsandboxed",
+        action="store_true",
+        help="run even as root or beside hidden tests (only for a notebook whose code you trust)",
+    )
     check.set_defaults(handler=_check)
 
 
 def _check(args: argparse.Namespace) -> int:
-    from autograder.public_tests import check_notebook
+    from autograder.errors import SubmissionError
+    from autograder.public_tests import check_notebook, unsafe_place
 
+    unsafe = None if args.allow_unsandboxed else unsafe_place(args.notebook)
+    if unsafe:
+        raise SubmissionError(
+            f"{args.notebook}: not run: {unsafe}, and check runs it unsandboxed "
+            "(--allow-unsandboxed runs it anyway; staff grade with `autograder grade`)"
+        )
     results = check_notebook(args.notebook, args.question)
     for result in results:
         mark = "\u2713" if result.passed else "\u2717"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from service.errors import ServiceError
-from untrusted.text import one_line
+from untrusted.text import for_terminal, one_line
 
 from ..common import AUTOGRADER, database_option, number, open_service, said
 
@@ -156,7 +156,7 @@ def _accounts_list(args: argparse.Namespace) -> int:
         seen = account.last_login.strftime("%-d %b %Y, %H:%M UTC") if account.last_login else "never"
         role = account.role + ("" if account.active else " (disabled)")
         table.add_row(
-            *(one_line(text) for text in (account.username, role, account.student_id or "", account.name, seen))
+            *(for_terminal(text) for text in (account.username, role, account.student_id or "", account.name, seen))
         )
     Console(highlight=False, soft_wrap=True).print(table)
     return 0
