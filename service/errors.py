@@ -3,7 +3,8 @@
 ServiceError          base
  ├── ServiceSetupError  the service cannot start here (no course, a state folder it cannot write)
  ├── UploadRefused      a hand-in refused before anything runs (too large, not a notebook, over
- │                      the submission limit); shown to the student
+ │   │                  the submission limit); shown to the student
+ │   └── TooManyHandIns over an hourly limit: 429 Too Many Requests, Retry-After its seconds
  ├── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused
  ├── LtiError           a platform's registration is incomplete, or a platform's service refused
  │                      (pylti1p3's LtiException is translated here, in service/lti/)
@@ -24,6 +25,12 @@ class ServiceSetupError(ServiceError):
 
 class UploadRefused(ServiceError):
     pass
+
+
+class TooManyHandIns(UploadRefused):
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)  # seconds until the limit lets one more in
 
 
 class ClientError(ServiceError):

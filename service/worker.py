@@ -13,6 +13,8 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from django.db import DatabaseError
+
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import course_assignment
 from autograder.batch import GradeOptions, grade_batch
@@ -24,6 +26,8 @@ from gradebook.book import Gradebook
 from gradebook.errors import GradebookError
 from gradebook.grading import store_for
 
+from .health import gone, seen
+from .logs import job_outcome
 from .lti.outbox import ScoreSender
 from .models import Job
 from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
@@ -74,6 +78,7 @@ def grade_one(
     from django.utils import timezone
 
     job.started_at = timezone.now()  # written with the job's end (queue.finish)
+    job_outcome(job, "claimed")
     with Lease(job):
         result = grade_batch(
             spec,
@@ -95,6 +100,14 @@ def grade_one(
             queue_scores(book, spec, job.student)
 
         book.run(end)
+    job_outcome(job, "graded", _took(job))
+
+
+def _took(job: Job) -> float:
+    """Seconds from the hand-in to now: what the student waited."""
+    from django.utils import timezone
+
+    return (timezone.now() - job.created_at).total_seconds()
 
 
 def run_worker(
@@ -114,6 +127,9 @@ def run_worker(
     finally:
         if sender is not None:
             sender.stop()
+        if not once:
+            with contextlib.suppress(DatabaseError):
+                gone(name)
 
 
 def _grade_jobs(
@@ -125,6 +141,8 @@ def _grade_jobs(
     waiter = None if once else Waiter()
     woken_by, said = "", False
     while True:
+        if not once:
+            seen(name)  # alive, for /readyz and the metrics (service/health.py)
         job = claim(name, woken_by)
         woken_by = ""  # a look straight after a job, or after a similarity report, was woken by nothing
         if job is None:
@@ -154,12 +172,15 @@ def grade_claimed(job: Job, course: CourseFolder, state: Path, options: GradeOpt
         # by the next claim until the attempts run out, then the job ends as failed.
         if job.attempts >= MAX_ATTEMPTS:
             finish(job, None, error=str(exc))
+            job_outcome(job, "failed", _took(job), str(exc))
         else:
             release(job)
+            job_outcome(job, "retried", _took(job), str(exc))
         return 0
     except BaseException:
         # Stopped mid-job (SIGTERM, Ctrl-C): the job goes back to the queue for the next worker.
         release(job)
+        job_outcome(job, "released", _took(job), "the worker stopped")
         raise
     return 1
 

@@ -1,7 +1,7 @@
 """The commands on the gradebook's grades: ``marks`` (hand grading through a sheet), ``reports``,
 ``history``, ``stats``, ``roster``, ``grades`` (files for course platforms), ``similarity`` and
 ``extend``. Each reads --gradebook PATH (default ./gradebook.db: the one ``grade --out DIR`` wrote
-is DIR/gradebook.db) or the database $AUTOGRADER_DATABASE_URL names."""
+is DIR/gradebook.db) or the database $GRADEWRIGHT_DATABASE_URL names."""
 
 from __future__ import annotations
 
@@ -18,7 +18,10 @@ from ..common import gradebook_options as _options
 
 
 def gradebook_options(command: argparse.ArgumentParser) -> None:
-    _options(command, "the SQLite gradebook file (default ./gradebook.db)")
+    _options(
+        command,
+        "the SQLite gradebook file (default: the course's, <course>/.gradewright/gradebook.db; outside a course ./gradebook.db)",
+    )
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
