@@ -6,13 +6,8 @@ and the site as a hub's service."""
 
 from __future__ import annotations
 
-import json
-import logging
-import os
 import re
 import shutil
-import socket
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +17,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import ROOT
 from .served import CORRECT, PARTIAL, autograder, commands_env, course_copy, serve
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
@@ -198,133 +192,27 @@ def test_probes_and_metrics_while_jobs_run(site):
         )
 
 
-def test_the_operators_commands_reach_django_and_our_checks(site, tmp_path):
-    shown = autograder("--course", site.course, "manage", "showmigrations", "service", env=site.env)
-    assert shown.returncode == 0 and "[X] 0015_worker_seen" in shown.stdout, shown.stderr
-    checked = autograder(
-        "--course", site.course, "manage", "check", "--deploy", env={**site.env, "GRADEWRIGHT_HTTPS": "1"}
-    )
-    assert checked.returncode == 0, checked.stderr
-    assert "gradewright.W001" in checked.stderr and "GRADEWRIGHT_ALLOWED_HOSTS" in checked.stderr
-    assert "gradewright.W003" not in checked.stderr  # the site's worker is alive
-    key = site.course / ".gradewright" / "secret_key"
-    key.chmod(0o644)
-    try:
-        checked = autograder("--course", site.course, "manage", "check", env=site.env)
-    finally:
-        key.chmod(0o600)
-    assert checked.returncode == 1 and "gradewright.E002" in checked.stderr and "chmod 600" in checked.stderr
-
-
 def test_a_locked_out_student_is_unlocked_by_the_command(site):
-    for _ in range(10):
-        httpx.post(f"{site.url}/api/v1/token", data={"username": "student", "password": "wrong"}, timeout=30)
+    from axes.models import AccessAttempt
+
+    from gradebook.database import close_database, open_database
+
+    alias, _ = open_database(site.course / ".gradewright" / "gradebook.db")
+    try:  # ten failed sign-ins from here, as axes records them: the pair is locked
+        AccessAttempt.objects.using(alias).create(
+            username="student",
+            ip_address="127.0.0.1",
+            user_agent="",
+            http_accept="",
+            path_info="/api/v1/token",
+            get_data="",
+            post_data="",
+            failures_since_start=10,
+        )
+    finally:
+        close_database(alias)
     right = {"username": "student", "password": site.passwords["student"]}
-    assert httpx.post(f"{site.url}/api/v1/token", data=right, timeout=30).status_code == 429
+    assert httpx.post(f"{site.url}/api/v1/token", data=right, timeout=60).status_code == 429
     unlocked = autograder("--course", site.course, "accounts", "unlock", "student", env=site.env)
-    assert unlocked.returncode == 0 and unlocked.stdout.startswith("student: unlocked ("), unlocked.stderr
-    assert httpx.post(f"{site.url}/api/v1/token", data=right, timeout=30).status_code == 201
-    nobody = autograder("--course", site.course, "accounts", "unlock", "nobody", env=site.env)
-    assert nobody.returncode == 2 and nobody.stderr.startswith("autograder: no account named 'nobody'")
-
-
-def test_a_port_held_by_the_sites_own_orphan_says_so_and_a_hub_gets_no_demo_accounts(site, tmp_path):
-    port = site.url.rsplit(":", 1)[1]
-    again = autograder("--course", site.course, "serve", "--port", port, "--workers", "0", env=site.env)
-    pid = (site.course / ".gradewright" / "serve.pid").read_text().split()[0]
-    assert again.returncode == 2
-    assert again.stderr.strip().splitlines() == [
-        f"autograder: port {port} is held by this course's own earlier site (process {pid}), still running after "
-        f"what started it stopped; stop it with `kill {pid}` and start again"
-    ], again.stderr
-    # A new course started by a hub, on a port another program holds: no demo accounts, one line.
-    hub = {
-        "JUPYTERHUB_API_URL": "http://127.0.0.1:9/hub/api",
-        "JUPYTERHUB_API_TOKEN": "x",
-        "JUPYTERHUB_CLIENT_ID": "service-g",
-    }
-    fresh = course_copy(tmp_path)
-    with socket.socket() as held:
-        held.bind(("127.0.0.1", 0))
-        held.listen()
-        taken = str(held.getsockname()[1])
-        started = autograder("--course", fresh, "serve", "--port", taken, "--workers", "0", env={**site.env, **hub})
-    assert started.returncode == 2
-    assert "started by JupyterHub: no demo accounts" in started.stdout
-    assert not [line for line in started.stdout.splitlines() if line.startswith("demo ")]
-    assert started.stderr.strip().splitlines() == [
-        f"autograder: port {taken} on 127.0.0.1 is in use by another program; stop it, or serve on another port with --port"
-    ]
-    listed = autograder("--course", fresh, "accounts", "list", env=site.env)
-    assert listed.returncode == 0 and "0 accounts" in listed.stdout, listed.stdout
-
-
-def test_roster_import_in_a_course_folder_writes_the_courses_gradebook(tmp_path):
-    course = tmp_path / "course"
-    course.mkdir()
-    shutil.copy(ROOT / "course.toml", course)
-    shutil.copytree(ROOT / "lesson_data", course / "lesson_data")
-    env = commands_env(tmp_path)
-    imported = autograder("roster", "import", ROOT / "docs" / "walkthrough" / "roster.csv", env=env, cwd=course)
-    assert imported.returncode == 0, imported.stderr
-    assert not (course / "gradebook.db").exists()
-    gradebook = course / ".gradewright" / "gradebook.db"
-    assert gradebook.is_file() and (gradebook.parent.stat().st_mode & 0o777) == 0o700
-    with sqlite3.connect(gradebook) as database:
-        assert database.execute("SELECT count(*) FROM gradebook_student").fetchone()[0] > 0
-
-
-def test_the_log_is_json_on_request_with_the_jobs_fields():
-    from service.logs import ExpectedWithoutTraceback, json_formatter
-
-    record = logging.LogRecord("gradewright.jobs", logging.INFO, __file__, 1, "job %s graded", (7,), None)
-    record.__dict__.update(job_id=7, student="s1", duration_seconds=1.5, request=object())
-    line = json.loads(json_formatter().format(record))
-    assert line["message"] == "job 7 graded" and line["logger"] == "gradewright.jobs" and line["level"] == "INFO"
-    assert (line["job_id"], line["student"], line["duration_seconds"]) == (7, "s1", 1.5) and "request" not in line
-    try:
-        raise PermissionError("refused")
-    except PermissionError:
-        import sys
-
-        refusal = logging.LogRecord("django.request", logging.WARNING, __file__, 1, "Forbidden", (), sys.exc_info())
-    refusal.status_code = 403
-    assert ExpectedWithoutTraceback().filter(refusal) and refusal.exc_info is None
-
-
-def test_every_variable_read_is_listed_and_an_old_name_still_works_with_a_warning(caplog):
-    from autograder import environment
-
-    assert environment.read("GRADEWRIGHT_GRADEBOOK_WAIT", {}) == "30"
-    assert (
-        environment.read("GRADEWRIGHT_DATABASE_URL", {"GRADEWRIGHT_DATABASE_URL": "postgresql://a/b"})
-        == "postgresql://a/b"
-    )
-    environment._warned.discard("AUTOGRADER_ZYGOTE")
-    with caplog.at_level(logging.WARNING, "gradewright.settings"):
-        assert environment.read("GRADEWRIGHT_ZYGOTE", {"AUTOGRADER_ZYGOTE": "off"}) == "off"
-        assert environment.read("GRADEWRIGHT_ZYGOTE", {"AUTOGRADER_ZYGOTE": "off"}) == "off"
-    assert [r.getMessage() for r in caplog.records] == [
-        "$AUTOGRADER_ZYGOTE is read as $GRADEWRIGHT_ZYGOTE; rename it (the old name will stop working)"
-    ]
-    names = {setting.name for setting in environment.SETTINGS}
-    assert all(
-        name.startswith("GRADEWRIGHT_") for name in names if not name.startswith(("JUPYTERHUB_", "JPY_", "DASK_"))
-    )
-    assert all(setting.description and setting.used_by for setting in environment.SETTINGS)
-    # Every GRADEWRIGHT_ name the code mentions is one of them (the settings Django keeps aside).
-    mentioned = set()
-    for package in ("autograder", "course", "gradebook", "service", "commands", "gradewright", "untrusted"):
-        for path in (ROOT / package).rglob("*.py"):
-            mentioned |= set(re.findall(r"\bGRADEWRIGHT_[A-Z_]*[A-Z]\b", path.read_text(encoding="utf-8")))
-    django_settings = {
-        "GRADEWRIGHT_COURSE",
-        "GRADEWRIGHT_STATE",
-        "GRADEWRIGHT_DEMO",
-        "GRADEWRIGHT_HUB",
-        "GRADEWRIGHT_ADDRESS_FAILURE_LIMIT",
-    }
-    assert mentioned - django_settings - {"GRADEWRIGHT_TEST_POSTGRES"} <= names, sorted(
-        mentioned - django_settings - names
-    )
-    assert os.environ.get("GRADEWRIGHT_REFERENCE_CACHE")  # the tests' own, read through environment.read
+    assert unlocked.returncode == 0 and unlocked.stdout == "student: unlocked (1 record of failed sign-ins forgotten)\n"
+    assert httpx.post(f"{site.url}/api/v1/token", data=right, timeout=60).status_code == 201
