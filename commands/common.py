@@ -152,14 +152,15 @@ def open_book(args: argparse.Namespace, create: bool) -> Gradebook:
     return Gradebook.open(path, args.database_url)
 
 
-def open_service(args: argparse.Namespace, demo: bool = True) -> CourseFolder:
+def open_service(args: argparse.Namespace) -> CourseFolder:
     """The course a service command names, its site's settings made and its database brought up to
-    date (``demo``: with the demo accounts on a first start), before the service's models are used."""
+    date, before the service's models are used. Never the demo accounts: only ``autograder serve``
+    makes them, where their passwords are shown."""
     from course.folder import find_course
     from service.setup import prepare
 
     course = find_course(args.course)
-    prepare(course.root, args.database_url, demo=demo)
+    prepare(course.root, args.database_url, demo=False)
     return course
 
 

@@ -172,7 +172,7 @@ def _add_accounts(commands: argparse._SubParsersAction) -> None:
 
 
 def _accounts_list(args: argparse.Namespace) -> int:
-    open_service(args, demo=False)
+    open_service(args)
     from rich.console import Console
     from rich.table import Table
 
@@ -193,7 +193,7 @@ def _accounts_list(args: argparse.Namespace) -> int:
 
 
 def _accounts_password(args: argparse.Namespace) -> int:
-    open_service(args, demo=False)
+    open_service(args)
     from service.accounts import set_password
 
     set_password(args.username, _password(args.password_stdin, confirm=True))
@@ -202,7 +202,7 @@ def _accounts_password(args: argparse.Namespace) -> int:
 
 
 def _accounts_unlock(args: argparse.Namespace) -> int:
-    open_service(args, demo=False)
+    open_service(args)
     from service.accounts import unlock
 
     forgotten = unlock(args.username, args.address)
