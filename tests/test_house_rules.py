@@ -235,12 +235,46 @@ def _from_mark(node: ast.AST) -> bool:
             return False
 
 
+def environment_reads(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
+    """Every read of one of our environment variables (GRADEWRIGHT_..., AUTOGRADER_..., the hub's
+    JUPYTERHUB_...) from os.environ or os.getenv: by its name, or by a name bound to one."""
+    ours = ("GRADEWRIGHT_", "AUTOGRADER_", "JUPYTERHUB_")
+    for where, tree in trees(root):
+        bound = {
+            target.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+            and node.value.value.startswith(ours)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.args:
+                text = ast.unparse(node.func)
+                if text not in {"os.environ.get", "os.getenv", "environ.get", "getenv", "environment.get"}:
+                    continue
+                key = node.args[0]
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                if ast.unparse(node.value) not in {"os.environ", "environ", "environment"}:
+                    continue
+                key = node.slice
+            else:
+                continue
+            if (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith(ours)) or (
+                isinstance(key, ast.Name) and key.id in bound | {"name"}
+            ):
+                yield where, node.lineno, ast.unparse(node)
+
+
 RULES = {
     # rule: (its finder, the one file allowed to state it)
     "sandbox packages": (sandbox_package_lists, "course/folder.py"),
     "due after an extension": (due_after_extension, "autograder/lateness.py"),
     "grader version": (version_lookups, "autograder/version.py"),
     "mark writer": (mark_writes, "gradebook/marks.py"),
+    "environment variables": (environment_reads, "autograder/environment.py"),
 }
 
 
@@ -284,6 +318,9 @@ def test_the_sandbox_packages_have_one_definition():
         (mark_writes, "Mark.objects.update_or_create(student=s, defaults={})\n", 1),
         (mark_writes, "book.objects(Mark).filter(student=s).delete()\n", 1),
         (mark_writes, "Mark.objects.filter(student=s).first()\nbook.objects(ExamMark).create()\n", 0),
+        (environment_reads, 'import os\nurl = os.environ.get("GRADEWRIGHT_DATABASE_URL")\n', 1),
+        (environment_reads, 'import os\nVARIABLE = "AUTOGRADER_SECRET"\nsecret = os.environ[VARIABLE]\n', 1),
+        (environment_reads, 'import os\nhome = os.environ.get("XDG_CONFIG_HOME")\n', 0),
     ],
 )
 def test_each_finder_finds_what_it_looks_for(tmp_path, finder, source, expected):
