@@ -171,3 +171,17 @@ def test_a_new_password_or_unlock_ends_a_lock_and_an_unknown_account_is_said():
         unlock("nobody")
     with pytest.raises(ServiceError, match="^name an account to unlock"):
         unlock()
+
+
+def test_a_course_folder_the_workers_cannot_read_is_a_check_error(tmp_path):
+    from django.test import override_settings
+
+    from service.checks import course_folders_unreadable
+
+    assert course_folders_unreadable() == []  # the tests' own course, readable
+    with override_settings(GRADEWRIGHT_COURSE=str(tmp_path / "moved"), GRADEWRIGHT_STATE=str(tmp_path / "gone")):
+        found = course_folders_unreadable()
+    assert [(message.id, message.msg.split(":")[0]) for message in found] == [
+        ("gradewright.E004", str(tmp_path / "moved")),
+        ("gradewright.E004", str(tmp_path / "gone")),
+    ]
