@@ -236,28 +236,10 @@ def started_by_hub() -> bool:
 
 
 def _hub() -> dict[str, Any]:
-    """The site as a JupyterHub service (service/hub.py, README "On your JupyterHub"), when the hub
+    """The site as a JupyterHub service (service/hub.py, docs/operators/jupyterhub.md), when the hub
     gave it an OAuth client: JupyterHub's own variables, which the hub sets for a service it starts
-    (for one started otherwise, the administrator sets them the same):
-
-    - ``JUPYTERHUB_API_URL`` (the hub's API, e.g. http://127.0.0.1:8081/hub/api), ``JUPYTERHUB_API_TOKEN``
-      (the service's token, its OAuth client secret) and ``JUPYTERHUB_CLIENT_ID`` (``service-<name>``);
-    - ``JUPYTERHUB_OAUTH_CALLBACK_URL`` (where the hub sends the browser back; default
-      ``<prefix>oauth_callback``, as the hub has it), ``JUPYTERHUB_SERVICE_PREFIX`` (``/services/<name>/``: the site's
-      addresses under the hub's proxy) and ``JUPYTERHUB_BASE_URL`` (the hub's, default ``/``);
-
-    and the site's own:
-
-    - ``GRADEWRIGHT_HUB_USERNAME_CLAIM``: the field of the hub's user model matched to the roster's
-      student_id (default ``name``, the hub username);
-    - ``GRADEWRIGHT_HUB_INSTRUCTOR_GROUPS`` / ``GRADEWRIGHT_HUB_TA_GROUPS``: hub groups, comma-separated,
-      whose members are instructors / teaching assistants (default ``instructors`` /
-      ``teaching-assistants``); anyone else is a student;
-    - ``GRADEWRIGHT_HUB_ACCESS_SCOPE``: the scope a hub token must have (default
-      ``access:services!service=$JUPYTERHUB_SERVICE_NAME``, as the hub names the service);
-    - ``GRADEWRIGHT_HUB_TIMEOUT``: seconds to wait for the hub (default 5); a hub token's check is
-      remembered for ``GRADEWRIGHT_HUB_CACHE_SECONDS`` (default 5, at most 30).
-    """
+    (for one started otherwise, the administrator sets them the same), and the site's own
+    ``GRADEWRIGHT_HUB_...``; each is described in autograder/environment.py's SETTINGS."""
     if not started_by_hub():
         return {}
     api_url = read("JUPYTERHUB_API_URL").rstrip("/")

@@ -200,6 +200,7 @@ class GradeFirst:
     def __call__(self) -> None:
         if time.monotonic() - self.last < self.EVERY:
             return
+        seen(self.name)  # alive through a long report too
         while (job := claim(self.name)) is not None:
             self.graded += grade_claimed(job, self.course, self.state, self.options, self.executor)
         self.last = time.monotonic()

@@ -24,7 +24,9 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="run the grading service for the course",
         description="Serve the course's site (students hand in notebooks and read their feedback) with N grading "
         "workers. Its state is in <course>/.gradewright/, its database the gradebook there (or "
-        "$GRADEWRIGHT_DATABASE_URL). The first start makes a demo instructor and prints the password once.",
+        "$GRADEWRIGHT_DATABASE_URL). The first start makes a demo instructor and prints the password once (not when "
+        "a JupyterHub starts it: its users sign in through the hub). Logs, /healthz, /readyz and /metrics: "
+        "docs/operators/observability.md.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=number(int, 1, "a port number"), default=8000, help="default 8000")
