@@ -44,6 +44,16 @@ CONTENT_SECURITY_POLICY = {
 }
 
 
+METRICS_ACCESS = ("off", "staff", "open")  # who may read /metrics (service/probes.py)
+
+
+def metrics_access() -> str:
+    access = read("GRADEWRIGHT_METRICS").lower()
+    if access not in METRICS_ACCESS:
+        raise ServiceSetupError(f"GRADEWRIGHT_METRICS is {access!r}: give one of {', '.join(METRICS_ACCESS)}")
+    return access
+
+
 def course_state_folder(course: Path | None, must_exist: bool) -> Path | None:
     """The state folder of the course (``course``, else the course.toml here or above), for a
     backup (``must_exist``: only where there is one) or a restore; None outside any course."""
@@ -218,6 +228,7 @@ def build(
         "WHITENOISE_AUTOREFRESH": False,
         "SECURE_CONTENT_TYPE_NOSNIFF": True,
         "LOGGING": logging_configuration(),
+        "GRADEWRIGHT_METRICS": metrics_access(),
         "GRADEWRIGHT_COURSE": str(course_root),
         "GRADEWRIGHT_STATE": str(folder),
         "GRADEWRIGHT_DEMO": (course_root / DEMO_MARK).is_file(),
