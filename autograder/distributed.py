@@ -10,13 +10,13 @@ one line, and a worker that joins later and cannot grade is given no submission.
 from __future__ import annotations
 
 import logging
-import os
 import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
 
 from .cluster import GradingNeeds, forget, probe_cluster, watch_joiners
+from .environment import read
 from .errors import AutograderError
 
 ADDRESS_VARIABLE = "DASK_SCHEDULER_ADDRESS"
@@ -25,7 +25,7 @@ logger = logging.getLogger("autograder.distributed")
 
 
 def scheduler_address(given: str | None) -> str | None:
-    return given or os.environ.get(ADDRESS_VARIABLE) or None
+    return given or read(ADDRESS_VARIABLE) or None
 
 
 @contextmanager

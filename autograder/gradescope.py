@@ -57,9 +57,9 @@ python3 -m venv ${VENV_OPTIONS:-} /autograder/venv
 """
 RUN = """#!/usr/bin/env bash
 # Gradescope runs this for each submission: the student's files are in $ROOT/submission, the results
-# go to $ROOT/results/results.json. AUTOGRADER_ROOT and PYTHON are for trying it outside Gradescope.
+# go to $ROOT/results/results.json. GRADEWRIGHT_ROOT and PYTHON are for trying it outside Gradescope.
 set -uo pipefail
-ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+ROOT="${{GRADEWRIGHT_ROOT:-${{AUTOGRADER_ROOT:-/autograder}}}}"
 PYTHON="${{PYTHON:-$ROOT/venv/bin/python}}"
 exec "$PYTHON" -m autograder --course "$ROOT/source/course" gradescope-run {name} --root "$ROOT"
 """

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .assignment import MANIFEST, question_of_cell
+from .environment import read
 from .errors import SubmissionError
 from .sandbox.limits import Limits
 from .sandbox.runners import UnsafeRunner
@@ -145,7 +146,7 @@ def _this_notebook(question: str) -> Path:
     """The notebook that is running: Jupyter names it in ``__session__`` or JPY_SESSION_NAME; else
     the one notebook in the current folder that has public tests for ``question``."""
     main = sys.modules["__main__"].__dict__
-    for candidate in (main.get("__session__"), os.environ.get("JPY_SESSION_NAME")):
+    for candidate in (main.get("__session__"), read("JPY_SESSION_NAME")):
         if candidate and Path(candidate).suffix == ".ipynb" and Path(candidate).is_file():
             return Path(candidate)
     matches = []

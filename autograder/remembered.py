@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .environment import read
 from .sandbox.runtime import cache_root
 
 PLAIN = (int, float, str, bool, type(None))
@@ -35,7 +36,7 @@ PLAIN = (int, float, str, bool, type(None))
 
 def values_folder() -> Path:
     """Where remembered values live (GRADEWRIGHT_REFERENCE_CACHE overrides it, as the tests do)."""
-    configured = os.environ.get("GRADEWRIGHT_REFERENCE_CACHE")
+    configured = read("GRADEWRIGHT_REFERENCE_CACHE")
     return Path(configured) if configured else cache_root() / "reference-values"
 
 

@@ -4,7 +4,7 @@ Hidden inputs are drawn from (secret, the submission's hash, the test), so the i
 submission saw are worth nothing for another (a leaked input cannot be memorised), while a regrade
 of the same file draws the same inputs and gets the same verdict. The secret lives beside the
 course's assignments (``assignments/.grader-secret``, created on first use, readable by its owner
-only, never committed) or in ``$AUTOGRADER_SECRET``; the sandbox never sees either.
+only, never committed) or in ``$GRADEWRIGHT_SECRET``; the sandbox never sees either.
 """
 
 from __future__ import annotations
@@ -15,16 +15,17 @@ import secrets
 from pathlib import Path
 
 from .assignment import Assignment
+from .environment import is_set, read
 from .errors import AssignmentError
 
-SECRET_ENV = "AUTOGRADER_SECRET"
+SECRET_ENV = "GRADEWRIGHT_SECRET"
 SECRET_FILE = ".grader-secret"
 
 
 def grader_secret(assignment: Assignment) -> str:
     """The secret for ``assignment``'s course, created on first use."""
-    if os.environ.get(SECRET_ENV):
-        return os.environ[SECRET_ENV]
+    if is_set(SECRET_ENV):
+        return read(SECRET_ENV)
     path = secret_path(assignment)
     try:
         return path.read_text(encoding="utf-8").strip()

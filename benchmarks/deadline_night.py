@@ -229,7 +229,7 @@ def main() -> None:
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="gradewright-deadline-night-"))
     url, name = database(args.postgres)
-    os.environ["AUTOGRADER_DATABASE_URL"] = url  # the service, its workers and this process share it
+    os.environ["GRADEWRIGHT_DATABASE_URL"] = url  # the service, its workers and this process share it
     course = course_copy(home)
     port = free_port()
     site = f"http://127.0.0.1:{port}"

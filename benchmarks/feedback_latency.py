@@ -104,7 +104,7 @@ class Site:
         return self.home / "course"
 
     def command(self, *args: str, **options) -> subprocess.CompletedProcess:
-        env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
+        env = {key: value for key, value in os.environ.items() if key != "GRADEWRIGHT_DATABASE_URL"}
         env["PYTHONPATH"] = str(self.tree)
         return subprocess.run(
             [sys.executable, "-m", "autograder", *args],
@@ -126,7 +126,7 @@ class Site:
         shutil.copy(ROOT / "course.toml", self.course)
         port = free_port()
         self.url = f"http://127.0.0.1:{port}"
-        env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
+        env = {key: value for key, value in os.environ.items() if key != "GRADEWRIGHT_DATABASE_URL"}
         env["PYTHONPATH"] = str(self.tree)
         log = (self.home / "serve.log").open("w")
         self.server = subprocess.Popen(

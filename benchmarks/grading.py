@@ -11,7 +11,7 @@ Measures, and prints as Markdown for docs/benchmarks.md:
   released notebook with its nbgrader metadata), side by side, as a ratio; and the notebook's cells
   alone in a bare Python, the least any grader pays, to say what each grader costs beyond them.
 - 30 correct submissions graded against the same code run by a bare Python calling each function once;
-- the zygote and a sandbox started per submission (AUTOGRADER_ZYGOTE=off), side by side.
+- the zygote and a sandbox started per submission (GRADEWRIGHT_ZYGOTE=off), side by side.
 Targets on the 2-core machine: median under 0.5 s per submission with --jobs 1; at most 1.5 times a
 bare Python run; at least 8 times faster than nbgrader autograde per notebook; 200 submissions in
 under 30 s with --jobs 2.
@@ -49,7 +49,7 @@ def copies(folder: Path, count: int, kinds: tuple[str, ...] = (".py", ".ipynb"))
 
 
 def grade_batch_seconds(count: int, jobs: int, runs: int, zygote: bool = True) -> list[float]:
-    environment = {**os.environ, "AUTOGRADER_ZYGOTE": "on" if zygote else "off"}
+    environment = {**os.environ, "GRADEWRIGHT_ZYGOTE": "on" if zygote else "off"}
     times = []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as work:
@@ -175,7 +175,7 @@ def sandbox_costs(zygote: bool, repeats: int = 20) -> dict[str, float]:
     from autograder.sandbox.runners import make_runner
     from autograder.sandbox.session import Cell, StudentSession
 
-    os.environ["AUTOGRADER_ZYGOTE"] = "on" if zygote else "off"
+    os.environ["GRADEWRIGHT_ZYGOTE"] = "on" if zygote else "off"
     runner = make_runner()
     plotting = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\n"
     with_pyplot = []

@@ -188,7 +188,7 @@ def main() -> None:
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="gradewright-two-sites-"))
     url, name = database(args.postgres)
-    os.environ["AUTOGRADER_DATABASE_URL"] = url  # the sites, the workers and this process share it
+    os.environ["GRADEWRIGHT_DATABASE_URL"] = url  # the sites, the workers and this process share it
     course = course_copy(home)
     ports = [free_port(), free_port()]
     proxy_port = free_port()

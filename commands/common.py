@@ -126,37 +126,41 @@ def gradebook_options(command: argparse.ArgumentParser, gradebook_help: str) -> 
     command.add_argument(
         "--database-url",
         metavar="URL",
-        help="the gradebook's database instead, e.g. postgresql://user@host/db (default: $AUTOGRADER_DATABASE_URL)",
+        help="the gradebook's database instead, e.g. postgresql://user@host/db (default: $GRADEWRIGHT_DATABASE_URL)",
     )
 
 
 def database_option(command: argparse.ArgumentParser) -> None:
     """--database-url URL: the service's database."""
-    command.add_argument("--database-url", metavar="URL", help="the database (default: $AUTOGRADER_DATABASE_URL)")
+    command.add_argument("--database-url", metavar="URL", help="the database (default: $GRADEWRIGHT_DATABASE_URL)")
 
 
 def open_book(args: argparse.Namespace, create: bool) -> Gradebook:
-    """The gradebook a command names (--gradebook, else ./gradebook.db, or --database-url); one that
-    does not exist is made only with ``create`` (a command that writes first)."""
+    """The gradebook a command names (--gradebook, or --database-url), else the course's own (the
+    site's, in a course folder) or ./gradebook.db outside any; one that does not exist is made only
+    with ``create`` (a command that writes first)."""
     from gradebook.book import Gradebook
     from gradebook.database import database_url
+    from service.settings import course_gradebook
 
-    path = args.gradebook or Path("gradebook.db")
-    if not database_url(args.database_url) and not create and not path.is_file():
+    url = database_url(args.database_url)
+    path = args.gradebook or (Path("gradebook.db") if url else course_gradebook(args.course, create))
+    if not url and not create and not path.is_file():
         raise GradebookError(
             f"{path}: no gradebook here; pass --gradebook PATH (grade --out DIR writes DIR/gradebook.db)"
         )
     return Gradebook.open(path, args.database_url)
 
 
-def open_service(args: argparse.Namespace, demo: bool = True) -> CourseFolder:
+def open_service(args: argparse.Namespace) -> CourseFolder:
     """The course a service command names, its site's settings made and its database brought up to
-    date (``demo``: with the demo accounts on a first start), before the service's models are used."""
+    date, before the service's models are used. Never the demo accounts: only ``autograder serve``
+    makes them, where their passwords are shown."""
     from course.folder import find_course
     from service.setup import prepare
 
     course = find_course(args.course)
-    prepare(course.root, args.database_url, demo=demo)
+    prepare(course.root, args.database_url, demo=False)
     return course
 
 

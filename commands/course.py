@@ -356,7 +356,10 @@ def _exam_grade(args: argparse.Namespace) -> int:
     return 2 if any(p.severity == "error" for p in result.problems) else 0
 
 
-def _gradebook_options(command: argparse.ArgumentParser, what: str = "the gradebook (default ./gradebook.db)") -> None:
+def _gradebook_options(
+    command: argparse.ArgumentParser,
+    what: str = "the gradebook (default: the course's, <course>/.gradewright/gradebook.db; outside a course ./gradebook.db)",
+) -> None:
     gradebook_options(command, what)
 
 

@@ -82,7 +82,7 @@ def start_demo(course: Path, home: Path) -> tuple[subprocess.Popen, str, dict[st
         "XDG_CONFIG_HOME": str(home / "config"),
         "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
     }
-    env.pop("AUTOGRADER_DATABASE_URL", None)
+    env.pop("GRADEWRIGHT_DATABASE_URL", None)
     log = (home / "serve.log").open("w+")
     server = subprocess.Popen(
         [

@@ -365,7 +365,7 @@ def restore(
         if manifest.database == "sqlite" and url:
             raise GradebookError(
                 f"{archive_path}: holds an SQLite gradebook; restore it with --gradebook PATH (and no "
-                "--database-url or AUTOGRADER_DATABASE_URL)"
+                "--database-url or GRADEWRIGHT_DATABASE_URL)"
             )
         if skip_state:
             state = None

@@ -1,5 +1,5 @@
 """Opening a gradebook: Django's ORM used standalone, on an SQLite file (the default) or on the
-database a URL names (``AUTOGRADER_DATABASE_URL``, or ``--database-url``: PostgreSQL, say).
+database a URL names (``GRADEWRIGHT_DATABASE_URL``, or ``--database-url``: PostgreSQL, say).
 
 Each opened gradebook is a Django database alias of its own, so one process (a test, the service)
 can hold several. Opening one brings its tables up to date (Django's migrations, one opener at a
@@ -16,11 +16,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from autograder.environment import read
+
 from .errors import GradebookError, GradebookUnavailable, dependency_error
 
-URL_VARIABLE = "AUTOGRADER_DATABASE_URL"
+URL_VARIABLE = "GRADEWRIGHT_DATABASE_URL"
 LEGACY_TABLES = {"submissions", "grades"}  # the single-file format of Gradewright 0.1's first releases
-WAIT_VARIABLE = "AUTOGRADER_GRADEBOOK_WAIT"  # seconds a writer waits for another's transaction (default 30)
+WAIT_VARIABLE = "GRADEWRIGHT_GRADEBOOK_WAIT"  # seconds a writer waits for another's transaction (default 30)
 SQLITE_OPTIONS = {
     "transaction_mode": "IMMEDIATE",  # a writer takes the lock when it starts, so two never deadlock
     "init_command": "PRAGMA synchronous=FULL;",  # WAL is set once the file is known to be a gradebook
@@ -46,7 +48,7 @@ def setup_django() -> None:
 
 def database_url(url: str | None) -> str | None:
     """The URL given, else the environment's, else None (an SQLite file)."""
-    return url or os.environ.get(URL_VARIABLE) or None
+    return url or read(URL_VARIABLE) or None
 
 
 def open_database(path: Path | None = None, url: str | None = None) -> tuple[str, str]:
@@ -98,7 +100,7 @@ def sqlite_options() -> dict[str, object]:
 
 
 def _wait_seconds() -> float:
-    text = os.environ.get(WAIT_VARIABLE, "30")
+    text = read(WAIT_VARIABLE)
     try:
         seconds = float(text)
     except ValueError:

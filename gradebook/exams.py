@@ -168,7 +168,7 @@ def grade_exam_with_marks(
     exam: Path, responses: Path, out: Path, gradebook: Path | None = None, url: str | None = None
 ) -> ExamGradeResult:
     """``course exam grade``: with a gradebook named (``gradebook``, or the database ``url`` or
-    ``$AUTOGRADER_DATABASE_URL`` names), the open questions' marks counted and the results recorded
+    ``$GRADEWRIGHT_DATABASE_URL`` names), the open questions' marks counted and the results recorded
     there (``grade_exam_into_gradebook``); without one, the sheets alone (``grade_exam``)."""
     from .database import database_url
 

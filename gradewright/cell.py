@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from autograder.environment import is_set, read
 from autograder.reports.summary import score_summary
 
 from .errors import GradewrightError, NotebookExists, Unreachable, WhichAssignment
@@ -61,17 +62,17 @@ def connect(server: str | None = None) -> Connection:
     from service.client import LAST, saved_logins
 
     saved = saved_logins()
-    chosen = server or os.environ.get("GRADEWRIGHT_URL") or saved.get(LAST)
+    chosen = server or read("GRADEWRIGHT_URL") or saved.get(LAST)
     if not isinstance(chosen, str) or not chosen:
         raise GradewrightError(
             "no server to hand in to: pass server=URL, set GRADEWRIGHT_URL, or run autograder login --server URL"
         )
     chosen = chosen.rstrip("/")
-    hub_token = os.environ.get("JUPYTERHUB_API_TOKEN")
+    hub_token = read("JUPYTERHUB_API_TOKEN")
     if hub_token:
         headers = {"Authorization": f"token {hub_token}"}
-        if os.environ.get("JUPYTERHUB_USER"):
-            headers[HUB_USER_HEADER] = os.environ["JUPYTERHUB_USER"]
+        if is_set("JUPYTERHUB_USER"):
+            headers[HUB_USER_HEADER] = read("JUPYTERHUB_USER")
         return Connection(chosen, headers)
     token = saved.get(chosen, {}).get("token") if isinstance(saved.get(chosen), dict) else None
     if not token:
@@ -83,8 +84,8 @@ def current_notebook() -> Path:
     """The notebook this kernel runs: Jupyter's server says so in ``$JPY_SESSION_NAME``; VS Code in
     ``__vsc_ipynb_file__``."""
     candidates = []
-    if os.environ.get("JPY_SESSION_NAME"):
-        named = Path(os.environ["JPY_SESSION_NAME"])
+    if is_set("JPY_SESSION_NAME"):
+        named = Path(read("JPY_SESSION_NAME"))
         candidates += [named, Path.cwd() / named.name]
     try:
         from IPython import get_ipython

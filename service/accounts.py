@@ -81,13 +81,31 @@ def list_accounts() -> list[Account]:
     return sorted(accounts, key=lambda account: (account.student_id is not None, account.username))
 
 
-def set_password(username: str, password: str) -> None:
-    """A new password for ``username``, checked by Django's password validators; the account's
-    API tokens and sessions end with the old one (a reset is often because it leaked)."""
+def _account(username: str) -> User:
     user = User.objects.filter(username=username).first()
     if user is None:
         known = ", ".join(User.objects.order_by("username").values_list("username", flat=True)[:10])
         raise ServiceError(f"no account named {username!r}" + (f" (accounts: {known}, ...)" if known else ""))
+    return user
+
+
+def unlock(username: str | None = None, address: str | None = None) -> int:
+    """Forget the failed sign-ins that lock ``username`` (from every address) or ``address`` (for
+    every username): django-axes's records, the lock's only state. The number forgotten."""
+    from axes.utils import reset
+
+    if username is None and address is None:
+        raise ServiceError("name an account to unlock, or an --address")
+    if username is not None:
+        _account(username)
+    return reset(ip=address, username=username)
+
+
+def set_password(username: str, password: str) -> None:
+    """A new password for ``username``, checked by Django's password validators; the account's
+    API tokens and sessions end with the old one (a reset is often because it leaked), and a lock
+    of its sign-ins with them (the new password is the staff's answer to it)."""
+    user = _account(username)
     try:
         validate_password(password, user)
     except ValidationError as invalid:
@@ -95,6 +113,7 @@ def set_password(username: str, password: str) -> None:
     user.set_password(password)
     user.save(update_fields=["password"])
     ApiToken.objects.filter(user=user).delete()
+    unlock(username)
     from django.contrib.sessions.models import Session
 
     for session in Session.objects.all():  # the sessions of that user only: Django keeps the user id inside

@@ -37,7 +37,8 @@ from .access import (
     student_of,
 )
 from .boundary import error_json, not_allowed
-from .errors import UploadRefused
+from .errors import TooManyHandIns, UploadRefused
+from .logs import sign_in_refused
 from .models import ApiToken, Job, digest
 from .throttle import one_try_at_a_time
 from .uploads import allowance, read_upload, store
@@ -74,6 +75,7 @@ def api_view(methods: set[str]) -> Callable[[View], View]:
                             secret.strip(), request.headers.get(hub.CLAIMED_USER_HEADER)
                         )
                     except hub.HubRefused as not_theirs:
+                        sign_in_refused("hub token", "", request, str(not_theirs))
                         return error(not_theirs.status, str(not_theirs))
                 else:
                     return error(401, "the token is not valid; sign in again with autograder login")
@@ -197,6 +199,10 @@ def submissions(request: HttpRequest) -> HttpResponse:
     upload = form.cleaned_data["file"]
     try:
         job = store(state(), student, spec, upload.name or "", read_upload(upload), received)
+    except TooManyHandIns as refused:
+        answer = error(429, str(refused))
+        answer["Retry-After"] = str(refused.retry_after)
+        return answer
     except UploadRefused as refused:
         return error(400, str(refused))
     return JsonResponse(_job(job), status=201)

@@ -8,6 +8,12 @@ class ServiceConfig(AppConfig):
     verbose_name = "Grading service"
     default_auto_field = "django.db.models.BigAutoField"
 
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  (our system checks, registered on import)
+        from .logs import connect_signals
+
+        connect_signals()
+
 
 class ConsoleConfig(admin_apps.AdminConfig):
     """Django's admin, with the service's site (service/console.py) as its default one."""

@@ -4,7 +4,7 @@ The demo is a course folder of its own, ``<course>/.gradewright/demo/``: a copy 
 ``course.toml`` and assignment folders (each manifest given a due time a few days ago, so that some
 work is late), and its own state folder ``demo/.gradewright/`` with its own SQLite gradebook,
 uploads and reports. Nothing of it is ever written to the course's own gradebook (nor to the
-database ``$AUTOGRADER_DATABASE_URL`` names: the demo does not use it). A file ``DEMO.txt`` in the
+database ``$GRADEWRIGHT_DATABASE_URL`` names: the demo does not use it). A file ``DEMO.txt`` in the
 demo folder marks it as the demo; the site then says "Demo course" on every page.
 
 Seeding grades the assignments' shipped known submissions (``assignments/*/known``) for a roster
@@ -143,12 +143,14 @@ class Demo:
 
 def open_demo(course_root: Path, say: Callable[[str], None] = print) -> Demo:
     """The course's demo, seeded on first use (a minute of grading) or reused, with Django
-    configured for it in this process; its workers need ``$AUTOGRADER_DATABASE_URL`` unset, as
+    configured for it in this process; its workers need ``$GRADEWRIGHT_DATABASE_URL`` unset, as
     this leaves it (the demo's database is its own SQLite file)."""
+    from autograder.environment import is_set, without
     from course.folder import find_course
     from gradebook.database import URL_VARIABLE
 
-    if os.environ.pop(URL_VARIABLE, None):
+    if is_set(URL_VARIABLE):
+        without(os.environ, URL_VARIABLE)
         # The demo's grades never reach the course's database; its workers inherit this environment.
         say(f"the demo keeps its own gradebook: ${URL_VARIABLE} is not used")
     course = find_course(course_root)

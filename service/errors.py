@@ -3,7 +3,8 @@
 ServiceError          base
  ├── ServiceSetupError  the service cannot start here (no course, a state folder it cannot write)
  ├── UploadRefused      a hand-in refused before anything runs (too large, not a notebook, over
- │                      the submission limit); shown to the student
+ │   │                  the submission limit); shown to the student
+ │   └── TooManyHandIns over an hourly limit: 429 Too Many Requests, Retry-After its seconds
  ├── UploadUnreadable   a job's stored upload cannot be read (gone, or not readable after a
  │                      restore): the job fails with why, and no grade is changed
  ├── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused
@@ -30,6 +31,12 @@ class UploadRefused(ServiceError):
 
 class UploadUnreadable(ServiceError):
     pass
+
+
+class TooManyHandIns(UploadRefused):
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)  # seconds until the limit lets one more in
 
 
 class ClientError(ServiceError):

@@ -50,12 +50,17 @@ _starting = threading.Lock()
 
 def save(one: Save) -> None:
     """Write one answer (with its log line); return once it is committed, or raise ExamRefused."""
+    from .metrics import EXAM_SAVES
+
     _ensure_writer()
     _waiting.put(one)
     if not one.done.wait(ANSWER_WITHIN):
+        EXAM_SAVES.labels("refused").inc()
         raise ExamRefused("the server could not save this answer in time; your page keeps it and sends it again")
     if one.refused:
+        EXAM_SAVES.labels("refused").inc()
         raise ExamRefused(one.refused)
+    EXAM_SAVES.labels("saved").inc()
 
 
 def _ensure_writer() -> None:

@@ -235,6 +235,9 @@ def _oauth() -> Any:
 
 
 def _refusal(request: HttpRequest, refused: HubRefused) -> HttpResponse:
+    from .logs import sign_in_refused
+
+    sign_in_refused("hub", "", request, str(refused))
     return render(request, "service/hub_refused.html", {"refused": str(refused)}, status=refused.status)
 
 

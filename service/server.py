@@ -3,6 +3,8 @@ start, and N grading workers (``autograder worker``), until stopped."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import signal
 import subprocess
@@ -11,6 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autograder.environment import read
+
+from .errors import ServiceSetupError
 from .settings import MAX_UPLOAD_BYTES
 from .setup import DEMO_INSTRUCTOR, prepare
 
@@ -29,26 +34,24 @@ def serve(
 ) -> None:
     """Serve until interrupted; the workers are stopped with the site. With ``demo``, the course's
     demo (service/demo.py), in a folder and gradebook of its own, instead of the course."""
+    # Each line said as it is said, whoever reads it: a hub gives its services no PYTHONUNBUFFERED,
+    # and a pipe's block buffer would hold the first start's lines until the site stopped.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True)
     if demo:
         course_root = _open_demo(course_root, database_url, say)
     else:
         _prepare_course(course_root, database_url, say)
+    from django.conf import settings
+
+    server = _listen(host, port, Path(settings.GRADEWRIGHT_STATE))
     started = [_start_worker(course_root, database_url) for _ in range(workers)]
     say(f"serving {course_root} on http://{host}:{port}/ with {workers} grading worker(s); Ctrl-C stops")
-    from waitress import serve as waitress_serve
-
     try:
-        # waitress refuses a request body over the upload limit before the site reads any of it.
-        waitress_serve(
-            application(),
-            host=host,
-            port=port,
-            threads=8,
-            ident="gradewright",
-            max_request_body_size=MAX_UPLOAD_BYTES + 1024 * 1024,
-            **proxy_options(),
-        )
+        server.run()
     finally:
+        _forget_pid(Path(settings.GRADEWRIGHT_STATE))
         for process in started:
             process.send_signal(signal.SIGTERM)
         for process in started:
@@ -59,7 +62,75 @@ def serve(
                 process.wait()
 
 
+PID_FILE = "serve.pid"  # in the state folder: this site's process, while it serves
+
+
+def _listen(host: str, port: int, state: Path) -> Any:
+    """waitress's server, bound to the port (not serving yet), and this process noted as the site's;
+    a port in use is one line, which says so when the site's own earlier process holds it."""
+    from waitress import create_server
+
+    try:
+        # waitress refuses a request body over the upload limit before the site reads any of it.
+        server = create_server(
+            application(),
+            host=host,
+            port=port,
+            threads=8,
+            ident="gradewright",
+            max_request_body_size=MAX_UPLOAD_BYTES + 1024 * 1024,
+            **proxy_options(),
+        )
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise ServiceSetupError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        raise ServiceSetupError(_port_in_use(host, port, state)) from None
+    (state / PID_FILE).write_text(f"{os.getpid()} {host} {port}\n")
+    return server
+
+
+def _port_in_use(host: str, port: int, state: Path) -> str:
+    """Who holds the port: this course's own earlier site (left running when whatever started it
+    died: a hub, a terminal), said with how to stop it, or another program."""
+    try:
+        pid_text, _, held = (state / PID_FILE).read_text().split()
+        pid = int(pid_text)
+    except (OSError, ValueError):
+        pid, held = 0, ""
+    if pid and held == str(port) and _is_our_site(pid):
+        return (
+            f"port {port} is held by this course's own earlier site (process {pid}), still running after what started "
+            f"it stopped; stop it with `kill {pid}` and start again"
+        )
+    return f"port {port} on {host} is in use by another program; stop it, or serve on another port with --port"
+
+
+def _is_our_site(pid: int) -> bool:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"autograder" in b" ".join(command) and b"serve" in command
+
+
+def _forget_pid(state: Path) -> None:
+    path = state / PID_FILE
+    with contextlib.suppress(OSError, ValueError):
+        if int(path.read_text().split()[0]) == os.getpid():
+            path.unlink()
+
+
 def _prepare_course(course_root: Path, database_url: str | None, say: Callable[[str], None]) -> None:
+    from .settings import started_by_hub
+
+    if started_by_hub():
+        # Staff and students come from the hub (its groups say who is staff: service/hub.py);
+        # demo accounts would be passwords nobody reads, on a site anyone on the hub reaches.
+        prepare(course_root, database_url, demo=False)
+        say(
+            "started by JupyterHub: no demo accounts; the hub's users sign in through the hub, its groups say who is staff"
+        )
+        return
     made = prepare(course_root, database_url)
     for username, password in made.items():
         say(f"demo {'instructor' if username == DEMO_INSTRUCTOR else 'student'}: {username} / {password} (shown once)")
@@ -135,7 +206,7 @@ def proxy_options() -> dict[str, Any]:
     REMOTE_ADDR (what sign-in throttling counts by) and keeps X-Forwarded-Proto (what
     GRADEWRIGHT_HTTPS reads); from anyone else, and when no proxy is named, it drops both, since
     anyone can write them."""
-    proxy = os.environ.get("GRADEWRIGHT_TRUSTED_PROXY", "").strip()
+    proxy = read("GRADEWRIGHT_TRUSTED_PROXY").strip()
     if not proxy:
         return {}
     return {
@@ -149,4 +220,4 @@ def _start_worker(course_root: Path, database_url: str | None) -> subprocess.Pop
     command = [sys.executable, "-m", "autograder", "--course", str(course_root), "worker"]
     if database_url:
         command += ["--database-url", database_url]
-    return subprocess.Popen(command, env=dict(os.environ))
+    return subprocess.Popen(command, env={**os.environ, "PYTHONUNBUFFERED": "1"})

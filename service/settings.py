@@ -1,7 +1,7 @@
 """The site's settings, built for one course folder. The service keeps its state beside the course,
 in ``<course>/.gradewright/`` (the secret key, uploads, reports, released notebooks), and its
 database is the gradebook's: ``<course>/.gradewright/gradebook.db`` by default, or the database
-``$AUTOGRADER_DATABASE_URL`` names."""
+``$GRADEWRIGHT_DATABASE_URL`` names."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import secrets
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+from autograder.environment import read
 
 from .errors import ServiceSetupError
 
@@ -42,6 +44,16 @@ CONTENT_SECURITY_POLICY = {
 }
 
 
+METRICS_ACCESS = ("off", "staff", "open")  # who may read /metrics (service/probes.py)
+
+
+def metrics_access() -> str:
+    access = read("GRADEWRIGHT_METRICS").lower()
+    if access not in METRICS_ACCESS:
+        raise ServiceSetupError(f"GRADEWRIGHT_METRICS is {access!r}: give one of {', '.join(METRICS_ACCESS)}")
+    return access
+
+
 def course_state_folder(course: Path | None, must_exist: bool) -> Path | None:
     """The state folder of the course (``course``, else the course.toml here or above), for a
     backup (``must_exist``: only where there is one) or a restore; None outside any course."""
@@ -55,6 +67,18 @@ def course_state_folder(course: Path | None, must_exist: bool) -> Path | None:
             raise
         return None
     return folder if folder.is_dir() or not must_exist else None
+
+
+def course_gradebook(course: Path | None, create: bool) -> Path:
+    """The gradebook a command uses when none is named: in a course (``course``, else the course.toml
+    here or above) the site's own, <course>/.gradewright/gradebook.db (its folder made with
+    ``create``), as ``gradebook backup`` finds it; outside any course ./gradebook.db."""
+    folder = course_state_folder(course, must_exist=False)
+    if folder is None:
+        return Path("gradebook.db")
+    if create:
+        state_folder(folder.parent)
+    return folder / "gradebook.db"
 
 
 def state_folder(course_root: Path) -> Path:
@@ -84,6 +108,8 @@ def build(
     from gradebook.database import database_url as url_of
     from gradebook.database import sqlite_options
 
+    from .logs import configuration as logging_configuration
+
     folder = state_folder(course_root) if state is None else state
     url = url_of(database_url)
     if url:
@@ -98,8 +124,8 @@ def build(
         }
     return {
         "DEBUG": debug,
-        "SECRET_KEY": os.environ.get("GRADEWRIGHT_SECRET_KEY") or secret_key(folder),
-        "ALLOWED_HOSTS": [host.strip() for host in os.environ.get("GRADEWRIGHT_ALLOWED_HOSTS", "*").split(",")],
+        "SECRET_KEY": read("GRADEWRIGHT_SECRET_KEY") or secret_key(folder),
+        "ALLOWED_HOSTS": [host.strip() for host in read("GRADEWRIGHT_ALLOWED_HOSTS").split(",")],
         "INSTALLED_APPS": [
             "django.contrib.auth",
             "django.contrib.contenttypes",
@@ -115,6 +141,7 @@ def build(
             "service",
         ],
         "MIDDLEWARE": [
+            "service.metrics.CountRequests",  # outermost: every answer counted, whichever layer gave it
             "django.middleware.security.SecurityMiddleware",
             # The site's security headers, first: every response gets them, whichever layer answers
             # (whitenoise's files, a NUL refused below, a host refused by CommonMiddleware).
@@ -202,53 +229,42 @@ def build(
         "WHITENOISE_USE_FINDERS": True,
         "WHITENOISE_AUTOREFRESH": False,
         "SECURE_CONTENT_TYPE_NOSNIFF": True,
+        "LOGGING": logging_configuration(),
+        "GRADEWRIGHT_METRICS": metrics_access(),
         "GRADEWRIGHT_COURSE": str(course_root),
         "GRADEWRIGHT_STATE": str(folder),
         "GRADEWRIGHT_DEMO": (course_root / DEMO_MARK).is_file(),
-        **(_behind_https() if os.environ.get("GRADEWRIGHT_HTTPS") == "1" else {}),
+        **(_behind_https() if read("GRADEWRIGHT_HTTPS") == "1" else {}),
         **_hub(),
     }
 
 
-def _csv(name: str, default: str) -> frozenset[str]:
-    return frozenset(part.strip() for part in os.environ.get(name, default).split(",") if part.strip())
+def _csv(name: str) -> frozenset[str]:
+    return frozenset(part.strip() for part in read(name).split(",") if part.strip())
+
+
+def started_by_hub() -> bool:
+    """Whether a JupyterHub runs the site as its service (it gave it an OAuth client)."""
+    return all(read(name) for name in ("JUPYTERHUB_API_URL", "JUPYTERHUB_CLIENT_ID", "JUPYTERHUB_API_TOKEN"))
 
 
 def _hub() -> dict[str, Any]:
-    """The site as a JupyterHub service (service/hub.py, README "On your JupyterHub"), when the hub
+    """The site as a JupyterHub service (service/hub.py, docs/operators/jupyterhub.md), when the hub
     gave it an OAuth client: JupyterHub's own variables, which the hub sets for a service it starts
-    (for one started otherwise, the administrator sets them the same):
-
-    - ``JUPYTERHUB_API_URL`` (the hub's API, e.g. http://127.0.0.1:8081/hub/api), ``JUPYTERHUB_API_TOKEN``
-      (the service's token, its OAuth client secret) and ``JUPYTERHUB_CLIENT_ID`` (``service-<name>``);
-    - ``JUPYTERHUB_OAUTH_CALLBACK_URL`` (where the hub sends the browser back; default
-      ``<prefix>oauth_callback``, as the hub has it), ``JUPYTERHUB_SERVICE_PREFIX`` (``/services/<name>/``: the site's
-      addresses under the hub's proxy) and ``JUPYTERHUB_BASE_URL`` (the hub's, default ``/``);
-
-    and the site's own:
-
-    - ``GRADEWRIGHT_HUB_USERNAME_CLAIM``: the field of the hub's user model matched to the roster's
-      student_id (default ``name``, the hub username);
-    - ``GRADEWRIGHT_HUB_INSTRUCTOR_GROUPS`` / ``GRADEWRIGHT_HUB_TA_GROUPS``: hub groups, comma-separated,
-      whose members are instructors / teaching assistants (default ``instructors`` /
-      ``teaching-assistants``); anyone else is a student;
-    - ``GRADEWRIGHT_HUB_ACCESS_SCOPE``: the scope a hub token must have (default
-      ``access:services!service=$JUPYTERHUB_SERVICE_NAME``, as the hub names the service);
-    - ``GRADEWRIGHT_HUB_TIMEOUT``: seconds to wait for the hub (default 5); a hub token's check is
-      remembered for ``GRADEWRIGHT_HUB_CACHE_SECONDS`` (default 5, at most 30).
-    """
-    api_url = os.environ.get("JUPYTERHUB_API_URL", "").rstrip("/")
-    client_id = os.environ.get("JUPYTERHUB_CLIENT_ID", "")
-    api_token = os.environ.get("JUPYTERHUB_API_TOKEN", "")
-    if not (api_url and client_id and api_token):
+    (for one started otherwise, the administrator sets them the same), and the site's own
+    ``GRADEWRIGHT_HUB_...``; each is described in autograder/environment.py's SETTINGS."""
+    if not started_by_hub():
         return {}
-    prefix = "/" + os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/").strip("/")
+    api_url = read("JUPYTERHUB_API_URL").rstrip("/")
+    client_id = read("JUPYTERHUB_CLIENT_ID")
+    api_token = read("JUPYTERHUB_API_TOKEN")
+    prefix = "/" + read("JUPYTERHUB_SERVICE_PREFIX").strip("/")
     prefix = "" if prefix == "/" else prefix
-    base = "/" + os.environ.get("JUPYTERHUB_BASE_URL", "/").strip("/")
-    host = os.environ.get("JUPYTERHUB_HOST", "").rstrip("/")
+    base = "/" + read("JUPYTERHUB_BASE_URL").strip("/")
+    host = read("JUPYTERHUB_HOST").rstrip("/")
     try:
-        timeout = float(os.environ.get("GRADEWRIGHT_HUB_TIMEOUT", "5"))
-        cache_seconds = min(30.0, float(os.environ.get("GRADEWRIGHT_HUB_CACHE_SECONDS", "5")))
+        timeout = float(read("GRADEWRIGHT_HUB_TIMEOUT"))
+        cache_seconds = min(30.0, float(read("GRADEWRIGHT_HUB_CACHE_SECONDS")))
     except ValueError:
         raise ServiceSetupError(
             "GRADEWRIGHT_HUB_TIMEOUT and GRADEWRIGHT_HUB_CACHE_SECONDS are numbers of seconds"
@@ -257,18 +273,18 @@ def _hub() -> dict[str, Any]:
         "api_url": api_url,
         "api_token": api_token,
         "client_id": client_id,
-        "callback_url": os.environ.get("JUPYTERHUB_OAUTH_CALLBACK_URL") or f"{prefix}/oauth_callback",
+        "callback_url": read("JUPYTERHUB_OAUTH_CALLBACK_URL") or f"{prefix}/oauth_callback",
         "authorize_url": f"{host}{base.rstrip('/')}/hub/api/oauth2/authorize",
-        "username_claim": os.environ.get("GRADEWRIGHT_HUB_USERNAME_CLAIM", "name"),
-        "instructor_groups": _csv("GRADEWRIGHT_HUB_INSTRUCTOR_GROUPS", "instructors"),
-        "ta_groups": _csv("GRADEWRIGHT_HUB_TA_GROUPS", "teaching-assistants"),
+        "username_claim": read("GRADEWRIGHT_HUB_USERNAME_CLAIM"),
+        "instructor_groups": _csv("GRADEWRIGHT_HUB_INSTRUCTOR_GROUPS"),
+        "ta_groups": _csv("GRADEWRIGHT_HUB_TA_GROUPS"),
         "timeout": timeout,
         "cache_seconds": max(0.0, cache_seconds),
         # A hub token is taken only if the hub lets it reach this service, as JupyterHub's own
         # services check: the OAuth sign-in's token has the scope, a user's server's token has it
         # once the administrator adds it to the `server` role (README "On your JupyterHub").
-        "access_scope": os.environ.get("GRADEWRIGHT_HUB_ACCESS_SCOPE")
-        or (f"access:services!service={service}" if (service := os.environ.get("JUPYTERHUB_SERVICE_NAME")) else ""),
+        "access_scope": read("GRADEWRIGHT_HUB_ACCESS_SCOPE")
+        or (f"access:services!service={service}" if (service := read("JUPYTERHUB_SERVICE_NAME")) else ""),
     }
     extra: dict[str, Any] = {"GRADEWRIGHT_HUB": hub, "LOGIN_URL": "hub-login"}
     if prefix:
@@ -291,6 +307,8 @@ def _behind_https() -> dict[str, Any]:
     return {
         "SECURE_PROXY_SSL_HEADER": ("HTTP_X_FORWARDED_PROTO", "https"),
         "SECURE_SSL_REDIRECT": True,
+        # The orchestrator's and Prometheus's probes come over plain HTTP from inside (service/probes.py).
+        "SECURE_REDIRECT_EXEMPT": [r"^healthz$", r"^readyz$", r"^metrics$"],
         "SESSION_COOKIE_SECURE": True,
         "CSRF_COOKIE_SECURE": True,
         "SECURE_HSTS_SECONDS": 31_536_000,
@@ -315,3 +333,16 @@ def configure(
         )
     settings.configure(**build(course_root, database_url, debug, state))
     django.setup()
+
+
+def manage(course_root: Path, database_url: str | None, arguments: list[str]) -> int:
+    """``autograder manage``: one of Django's management commands for the course's site (its
+    settings, its database), as ``django-admin`` would run it with them. Its exit status."""
+    from django.core.management import execute_from_command_line
+
+    configure(course_root, database_url)
+    try:
+        execute_from_command_line(["autograder manage", *arguments])
+    except SystemExit as ended:  # a command that failed (check with errors, a bad option) exits by itself
+        return ended.code if isinstance(ended.code, int) else 1
+    return 0

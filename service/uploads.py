@@ -4,6 +4,7 @@ notebook that parses as one, or UTF-8 Python source), and the assignment's submi
 from __future__ import annotations
 
 import hashlib
+import math
 import shutil
 import uuid
 from datetime import datetime, timedelta
@@ -16,7 +17,7 @@ from autograder.assignment import Assignment as AssignmentSpec
 from autograder.submissions import Unreadable, extract_bytes
 from gradebook.models import Student
 
-from .errors import UploadRefused
+from .errors import TooManyHandIns, UploadRefused
 from .models import Job
 from .settings import MAX_UPLOAD_BYTES
 
@@ -53,26 +54,45 @@ def allowance(student: Student, spec: AssignmentSpec) -> str | None:
     """Why the student may not hand in another submission now, or None. Read alone it is advice
     (the pages and the API's list say it before an upload); it is the rule only inside ``store``'s
     transaction, where the student's row is held first."""
+    refused = _refusal(student, spec)
+    return None if refused is None else str(refused)
+
+
+def _refusal(student: Student, spec: AssignmentSpec) -> UploadRefused | None:
+    """``allowance``'s reason as the error ``store`` raises: an hourly limit's is TooManyHandIns
+    (429 with Retry-After), the others' an UploadRefused."""
     from gradebook.models import STAFF_PREFIX
 
     from .models import ClosedAssignment
 
     if ClosedAssignment.objects.filter(name=spec.name).exists() and not student.student_id.startswith(STAFF_PREFIX):
-        return "the instructor has closed this assignment to submissions"
-    hour_ago = timezone.now() - timedelta(hours=1)
+        return UploadRefused("the instructor has closed this assignment to submissions")
+    now = timezone.now()
+    hour_ago = now - timedelta(hours=1)
     # The student's own hand-ins: a regrade the staff queued is the course's work, not the student's.
     handed_in = Job.objects.filter(student=student, regrade=False)
-    if handed_in.filter(created_at__gte=hour_ago).count() >= UPLOADS_PER_HOUR:
-        return f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later"
+    last_hour = handed_in.filter(created_at__gte=hour_ago).order_by("created_at")
+    if last_hour.count() >= UPLOADS_PER_HOUR:
+        return TooManyHandIns(
+            f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later",
+            _seconds_until(last_hour[0].created_at + timedelta(hours=1), now),
+        )
     jobs = handed_in.filter(assignment=spec.name).exclude(state=Job.FAILED)
     if spec.max_submissions is not None and jobs.count() >= spec.max_submissions:
-        return f"you have used all {spec.max_submissions} submissions of this assignment"
+        return UploadRefused(f"you have used all {spec.max_submissions} submissions of this assignment")
     if spec.submissions_per_hour is not None:
         recent = jobs.filter(created_at__gte=hour_ago).order_by("created_at")
         if recent.count() >= spec.submissions_per_hour:
             again = recent[0].created_at + timedelta(hours=1)
-            return f"{spec.submissions_per_hour} submissions per hour: the next one is possible at {again:%H:%M} UTC"
+            return TooManyHandIns(
+                f"{spec.submissions_per_hour} submissions per hour: the next one is possible at {again:%H:%M} UTC",
+                _seconds_until(again, now),
+            )
     return None
+
+
+def _seconds_until(moment: datetime, now: datetime) -> int:
+    return math.ceil((moment - now).total_seconds())
 
 
 def _hold(student: Student) -> None:
@@ -106,9 +126,9 @@ def store(
 
     received_at = received_at or timezone.now()
     check_content(name, data)
-    refused = allowance(student, spec)  # early, unlocked: a student already at a limit costs no disk write
-    if refused:
-        raise UploadRefused(refused)
+    refused = _refusal(student, spec)  # early, unlocked: a student already at a limit costs no disk write
+    if refused is not None:
+        raise refused
     suffix = Path(name).suffix.lower()
     folder = state / "uploads" / spec.name / uuid.uuid4().hex
     folder.mkdir(parents=True, mode=0o700)
@@ -121,9 +141,9 @@ def store(
         # student is told "handed in" only after both are kept.
         with transaction.atomic():
             _hold(student)
-            refused = allowance(student, spec)
-            if refused:
-                raise UploadRefused(refused)
+            refused = _refusal(student, spec)
+            if refused is not None:
+                raise refused
             job = Job.objects.create(
                 student=student,
                 assignment=spec.name,

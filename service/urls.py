@@ -4,7 +4,7 @@ from django.urls import path, register_converter
 from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 
-from . import api, exam_marking, group_marking, hub, marking, online_exams, reviews, staff, throttle, views
+from . import api, exam_marking, group_marking, hub, marking, online_exams, probes, reviews, staff, throttle, views
 from .boundary import IdConverter
 from .lti import pages as lti_pages
 from .lti import views as lti
@@ -84,5 +84,9 @@ urlpatterns = [
     # (JupyterHub's default address for a service's: <prefix>oauth_callback).
     path("hub/login/", hub.hub_login, name="hub-login"),
     path("oauth_callback", hub.oauth_callback, name="hub-oauth-callback"),
+    # For the operator's proxy, orchestrator and Prometheus (service/probes.py).
+    path("healthz", probes.healthz, name="healthz"),
+    path("readyz", probes.readyz, name="readyz"),
+    path("metrics", probes.metrics, name="metrics"),
     CONSOLE,
 ]

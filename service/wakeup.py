@@ -11,12 +11,13 @@ queued (a read), so an idle worker never takes the write lock the claim needs.""
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
+
+from autograder.environment import read
 
 from .errors import ServiceSetupError
 from .models import Job
@@ -30,9 +31,7 @@ NOTIFICATION, CHANGE, FALLBACK = "notification", "change", "poll"
 
 def poll_seconds() -> float:
     """The slow look's period: ``$GRADEWRIGHT_WORKER_POLL`` seconds, or ``POLL``."""
-    text = os.environ.get(POLL_VARIABLE, "")
-    if not text:
-        return POLL
+    text = read(POLL_VARIABLE)
     try:
         seconds = float(text)
     except ValueError:

@@ -5,7 +5,6 @@ database and the course folder."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import socket
 import time
@@ -13,6 +12,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from django.db import DatabaseError
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import course_assignment
@@ -27,6 +28,8 @@ from gradebook.grading import store_for
 
 from .errors import UploadUnreadable
 from .exam_grading import grade_queued_exam
+from .health import gone, seen
+from .logs import job_outcome
 from .lti.outbox import ScoreSender
 from .models import Job
 from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
@@ -35,8 +38,6 @@ from .wakeup import Waiter
 
 if TYPE_CHECKING:
     from gradebook.models import Submission as Recorded
-
-logger = logging.getLogger("gradewright.jobs")
 
 
 def worker_name() -> str:
@@ -86,6 +87,7 @@ def grade_one(
     from django.utils import timezone
 
     job.started_at = timezone.now()  # written with the job's end (queue.finish)
+    job_outcome(job, "claimed")
     with Lease(job):
         result = grade_batch(
             spec,
@@ -107,6 +109,14 @@ def grade_one(
             queue_scores(book, spec, job.student)
 
         book.run(end)
+    job_outcome(job, "graded", _took(job))
+
+
+def _took(job: Job) -> float:
+    """Seconds from the hand-in to now: what the student waited."""
+    from django.utils import timezone
+
+    return (timezone.now() - job.created_at).total_seconds()
 
 
 def run_worker(
@@ -126,6 +136,9 @@ def run_worker(
     finally:
         if sender is not None:
             sender.stop()
+        if not once:
+            with contextlib.suppress(DatabaseError):
+                gone(name)
 
 
 def _grade_jobs(
@@ -137,6 +150,8 @@ def _grade_jobs(
     waiter = None if once else Waiter()
     woken_by, said = "", False
     while True:
+        if not once:
+            seen(name)  # alive, for /readyz and the metrics (service/health.py)
         job = claim(name, woken_by)
         woken_by = ""  # a look straight after a job, or after a similarity report, was woken by nothing
         if job is None:
@@ -166,20 +181,23 @@ def grade_claimed(job: Job, course: CourseFolder, state: Path, options: GradeOpt
     except LeaseLost:
         return 0  # another worker holds the job now: nothing of this grading was kept (logged by the rule)
     except UploadUnreadable as exc:  # trying again would not help: the job fails at once, with why
-        logger.warning("job %s (%s): failed: %s", job.id, job.student.student_id, exc)
         finish(job, None, error=str(exc), strict=False)
+        job_outcome(job, "failed", _took(job), str(exc))
         return 0
     except (AutograderError, GradebookError) as exc:
         # The grader's own failure (the student's failures are in their report): tried again
         # by the next claim until the attempts run out, then the job ends as failed.
         if job.attempts >= MAX_ATTEMPTS:
             finish(job, None, error=str(exc), strict=False)
+            job_outcome(job, "failed", _took(job), str(exc))
         else:
             release(job)
+            job_outcome(job, "retried", _took(job), str(exc))
         return 0
     except BaseException:
         # Stopped mid-job (SIGTERM, Ctrl-C): the job goes back to the queue for the next worker.
         release(job)
+        job_outcome(job, "released", _took(job), "the worker stopped")
         raise
     return 1
 
@@ -199,6 +217,7 @@ class GradeFirst:
     def __call__(self) -> None:
         if time.monotonic() - self.last < self.EVERY:
             return
+        seen(self.name)  # alive through a long report too
         while (job := claim(self.name)) is not None:
             self.graded += grade_claimed(job, self.course, self.state, self.options, self.executor)
         self.last = time.monotonic()

@@ -115,7 +115,7 @@ def commands_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment for the commands run against a served course: their saved logins in ``home``,
     and the course's own gradebook, whatever database this shell names."""
     env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config"), **extra}
-    env.pop("AUTOGRADER_DATABASE_URL", None)
+    env.pop("GRADEWRIGHT_DATABASE_URL", None)
     return env
 
 

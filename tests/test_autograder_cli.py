@@ -269,6 +269,7 @@ def _commands():
 
 @pytest.mark.parametrize("name", sorted(_commands()))
 def test_every_command_has_help_and_is_in_the_readme(name):
+    """Documented: in the README or a page of the documentation (docs/)."""
     assert _commands()[name].description
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # the README, or the docs site's pages
     assert any(f"autograder {name}" in page.read_text(encoding="utf-8") for page in pages)

@@ -120,7 +120,7 @@ def test_a_backup_takes_the_courses_state_folder_and_the_gradebook_in_it(tmp_pat
     from gradebook.errors import GradebookError
     from service.settings import course_state_folder
 
-    monkeypatch.delenv("AUTOGRADER_DATABASE_URL", raising=False)
+    monkeypatch.delenv("GRADEWRIGHT_DATABASE_URL", raising=False)
     course = tmp_path / "course"
     init_course(course, "A course")
     assert course_state_folder(course, must_exist=True) is None  # a backup: no state folder yet, none taken
@@ -201,7 +201,7 @@ def test_an_exam_is_graded_into_the_gradebook_only_when_one_is_named(tmp_path, m
     from course.exams import build_exam
     from gradebook.exams import grade_exam_with_marks
 
-    monkeypatch.delenv("AUTOGRADER_DATABASE_URL", raising=False)
+    monkeypatch.delenv("GRADEWRIGHT_DATABASE_URL", raising=False)
     roster = tmp_path / "roster.csv"
     roster.write_text("student_id,name,email\nada,Ada,ada@example.org\n", encoding="utf-8")
     build_exam(roster, tmp_path / "exam", seed=1, questions=2, lessons=[ROOT / "lesson_data"])

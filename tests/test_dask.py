@@ -317,7 +317,7 @@ def test_the_services_worker_refuses_such_a_cluster_in_one_line_and_leaves_the_q
     shutil.copy(ROOT / "course.toml", course_copy)
     shutil.copytree(ROOT / "lesson_data", course_copy / "lesson_data")
     shutil.copytree(ASSIGNMENTS, course_copy / "assignments", ignore=shutil.ignore_patterns("__pycache__", ".*"))
-    env = {name: value for name, value in os.environ.items() if name != "AUTOGRADER_DATABASE_URL"}
+    env = {name: value for name, value in os.environ.items() if name != "GRADEWRIGHT_DATABASE_URL"}
     command = subprocess.run(
         [sys.executable, "-m", "autograder", "--course", str(course_copy), "worker", "--once", "--scheduler", address],
         cwd=ROOT,

@@ -121,7 +121,7 @@ def demo(tmp_path_factory) -> Iterator[dict]:
     shutil.copytree(LESSON_DATA, course / "lesson_data")
     shutil.copytree(ASSIGNMENTS, course / "assignments", ignore=shutil.ignore_patterns("__pycache__", ".*"))
     env = {**os.environ, "XDG_CONFIG_HOME": str(home / "config")}
-    env.pop("AUTOGRADER_DATABASE_URL", None)
+    env.pop("GRADEWRIGHT_DATABASE_URL", None)
     real = Served(course, env=env)
     try:
         said = real.wait_until_serving(120)
@@ -136,7 +136,7 @@ def demo(tmp_path_factory) -> Iterator[dict]:
     before = _counts(real_gradebook)
     assert before["auth_user"] == 2 and before["gradebook_submission"] == 0, before
     # The demo never uses the course's database: a database that does not exist is named, and left alone.
-    demo_env = {**env, "AUTOGRADER_DATABASE_URL": "postgresql://nobody:nothing@127.0.0.1:1/nowhere"}
+    demo_env = {**env, "GRADEWRIGHT_DATABASE_URL": "postgresql://nobody:nothing@127.0.0.1:1/nowhere"}
     served = Served(course, "--demo", env=demo_env)
     try:
         lines = served.wait_until_serving(SEEDING_WAIT)
@@ -157,7 +157,7 @@ def demo(tmp_path_factory) -> Iterator[dict]:
 @pytest.mark.slow
 def test_the_demo_is_seeded_apart_from_the_course_and_says_its_accounts(demo):
     lines, passwords = demo["lines"], demo["passwords"]
-    assert any("$AUTOGRADER_DATABASE_URL is not used" in line for line in lines), lines
+    assert any("$GRADEWRIGHT_DATABASE_URL is not used" in line for line in lines), lines
     assert any(line.startswith("demo course made in ") for line in lines), lines
     assert {"instructor", "ta", DEMO_STUDENT, OTHER_STUDENT} <= set(passwords) and len(passwords) >= 12, lines
     folder = demo["course"] / ".gradewright" / "demo"

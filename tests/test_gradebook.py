@@ -626,7 +626,7 @@ def test_bad_gradebooks_are_one_line_and_left_as_they_were(tmp_path, capsys):
 def test_a_locked_gradebook_is_one_line(tmp_path, capsys, monkeypatch):
     book = tmp_path / "gradebook.db"
     assert cli(capsys, "roster", "import", _roster(tmp_path), "--gradebook", book)[0] == 0
-    monkeypatch.setenv("AUTOGRADER_GRADEBOOK_WAIT", "0.5")
+    monkeypatch.setenv("GRADEWRIGHT_GRADEBOOK_WAIT", "0.5")
     holder = sqlite3.connect(book, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:

@@ -134,7 +134,7 @@ def laid_out(tmp_path):
 
 
 def run_autograder(root):
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable}
+    env = {**os.environ, "GRADEWRIGHT_ROOT": str(root), "PYTHON": sys.executable}
     completed = subprocess.run(
         ["bash", str(root / "source" / "run_autograder")], capture_output=True, text=True, env=env, timeout=300
     )

@@ -252,6 +252,39 @@ def queue_claims(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
                 yield where, node.lineno, ast.unparse(node)[:120]
 
 
+def environment_reads(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
+    """Every read of one of our environment variables (GRADEWRIGHT_..., AUTOGRADER_..., the hub's
+    JUPYTERHUB_...) from os.environ or os.getenv: by its name, or by a name bound to one."""
+    ours = ("GRADEWRIGHT_", "AUTOGRADER_", "JUPYTERHUB_")
+    for where, tree in trees(root):
+        bound = {
+            target.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+            and node.value.value.startswith(ours)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.args:
+                text = ast.unparse(node.func)
+                if text not in {"os.environ.get", "os.getenv", "environ.get", "getenv", "environment.get"}:
+                    continue
+                key = node.args[0]
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                if ast.unparse(node.value) not in {"os.environ", "environ", "environment"}:
+                    continue
+                key = node.slice
+            else:
+                continue
+            if (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith(ours)) or (
+                isinstance(key, ast.Name) and key.id in bound | {"name"}
+            ):
+                yield where, node.lineno, ast.unparse(node)
+
+
 RULES = {
     # rule: (its finder, the one file allowed to state it)
     "how a queue claims a row": (queue_claims, "gradebook/leases.py"),
@@ -259,6 +292,7 @@ RULES = {
     "due after an extension": (due_after_extension, "autograder/lateness.py"),
     "grader version": (version_lookups, "autograder/version.py"),
     "mark writer": (mark_writes, "gradebook/marks.py"),
+    "environment variables": (environment_reads, "autograder/environment.py"),
 }
 
 
@@ -305,6 +339,9 @@ def test_the_sandbox_packages_have_one_definition():
         (queue_claims, "jobs = Job.objects.filter(state=Q).select_for_update(skip_locked=True)\n", 1),
         (queue_claims, "Job.objects.create(lease=secrets.token_hex(16))\n", 1),
         (queue_claims, "Job.objects.filter(lease=job.lease).select_for_update().update(state=DONE)\n", 0),
+        (environment_reads, 'import os\nurl = os.environ.get("GRADEWRIGHT_DATABASE_URL")\n', 1),
+        (environment_reads, 'import os\nVARIABLE = "AUTOGRADER_SECRET"\nsecret = os.environ[VARIABLE]\n', 1),
+        (environment_reads, 'import os\nhome = os.environ.get("XDG_CONFIG_HOME")\n', 0),
     ],
 )
 def test_each_finder_finds_what_it_looks_for(tmp_path, finder, source, expected):

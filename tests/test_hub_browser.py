@@ -124,7 +124,11 @@ def real_hub(tmp_path_factory):
         "student_id,name,email\n" + "".join(f"{name},{name.title()},{name}@example.edu\n" for name in STUDENTS)
     )
     log = home / "hub.log"
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("JUPYTERHUB_", "AUTOGRADER_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("JUPYTERHUB_", "AUTOGRADER_", "GRADEWRIGHT_DATABASE_URL"))
+    }
     # The roster first, into the course's gradebook (the site's database), before the site starts.
     (course / ".gradewright").mkdir(mode=0o700)
     imported = subprocess.run(
@@ -187,7 +191,11 @@ def in_a_cell(code: str, url: str, token: str, user: str, home: Path, **extra: s
     """``code`` run as a notebook kernel on the user's server runs it: their hub token and name in
     the environment, the site's address from the hub's administrator (Spawner.environment)."""
     home.mkdir(parents=True, exist_ok=True)
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("JUPYTERHUB_", "AUTOGRADER_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("JUPYTERHUB_", "AUTOGRADER_", "GRADEWRIGHT_DATABASE_URL"))
+    }
     env.update(
         HOME=str(home),
         JUPYTERHUB_API_TOKEN=token,

@@ -196,7 +196,7 @@ class Served:
 
 
 def _environment() -> dict[str, str]:
-    return {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
+    return {key: value for key, value in os.environ.items() if key != "GRADEWRIGHT_DATABASE_URL"}
 
 
 def _wait_for(done, what: str, seconds: float, process: subprocess.Popen, log: Path) -> None:

@@ -710,7 +710,7 @@ def test_senders_side_by_side_send_each_score_once(engine):
             admin.execute(f'CREATE DATABASE "{drop}"')
         url = POSTGRES_URL.rsplit("/", 1)[0] + "/" + drop
     try:
-        env = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_DATABASE_URL"}
+        env = {key: value for key, value in os.environ.items() if key != "GRADEWRIGHT_DATABASE_URL"}
         completed = subprocess.run(
             [sys.executable, "-m", "tests.lti_senders", url],
             capture_output=True,

@@ -71,7 +71,7 @@ def test_the_shipped_master_notebooks_grade_known_submissions_as_the_folders_do(
     from autograder.batch import GradeOptions, grade_batch
     from autograder.submissions import find_submissions
 
-    monkeypatch.setenv("AUTOGRADER_SECRET", "one secret for both folders")  # the same draws
+    monkeypatch.setenv("GRADEWRIGHT_SECRET", "one secret for both folders")  # the same draws
     known = ASSIGNMENTS / name / "known"
     picked = sorted(p for p in known.iterdir() if p.suffix in {".py", ".ipynb"})[::4]  # a spread of styles
     folder = tmp_path / "submissions"

@@ -81,8 +81,8 @@ def batch(tmp_path_factory, request):
         **os.environ,
         "MODULE10_GRADER_SECRET": GRADER_SECRET,
         "TMPDIR": str(temporary),
-        "AUTOGRADER_SECRET": "attacks",
-        "AUTOGRADER_ZYGOTE": "on" if request.param == "zygote" else "off",
+        "GRADEWRIGHT_SECRET": "attacks",
+        "GRADEWRIGHT_ZYGOTE": "on" if request.param == "zygote" else "off",
     }
     watched = root / "watched.json"
     completed = subprocess.run(

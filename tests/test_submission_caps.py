@@ -131,6 +131,8 @@ def _account(served: Served) -> Account:
 class Answer:
     kept: bool
     said: str  # the refusal, as the student reads it
+    status: int = 0  # the API's answer (0: through the page)
+    retry_after: str = ""  # its Retry-After header
 
 
 def _through_the_api(served: Served, account: Account, assignment: str) -> Answer:
@@ -141,8 +143,9 @@ def _through_the_api(served: Served, account: Account, assignment: str) -> Answe
         files={"file": (UPLOAD.name, UPLOAD.read_bytes())},
         timeout=120,
     )
-    assert answer.status_code in {201, 400}, answer.text
-    return Answer(answer.status_code == 201, "" if answer.status_code == 201 else answer.json()["error"])
+    assert answer.status_code in {201, 400, 429}, answer.text
+    said = "" if answer.status_code == 201 else answer.json()["error"]
+    return Answer(answer.status_code == 201, said, answer.status_code, answer.headers.get("Retry-After", ""))
 
 
 def _through_the_page(served: Served, account: Account, assignment: str) -> Answer:
@@ -177,8 +180,11 @@ def _all_at_once(served: Served, account: Account, assignment: str) -> list[Answ
         return list(pool.map(send, range(AT_ONCE)))
 
 
-def _check(served: Served, account: Account, assignment: str, answers: list[Answer], refusal: str) -> None:
-    """Three kept, as jobs and as files (each assignment's uploads here are one test's); five refused, saying why."""
+def _check(
+    served: Served, account: Account, assignment: str, answers: list[Answer], refusal: str, status: int = 400
+) -> None:
+    """Three kept, as jobs and as files (each assignment's uploads here are one test's); five refused, saying why,
+    the API's with ``status`` (429 for an hourly limit, with Retry-After: the seconds until one more is taken)."""
     from service.models import Job
 
     said = [answer.said for answer in answers if not answer.kept]
@@ -186,6 +192,10 @@ def _check(served: Served, account: Account, assignment: str, answers: list[Answ
     jobs = Job.objects.using(served.alias).filter(student__student_id=account.student_id, assignment=assignment)
     assert jobs.exclude(file="x").count() == CAP  # "x": a job the test made beforehand
     assert all(text.startswith(refusal) for text in said), said
+    refused_by_api = [answer for answer in answers if answer.status and not answer.kept]
+    assert refused_by_api and all(answer.status == status for answer in refused_by_api), refused_by_api
+    if status == 429:
+        assert all(0 < int(answer.retry_after) <= 3600 for answer in refused_by_api), refused_by_api
     kept_files = list((served.folder / ".gradewright" / "uploads" / assignment).iterdir())
     assert len(kept_files) == CAP  # a refused upload's file is removed with it
 
@@ -201,7 +211,7 @@ def test_eight_uploads_at_once_against_max_submissions_keep_exactly_three(served
 def test_eight_uploads_at_once_against_submissions_per_hour_keep_exactly_three(served):
     account = _account(served)
     answers = _all_at_once(served, account, HOURLY)
-    _check(served, account, HOURLY, answers, f"{CAP} submissions per hour: the next one is possible at ")
+    _check(served, account, HOURLY, answers, f"{CAP} submissions per hour: the next one is possible at ", 429)
 
 
 @pytest.mark.timeout(300)
@@ -226,7 +236,7 @@ def test_eight_uploads_at_once_against_the_services_hourly_cap_keep_exactly_what
     )
     answers = _all_at_once(served, account, UNCAPPED)
     refusal = f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later"
-    _check(served, account, UNCAPPED, answers, refusal)
+    _check(served, account, UNCAPPED, answers, refusal, 429)
 
 
 def test_a_regrade_the_staff_queued_uses_none_of_the_students_submissions():

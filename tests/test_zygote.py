@@ -86,7 +86,7 @@ def graded(tmp_path_factory):
     source = LOOKS_THEN_LEAVES.replace("platform_machine", repr(platform.machine()))
     for name in ("first", "second"):
         (submissions / f"{name}.py").write_text(source)
-    environment = {key: value for key, value in os.environ.items() if key != "AUTOGRADER_ZYGOTE"}
+    environment = {key: value for key, value in os.environ.items() if key != "GRADEWRIGHT_ZYGOTE"}
     completed = subprocess.run(
         [
             sys.executable,
@@ -145,7 +145,7 @@ def test_a_submission_cannot_make_namespaces_with_clone(graded):
 
 
 def test_the_doctor_says_how_submissions_are_sandboxed():
-    environment = {**os.environ, "AUTOGRADER_ZYGOTE": "off"}
+    environment = {**os.environ, "GRADEWRIGHT_ZYGOTE": "off"}
     doctor = subprocess.run(
         [sys.executable, "-m", "autograder", "doctor"],
         capture_output=True,
@@ -154,14 +154,14 @@ def test_the_doctor_says_how_submissions_are_sandboxed():
         cwd=ROOT,
         env=environment,
     )
-    assert "each submission: a sandbox started for each submission (no zygote: AUTOGRADER_ZYGOTE=off)" in doctor.stdout
+    assert "each submission: a sandbox started for each submission (no zygote: GRADEWRIGHT_ZYGOTE=off)" in doctor.stdout
     default = subprocess.run(
         [sys.executable, "-m", "autograder", "doctor"],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=ROOT,
-        env={key: value for key, value in os.environ.items() if key != "AUTOGRADER_ZYGOTE"},
+        env={key: value for key, value in os.environ.items() if key != "GRADEWRIGHT_ZYGOTE"},
     )
     assert "each submission: a pre-imported zygote forks each submission a sandbox of its own" in default.stdout
 

@@ -16,6 +16,7 @@ import threading
 from functools import cache
 from typing import Protocol
 
+from ..environment import read
 from ..errors import SandboxUnavailable
 from . import worker
 from .cgroups import new_group
@@ -64,7 +65,7 @@ AF_UNIX = 1
 # Namespaces a submission may not make (bubblewrap's --disable-userns does the same for the user
 # namespace where there is no zygote; the zygote's sandboxes need the filter).
 CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
-ZYGOTE_SWITCH = "AUTOGRADER_ZYGOTE"  # "off": a sandbox started for each submission, as before the zygote
+ZYGOTE_SWITCH = "GRADEWRIGHT_ZYGOTE"  # "off": a sandbox started for each submission, as before the zygote
 # The sandbox's host name: what a machine shows that was never given one (a fresh VM or container), so
 # a submission that asks learns nothing of where it runs, nor that it is being graded.
 SANDBOX_HOSTNAME = "localhost"
@@ -379,7 +380,7 @@ def make_runner(unsafe: bool = False, packages: tuple[str, ...] = SANDBOX_PACKAG
             "cannot start the sandbox: missing " + "; ".join(missing) + ". Install it, or pass "
             "--unsafe-no-sandbox to run student code without isolation"
         )
-    return _bubblewrap_runner(packages, os.environ.get(ZYGOTE_SWITCH, "on") != "off")
+    return _bubblewrap_runner(packages, read(ZYGOTE_SWITCH) != "off")
 
 
 @cache

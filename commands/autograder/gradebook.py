@@ -1,7 +1,8 @@
 """The commands on the gradebook's grades: ``marks`` (hand grading through a sheet), ``reports``,
 ``history``, ``stats``, ``roster``, ``grades`` (files for course platforms), ``similarity`` and
-``extend``. Each reads --gradebook PATH (default ./gradebook.db: the one ``grade --out DIR`` wrote
-is DIR/gradebook.db) or the database $AUTOGRADER_DATABASE_URL names."""
+``extend``. Each reads --gradebook PATH (default: in a course folder the course's own,
+<course>/.gradewright/gradebook.db, the site's; elsewhere ./gradebook.db, as ``grade --out DIR``
+writes DIR/gradebook.db) or the database $GRADEWRIGHT_DATABASE_URL names."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ from ..groups import add_assignment_groups
 
 
 def gradebook_options(command: argparse.ArgumentParser) -> None:
-    _options(command, "the SQLite gradebook file (default ./gradebook.db)")
+    _options(
+        command,
+        "the SQLite gradebook file (default: the course's, <course>/.gradewright/gradebook.db; outside a course ./gradebook.db)",
+    )
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:

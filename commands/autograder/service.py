@@ -14,7 +14,7 @@ from ..common import AUTOGRADER, database_option, number, open_service, said
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    for add in (_add_serve, _add_worker, _add_links, _add_accounts, _add_login, _add_submit):
+    for add in (_add_serve, _add_worker, _add_manage, _add_links, _add_accounts, _add_login, _add_submit):
         add(commands)
 
 
@@ -24,7 +24,9 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         help="run the grading service for the course",
         description="Serve the course's site (students hand in notebooks and read their feedback) with N grading "
         "workers. Its state is in <course>/.gradewright/, its database the gradebook there (or "
-        "$AUTOGRADER_DATABASE_URL). The first start makes a demo instructor and prints the password once.",
+        "$GRADEWRIGHT_DATABASE_URL). The first start makes a demo instructor and prints the password once (not when "
+        "a JupyterHub starts it: its users sign in through the hub). Logs, /healthz, /readyz and /metrics: "
+        "docs/operators/observability.md.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=number(int, 1, "a port number"), default=8000, help="default 8000")
@@ -87,12 +89,32 @@ def _worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_manage(commands: argparse._SubParsersAction) -> None:
+    manage = commands.add_parser(
+        "manage",
+        help="run one of Django's management commands with the site's settings",
+        description="Django's management commands (showmigrations, migrate, check --deploy, shell, dbshell, "
+        "changepassword, ...) for the course's site, with its settings and database: autograder manage help lists "
+        "them. Nothing is migrated first: showmigrations shows the database as it is.",
+    )
+    database_option(manage)
+    manage.add_argument("arguments", nargs=argparse.REMAINDER, metavar="COMMAND [ARGUMENTS]")
+    manage.set_defaults(handler=_manage)
+
+
+def _manage(args: argparse.Namespace) -> int:
+    from course.folder import find_course
+    from service.settings import manage
+
+    return manage(find_course(args.course).root, args.database_url, args.arguments or ["help"])
+
+
 def _add_links(commands: argparse._SubParsersAction) -> None:
     links = commands.add_parser(
         "links",
         help="one-time sign-in links for the roster's students",
-        description="Make an account for every student on the service's roster (autograder roster import "
-        "--gradebook <course>/.gradewright/gradebook.db) and write a CSV of one-time links (student_id, name, "
+        description="Make an account for every student on the service's roster (autograder roster import, run in "
+        "the course folder) and write a CSV of one-time links (student_id, name, "
         "email, link) to mail them; a student sets a password there. Links last 14 days; running it again "
         "makes new ones.",
     )
@@ -139,10 +161,20 @@ def _add_accounts(commands: argparse._SubParsersAction) -> None:
     )
     database_option(password)
     password.set_defaults(handler=_accounts_password)
+    unlock = accounts_commands.add_parser(
+        "unlock",
+        help="let a locked-out account sign in again",
+        description="Forget the failed sign-ins that lock USER out (from every address), or with --address those "
+        "that lock an address out (for every username). A new password (accounts password) unlocks its account too.",
+    )
+    unlock.add_argument("username", metavar="USER", nargs="?")
+    unlock.add_argument("--address", metavar="IP", help="the address to unlock (a whole class behind one NAT, say)")
+    database_option(unlock)
+    unlock.set_defaults(handler=_accounts_unlock)
 
 
 def _accounts_list(args: argparse.Namespace) -> int:
-    open_service(args, demo=False)
+    open_service(args)
     from rich.console import Console
     from rich.table import Table
 
@@ -163,11 +195,21 @@ def _accounts_list(args: argparse.Namespace) -> int:
 
 
 def _accounts_password(args: argparse.Namespace) -> int:
-    open_service(args, demo=False)
+    open_service(args)
     from service.accounts import set_password
 
     set_password(args.username, _password(args.password_stdin, confirm=True))
     print(f"{one_line(args.username)}: password set; its API tokens and sessions ended")
+    return 0
+
+
+def _accounts_unlock(args: argparse.Namespace) -> int:
+    open_service(args)
+    from service.accounts import unlock
+
+    forgotten = unlock(args.username, args.address)
+    who = " and ".join(one_line(name) for name in (args.username, args.address) if name)
+    print(f"{who}: unlocked ({forgotten} record{'s' if forgotten != 1 else ''} of failed sign-ins forgotten)")
     return 0
 
 

@@ -66,7 +66,7 @@ def _add_backup(gradebook_what: argparse._SubParsersAction) -> None:
         description="Write FILE (a .tar.gz, readable by you only: it holds the grades and the service's secret key): "
         "the gradebook (SQLite's online backup, or pg_dump for PostgreSQL), safe while the service, workers and "
         "graders run, and the service's state folder (<course>/.gradewright/: uploads, reports, released notebooks, "
-        "the secret key). The gradebook: --database-url or $AUTOGRADER_DATABASE_URL, else --gradebook, else the "
+        "the secret key). The gradebook: --database-url or $GRADEWRIGHT_DATABASE_URL, else --gradebook, else the "
         "state folder's gradebook.db, else ./gradebook.db.",
     )
     backup.add_argument("file", type=Path, metavar="FILE")

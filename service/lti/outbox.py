@@ -25,13 +25,14 @@ from django.utils import timezone
 from autograder.assignment import course_assignment
 from gradebook.leases import LeaseRule
 
+from ..logs import LTI
 from ..models import ScoreToSend
 from .scores import bind_line_item, service
 
 if TYPE_CHECKING:
     from course.folder import CourseFolder
 
-logger = logging.getLogger("service.lti")
+logger = logging.getLogger(LTI)  # every delivery, sent or not (service/logs.py)
 SEND_TIMEOUT = 10.0  # seconds per call to a platform from the sender: a hung platform costs this, once a pass
 FIRST_WAIT = timedelta(seconds=15)
 MAX_WAIT = timedelta(minutes=30)
@@ -132,6 +133,7 @@ def _send_one(
         last_error="",
     )  # a newer score that came meanwhile stays pending, and is sent next
     outcome.sent += 1
+    logger.info("score sent: %s", describe(row, "sent"), extra=_fields(row, "sent"))
 
 
 def _post(row: ScoreToSend, using) -> None:
@@ -219,6 +221,13 @@ def _record_failure(row: ScoreToSend, now: datetime, refused: _Refused, outcome:
         last_error=refused.reason,
     )
     (outcome.failed if final else outcome.waiting).append(describe(row, refused.reason))
+    state = "failed" if final else "retried"
+    logger.warning("score %s: %s", state, describe(row, refused.reason), extra=_fields(row, state))
+
+
+def _fields(row: ScoreToSend, outcome: str) -> dict[str, object]:
+    """The structured log's fields of one delivery."""
+    return {"score_id": row.pk, "student": row.student.student_id, "assignment": row.assignment, "outcome": outcome}
 
 
 def describe(row: ScoreToSend, reason: str | None = None) -> str:
@@ -277,8 +286,6 @@ class ScoreSender:
                 except Exception:  # a bug of ours: logged, and the sender goes on (the worker with it)
                     logger.exception("sending the scores to the course platforms failed")
                     outcome = Outcome()
-                for line in outcome.waiting + outcome.failed:
-                    logger.warning(line)
                 if not outcome.tried:
                     self.stopped.wait(self.poll)
         finally:

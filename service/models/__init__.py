@@ -6,7 +6,8 @@ named ``service_<model>`` as before the split); grades themselves live in the gr
 - ``queue``: the jobs of hand-ins to grade, and the assignments closed to hand-ins;
 - ``reviews``: review requests and their messages;
 - ``lti``: the outbox of scores for the course platforms;
-- ``exams``: exams taken online (settings, accommodations, attempts, answers, their log, their gradings).
+- ``exams``: exams taken online (settings, accommodations, attempts, answers, their log, their gradings);
+- ``workers``: the grading workers seen alive.
 
 Every model is imported here, so that ``from service.models import Job`` reads as it always has.
 """
@@ -16,6 +17,7 @@ from .exams import ExamAnswer, ExamAttempt, ExamGrading, ExamLogEntry, OnlineExa
 from .lti import ScoreToSend
 from .queue import ClosedAssignment, Job
 from .reviews import ReviewMessage, ReviewRequest
+from .workers import WorkerSeen
 
 __all__ = [
     "ApiToken",
@@ -32,5 +34,6 @@ __all__ = [
     "ScoreToSend",
     "SignInLink",
     "UsedLaunch",
+    "WorkerSeen",
     "digest",
 ]
