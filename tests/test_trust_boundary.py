@@ -168,7 +168,7 @@ def test_gradescope_says_when_it_grades_without_the_sandbox(tmp_path):
     shutil.copy(ASSIGNMENTS / "attention-not-explanation" / "known" / "correct_projection.py", root / "submission")
     no_bwrap = tmp_path / "bin"
     no_bwrap.mkdir()
-    environment = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable, "PATH": str(no_bwrap)}
+    environment = {**os.environ, "GRADEWRIGHT_ROOT": str(root), "PYTHON": sys.executable, "PATH": str(no_bwrap)}
     completed = subprocess.run(
         ["/bin/bash", str(root / "source" / "run_autograder")],
         capture_output=True,
