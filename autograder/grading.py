@@ -19,6 +19,8 @@ from untrusted.text import bounded, storable
 
 from .assignment import ANSWER_STUB, Assignment, Question, question_of_cell
 from .causes import Causes, failing_uses, find_causes
+from .explain import checks_feedback, lead_with
+from .mistakes import AnswerRecorder, known_mistakes, named_mistake, recognise
 from .reports.model import QuestionResult, Report, Status, TestOutcome
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
@@ -67,6 +69,7 @@ def grade_submission(
                 answers |= {f"{question_id}_{cell}": text for cell, text in found.items()}
     graded = [question for question in assignment.questions if only_question in (None, question.id)]
     causes: Causes = {}
+    recorder: AnswerRecorder | None = None
     if extracted is not None:
         with StudentSession(runner, extracted.cells, limits) as session:
             load = session.load()
@@ -74,7 +77,9 @@ def grade_submission(
                 errors.append(load.failure)
             else:
                 errors += [str(error) for error in load.cell_errors]
-                outcomes = suite.run(session.student, reference, (secret, submission.sha256), only_question)
+                # What the student's code answered, kept to compare with the known mistakes' answers.
+                recorder = AnswerRecorder(session.student, suite)
+                outcomes = suite.run(recorder, reference, (secret, submission.sha256), only_question)
                 if only_question is None:  # the other questions' results are needed to point at a cause
                     measured = [_question_result(q, outcomes, load, answers, question_ids) for q in graded]
                     causes = find_causes(assignment, measured, session, suite, reference, (secret, submission.sha256))
@@ -84,6 +89,8 @@ def grade_submission(
     questions = [_question_result(question, outcomes, load, answers, question_ids) for question in graded]
     if only_question is None:
         questions = with_dependencies(assignment, questions, causes)
+    if recorder is not None:
+        questions = with_known_mistakes(assignment, questions, recorder)
     return Report(
         student=submission.student,
         assignment=assignment.name,
@@ -152,15 +159,28 @@ def _question_result(
             status = "error"
         else:
             status = "failed"
-        lines = [f"{passed} of {len(tests)} checks passed."]
-        seen: set[str] = set()
-        for test in failing:
-            line = f"- {test.description} {test.message}"
-            if line not in seen:
-                seen.add(line)
-                lines.append(line)
-        feedback = "\n".join(lines)
+        feedback = checks_feedback(tests)
     return QuestionResult(score=score, status=status, feedback=feedback, tests=tests, **base)
+
+
+def with_known_mistakes(
+    assignment: Assignment, results: list[QuestionResult], recorder: AnswerRecorder
+) -> list[QuestionResult]:
+    """Each failing question's feedback opened by the sentence of the known mistake whose answers
+    the student's match on every failing check (mistakes.py); the others as they are."""
+    mistakes = known_mistakes(assignment)
+    if not mistakes:
+        return results
+    failing = {result.id for result in results if result.status not in ("passed", "manual")}
+    updated = []
+    for result in results:
+        sentence = None
+        if result.id in failing and result.tests:
+            sentence = named_mistake(recognise(mistakes, result.id, result.tests, recorder), failing)
+        updated.append(
+            result.model_copy(update={"feedback": lead_with(sentence, result.feedback)}) if sentence else result
+        )
+    return updated
 
 
 def with_dependencies(

@@ -33,6 +33,7 @@ from .testing import stricter
 
 VERDICTS_FILE = "verdicts.toml"
 FEEDBACK_KEY = "feedback"  # ["file.py".feedback]: that file's feedback rules, beside its verdicts
+MISTAKE_KEY = "mistake"  # ["file.py"] mistake = "...": the sentence naming that file's mistake (mistakes.py)
 PASSING = {"passed", "manual"}  # a submission expected to earn everything it can automatically
 
 
@@ -121,7 +122,15 @@ def known_feedback(assignment: Assignment) -> dict[str, dict[str, FeedbackRule]]
     return _known(assignment)[1]
 
 
-def _known(assignment: Assignment) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, FeedbackRule]]]:
+def known_sentences(assignment: Assignment) -> dict[str, str]:
+    """``known/verdicts.toml``'s known mistakes: for a file, ``mistake = "sentence"`` beside its
+    verdicts, the sentence that names its mistake (see mistakes.py)."""
+    return _known(assignment)[2]
+
+
+def _known(
+    assignment: Assignment,
+) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, FeedbackRule]], dict[str, str]]:
     known = assignment.folder / "known"
     path = known / VERDICTS_FILE
     try:
@@ -137,12 +146,15 @@ def _known(assignment: Assignment) -> tuple[dict[str, dict[str, str]], dict[str,
     statuses = set(get_args(Status))
     verdicts: dict[str, dict[str, str]] = {}
     feedback: dict[str, dict[str, FeedbackRule]] = {}
+    sentences: dict[str, str] = {}
     for file, expected in table.items():
         if not isinstance(expected, dict):
             raise AssignmentError(f'{path}: [{file!r}] should be a table of question = "verdict"')
         expected = dict(expected)
         rules = expected.pop(FEEDBACK_KEY, {})
         feedback[file] = _feedback_rules(path, file, rules, questions)
+        if MISTAKE_KEY in expected:
+            sentences[file] = _sentence(path, file, expected.pop(MISTAKE_KEY))
         if not expected:
             raise AssignmentError(f"{path}: [{file!r}] lists no verdict")
         if not (known / file).is_file() or "/" in file or file.startswith("."):
@@ -160,7 +172,15 @@ def _known(assignment: Assignment) -> tuple[dict[str, dict[str, str]], dict[str,
         verdicts[file] = {str(question): str(verdict) for question, verdict in expected.items()}
     if not verdicts:
         raise AssignmentError(f"{path}: lists no known submission")
-    return verdicts, feedback
+    return verdicts, feedback, sentences
+
+
+def _sentence(path: Path, file: str, sentence: Any) -> str:
+    if not isinstance(sentence, str) or not sentence.strip() or "\n" in sentence.strip():
+        raise AssignmentError(
+            f'{path}: [{file!r}] {MISTAKE_KEY}: should be one sentence naming the mistake (mistake = "...")'
+        )
+    return " ".join(sentence.split())
 
 
 def _feedback_rules(path: Path, file: str, rules: Any, questions: set[str]) -> dict[str, FeedbackRule]:
