@@ -43,9 +43,12 @@ def grade_submission(
     limits: Limits | None = None,
     secret: str = "",
     only_question: str | None = None,
+    mistakes_seen: dict[str, list[str]] | None = None,
 ) -> Report:
     """Grade one submission (with ``only_question``, that question alone: the report holds its result
-    only); never raises for anything the student's code did."""
+    only); never raises for anything the student's code did. ``mistakes_seen``, when given, is
+    filled with each failing question's known mistakes whose answers the submission's match (their
+    files, for ``autograder verify``)."""
     limits = limits or assignment.limits
     started = time.monotonic()
     suite = hidden_suite(assignment)  # collected before any student code runs: a broken suite is the instructor's
@@ -90,7 +93,7 @@ def grade_submission(
     if only_question is None:
         questions = with_dependencies(assignment, questions, causes)
     if recorder is not None:
-        questions = with_known_mistakes(assignment, questions, recorder)
+        questions = with_known_mistakes(assignment, questions, recorder, mistakes_seen)
     return Report(
         student=submission.student,
         assignment=assignment.name,
@@ -164,7 +167,10 @@ def _question_result(
 
 
 def with_known_mistakes(
-    assignment: Assignment, results: list[QuestionResult], recorder: AnswerRecorder
+    assignment: Assignment,
+    results: list[QuestionResult],
+    recorder: AnswerRecorder,
+    seen: dict[str, list[str]] | None = None,
 ) -> list[QuestionResult]:
     """Each failing question's feedback opened by the sentence of the known mistake whose answers
     the student's match on every failing check (mistakes.py); the others as they are."""
@@ -176,7 +182,10 @@ def with_known_mistakes(
     for result in results:
         sentence = None
         if result.id in failing and result.tests:
-            sentence = named_mistake(recognise(mistakes, result.id, result.tests, recorder), failing)
+            found = recognise(mistakes, result.id, result.tests, recorder)
+            sentence = named_mistake(found, failing)
+            if seen is not None:
+                seen[result.id] = [mistake.file for mistake in found]
         updated.append(
             result.model_copy(update={"feedback": lead_with(sentence, result.feedback)}) if sentence else result
         )

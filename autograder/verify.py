@@ -45,7 +45,18 @@ class Disagreement(BaseModel):
     secret: str
     feedback: str
     margin: float = 1.0  # > 1: graded with every tolerance divided by this
-    kind: Literal["verdict", "feedback"] = "verdict"  # feedback: a broken feedback rule
+    # feedback: a broken feedback rule; mistake: a known mistake's sentence not the first thing said
+    kind: Literal["verdict", "feedback", "mistake"] = "verdict"
+
+
+class Alike(BaseModel):
+    """Two known mistakes, with different sentences, whose answers a question's failing checks could
+    not tell apart under some secret: a student making either is told neither."""
+
+    file: str
+    other: str
+    question: str
+    secret: str
 
 
 class FeedbackRule(BaseModel):
@@ -65,6 +76,7 @@ class Verification(BaseModel):
     gradings: int
     disagreements: list[Disagreement]
     unlisted: list[str] = []  # files in known/ that verdicts.toml does not list: not graded
+    alike: list[Alike] = []
 
     def findings(self, file: str) -> list[Finding]:
         """``file``'s disagreements, one per kind of difference (question, expected, got, margin),
@@ -96,6 +108,18 @@ class Verification(BaseModel):
     @property
     def rules_broken(self) -> int:
         return sum(d.kind == "feedback" for d in self.disagreements)
+
+    @property
+    def mistakes_unnamed(self) -> int:
+        return sum(d.kind == "mistake" for d in self.disagreements)
+
+    def alike_pairs(self) -> dict[tuple[str, str, str], int]:
+        """Each pair of known mistakes not told apart on a question, with how many secrets showed it."""
+        secrets: dict[tuple[str, str, str], set[str]] = {}
+        for alike in self.alike:
+            first, second = sorted((alike.file, alike.other))
+            secrets.setdefault((first, second, alike.question), set()).add(alike.secret)
+        return {pair: len(shown) for pair, shown in secrets.items()}
 
 
 class Finding(BaseModel):
@@ -265,17 +289,30 @@ def verify_known(
     the assignment's ``known_feedback``)."""
     known = assignment.folder / "known"
     feedback = known_feedback(assignment) if feedback is None else feedback
+    sentences = known_sentences(assignment)
     gradings = 0
     disagreements: list[Disagreement] = []
+    alike: list[Alike] = []
     for file, expected in verdicts.items():
         (submission,) = find_submissions([known / file]).submissions
         for secret in secrets:
             for factor in _margins(expected, margin):
+                seen: dict[str, list[str]] = {}
                 with stricter(factor):
-                    report = grade_submission(assignment, submission, runner, reference, limits, secret)
+                    report = grade_submission(
+                        assignment, submission, runner, reference, limits, secret, mistakes_seen=seen
+                    )
                 gradings += 1
                 disagreements += _differences(file, expected, report, secret, factor)
                 disagreements += _broken_rules(file, feedback.get(file, {}), report, secret, factor)
+                if file in sentences:
+                    disagreements += _unnamed(file, sentences, expected, report, secret)
+                    alike += [
+                        Alike(file=file, other=other, question=question, secret=secret)
+                        for question, files in seen.items()
+                        for other in files
+                        if other != file and file in files and sentences.get(other) != sentences[file]
+                    ]
                 if on_grading:
                     on_grading(file)
     unlisted = sorted(
@@ -291,7 +328,31 @@ def verify_known(
         gradings=gradings,
         disagreements=disagreements,
         unlisted=unlisted,
+        alike=alike,
     )
+
+
+def _unnamed(
+    file: str, sentences: dict[str, str], expected: dict[str, str], report: Report, secret: str
+) -> list[Disagreement]:
+    """Each question a known mistake gets wrong whose feedback does not open with its sentence."""
+    sentence = sentences[file]
+    found = []
+    for result in report.questions:
+        if expected.get(result.id, "passed") in PASSING or not result.tests or result.feedback.startswith(sentence):
+            continue
+        found.append(
+            Disagreement(
+                file=file,
+                question=result.id,
+                expected="its mistake named first",
+                got="another named" if result.feedback.split("\n")[0] in sentences.values() else "none named",
+                secret=secret,
+                feedback=result.feedback,
+                kind="mistake",
+            )
+        )
+    return found
 
 
 def _differences(file: str, expected: dict[str, str], report: Report, secret: str, margin: float) -> list[Disagreement]:

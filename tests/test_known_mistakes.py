@@ -15,7 +15,7 @@ from autograder.batch import load_reference
 from autograder.errors import AssignmentError
 from autograder.grading import grade_submission
 from autograder.submissions import find_submissions
-from autograder.verify import known_sentences, known_verdicts
+from autograder.verify import known_sentences, known_verdicts, verify_known
 
 from .conftest import ASSIGNMENTS, ROOT
 from .fake_runner import InProcessRunner
@@ -126,3 +126,29 @@ def test_a_mistake_sentence_is_one_line_of_text(tmp_path):
             known_sentences(load_assignment(folder))
     verdicts.write_text(text.replace('["correct.py"]\n', '["correct.py"]\nmistake = "Says why."\n', 1))
     assert known_sentences(load_assignment(folder)) == {"correct.py": "Says why."}
+
+
+def test_verify_says_when_a_mistake_is_not_named_and_which_it_cannot_be_told_from(tmp_path):
+    """Two known mistakes that answer alike on a question, with different sentences, and that get the
+    same questions wrong: neither can be named there, and `autograder verify` says so."""
+    folder = tmp_path / "sequences-and-attention"
+    shutil.copytree(ASSIGNMENTS / "sequences-and-attention", folder)
+    shutil.copytree(ASSIGNMENTS / "references", tmp_path / "references")  # the manifest's ../references
+    assignment = load_assignment(folder)
+    reference = load_reference(assignment, "numpy")
+    verdicts = {file: known_verdicts(assignment)[file] for file in ("hardcoded.py", "missing_sqrt.py")}
+    verdicts["constant_answers.py"] = known_verdicts(assignment)["constant_answers.py"]
+    result = verify_known(assignment, verdicts, ["first"], InProcessRunner(), reference, margin=1)
+    assert not result.disagreements and not result.alike  # hardcoded and constant answers share one sentence
+
+    path = folder / "known" / "verdicts.toml"
+    text = path.read_text()
+    path.write_text(text.replace('["hardcoded.py"]\nmistake = "', '["hardcoded.py"]\nmistake = "Copied answers. ', 1))
+    assignment = load_assignment(folder)
+    result = verify_known(assignment, verdicts, ["first"], InProcessRunner(), reference, margin=1)
+    unnamed = {(d.file, d.question) for d in result.disagreements}
+    assert all(d.kind == "mistake" and d.got == "none named" for d in result.disagreements)
+    assert {("hardcoded.py", "saturation"), ("constant_answers.py", "saturation")} <= unnamed
+    assert not any(file == "missing_sqrt.py" for file, _ in unnamed)
+    assert result.alike_pairs()[("constant_answers.py", "hardcoded.py", "saturation")] == 1
+    assert result.mistakes_unnamed == len(result.disagreements)

@@ -299,6 +299,12 @@ def _verify(args: argparse.Namespace) -> int:
             )
     for file in result.unlisted:
         print(f"skip {one_line(file)}: not in known/verdicts.toml, so not graded")
+    for (file, other, question), count in result.alike_pairs().items():
+        print(
+            f"alike {one_line(file)} and {one_line(other)} on {question}: their answers cannot be told apart on the "
+            f"hidden inputs under {count} of {len(result.secrets)} secrets: neither is named there unless the questions "
+            "each gets wrong tell them apart (give them one sentence, or add a check that separates them)"
+        )
     if not result.disagreements:
         print("every verdict holds")
         return 0
@@ -306,6 +312,8 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"{result.verdicts_wrong} verdicts differ from known/verdicts.toml")
     if result.rules_broken:
         print(f"{result.rules_broken} feedback rules of known/verdicts.toml are broken")
+    if result.mistakes_unnamed:
+        print(f"{result.mistakes_unnamed} times a known mistake's sentence was not the first thing its feedback says")
     return 1
 
 
