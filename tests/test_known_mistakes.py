@@ -6,6 +6,8 @@ in-process runner (trusted code only); tests/test_known_submissions.py grades th
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from autograder.grading import grade_submission
 from autograder.submissions import find_submissions
 from autograder.verify import known_sentences, known_verdicts, verify_known
 
-from .conftest import ASSIGNMENTS, ROOT
+from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .fake_runner import InProcessRunner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mistakes"
@@ -152,3 +154,36 @@ def test_verify_says_when_a_mistake_is_not_named_and_which_it_cannot_be_told_fro
     assert not any(file == "missing_sqrt.py" for file, _ in unnamed)
     assert result.alike_pairs()[("constant_answers.py", "hardcoded.py", "saturation")] == 1
     assert result.mistakes_unnamed == len(result.disagreements)
+
+
+@needs_sandbox
+def test_autograder_verify_lists_mistakes_it_cannot_tell_apart(tmp_path):
+    """Two known mistakes of a new course's example, written apart, answering alike, with different
+    sentences: the command says neither is named and that they answer alike, and exits 1."""
+    assert subprocess.run([sys.executable, "-m", "course", "init", "c"], cwd=tmp_path, timeout=60).returncode == 0
+    known = tmp_path / "c" / "assignments" / "example" / "known"
+    (known / "summed.py").write_text("def mean_of(values):\n    return float(sum(values))\n")
+    (known / "added.py").write_text(
+        "import numpy as np\n\ndef mean_of(values):\n    return float(np.add.reduce(values))\n"
+    )
+    with (known / "verdicts.toml").open("a") as verdicts:
+        verdicts.write('\n["summed.py"]\nmistake = "Your mean_of sums."\nmean = "partial"\n')
+        verdicts.write('\n["added.py"]\nmistake = "Your mean_of adds."\nmean = "partial"\n')
+    completed = subprocess.run(
+        [sys.executable, "-m", "autograder", "verify", "example", "--secret", "s1"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path / "c",
+        timeout=120,
+    )
+    assert completed.returncode == 1, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert "FAIL summed.py" in lines and "FAIL added.py" in lines
+    assert (
+        "     mean: expected its mistake named first, got none named under 1 of 1 secrets (first: s1): "
+        in "\n".join(lines)
+    )
+    assert any(
+        line.startswith("alike added.py and summed.py on mean: their answers cannot be told apart") for line in lines
+    )
+    assert lines[-1] == "2 times a known mistake's sentence was not the first thing its feedback says"
