@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import logging
 import re
 import warnings
 from collections.abc import Collection, Sequence
@@ -33,14 +34,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .assignment import Assignment
-from .errors import StudentFault
+from .errors import AssignmentError, StudentFault
+from .known import PASSING, known_sentences, known_verdicts
 from .reports.model import TestOutcome
 from .testing import agrees
 
 if TYPE_CHECKING:
     from .suite import HiddenSuite
 
-NOT_WRONG = {"passed", "manual"}
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -112,8 +114,6 @@ _loaded: dict[Path, tuple[tuple, list[KnownMistake]]] = {}
 def known_mistakes(assignment: Assignment) -> list[KnownMistake]:
     """The assignment's known mistakes (``mistake = "..."`` in known/verdicts.toml), loaded once
     per process and again when known/ changes; none when the assignment has no known/ folder."""
-    from .verify import known_sentences, known_verdicts
-
     known = assignment.folder / "known"
     if not (known / "verdicts.toml").is_file():
         return []
@@ -123,15 +123,23 @@ def known_mistakes(assignment: Assignment) -> list[KnownMistake]:
     cached = _loaded.get(known.resolve())
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    verdicts = known_verdicts(assignment)
+    try:
+        verdicts = known_verdicts(assignment)
+        sentences = known_sentences(assignment)
+    except AssignmentError as error:
+        # The instructor's list of known submissions, not a student's work: grading goes on without
+        # naming mistakes, and `autograder verify` shows the same error to fix.
+        logger.warning("known mistakes not used: %s", error)
+        _loaded[known.resolve()] = (stamp, [])
+        return []
     mistakes = [
         KnownMistake(
             file=file,
             sentence=sentence,
-            wrong=frozenset(q for q, verdict in verdicts[file].items() if verdict not in NOT_WRONG),
+            wrong=frozenset(q for q, verdict in verdicts[file].items() if verdict not in PASSING),
             module=load_known_code(known / file),
         )
-        for file, sentence in known_sentences(assignment).items()
+        for file, sentence in sentences.items()
     ]
     _loaded[known.resolve()] = (stamp, mistakes)
     return mistakes

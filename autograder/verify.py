@@ -14,27 +14,20 @@ then fails passes only by a hair, and some secret's draw will push it over.
 from __future__ import annotations
 
 import secrets as secret_source
-import tomllib
 from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal, get_args
+from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from .assignment import Assignment
-from .errors import AssignmentError
 from .grading import grade_submission
-from .reports.model import Report, Status
+from .known import PASSING, FeedbackRule, known_feedback, known_sentences, known_verdicts
+from .reports.model import Report
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
 from .submissions import find_submissions
 from .testing import stricter
-
-VERDICTS_FILE = "verdicts.toml"
-FEEDBACK_KEY = "feedback"  # ["file.py".feedback]: that file's feedback rules, beside its verdicts
-MISTAKE_KEY = "mistake"  # ["file.py"] mistake = "...": the sentence naming that file's mistake (mistakes.py)
-PASSING = {"passed", "manual"}  # a submission expected to earn everything it can automatically
 
 
 class Disagreement(BaseModel):
@@ -57,15 +50,6 @@ class Alike(BaseModel):
     other: str
     question: str
     secret: str
-
-
-class FeedbackRule(BaseModel):
-    """What a known submission's feedback on one question must say, and must never say
-    (``["file.py".feedback]`` in verdicts.toml): feedback held to the cause, not only the verdict."""
-
-    model_config = {"extra": "forbid"}
-    says: list[str] = []
-    never: list[str] = []
 
 
 class Verification(BaseModel):
@@ -132,100 +116,6 @@ class Finding(BaseModel):
     secrets: int  # how many of the secrets showed it
     first_secret: str  # the first that did (to replay with --secret)
     first_check: str  # the first failed check of its feedback, else the whole feedback
-
-
-def known_verdicts(assignment: Assignment) -> dict[str, dict[str, str]]:
-    """``known/verdicts.toml``: each known file's expected verdict per question, checked against the
-    assignment (its files exist, its questions are the assignment's, its verdicts are verdicts)."""
-    return _known(assignment)[0]
-
-
-def known_feedback(assignment: Assignment) -> dict[str, dict[str, FeedbackRule]]:
-    """``known/verdicts.toml``'s feedback rules: for a file, ``["file.py".feedback]`` then
-    ``question = { says = ["..."], never = ["..."] }``."""
-    return _known(assignment)[1]
-
-
-def known_sentences(assignment: Assignment) -> dict[str, str]:
-    """``known/verdicts.toml``'s known mistakes: for a file, ``mistake = "sentence"`` beside its
-    verdicts, the sentence that names its mistake (see mistakes.py)."""
-    return _known(assignment)[2]
-
-
-def _known(
-    assignment: Assignment,
-) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, FeedbackRule]], dict[str, str]]:
-    known = assignment.folder / "known"
-    path = known / VERDICTS_FILE
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise AssignmentError(
-            f"{path}: not found; list each known submission's expected verdict per question there "
-            '(["correct.py"] then mean = "passed")'
-        ) from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise AssignmentError(f"{path}: {exc}") from None
-    questions = {question.id for question in assignment.questions}
-    statuses = set(get_args(Status))
-    verdicts: dict[str, dict[str, str]] = {}
-    feedback: dict[str, dict[str, FeedbackRule]] = {}
-    sentences: dict[str, str] = {}
-    for file, expected in table.items():
-        if not isinstance(expected, dict):
-            raise AssignmentError(f'{path}: [{file!r}] should be a table of question = "verdict"')
-        expected = dict(expected)
-        rules = expected.pop(FEEDBACK_KEY, {})
-        feedback[file] = _feedback_rules(path, file, rules, questions)
-        if MISTAKE_KEY in expected:
-            sentences[file] = _sentence(path, file, expected.pop(MISTAKE_KEY))
-        if not expected:
-            raise AssignmentError(f"{path}: [{file!r}] lists no verdict")
-        if not (known / file).is_file() or "/" in file or file.startswith("."):
-            raise AssignmentError(f"{path}: [{file!r}]: no such file in {known}")
-        for question, verdict in expected.items():
-            if question not in questions:
-                raise AssignmentError(
-                    f"{path}: [{file!r}] {question}: no such question (its questions: {', '.join(sorted(questions))})"
-                )
-            if verdict not in statuses:
-                raise AssignmentError(
-                    f"{path}: [{file!r}] {question} = {verdict!r} is not a verdict (one of "
-                    f"{', '.join(sorted(statuses))})"
-                )
-        verdicts[file] = {str(question): str(verdict) for question, verdict in expected.items()}
-    if not verdicts:
-        raise AssignmentError(f"{path}: lists no known submission")
-    return verdicts, feedback, sentences
-
-
-def _sentence(path: Path, file: str, sentence: Any) -> str:
-    if not isinstance(sentence, str) or not sentence.strip() or "\n" in sentence.strip():
-        raise AssignmentError(
-            f'{path}: [{file!r}] {MISTAKE_KEY}: should be one sentence naming the mistake (mistake = "...")'
-        )
-    return " ".join(sentence.split())
-
-
-def _feedback_rules(path: Path, file: str, rules: Any, questions: set[str]) -> dict[str, FeedbackRule]:
-    where = f"{path}: [{file!r}.{FEEDBACK_KEY}]"
-    if not isinstance(rules, dict):
-        raise AssignmentError(f"{where} should be a table of question = {{ says = [...], never = [...] }}")
-    found = {}
-    for question, rule in rules.items():
-        if question not in questions:
-            raise AssignmentError(
-                f"{where} {question}: no such question (its questions: {', '.join(sorted(questions))})"
-            )
-        try:
-            found[question] = FeedbackRule.model_validate(rule)
-        except ValidationError as exc:
-            problem = exc.errors()[0]
-            raise AssignmentError(
-                f"{where} {question}: {'.'.join(map(str, problem['loc'])) or 'the rule'}: {problem['msg']} "
-                '(a rule is { says = ["..."], never = ["..."] })'
-            ) from None
-    return found
 
 
 def gradings_needed(verdicts: dict[str, dict[str, str]], secrets: int, margin: float) -> int:

@@ -10,10 +10,10 @@ from autograder.assignment import load_assignment
 from autograder.batch import load_reference
 from autograder.explain import checks_feedback, parts
 from autograder.grading import grade_submission
+from autograder.known import known_sentences
 from autograder.reports import PER_STUDENT
 from autograder.reports.model import TestOutcome
 from autograder.submissions import find_submissions
-from autograder.verify import known_sentences
 from gradewright.cell import Feedback
 
 from .conftest import ASSIGNMENTS

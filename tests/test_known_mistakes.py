@@ -16,8 +16,9 @@ from autograder.assignment import load_assignment
 from autograder.batch import load_reference
 from autograder.errors import AssignmentError
 from autograder.grading import grade_submission
+from autograder.known import known_sentences, known_verdicts
 from autograder.submissions import find_submissions
-from autograder.verify import known_sentences, known_verdicts, verify_known
+from autograder.verify import verify_known
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .fake_runner import InProcessRunner
@@ -187,3 +188,15 @@ def test_autograder_verify_lists_mistakes_it_cannot_tell_apart(tmp_path):
         line.startswith("alike added.py and summed.py on mean: their answers cannot be told apart") for line in lines
     )
     assert lines[-1] == "2 times a known mistake's sentence was not the first thing its feedback says"
+
+
+def test_a_broken_list_of_known_submissions_never_stops_grading(tmp_path, caplog):
+    shutil.copytree(ROOT / "course" / "skeleton" / "assignments", tmp_path / "assignments")
+    folder = tmp_path / "assignments" / "example"
+    (folder / "known" / "verdicts.toml").write_text('["correct.py"]\nmistake = 3\nmean = "passed"\n')
+    (tmp_path / "wrong.py").write_text("def mean_of(values):\n    return 0.0\n")
+    assignment = load_assignment(folder)
+    (submission,) = find_submissions([tmp_path / "wrong.py"]).submissions
+    report = grade_submission(assignment, submission, InProcessRunner(), load_reference(assignment, "numpy"))
+    assert report.questions[0].status == "failed" and report.questions[0].feedback.startswith("0 of 3 checks passed")
+    assert "known mistakes not used" in caplog.text and "mistake: should be one sentence" in caplog.text

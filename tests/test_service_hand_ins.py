@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from autograder.assignment import load_assignment
-from autograder.verify import known_sentences
+from autograder.known import known_sentences
 from gradebook.models import Extension, Student
 from service.access import assignments, state
 from service.models import Job, Member
