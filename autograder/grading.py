@@ -174,10 +174,10 @@ def with_known_mistakes(
 ) -> list[QuestionResult]:
     """Each failing question's feedback opened by the sentence of the known mistake whose answers
     the student's match on every failing check (mistakes.py); the others as they are."""
-    mistakes = known_mistakes(assignment)
+    failing = {result.id for result in results if result.status not in ("passed", "manual")}
+    mistakes = known_mistakes(assignment) if failing else []  # loaded once a submission fails something
     if not mistakes:
         return results
-    failing = {result.id for result in results if result.status not in ("passed", "manual")}
     updated = []
     for result in results:
         sentence = None
