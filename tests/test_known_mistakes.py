@@ -131,6 +131,7 @@ def test_a_mistake_sentence_is_one_line_of_text(tmp_path):
     assert known_sentences(load_assignment(folder)) == {"correct.py": "Says why."}
 
 
+@pytest.mark.slow  # about 10 s: the known submissions graded twice
 def test_verify_says_when_a_mistake_is_not_named_and_which_it_cannot_be_told_from(tmp_path):
     """Two known mistakes that answer alike on a question, with different sentences, and that get the
     same questions wrong: neither can be named there, and `autograder verify` says so."""
@@ -158,6 +159,7 @@ def test_verify_says_when_a_mistake_is_not_named_and_which_it_cannot_be_told_fro
 
 
 @needs_sandbox
+@pytest.mark.slow  # about 30 s: the command, through the sandbox
 def test_autograder_verify_lists_mistakes_it_cannot_tell_apart(tmp_path):
     """Two known mistakes of a new course's example, written apart, answering alike, with different
     sentences: the command says neither is named and that they answer alike, and exits 1."""
