@@ -19,6 +19,8 @@ from untrusted.text import bounded, storable
 
 from .assignment import ANSWER_STUB, Assignment, Question, question_of_cell
 from .causes import Causes, failing_uses, find_causes
+from .explain import checks_feedback, lead_with
+from .mistakes import AnswerRecorder, known_mistakes, named_mistake, recognise
 from .reports.model import QuestionResult, Report, Status, TestOutcome
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
@@ -41,9 +43,12 @@ def grade_submission(
     limits: Limits | None = None,
     secret: str = "",
     only_question: str | None = None,
+    mistakes_seen: dict[str, list[str]] | None = None,
 ) -> Report:
     """Grade one submission (with ``only_question``, that question alone: the report holds its result
-    only); never raises for anything the student's code did."""
+    only); never raises for anything the student's code did. ``mistakes_seen``, when given, is
+    filled with each failing question's known mistakes whose answers the submission's match (their
+    files, for ``autograder verify``)."""
     limits = limits or assignment.limits
     started = time.monotonic()
     suite = hidden_suite(assignment)  # collected before any student code runs: a broken suite is the instructor's
@@ -67,6 +72,7 @@ def grade_submission(
                 answers |= {f"{question_id}_{cell}": text for cell, text in found.items()}
     graded = [question for question in assignment.questions if only_question in (None, question.id)]
     causes: Causes = {}
+    recorder: AnswerRecorder | None = None
     if extracted is not None:
         with StudentSession(runner, extracted.cells, limits) as session:
             load = session.load()
@@ -74,7 +80,9 @@ def grade_submission(
                 errors.append(load.failure)
             else:
                 errors += [str(error) for error in load.cell_errors]
-                outcomes = suite.run(session.student, reference, (secret, submission.sha256), only_question)
+                # What the student's code answered, kept to compare with the known mistakes' answers.
+                recorder = AnswerRecorder(session.student, suite)
+                outcomes = suite.run(recorder, reference, (secret, submission.sha256), only_question)
                 if only_question is None:  # the other questions' results are needed to point at a cause
                     measured = [_question_result(q, outcomes, load, answers, question_ids) for q in graded]
                     causes = find_causes(assignment, measured, session, suite, reference, (secret, submission.sha256))
@@ -84,6 +92,8 @@ def grade_submission(
     questions = [_question_result(question, outcomes, load, answers, question_ids) for question in graded]
     if only_question is None:
         questions = with_dependencies(assignment, questions, causes)
+    if recorder is not None:
+        questions = with_known_mistakes(assignment, questions, recorder, mistakes_seen)
     return Report(
         student=submission.student,
         assignment=assignment.name,
@@ -154,15 +164,34 @@ def _question_result(
             status = "error"
         else:
             status = "failed"
-        lines = [f"{passed} of {len(tests)} check{'s' if len(tests) != 1 else ''} passed."]
-        seen: set[str] = set()
-        for test in failing:
-            line = f"- {test.description} {test.message}"
-            if line not in seen:
-                seen.add(line)
-                lines.append(line)
-        feedback = "\n".join(lines)
+        feedback = checks_feedback(tests)
     return QuestionResult(score=score, status=status, feedback=feedback, tests=tests, **base)
+
+
+def with_known_mistakes(
+    assignment: Assignment,
+    results: list[QuestionResult],
+    recorder: AnswerRecorder,
+    seen: dict[str, list[str]] | None = None,
+) -> list[QuestionResult]:
+    """Each failing question's feedback opened by the sentence of the known mistake whose answers
+    the student's match on every failing check (mistakes.py); the others as they are."""
+    failing = {result.id for result in results if result.status not in ("passed", "manual")}
+    mistakes = known_mistakes(assignment) if failing else []  # loaded once a submission fails something
+    if not mistakes:
+        return results
+    updated = []
+    for result in results:
+        sentence = None
+        if result.id in failing and result.tests:
+            found = recognise(mistakes, result.id, result.tests, recorder)
+            sentence = named_mistake(found, failing)
+            if seen is not None:
+                seen[result.id] = [mistake.file for mistake in found]
+        updated.append(
+            result.model_copy(update={"feedback": lead_with(sentence, result.feedback)}) if sentence else result
+        )
+    return updated
 
 
 def with_dependencies(

@@ -246,6 +246,7 @@ class HiddenSuite:
             raise AssignmentError(_collection_error(folder, self.plugin.collection_errors[0]))
         self.items: list[pytest.Item] = list(self.session.items)
         self.plugin.labels = {item: _labels(item) for item in self.items}
+        self._items_by_nodeid = {item.nodeid: item for item in self.items}
 
     def _forget_modules(self, before: set[str]) -> None:
         for name in set(sys.modules) - before:
@@ -292,6 +293,15 @@ class HiddenSuite:
             self.plugin.run = None
             os.chdir(directory)  # a hidden test that changed directory changed it for us
         return run.outcomes
+
+    def current_test(self) -> tuple[str, str]:
+        """The question and name of the test running now (``("", "")`` between runs)."""
+        run = self.plugin.run
+        item = self._items_by_nodeid.get(run.nodeid) if run else None
+        if item is None:
+            return ("", "")
+        label = self.plugin.labels[item]
+        return (label["question"], label["name"])
 
     def close(self) -> None:
         with _quiet(), contextlib.suppress(Exception):

@@ -133,14 +133,15 @@ def expect_close(value: Any, expected: Any, what: str) -> None:
     )
 
 
-def agrees(value: Any, expected: Any) -> bool:
+def agrees(value: Any, expected: Any, nan_alike: bool = False) -> bool:
     """Whether ``value`` matches ``expected`` by the one tolerance rule (a tuple or list item by
-    item), for values no check shows a student: what their function gave another (causes.py)."""
+    item), for values no check shows a student: what their function gave another (causes.py), or
+    what a known mistake answers (mistakes.py, where a NaN matches a NaN: ``nan_alike``)."""
     if isinstance(expected, tuple | list):
         return (
             isinstance(value, tuple | list)
             and len(value) == len(expected)
-            and all(agrees(item, want) for item, want in zip(value, expected, strict=True))
+            and all(agrees(item, want, nan_alike) for item, want in zip(value, expected, strict=True))
         )
     if isinstance(expected, np.ndarray | np.number | float | int) and not isinstance(expected, bool):
         try:
@@ -151,7 +152,7 @@ def agrees(value: Any, expected: Any) -> bool:
         if array.dtype.kind not in "biuf" or array.shape != want.shape:
             return False
         rtol, atol = tolerance(array.dtype)
-        return bool(np.allclose(array, want, rtol=rtol, atol=atol))
+        return bool(np.allclose(array, want, rtol=rtol, atol=atol, equal_nan=nan_alike))
     return bool(value == expected)
 
 

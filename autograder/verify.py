@@ -14,27 +14,20 @@ then fails passes only by a hair, and some secret's draw will push it over.
 from __future__ import annotations
 
 import secrets as secret_source
-import tomllib
 from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal, get_args
+from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from .assignment import Assignment
-from .errors import AssignmentError
 from .grading import grade_submission
-from .reports.model import Report, Status
+from .known import PASSING, FeedbackRule, known_feedback, known_sentences, known_verdicts
+from .reports.model import Report
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
 from .submissions import find_submissions
 from .testing import stricter
-
-VERDICTS_FILE = "verdicts.toml"
-FEEDBACK_KEY = "feedback"  # ["file.py".feedback]: that file's feedback rules, beside its verdicts
-MISTAKE_KEY = "mistake"  # ["file.py"] mistake = "...": the sentence naming a known wrong file's mistake
-PASSING = {"passed", "manual"}  # a submission expected to earn everything it can automatically
 
 
 class Disagreement(BaseModel):
@@ -45,16 +38,18 @@ class Disagreement(BaseModel):
     secret: str
     feedback: str
     margin: float = 1.0  # > 1: graded with every tolerance divided by this
-    kind: Literal["verdict", "feedback"] = "verdict"  # feedback: a broken feedback rule
+    # feedback: a broken feedback rule; mistake: a known mistake's sentence not the first thing said
+    kind: Literal["verdict", "feedback", "mistake"] = "verdict"
 
 
-class FeedbackRule(BaseModel):
-    """What a known submission's feedback on one question must say, and must never say
-    (``["file.py".feedback]`` in verdicts.toml): feedback held to the cause, not only the verdict."""
+class Alike(BaseModel):
+    """Two known mistakes, with different sentences, whose answers a question's failing checks could
+    not tell apart under some secret: a student making either is told neither."""
 
-    model_config = {"extra": "forbid"}
-    says: list[str] = []
-    never: list[str] = []
+    file: str
+    other: str
+    question: str
+    secret: str
 
 
 class Verification(BaseModel):
@@ -65,6 +60,7 @@ class Verification(BaseModel):
     gradings: int
     disagreements: list[Disagreement]
     unlisted: list[str] = []  # files in known/ that verdicts.toml does not list: not graded
+    alike: list[Alike] = []
 
     def findings(self, file: str) -> list[Finding]:
         """``file``'s disagreements, one per kind of difference (question, expected, got, margin),
@@ -99,6 +95,18 @@ class Verification(BaseModel):
         """Feedback rules broken, each once however many secrets showed it."""
         return len({(d.file, d.question, d.expected, d.margin) for d in self.disagreements if d.kind == "feedback"})
 
+    @property
+    def mistakes_unnamed(self) -> int:
+        return sum(d.kind == "mistake" for d in self.disagreements)
+
+    def alike_pairs(self) -> dict[tuple[str, str, str], int]:
+        """Each pair of known mistakes not told apart on a question, with how many secrets showed it."""
+        secrets: dict[tuple[str, str, str], set[str]] = {}
+        for alike in self.alike:
+            first, second = sorted((alike.file, alike.other))
+            secrets.setdefault((first, second, alike.question), set()).add(alike.secret)
+        return {pair: len(shown) for pair, shown in secrets.items()}
+
 
 class Finding(BaseModel):
     """One kind of difference of a known submission, under however many secrets showed it."""
@@ -110,84 +118,6 @@ class Finding(BaseModel):
     secrets: int  # how many of the secrets showed it
     first_secret: str  # the first that did (to replay with --secret)
     first_check: str  # the first failed check of its feedback, else the whole feedback
-
-
-def known_verdicts(assignment: Assignment) -> dict[str, dict[str, str]]:
-    """``known/verdicts.toml``: each known file's expected verdict per question, checked against the
-    assignment (its files exist, its questions are the assignment's, its verdicts are verdicts)."""
-    return _known(assignment)[0]
-
-
-def known_feedback(assignment: Assignment) -> dict[str, dict[str, FeedbackRule]]:
-    """``known/verdicts.toml``'s feedback rules: for a file, ``["file.py".feedback]`` then
-    ``question = { says = ["..."], never = ["..."] }``."""
-    return _known(assignment)[1]
-
-
-def _known(assignment: Assignment) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, FeedbackRule]]]:
-    known = assignment.folder / "known"
-    path = known / VERDICTS_FILE
-    try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise AssignmentError(
-            f"{path}: not found; list each known submission's expected verdict per question there "
-            '(["correct.py"] then mean = "passed")'
-        ) from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise AssignmentError(f"{path}: {exc}") from None
-    questions = {question.id for question in assignment.questions}
-    statuses = set(get_args(Status))
-    verdicts: dict[str, dict[str, str]] = {}
-    feedback: dict[str, dict[str, FeedbackRule]] = {}
-    for file, expected in table.items():
-        if not isinstance(expected, dict):
-            raise AssignmentError(f'{path}: [{file!r}] should be a table of question = "verdict"')
-        expected = dict(expected)
-        rules = expected.pop(FEEDBACK_KEY, {})
-        mistake = expected.pop(MISTAKE_KEY, "")
-        if not isinstance(mistake, str):
-            raise AssignmentError(f'{path}: [{file!r}] {MISTAKE_KEY} should be the sentence naming its mistake, "..."')
-        feedback[file] = _feedback_rules(path, file, rules, questions)
-        if not expected:
-            raise AssignmentError(f"{path}: [{file!r}] lists no verdict")
-        if not (known / file).is_file() or "/" in file or file.startswith("."):
-            raise AssignmentError(f"{path}: [{file!r}]: no such file in {known}")
-        for question, verdict in expected.items():
-            if question not in questions:
-                raise AssignmentError(
-                    f"{path}: [{file!r}] {question}: no such question (its questions: {', '.join(sorted(questions))})"
-                )
-            if verdict not in statuses:
-                raise AssignmentError(
-                    f"{path}: [{file!r}] {question} = {verdict!r} is not a verdict (one of "
-                    f"{', '.join(sorted(statuses))})"
-                )
-        verdicts[file] = {str(question): str(verdict) for question, verdict in expected.items()}
-    if not verdicts:
-        raise AssignmentError(f"{path}: lists no known submission")
-    return verdicts, feedback
-
-
-def _feedback_rules(path: Path, file: str, rules: Any, questions: set[str]) -> dict[str, FeedbackRule]:
-    where = f"{path}: [{file!r}.{FEEDBACK_KEY}]"
-    if not isinstance(rules, dict):
-        raise AssignmentError(f"{where} should be a table of question = {{ says = [...], never = [...] }}")
-    found = {}
-    for question, rule in rules.items():
-        if question not in questions:
-            raise AssignmentError(
-                f"{where} {question}: no such question (its questions: {', '.join(sorted(questions))})"
-            )
-        try:
-            found[question] = FeedbackRule.model_validate(rule)
-        except ValidationError as exc:
-            problem = exc.errors()[0]
-            raise AssignmentError(
-                f"{where} {question}: {'.'.join(map(str, problem['loc'])) or 'the rule'}: {problem['msg']} "
-                '(a rule is { says = ["..."], never = ["..."] })'
-            ) from None
-    return found
 
 
 def gradings_needed(verdicts: dict[str, dict[str, str]], secrets: int, margin: float) -> int:
@@ -251,17 +181,30 @@ def verify_known(
     the assignment's ``known_feedback``)."""
     known = assignment.folder / "known"
     feedback = known_feedback(assignment) if feedback is None else feedback
+    sentences = known_sentences(assignment)
     gradings = 0
     disagreements: list[Disagreement] = []
+    alike: list[Alike] = []
     for file, expected in verdicts.items():
         (submission,) = find_submissions([known / file]).submissions
         for secret in secrets:
             for factor in _margins(expected, margin):
+                seen: dict[str, list[str]] = {}
                 with stricter(factor):
-                    report = grade_submission(assignment, submission, runner, reference, limits, secret)
+                    report = grade_submission(
+                        assignment, submission, runner, reference, limits, secret, mistakes_seen=seen
+                    )
                 gradings += 1
                 disagreements += _differences(file, expected, report, secret, factor)
                 disagreements += _broken_rules(file, feedback.get(file, {}), report, secret, factor)
+                if file in sentences:
+                    disagreements += _unnamed(file, sentences, expected, report, secret)
+                    alike += [
+                        Alike(file=file, other=other, question=question, secret=secret)
+                        for question, files in seen.items()
+                        for other in files
+                        if other != file and file in files and sentences.get(other) != sentences[file]
+                    ]
                 if on_grading:
                     on_grading(file)
     unlisted = sorted(
@@ -277,7 +220,31 @@ def verify_known(
         gradings=gradings,
         disagreements=disagreements,
         unlisted=unlisted,
+        alike=alike,
     )
+
+
+def _unnamed(
+    file: str, sentences: dict[str, str], expected: dict[str, str], report: Report, secret: str
+) -> list[Disagreement]:
+    """Each question a known mistake gets wrong whose feedback does not open with its sentence."""
+    sentence = sentences[file]
+    found = []
+    for result in report.questions:
+        if expected.get(result.id, "passed") in PASSING or not result.tests or result.feedback.startswith(sentence):
+            continue
+        found.append(
+            Disagreement(
+                file=file,
+                question=result.id,
+                expected="its mistake named first",
+                got="another named" if result.feedback.split("\n")[0] in sentences.values() else "none named",
+                secret=secret,
+                feedback=result.feedback,
+                kind="mistake",
+            )
+        )
+    return found
 
 
 def _differences(file: str, expected: dict[str, str], report: Report, secret: str, margin: float) -> list[Disagreement]:

@@ -152,6 +152,8 @@ class Feedback:
                 else f"{question['score']:g} / {_number(question.get('max_score'))}"
             )
             lines.append(f"  {question['id']}: {score} {question.get('status', '')}".rstrip())
+            if question.get("status") != "passed":  # what went wrong, as every face shows it (autograder/explain.py)
+                lines += [f"      {line.strip()}" for line in str(question.get("feedback") or "").splitlines()]
         if job.get("error"):
             lines.append(job["error"])
         lines.append(f"feedback page: {self.page}")

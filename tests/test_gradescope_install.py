@@ -97,7 +97,9 @@ def graded(root: Path, submission: Path, name: str) -> dict:
     shutil.rmtree(root / "results", ignore_errors=True)
     (root / "submission").mkdir()
     shutil.copy(submission, root / "submission" / name)
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHON", "AUTOGRADER_ROOT", "GRADEWRIGHT_ROOT"}}
+    env = {
+        k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHON", "AUTOGRADER_ROOT", "GRADEWRIGHT_ROOT"}
+    }
     ran = subprocess.run(
         bound_at_autograder(root, "/autograder/source/run_autograder"),
         capture_output=True,

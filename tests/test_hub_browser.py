@@ -389,9 +389,14 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
             feedback = lab.locator(".jp-gradewright-feedback")
             expect(feedback.get_by_text("State: graded")).to_be_visible(timeout=300_000)
             expect(feedback.locator(".jp-gradewright-score")).to_contain_text("Score: ")
-            softmax_row = feedback.locator("tr", has_text="softmax")
+            softmax_row = feedback.locator("tr:not(.jp-gradewright-question-feedback)", has_text="softmax")
             expect(softmax_row).to_contain_text("2 / 2")  # her answer, graded
             expect(softmax_row).to_contain_text("passed")
+            # Under each question that did not pass, what went wrong first (here a known mistake: the stub
+            # still raising), then its failing checks as a list (issue #41).
+            under = feedback.locator(".jp-gradewright-question-feedback").first
+            expect(under.locator("p").first).to_contain_text("still raises NotImplementedError")
+            expect(under.locator("li").first).to_contain_text("raised NotImplementedError")
             news = lab.get_by_role("button", name="No", exact=True)  # JupyterLab's offer of its news
             if news.is_visible():
                 news.click()

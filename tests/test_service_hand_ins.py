@@ -13,7 +13,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
+from django.utils.html import escape
 
+from autograder.assignment import load_assignment
+from autograder.known import known_sentences
 from gradebook.models import Extension, Student
 from service.access import assignments, state
 from service.models import Job, Member
@@ -63,6 +66,11 @@ def test_a_student_hands_in_and_reads_only_their_own_feedback():
     assert not {"submission", "reference", "sandbox"} & set(api["report"])  # the grader's paths and tools
     attention = next(q for q in api["report"]["questions"] if q["id"] == "attention")
     assert attention["status"] == "partial" and attention["feedback"]
+    # Its known mistake named first, then the failing checks as a list, not a block of lines (issue #41).
+    sentence = known_sentences(load_assignment(PARTIAL.parent.parent))[PARTIAL.name]
+    assert attention["feedback"].startswith(f"{sentence}\n")
+    assert page.index(f'<p class="mb-1 fw-semibold">{escape(sentence)}</p>') < page.index('<ul class="failing-checks')
+    assert "<pre>" not in page.split('class="question-feedback"')[1].split("</td>")[0]
 
     # Bob sees none of it: the page, the API and the lists answer as if it did not exist.
     assert as_bob.get(f"/submissions/{job.id}/").status_code == 404

@@ -81,9 +81,8 @@ def test_a_verdict_that_depends_on_the_secret_and_a_pass_by_a_hair_are_listed(co
     assert lines[4] == "FAIL float32_edge.py"
     assert lines[5].startswith(
         "     mean: expected passed, got failed with tolerances divided by 4 under 2 of 2 secrets (first: s1): "
-        "The mean of random values matches the reference. Wrong values in the mean of 1 random value: the largest "
-        "difference from the expected ones is"
-    )
+        "Wrong values in the mean of 1 random value: the largest difference from the expected ones is"
+    ) and lines[5].endswith("Checked: The mean of random values matches the reference.")
     assert lines[6] == "2 verdicts differ from known/verdicts.toml"  # each once, however many secrets
 
     (known / "forgotten.py").write_text(LUCKY)  # a known file the instructor did not list: said, not graded

@@ -299,6 +299,12 @@ def _verify(args: argparse.Namespace) -> int:
             )
     for file in result.unlisted:
         print(f"skip {one_line(file)}: not in known/verdicts.toml, so not graded")
+    for (file, other, question), count in result.alike_pairs().items():
+        print(
+            f"alike {one_line(file)} and {one_line(other)} on {question}: their answers cannot be told apart on the "
+            f"hidden inputs under {count} of {len(result.secrets)} secrets: neither is named there unless the questions "
+            "each gets wrong tell them apart (give them one sentence, or add a check that separates them)"
+        )
     if not result.disagreements:
         print("every verdict holds")
         return 0
@@ -308,6 +314,11 @@ def _verify(args: argparse.Namespace) -> int:
     if result.rules_broken:
         broken = "is" if result.rules_broken == 1 else "are"
         print(f"{plural(result.rules_broken, 'feedback rule')} of known/verdicts.toml {broken} broken")
+    if result.mistakes_unnamed:
+        print(
+            f"{plural(result.mistakes_unnamed, 'time')} a known mistake's sentence was not the first thing its "
+            "feedback says"
+        )
     return 1
 
 

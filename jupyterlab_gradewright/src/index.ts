@@ -63,6 +63,26 @@ function text(tag: string, content: string, className?: string): HTMLElement {
   return node;
 }
 
+/**
+ * A question's feedback laid out as the site lays it out (autograder/explain.py writes it): what went
+ * wrong first, then each failing check ("- ") as a list item, with the line folded under it ("  ").
+ */
+function feedbackNode(feedback: string): HTMLElement {
+  const node = document.createElement('div');
+  let list: HTMLElement | null = null;
+  for (const line of feedback.split('\n')) {
+    if (line.startsWith('- ')) {
+      list = list ?? node.appendChild(document.createElement('ul'));
+      list.appendChild(text('li', line.slice(2)));
+    } else if (line.startsWith('  ') && list?.lastChild) {
+      list.lastChild.appendChild(text('span', ` ${line.trim()}`, 'jp-gradewright-folded'));
+    } else if (line.trim()) {
+      node.appendChild(text('p', line.trim()));
+    }
+  }
+  return node;
+}
+
 function score(value: unknown): string {
   return typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : 'hidden';
 }
@@ -110,6 +130,15 @@ class FeedbackPanel extends Widget {
         row.appendChild(text('td', `${score(question.score)} / ${score(question.max_score)}`));
         row.appendChild(text('td', String(question.status ?? '')));
         table.appendChild(row);
+        if (question.feedback && question.status !== 'passed') {
+          const cell = document.createElement('td');
+          cell.colSpan = 3;
+          cell.appendChild(feedbackNode(String(question.feedback)));
+          const under = document.createElement('tr');
+          under.className = 'jp-gradewright-question-feedback';
+          under.appendChild(cell);
+          table.appendChild(under);
+        }
       }
       node.appendChild(table);
     } else if (job.state === 'queued' || job.state === 'grading') {

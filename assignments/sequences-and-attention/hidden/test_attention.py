@@ -29,7 +29,7 @@ def test_more_keys_than_queries_and_other_value_width(student, reference, rng):
 
 
 def test_scaling_uses_sqrt_of_key_width(student, reference, rng):
-    """Scores are divided by sqrt(d_k), which d_k = 64 makes obvious."""
+    """Queries and keys of width 64, where dividing the scores by sqrt(d_k) changes the weights most, give the expected weights."""
     Q, K, V = rng.normal(size=(4, 64)), rng.normal(size=(6, 64)), rng.normal(size=(6, 3))
     _check(student, reference, Q, K, V, what="queries and keys of width 64")
 
@@ -41,8 +41,8 @@ def test_batched(student, reference, rng):
 
 
 def test_large_magnitudes(student, reference, rng):
-    """Large scores stay finite: one query meets its own key with a score of 2,500, where a softmax that does not
-    subtract its maximum overflows.
+    """Scores in the thousands (one query meets its own key with a score of 2,500) give the expected weights, all
+    finite.
 
     Whole-number queries and keys of width 1 make every score exact in float32 too (a correct float32
     answer is judged on its softmax, not on the rounding of scores in the thousands) and leave the scale

@@ -16,8 +16,8 @@ def _weights(rng, d_model, d_out=None):
 
 @pytest.mark.parametrize("n, d_model, n_heads", [(5, 8, 2), (4, 12, 3), (6, 8, 4)])
 def test_matches_reference(student, reference, n, d_model, n_heads, rng):
-    """Heads use consecutive blocks of columns; the weights have shape (n_heads, n, n); the output is the heads'
-    outputs, concatenated, times W_o.
+    """Random tokens give the expected weights, of shape (n_heads, n, n), and output (heads on consecutive blocks of
+    columns, their outputs concatenated, times W_o).
     """
     X = rng.normal(size=(n, d_model))
     W_q, W_k, W_v, W_o = _weights(rng, d_model)
@@ -48,8 +48,8 @@ def test_output_projection_may_change_width(student, reference, rng):
 
 
 def test_large_magnitudes(student, reference, rng):
-    """Tokens of large magnitude: each head's scores run into the thousands, where a softmax that does not subtract
-    its maximum overflows.
+    """Tokens of large magnitude, with each head's scores in the thousands, give the expected weights and output,
+    all finite.
 
     Whole-number tokens and query and key projections make every score exact in float32 too, and values
     of ordinary size keep the output's rounding small: a correct float32 answer is judged on its
