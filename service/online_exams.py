@@ -22,20 +22,21 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from course.errors import ExamError
+from course.exams.grade import score_summary
 from course.exams.pages import inline_html
 from course.exams.variants import ExamKey
 from course.loaders.markdown import parse_inline
 from gradebook.errors import GradebookError
 from gradebook.extensions import extend_exam
 from gradebook.models import ExamExtension, Student
-from untrusted.mathml import answer_markdown
+from untrusted.mathml import feedback_markdown
 
 from . import exam_sessions as sessions
 from .access import book, instructor_only, member_of, staff_required, student_of
 from .errors import ExamRefused
 from .models import ExamAttempt, OnlineExam
 
-_MARKDOWN = answer_markdown()  # the feedback: Markdown with math, never raw HTML
+_MARKDOWN = feedback_markdown()  # the feedback: Markdown with math (as MathML), never raw HTML
 
 
 def _address(request: HttpRequest) -> str:
@@ -130,12 +131,14 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
     }
     if attempt is None or attempt.ended_at is not None:
         if attempt is not None and sessions.results_visible(exam, attempt, now):
-            context["feedback_html"] = _MARKDOWN.render(sessions.feedback_of(attempt, key) or "")
-            context["result"] = sessions.result_of(attempt, key)
+            result = sessions.result_of(attempt, key)
+            context["feedback_html"] = _MARKDOWN.render(sessions.feedback_of(attempt, key, heading=False) or "")
+            context["summary"] = score_summary(result) if result is not None else ""
         elif attempt is not None:
-            context["results_when"] = {OnlineExam.AFTER_CLOSE: "after the exam closes", OnlineExam.NEVER: "never"}.get(
-                exam.results, "after the end"
-            )
+            context["results_later"] = {
+                OnlineExam.AFTER_CLOSE: "Your results are shown here after the exam closes.",
+                OnlineExam.NEVER: "Your results are not shown here: the staff tell you them.",
+            }.get(exam.results, "Your results are shown here when your attempt ends.")
         if attempt is not None:
             context["answered"] = len(sessions.answers_of(attempt))
             context["again"] = context["open"] and (

@@ -181,6 +181,8 @@ def build(
         "CACHES": {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}},
         "USE_TZ": True,
         "TIME_ZONE": "UTC",
+        # Dates in the admin as on every page ("1 Dec 2026, 14:44 UTC"), not Django's own format.
+        "FORMAT_MODULE_PATH": "service.formats",
         "DEFAULT_AUTO_FIELD": "django.db.models.BigAutoField",
         "LOGIN_URL": "login",
         "LOGIN_REDIRECT_URL": "assignments",

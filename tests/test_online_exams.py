@@ -143,7 +143,11 @@ def test_a_student_starts_saves_resumes_on_another_device_submits_and_reads_the_
     assert send(other, "/exams/midterm/submit").status_code == 302
     result = client.get("/exams/midterm/").content.decode()
     assert "Your attempt ended at" in result and "(submitted)" in result
-    assert "Score: 1 of 5 (1 question graded by hand)" in result
+    # The score, stated once: the right answers and the open question waiting for its mark.
+    summary = "Score: 1 of 5: 1 of 4 questions right; 1 open question graded by hand, not marked yet."
+    assert summary in result and result.count("Score:") == 1, result
+    # Math is MathML, as the taking page shows it: no TeX with its delimiters lost.
+    assert "<math" in result and "\\(" not in result and "\\top" not in result
     # The feedback is the paper path's: why the wrong option tempts, and the right one.
     bank = key.questions[second.question]
     tempting = next(c.tempting for c in bank.options if c.option == second.letters[wrong_letter(key, second)])
@@ -369,7 +373,7 @@ def test_results_after_the_close_or_never_and_the_key_stays_hidden_until_then(mi
     send(client, "/exams/midterm/answer", position=question.position, value=wrong_letter(key, question))
     send(client, "/exams/midterm/submit")
     page = html.unescape(client.get("/exams/midterm/").content.decode())
-    assert "Your results are shown after the exam closes" in page and "Score:" not in page
+    assert "Your results are shown here after the exam closes" in page and "Score:" not in page
     assert not any(secret[:40] in page for secret in secrets_of(key))
     assert "correct" not in str(client.get("/exams/midterm/state").json())
     # One classmate may finish later (their own close): no one reads the key before then.
@@ -381,12 +385,12 @@ def test_results_after_the_close_or_never_and_the_key_stays_hidden_until_then(mi
         granted_at=timezone.now(),
     )
     OnlineExam.objects.filter(name="midterm").update(closes_at=timezone.now() - timedelta(seconds=1))
-    assert "Your results are shown after the exam closes" in client.get("/exams/midterm/").content.decode()
+    assert "Your results are shown here after the exam closes" in client.get("/exams/midterm/").content.decode()
     assert 'href="/exams/midterm/"' in later.get("/assignments/").content.decode()  # still open to them
     ExamExtension.objects.filter(exam="midterm").update(until=timezone.now() - timedelta(seconds=1))
     assert "The correct answer is" in client.get("/exams/midterm/").content.decode()
     OnlineExam.objects.filter(name="midterm").update(results=OnlineExam.NEVER)
-    assert "Your results are shown never" in client.get("/exams/midterm/").content.decode()
+    assert "Your results are not shown here: the staff tell you them." in client.get("/exams/midterm/").content.decode()
 
 
 def test_one_question_at_a_time_and_a_save_without_the_script(midterm):
@@ -772,7 +776,7 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             assert ada.request.get(f"{url}/exams/midterm/state").json()["answers"][str(second.position)] == wrong
 
             ada.get_by_role("button", name="Submit the exam").click()
-            expect(ada.locator("#results-later")).to_have_text("Your results are shown after the exam closes.")
+            expect(ada.locator("#results-later")).to_have_text("Your results are shown here after the exam closes.")
             # The close: then the feedback, the paper path's, for the wrong answer and the right one.
             staff.goto(f"{url}/staff/online-exams/midterm/")
             _fill_settings(staff, now - timedelta(minutes=1), timezone.now() - timedelta(seconds=1), 10)

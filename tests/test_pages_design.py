@@ -72,6 +72,9 @@ OVERFLOW = """() => {
   }
   return {over, widest: widest && widest.what};
 }"""
+# A number with more decimals than the rounding rule (course/wording.py) allows, as no page shows one
+# (an exam log's fractions of a second, after a colon, aside).
+LONG_DECIMALS = re.compile(r"(?<![\d:.])\d+\.\d{3,}(?![\d.])")
 DATE = re.compile(r"\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4}, \d{2}:\d{2}(:\d{2})? UTC\b")
 
 
@@ -278,6 +281,8 @@ class Browser:
             self.site.problems.append(f"{where}: {overflow['over']} px wider than the window ({overflow['widest']})")
         for violation in page.evaluate(RUN_AXE):
             self.site.problems.append(f"{where}: {violation}")
+        for number in LONG_DECIMALS.findall(page.inner_text("body")):
+            self.site.problems.append(f"{where}: {number} has more decimals than a score is shown with")
 
 
 def rendered(page, site: Site, template: str, body: str, blocked: tuple[str, ...] = ()) -> None:
@@ -441,11 +446,14 @@ def test_the_signed_out_and_platform_pages_fit_both_widths_and_have_no_axe_viola
             page = browser.pages[360]
             page.evaluate("""() => { const wide = document.createElement("div"); wide.className = "control";
                 wide.textContent = "wide"; wide.style.width = "1000px"; document.body.append(wide);  // CSSOM: allowed
-                const field = document.createElement("input"); document.querySelector("main").append(field); }""")
+                const field = document.createElement("input"); document.querySelector("main").append(field);
+                const score = document.createElement("p"); score.textContent = "Mean 7.208333 / 10";
+                document.querySelector("main").append(score); }""")
             browser.measure(page, "control")
             found = [problem for problem in site.problems if problem.startswith("control")]
             assert any("wider than the window" in problem for problem in found), found
             assert any(problem.startswith("control: label") for problem in found), found
+            assert "control: 7.208333 has more decimals than a score is shown with" in found, found
             site.problems.clear()
             browser.check(site.welcome)
             browser.check("/welcome/not-a-link/", status=404)
