@@ -26,6 +26,7 @@ from course.exams.grade import score_summary
 from course.exams.pages import inline_html
 from course.exams.variants import ExamKey
 from course.loaders.markdown import parse_inline
+from course.wording import plural
 from gradebook.errors import GradebookError
 from gradebook.extensions import extend_exam
 from gradebook.models import ExamExtension, Student
@@ -373,8 +374,9 @@ def _accommodate(request: HttpRequest, name: str, data: dict[str, Any]) -> bool:
         return False
     messages.info(
         request,
-        f"{given.student.student_id}: {given.extra_minutes:g} more minutes, "
-        f"{given.attempts} attempt(s)" + (f", closes at {given.until:%Y-%m-%d %H:%M %Z}" if given.until else ""),
+        f"{given.student.student_id}: {plural(given.extra_minutes, 'more minute', 'more minutes')}, "
+        f"{plural(given.attempts, 'attempt')}"
+        + (f", closes at {given.until:%Y-%m-%d %H:%M %Z}" if given.until else ""),
     )
     return True
 

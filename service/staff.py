@@ -16,6 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
+from course.wording import plural
 from gradebook.errors import NotFound
 from gradebook.grades import CurrentGrade, current_grades
 from gradebook.history import history
@@ -226,7 +227,7 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
         originals = queue.latest_graded(spec.name, form.value("student"))
     queue.regrade(originals, question)
     what = f"question {question} of " if question else ""
-    messages.info(request, f"{what}{len(originals)} submissions queued to be graded again")
+    messages.info(request, f"{what}{plural(len(originals), 'submission')} queued to be graded again")
     back = form.value("back")
     if back:  # a page of this site, never another's
         return redirect(back)

@@ -93,4 +93,4 @@ def test_manual_questions_are_marked_for_hand_grading(graded):
     report = graded["attention-not-explanation/correct_source_notebook.ipynb"]
     written = next(q for q in report.questions if q.id == "written")
     assert written.status == "manual" and written.score == 0 and written.max_score == 3
-    assert "2 written answer(s) to read" in written.feedback
+    assert "2 written answers to read" in written.feedback
