@@ -163,6 +163,8 @@ def build(
         "TEMPLATES": [
             {
                 "BACKEND": "django.template.backends.django.DjangoTemplates",
+                # The console's own additions to the admin's templates, found before the admin's.
+                "DIRS": [Path(__file__).resolve().parent / "console_templates"],
                 "APP_DIRS": True,
                 "OPTIONS": {
                     "context_processors": [

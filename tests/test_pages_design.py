@@ -87,6 +87,7 @@ class Site:
     jobs: dict[str, int]  # by what they show
     diff: tuple[int, int]
     welcome: str
+    extension: int  # an assignment's extension, for the console's pages
     problems: list[str] = field(default_factory=list)
 
 
@@ -204,6 +205,15 @@ def site(tmp_path_factory) -> Iterator[Site]:
         minutes=30,
         results=OnlineExam.AT_SUBMIT,
     )
+    from gradebook.models import Assignment, Extension
+
+    extension = Extension.objects.create(
+        student=Student.objects.get(student_id=f"{prefix}00002"),
+        assignment=Assignment.objects.get(name=GRADED),
+        until=now + timedelta(days=2),
+        granted_at=now,
+        granted_by=instructor.username,
+    )
     url, server = _serve()
     try:
         yield Site(
@@ -214,6 +224,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
             jobs=jobs,
             diff=(first.id, second.id),
             welcome=f"/welcome/{secret}/",
+            extension=extension.pk,
         )
     finally:
         server.close()  # type: ignore[attr-defined]
@@ -243,7 +254,20 @@ class Browser:
             context = self.browser.new_context(viewport={"width": width, "height": 900})
             context.add_init_script(path=str(AXE))
             context.add_cookies(cookies)
-            self.pages[width] = context.new_page()
+            page = context.new_page()
+            page.on("console", self._policy_watch(page, width))
+            self.pages[width] = page
+
+    def _policy_watch(self, page, width: int):
+        """What the policy blocks (an inline style or script) is a console error: a problem too
+        (axe-core's own probes, which the site never serves, aside)."""
+
+        def seen(message) -> None:
+            blocked = message.type == "error" and "Content Security Policy" in message.text
+            if blocked and not message.location.get("url", "").endswith("axe.min.js"):
+                self.site.problems.append(f"{page.url} at {width} px: {message.text[:160]}")
+
+        return seen
 
     def close(self) -> None:
         self.browser.close()
@@ -404,6 +428,15 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
                 browser.check(f"/staff/online-exams/{EXAM}/attempts/{attempt.pk}/")
             # The exam's open question, its first answer to mark (the paper sheets' or the online one).
             browser.check("/staff/exams/", then=lambda page: page.locator("a:has-text('Mark')").first.click())
+            # The instructor's console (Django's admin): its index, a list, a row's page, with the site's dates.
+            browser.check("/admin/")
+            extensions = browser.check("/admin/gradebook/extension/")
+            assert "Extension object" not in extensions and DATE.search(extensions), extensions
+            browser.check(f"/admin/gradebook/extension/{site.extension}/change/")
+            browser.check("/admin/service/job/")
+            browser.check("/admin/service/member/")
+            browser.check(f"/admin/service/member/{site.instructor.member.pk}/change/")  # a form the console edits
+            browser.check("/admin/gradebook/student/")
         finally:
             browser.close()
     assert site.problems == [], "\n".join(site.problems)
@@ -448,12 +481,14 @@ def test_the_signed_out_and_platform_pages_fit_both_widths_and_have_no_axe_viola
                 wide.textContent = "wide"; wide.style.width = "1000px"; document.body.append(wide);  // CSSOM: allowed
                 const field = document.createElement("input"); document.querySelector("main").append(field);
                 const score = document.createElement("p"); score.textContent = "Mean 7.208333 / 10";
-                document.querySelector("main").append(score); }""")
+                document.querySelector("main").append(score);
+                document.querySelector("main").insertAdjacentHTML("beforeend", '<p style="color: red">inline</p>'); }""")
             browser.measure(page, "control")
             found = [problem for problem in site.problems if problem.startswith("control")]
             assert any("wider than the window" in problem for problem in found), found
             assert any(problem.startswith("control: label") for problem in found), found
             assert "control: 7.208333 has more decimals than a score is shown with" in found, found
+            assert any("Content Security Policy" in problem for problem in site.problems), site.problems
             site.problems.clear()
             browser.check(site.welcome)
             browser.check("/welcome/not-a-link/", status=404)
