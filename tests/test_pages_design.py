@@ -22,6 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.template.loader import render_to_string
 from django.test import Client
@@ -194,6 +195,8 @@ def site(tmp_path_factory) -> Iterator[Site]:
     module = course().modules[0].model_copy(update={"exams": [str(folder)]})
     listed = course().model_copy(update={"modules": [module]})
     patch = pytest.MonkeyPatch()
+    # Every page with the demo's notice, as `autograder serve --demo` shows it (its contrast checked too).
+    patch.setattr(settings, "GRADEWRIGHT_DEMO", True, raising=False)
     patch.setattr(exam_sessions, "course", lambda: listed)
     patch.setattr(exam_marking, "course", lambda: listed)
     OnlineExam.objects.filter(name=EXAM).delete()
@@ -333,6 +336,7 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
         browser = Browser(playwright, site, cookies)
         try:
             listing = browser.check("/assignments/")
+            assert "Demo course" in listing  # the demo's notice, on every page
             assert "Design exam" in listing or EXAM in listing  # the open exam is listed
             page = browser.check(f"/assignments/{GRADED}/")
             # Each submission's score beside it, the queued one and the failed one said so.
