@@ -26,7 +26,7 @@ from course.exams.grade import score_summary
 from course.exams.pages import inline_html
 from course.exams.variants import ExamKey
 from course.loaders.markdown import parse_inline
-from course.wording import plural
+from course.wording import plural, shown_score
 from gradebook.errors import GradebookError
 from gradebook.extensions import extend_exam
 from gradebook.models import ExamExtension, Student
@@ -256,6 +256,19 @@ def attempt_state(request: HttpRequest, name: str) -> HttpResponse:
 # The staff's page.
 
 
+LOCAL_INPUT = "%Y-%m-%dT%H:%M"  # what a datetime-local input shows and sends (UTC, as the page says)
+
+
+class MinutesInput(forms.NumberInput):
+    """Minutes as a person writes them: ``45``, never ``45.0`` (half a minute stays possible, for a trial)."""
+
+    def __init__(self) -> None:
+        super().__init__(attrs={"step": "any", "min": 0})
+
+    def format_value(self, value: Any) -> str | None:
+        return shown_score(value) if isinstance(value, int | float) else super().format_value(value)
+
+
 class SettingsForm(forms.ModelForm):
     class Meta:
         model = OnlineExam
@@ -268,7 +281,17 @@ class SettingsForm(forms.ModelForm):
             "trial": "Open now to the staff's own accounts (a trial run, never counted)",
             "access_code": "Access code (empty: none)",
         }
-        widgets = {"networks": forms.Textarea(attrs={"rows": 3, "cols": 40})}
+        widgets = {
+            "networks": forms.Textarea(attrs={"rows": 3, "cols": 40}),
+            "opens_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format=LOCAL_INPUT),
+            "closes_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format=LOCAL_INPUT),
+        }
+
+    minutes = forms.FloatField(label="Time limit (minutes)", widget=MinutesInput())
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _styled(self)
 
     def clean_minutes(self) -> float:
         minutes = self.cleaned_data["minutes"]
@@ -295,10 +318,28 @@ class SettingsForm(forms.ModelForm):
 
 
 class AccommodationForm(forms.Form):
-    student_id = forms.CharField(max_length=400)
-    extra_minutes = forms.FloatField(min_value=0, max_value=60 * 24 * 7, required=False)
-    closes_at = forms.DateTimeField(required=False, label="Closes for them at")
+    student_id = forms.CharField(max_length=400, label="Student id")
+    extra_minutes = forms.FloatField(
+        min_value=0, max_value=60 * 24 * 7, required=False, label="Extra minutes", widget=MinutesInput()
+    )
+    closes_at = forms.DateTimeField(
+        required=False,
+        label="Closes for them at",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=LOCAL_INPUT),
+    )
     attempts = forms.IntegerField(min_value=1, max_value=100, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Ids of its own: the settings form has a closes_at too, and each label names its own field.
+        super().__init__(*args, auto_id="terms_%s", **kwargs)
+        _styled(self)
+
+
+def _styled(form: forms.BaseForm) -> None:
+    """Bootstrap's classes on a form's controls (service/templates/service/fields.html lays them out)."""
+    for field in form.fields.values():
+        checkbox = isinstance(field.widget, forms.CheckboxInput)
+        field.widget.attrs.setdefault("class", "form-check-input" if checkbox else "form-control")
 
 
 @login_required
@@ -332,10 +373,9 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
                 messages.error(request, str(exc))
             else:
                 messages.info(
-                    request,
-                    f"graded {graded.graded} attempts into the gradebook and "
-                    f"{sessions.state() / 'exams' / name / 'results'}",
+                    request, f"graded {plural(graded.graded, 'attempt')} into the gradebook: the results are below"
                 )
+                return redirect(reverse("exam-online", args=[name]) + "#results")
             return redirect("exam-online", name=name)
     try:
         title = sessions.key_of(folder).title
@@ -354,6 +394,7 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
         "attempts": attempts,
         "accommodations": ExamExtension.objects.filter(exam=name).select_related("student"),
         "instructor": member_of(request.user).is_instructor,
+        "results": _results(name),
     }
     return render(request, "service/exam_online.html", context)
 
@@ -390,3 +431,37 @@ def attempt_log(request: HttpRequest, name: str, attempt_id: int) -> HttpRespons
     if attempt is None:
         raise Http404("no such attempt")
     return render(request, "service/exam_log.html", {"name": name, "attempt": attempt, "log": attempt.log.all()})
+
+
+RESULT_FILES = {"scores.csv": "text/csv", "items.csv": "text/csv", "items.png": "image/png"}
+
+
+def _results_folder(name: str) -> Path:
+    return sessions.state() / "exams" / name / "results"
+
+
+def _results(name: str) -> dict[str, Any] | None:
+    """The last grading's files, for the staff's page: scores, item analysis, each student's feedback."""
+    folder = _results_folder(name)
+    if not (folder / "scores.csv").is_file():
+        return None
+    feedback = sorted(path.stem for path in (folder / "feedback").glob("*.md"))
+    return {"files": [file for file in RESULT_FILES if (folder / file).is_file()], "feedback": feedback}
+
+
+@login_required
+@require_safe
+@staff_required
+def result_file(request: HttpRequest, name: str, file: str) -> HttpResponse:
+    """One file of the exam's last grading (``course exam grade``'s): scores.csv, items.csv, items.png,
+    or a student's feedback (``feedback/<student>.md``); nothing else of the state folder."""
+    folder = _results_folder(name)
+    if file in RESULT_FILES:
+        path, kind = folder / file, RESULT_FILES[file]
+    elif file.startswith("feedback/") and file.removeprefix("feedback/") in (_results(name) or {}).get("feedback", []):
+        path, kind = folder / "feedback" / f"{file.removeprefix('feedback/')}.md", "text/markdown; charset=utf-8"
+    else:
+        raise Http404("no such result")
+    if not path.is_file():
+        raise Http404("no such result")
+    return HttpResponse(path.read_bytes(), content_type=kind)

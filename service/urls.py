@@ -78,6 +78,7 @@ urlpatterns = [
     path("exams/<str:name>/state", online_exams.attempt_state, name="exam-state"),
     path("staff/online-exams/<str:name>/", online_exams.staff_page, name="exam-online"),
     path("staff/online-exams/<str:name>/attempts/<id:attempt_id>/", online_exams.attempt_log, name="exam-log"),
+    path("staff/online-exams/<str:name>/results/<path:file>", online_exams.result_file, name="exam-result"),
     # JupyterHub sign-in (service/hub.py): the hub's OAuth, started here, finished at the callback
     # (JupyterHub's default address for a service's: <prefix>oauth_callback).
     path("hub/login/", hub.hub_login, name="hub-login"),

@@ -607,8 +607,24 @@ def test_a_paper_exam_and_an_online_exam_of_the_same_folder_grade_identically(mi
     assert send(ta, mark_url, score="0.5", comment="half", seen="", then="stay").status_code == 302
 
     instructor = account(role=Member.INSTRUCTOR)
-    assert send(instructor, "/staff/online-exams/midterm/", action="grade").status_code == 302
+    graded_now = send(instructor, "/staff/online-exams/midterm/", action="grade")
+    assert graded_now.status_code == 302 and graded_now["Location"] == "/staff/online-exams/midterm/#results"
     online = state() / "exams" / "midterm" / "results"
+    # The page links to the scores, the item analysis and each student's feedback, never a server path.
+    staff_page = instructor.get("/staff/online-exams/midterm/").content.decode()
+    assert str(online) not in staff_page and 'id="results"' in staff_page
+    results = "/staff/online-exams/midterm/results/"
+    for file in ("scores.csv", "items.csv", "items.png", f"feedback/{ids[0]}"):
+        assert f'href="{results}{file}"' in staff_page, file
+    scores_csv = instructor.get(results + "scores.csv")
+    assert scores_csv["Content-Type"] == "text/csv" and scores_csv.content == (online / "scores.csv").read_bytes()
+    assert instructor.get(f"{results}feedback/{ids[0]}").content == (online / "feedback" / f"{ids[0]}.md").read_bytes()
+    for refused in ("responses.csv", "feedback/../scores.csv", "../responses.csv", "feedback/nobody"):
+        assert instructor.get(results + refused).status_code == 404, refused
+    # Grades: another student and an anonymous visitor get none of them.
+    assert account_client(ids[1]).get(results + "scores.csv").status_code == 404
+    assert account_client(ids[1]).get(f"{results}feedback/{ids[0]}").status_code == 404
+    assert Client().get(results + "scores.csv").status_code == 302
 
     paper = tmp_path / "paper.csv"
     with paper.open("w", newline="") as handle:
@@ -670,8 +686,8 @@ def served_exam(tmp_path_factory):
 
 
 def _fill_settings(page, opens, closes, minutes, results="after_close"):
-    page.fill("#id_opens_at", f"{opens:%Y-%m-%d %H:%M:%S}")
-    page.fill("#id_closes_at", f"{closes:%Y-%m-%d %H:%M:%S}")
+    page.fill("#id_opens_at", f"{opens:%Y-%m-%dT%H:%M}")  # datetime-local inputs: to the minute
+    page.fill("#id_closes_at", f"{closes:%Y-%m-%dT%H:%M}")
     page.fill("#id_minutes", str(minutes))
     page.select_option("#id_results", results)
     page.get_by_role("button", name="Save the settings").click()

@@ -73,6 +73,8 @@ OVERFLOW = """() => {
   }
   return {over, widest: widest && widest.what};
 }"""
+DUPLICATE_IDS = """() => { const ids = [...document.querySelectorAll("[id]")].map((e) => e.id);
+  return ids.filter((id, n) => ids.indexOf(id) !== n); }"""
 # A number with more decimals than the rounding rule (course/wording.py) allows, as no page shows one
 # (an exam log's fractions of a second, after a colon, aside).
 LONG_DECIMALS = re.compile(r"(?<![\d:.])\d+\.\d{3,}(?![\d.])")
@@ -428,6 +430,12 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check("/staff/exams/")
             online = browser.check(f"/staff/online-exams/{EXAM}/")
             assert "Accommodations" in online
+            # A form: whole minutes, date inputs, each label by its own field, no id twice.
+            form = browser.pages[1440]
+            assert form.locator("#id_minutes").input_value() == "30"
+            assert form.locator("#id_opens_at").get_attribute("type") == "datetime-local"
+            assert form.locator("label[for=terms_closes_at]").inner_text() == "Closes for them at"
+            assert form.evaluate(DUPLICATE_IDS) == [], form.evaluate(DUPLICATE_IDS)
             if attempt is not None:  # the student's test ran first: its attempt's log
                 browser.check(f"/staff/online-exams/{EXAM}/attempts/{attempt.pk}/")
             # The exam's open question, its first answer to mark (the paper sheets' or the online one).
