@@ -339,6 +339,13 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
         try:
             listing = browser.check("/assignments/")
             assert "Demo course" in listing  # the demo's notice, on every page
+            # Each assignment's state (its latest hand-in's, a link to it) and the score as it stands.
+            row = browser.pages[1440].locator("tr")
+            graded, hand = (
+                row.filter(has_text=title).inner_text() for title in ("notebook: attention", "assignment: attention")
+            )
+            assert "failed" in graded and re.search(r"\d+(\.\d+)? / 10", graded), graded
+            assert "graded" in hand and "awaiting hand grading" in hand, hand
             assert "Design exam" in listing or EXAM in listing  # the open exam is listed
             page = browser.check(f"/assignments/{GRADED}/")
             # Each submission's score beside it, the queued one and the failed one said so.

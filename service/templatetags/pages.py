@@ -110,6 +110,17 @@ def badge_colour(state: Any) -> str:
 
 
 @register.filter
+def hand_badge(question: Any) -> SafeString:
+    """A question scored by hand (marked, or its score set over the grader's): said so, coloured by
+    the score given, never the grader's "failed" left beside a score of 1.5 of 3."""
+    mark = question.get("mark") or {}
+    score, most = float(question.get("score") or 0), float(question.get("max_score") or 0)
+    colour = "success" if score >= most else "danger" if score <= 0 else "warning"
+    words = "score set by hand" if mark.get("override") else "marked by hand"
+    return format_html('<span class="badge text-bg-{}">{}</span>', colour, words)
+
+
+@register.filter
 def awaiting(report: Any) -> float:
     """The points of a shown report's questions that still wait for hand grading (0 for none)."""
     if not isinstance(report, dict):
