@@ -173,6 +173,7 @@ def build(
                         "django.contrib.messages.context_processors.messages",
                         "service.hub.context",  # the sign-in page's "Sign in with JupyterHub"
                         "service.demo.context",  # every page's "Demo course" notice, when it is the demo
+                        "service.reviews.context",  # the staff's count of review requests waiting
                     ]
                 },
             }

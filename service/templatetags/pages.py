@@ -121,6 +121,16 @@ def hand_badge(question: Any) -> SafeString:
 
 
 @register.filter
+def first_lost(report: Any) -> str:
+    """The first question of a shown report that lost points (a review is most often about it)."""
+    for question in report.get("questions", []) if isinstance(report, dict) else []:
+        score, most = question.get("score"), question.get("max_score")
+        if score is not None and most is not None and float(score) < float(most):
+            return str(question.get("id", ""))
+    return ""
+
+
+@register.filter
 def awaiting(report: Any) -> float:
     """The points of a shown report's questions that still wait for hand grading (0 for none)."""
     if not isinstance(report, dict):
