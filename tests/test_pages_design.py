@@ -426,6 +426,14 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check(f"/staff/marking/{HAND}/")
             marking = browser.check(f"/staff/marking/{HAND}/written/")  # the first answer to mark
             assert "Ctrl+Enter" in marking and "n and p" in marking  # its keys, on the page
+            # The running total follows the items ticked (by a click or a key) and the adjustment, unsaved.
+            marker = browser.pages[1440]
+            for box in marker.locator("input[name=rubric]:checked").all():
+                box.uncheck()
+            marker.locator("input[data-key='1']").check()
+            marker.locator("body").press("2")
+            marker.fill("input[name=adjustment]", "-0.25")
+            assert marker.locator("#running-total").inner_text() == "1.75"
             browser.check(f"/staff/similarity/{GRADED}/")
             browser.check(f"/staff/students/{site.student_id}/")
             browser.check(f"/staff/students/{site.student_id}/diff/{site.diff[0]}/{site.diff[1]}/")
