@@ -401,6 +401,9 @@ def test_one_question_at_a_time_and_a_save_without_the_script(midterm):
     questions = variant(key, student_id).questions
     page = client.get("/exams/midterm/?q=2").content.decode()
     assert page.count('class="question"') == 1 and 'id="q2"' in page
+    # Submit is on the last question only, not under question 1 or 2.
+    assert 'id="submit"' not in page and 'id="submit"' not in client.get("/exams/midterm/?q=1").content.decode()
+    assert 'id="submit"' in client.get(f"/exams/midterm/?q={len(questions)}").content.decode()
     saved = send(client, "/exams/midterm/answer", position=2, value=questions[1].letters and "B", page="1", q="2")
     assert saved.status_code == 302 and saved["Location"] == "/exams/midterm/?q=2"
     page = client.get(saved["Location"]).content.decode()
@@ -791,8 +794,11 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             assert alan.request.get(f"{url}/exams/midterm/state").json()["answers"] == {str(alan_first.position): "A"}
             assert ada.request.get(f"{url}/exams/midterm/state").json()["answers"][str(second.position)] == wrong
 
+            asked = []  # Submit asks first, naming the questions not answered
+            ada.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
             ada.get_by_role("button", name="Submit the exam").click()
             expect(ada.locator("#results-later")).to_have_text("Your results are shown here after the exam closes.")
+            assert asked and asked[0].startswith("Not answered: question"), asked
             # The close: then the feedback, the paper path's, for the wrong answer and the right one.
             staff.goto(f"{url}/staff/online-exams/midterm/")
             _fill_settings(staff, now - timedelta(minutes=1), timezone.now() - timedelta(seconds=1), 10)

@@ -371,11 +371,18 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check(f"/exams/{EXAM}/")  # during it
 
             def submit(page) -> None:
-                page.once("dialog", lambda dialog: dialog.accept())
+                # Submit asks first, naming what is not answered (nothing is, here), and the clock stays in view.
+                page.mouse.wheel(0, 5000)
+                assert page.locator("#clock").is_visible() and page.evaluate(
+                    "document.getElementById('clock').getBoundingClientRect().top >= 0"
+                )
+                page.once("dialog", lambda dialog: asked.append(dialog.message) or dialog.accept())
                 page.get_by_role("button", name="Submit the exam").click()
                 page.locator("#ended").wait_for()
 
+            asked: list[str] = []
             submit(browser.pages[1440])
+            assert asked and asked[0].startswith("Not answered: questions 1, 2, 3 and 4."), asked
             browser.check(f"/exams/{EXAM}/")  # after it, with its results
             browser.check("/submissions/999999999/", status=404)  # the error page
         finally:
