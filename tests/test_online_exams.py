@@ -881,3 +881,17 @@ def test_an_exam_placed_by_deep_linking_and_its_score_sent_at_the_end(midterm, l
     assert item_url == line_item["id"]
     assert (score["scoreGiven"], score["scoreMaximum"]) == (1, 5)
     assert score["gradingProgress"] == "PendingManual" and score["activityProgress"] == "Completed"
+
+
+def test_the_marking_pages_offer_only_the_answers_of_those_who_took_the_exam(midterm):
+    """A roster's student who never took the exam online is not offered "on the paper sheet"."""
+    key, (took, never, _) = midterm["key"], midterm["ids"]
+    client = account(took)
+    send(client, "/exams/midterm/")
+    written = next(q for q in variant(key, took).questions if q.kind == "open")
+    send(client, "/exams/midterm/answer", position=written.position, value="Mine, typed.")
+    send(client, "/exams/midterm/submit")
+    ta = account(role=Member.TA)
+    mine = ta.get(f"/staff/exams/midterm/{written.question}/{took}/").content.decode()
+    assert "Answer 1 of 1 " in mine and "typed online" in mine and "paper sheet" not in mine
+    assert ta.get(f"/staff/exams/midterm/{written.question}/{never}/").status_code == 404
