@@ -39,6 +39,18 @@ def extend(book: Gradebook, student_id: str, spec: AssignmentSpec, until: dateti
     book.run(record)
 
 
+def revoke(book: Gradebook, student_id: str, spec: AssignmentSpec) -> bool:
+    """Take back the student's extension on the assignment (their due time is the assignment's
+    again); whether there was one."""
+    from .models import Extension
+
+    def remove() -> bool:
+        deleted, _ = book.objects(Extension).filter(student__student_id=student_id, assignment__name=spec.name).delete()
+        return deleted > 0
+
+    return book.run(remove)
+
+
 def due_for(book: Gradebook, spec: AssignmentSpec, student: models.Student) -> datetime | None:
     """The student's due time for the assignment: its own, moved by their extension; None without one."""
     from .models import Extension

@@ -4,7 +4,7 @@ from django.urls import path, register_converter
 from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 
-from . import api, exam_marking, hub, marking, online_exams, reviews, staff, throttle, views
+from . import api, exam_marking, extensions, hub, marking, online_exams, reviews, staff, throttle, views
 from .boundary import IdConverter
 from .lti import pages as lti_pages
 from .lti import views as lti
@@ -47,6 +47,7 @@ urlpatterns = [
     path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
     path("staff/similarity/<str:name>/", staff.similarity_page, name="similarity"),
     path("staff/exports/", staff.exports_page, name="exports"),
+    path("staff/extensions/<str:name>/", extensions.extensions_page, name="extensions"),
     path("staff/reviews/", reviews.open_reviews, name="reviews"),
     path("staff/reviews/<id:review_id>/", reviews.answer, name="review-answer"),
     path("submissions/<id:job_id>/review/", reviews.ask, name="review-ask"),

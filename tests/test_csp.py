@@ -90,6 +90,7 @@ def _arguments(name: str) -> list:
         "lti-login-for": [uuid.uuid4()],
         "exam-log": ["midterm", 1],
         "exam-result": ["midterm", "scores.csv"],
+        "extensions": ["sequences-and-attention"],
         **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
     }.get(name, [])
 

@@ -430,6 +430,7 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
                 assert browser.pages[1440].locator("nav.tabs a[aria-current=page]").inner_text() == "Gradebook"
             browser.check(f"/staff/gradebook/{HAND}/?show=hand")
             browser.check(f"/staff/statistics/{GRADED}/")
+            browser.check(f"/staff/extensions/{GRADED}/")
             browser.check(f"/staff/marking/{HAND}/")
             marking = browser.check(f"/staff/marking/{HAND}/written/")  # the first answer to mark
             assert "Ctrl+Enter" in marking and "n and p" in marking  # its keys, on the page
