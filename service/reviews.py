@@ -65,7 +65,7 @@ def open_reviews(request: HttpRequest) -> HttpResponse:
     )
     titles = {name: spec.title for name, spec in assignments().items()}
     for review in waiting + answered:  # the assignment's title where the course still lists it
-        review.title = titles.get(review.job.assignment, review.job.assignment)  # type: ignore[attr-defined]
+        review.title = titles.get(review.job.assignment, review.job.assignment)
     return render(request, "service/reviews.html", {"waiting": waiting, "answered": answered})
 
 

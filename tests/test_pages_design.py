@@ -157,7 +157,9 @@ def site(tmp_path_factory) -> Iterator[Site]:
     first, second = Submission.objects.filter(student=row, assignment__name=GRADED).order_by("id")
     for submission, path in ((first, known[0]), (second, known[1])):
         Submission.objects.filter(id=submission.id).update(file=str(path))
+    # A long line and many of them: the page still fits the window (each side's code scrolls in its box).
     code = "<span class='highlight-red'>def softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)</span>"
+    code += "\nweights = [" + ", ".join(str(n) for n in range(120)) + "]\n"
     report = SimilarityReport(
         assignment=GRADED,
         threshold=0.5,
@@ -170,8 +172,8 @@ def site(tmp_path_factory) -> Iterator[Site]:
                 second=f"{prefix}00003",
                 first_share=0.8,
                 second_share=0.75,
-                first_html=code * 3,
-                second_html=code * 3,
+                first_html=code * 40,
+                second_html=code * 40,
             )
         ],
     )
@@ -443,6 +445,8 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             marker.fill("input[name=adjustment]", "-0.25")
             assert marker.locator("#running-total").inner_text() == "1.75"
             browser.check(f"/staff/similarity/{GRADED}/")
+            tall = browser.pages[1440].evaluate("document.documentElement.scrollHeight")
+            assert tall < 3000, f"the similarity page is {tall} px tall"
             browser.check(f"/staff/students/{site.student_id}/")
             browser.check(f"/staff/students/{site.student_id}/diff/{site.diff[0]}/{site.diff[1]}/")
             browser.check("/staff/reviews/")
