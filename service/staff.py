@@ -104,7 +104,7 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
 @require_safe
 @staff_required
 def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
-    from gradebook.models import Submission
+    from gradebook.models import Student, Submission
 
     try:
         entries = history(book(), student_id, list(assignments().values()))
@@ -118,7 +118,17 @@ def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
     for entry in entries:
         rows.append({"entry": entry, "id": ids.get(entry.sha256), "previous": before.get(entry.assignment)})
         before[entry.assignment] = ids.get(entry.sha256, 0)
-    context = {"student_id": student_id, "rows": rows, "jobs": jobs, "assignments": assignments().values()}
+    titles = {name: spec.title for name, spec in assignments().items()}
+    for row in rows:  # each assignment by its title, where the course still lists it
+        row["title"] = titles.get(row["entry"].assignment, row["entry"].assignment)
+    name = Student.objects.filter(student_id=student_id).values_list("name", flat=True).first() or ""
+    context = {
+        "student_id": student_id,
+        "student_name": name,
+        "rows": rows,
+        "jobs": jobs,
+        "assignments": assignments().values(),
+    }
     return render(request, "service/student.html", context)
 
 

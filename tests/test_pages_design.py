@@ -447,7 +447,8 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check(f"/staff/similarity/{GRADED}/")
             tall = browser.pages[1440].evaluate("document.documentElement.scrollHeight")
             assert tall < 3000, f"the similarity page is {tall} px tall"
-            browser.check(f"/staff/students/{site.student_id}/")
+            history = browser.check(f"/staff/students/{site.student_id}/")
+            assert "Module 10 notebook: attention built by hand" in history  # titles, not folder names
             browser.check(f"/staff/students/{site.student_id}/diff/{site.diff[0]}/{site.diff[1]}/")
             browser.check("/staff/reviews/")
             browser.check("/staff/exports/")
