@@ -61,7 +61,8 @@ def exams_open_for(student: Student) -> list[dict[str, Any]]:
     """The online exams a student sees in their list: those open to them now, and those they took."""
     rows = []
     now = timezone.now()
-    for exam in OnlineExam.objects.filter(name__in=list(sessions.folders())).order_by("opens_at"):
+    folders = sessions.folders()
+    for exam in OnlineExam.objects.filter(name__in=list(folders)).order_by("opens_at"):
         attempt = sessions.latest_attempt(exam.name, student)
         if attempt is None and not sessions.open_to(exam, student, now):
             continue
@@ -71,7 +72,12 @@ def exams_open_for(student: Student) -> list[dict[str, Any]]:
             where = "in progress"
         else:
             where = "ended"
-        rows.append({"name": exam.name, "closes_at": sessions.terms_of(exam, student).closes_at, "state": where})
+        try:
+            title = sessions.key_of(folders[exam.name]).title  # its title, not its folder's name
+        except ExamError:
+            title = exam.name
+        terms = sessions.terms_of(exam, student)
+        rows.append({"name": exam.name, "title": title, "closes_at": terms.closes_at, "state": where})
     return rows
 
 
