@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from course.wording import plural
+
 from .settings import MAX_UPLOAD_BYTES
 from .setup import DEMO_INSTRUCTOR, prepare
 
@@ -34,7 +36,7 @@ def serve(
     else:
         _prepare_course(course_root, database_url, say)
     started = [_start_worker(course_root, database_url) for _ in range(workers)]
-    say(f"serving {course_root} on http://{host}:{port}/ with {workers} grading worker(s); Ctrl-C stops")
+    say(f"serving {course_root} on http://{host}:{port}/ with {plural(workers, 'grading worker')}; Ctrl-C stops")
     from waitress import serve as waitress_serve
 
     try:

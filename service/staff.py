@@ -119,8 +119,8 @@ def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
         rows.append({"entry": entry, "id": ids.get(entry.sha256), "previous": before.get(entry.assignment)})
         before[entry.assignment] = ids.get(entry.sha256, 0)
     titles = {name: spec.title for name, spec in assignments().items()}
-    for row in rows:  # each assignment by its title, where the course still lists it
-        row["title"] = titles.get(row["entry"].assignment, row["entry"].assignment)
+    for row, entry in zip(rows, entries, strict=True):  # each assignment by its title, where still listed
+        row["title"] = titles.get(entry.assignment, entry.assignment)
     name = Student.objects.filter(student_id=student_id).values_list("name", flat=True).first() or ""
     context = {
         "student_id": student_id,

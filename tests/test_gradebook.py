@@ -264,7 +264,7 @@ def test_canvas_columns_carry_the_assignment_id_where_it_is_known(tmp_path, caps
         "Module 10 notebook: attention built by hand",
     ]
     assert err == (
-        "warning: Canvas matches 1 column(s) by title only, and makes a new assignment where no title is "
+        "warning: Canvas matches 1 column by title only, and makes a new assignment where no title is "
         "the same: Module 10 notebook: attention built by hand (set canvas_assignment_id in "
         "assignment.toml, or launch it once from a link placed in Canvas by deep linking, to match by "
         "id)\n"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from course.wording import shown_score
+from course.wording import plural, shown_score
 from untrusted import spreadsheet
 from untrusted.text import one_line
 
@@ -93,7 +93,7 @@ def warnings(table: GradesTable) -> list[str]:
     by_title = [title or name for name, title, _ in table.assignments if name not in table.canvas_ids]
     if by_title:
         said.append(
-            f"Canvas matches {len(by_title)} column(s) by title only, and makes a new assignment where no title is "
+            f"Canvas matches {plural(len(by_title), 'column')} by title only, and makes a new assignment where no title is "
             f"the same: {one_line(', '.join(by_title))} (set canvas_assignment_id in assignment.toml, or launch it "
             "once from a link placed in Canvas by deep linking, to match by id)"
         )
