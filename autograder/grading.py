@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
+from course.wording import plural
 from untrusted.text import bounded, storable
 
 from .assignment import ANSWER_STUB, Assignment, Question, question_of_cell
@@ -131,9 +132,7 @@ def _question_result(
             if question_of_cell(grade_id, question_ids) == question.id and text.replace(ANSWER_STUB, "").strip()
         }
         feedback = "graded by hand" + (
-            f"; {len(written)} written answer{'s' if len(written) != 1 else ''} to read"
-            if written
-            else "; no written answer found"
+            f"; {plural(len(written), 'written answer')} to read" if written else "; no written answer found"
         )
         return QuestionResult(score=0.0, status="manual", feedback=feedback, answers=written, **base)
     if load is None or load.failure:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.lateness import extended_due
+from course.wording import plural
 
 from .book import Gradebook, who
 from .errors import BadEdit, GradebookError
@@ -36,6 +37,18 @@ def extend(book: Gradebook, student_id: str, spec: AssignmentSpec, until: dateti
         )
 
     book.run(record)
+
+
+def revoke(book: Gradebook, student_id: str, spec: AssignmentSpec) -> bool:
+    """Take back the student's extension on the assignment (their due time is the assignment's
+    again); whether there was one."""
+    from .models import Extension
+
+    def remove() -> bool:
+        deleted, _ = book.objects(Extension).filter(student__student_id=student_id, assignment__name=spec.name).delete()
+        return deleted > 0
+
+    return book.run(remove)
 
 
 def due_for(book: Gradebook, spec: AssignmentSpec, student: models.Student) -> datetime | None:
@@ -120,7 +133,7 @@ def grant(
     if name in exams:
         given = extend_exam(book, student_id, name, extra_minutes=extra_minutes, until=until, attempts=attempts)
         later = f", their own close {given.until.isoformat()}" if given.until else ""
-        return f"{name}: {given.extra_minutes:g} more minutes, {given.attempts} attempt(s){later}"
+        return f"{name}: {plural(given.extra_minutes, 'more minute', 'more minutes')}, {plural(given.attempts, 'attempt')}{later}"
     if extra_minutes is not None or attempts is not None:
         raise BadEdit(
             f"{name}: --extra-minutes and --attempts are for an exam taken online; an assignment takes --until"

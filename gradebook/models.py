@@ -5,6 +5,10 @@ never stored."""
 from __future__ import annotations
 
 from django.db import models
+from django.utils.formats import date_format
+from django.utils.timezone import localtime
+
+from course.wording import plural
 
 # The student ids under which the course's staff try the grading service: their submissions are kept
 # like any other, and never counted in grades, statistics or grade files.
@@ -55,6 +59,9 @@ class Question(models.Model):
         constraints = [models.UniqueConstraint(fields=["assignment", "question_id"], name="one_question_per_id")]
         ordering = ["position"]
 
+    def __str__(self) -> str:
+        return f"{self.assignment}: question {self.question_id}"
+
 
 class Submission(models.Model):
     student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="submissions")
@@ -78,6 +85,9 @@ class Submission(models.Model):
         ]
         indexes = [models.Index(fields=["assignment", "student"])]
 
+    def __str__(self) -> str:
+        return f"{self.student} on {self.assignment}, submission {self.pk}"
+
 
 class Result(models.Model):
     """A question's automatic result for one submission (a manual question's holds its answers)."""
@@ -93,6 +103,9 @@ class Result(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["submission", "question_id"], name="one_result_per_question")]
+
+    def __str__(self) -> str:
+        return f"{self.submission}: question {self.question_id}"
 
 
 class Mark(models.Model):
@@ -119,6 +132,9 @@ class Mark(models.Model):
             models.UniqueConstraint(fields=["student", "assignment", "question_id"], name="one_mark_per_question")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.student} on {self.assignment}, question {self.question_id}: marked by hand"
+
 
 class Extension(models.Model):
     student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="extensions")
@@ -129,6 +145,9 @@ class Extension(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["student", "assignment"], name="one_extension_per_assignment")]
+
+    def __str__(self) -> str:
+        return f"{self.student} on {self.assignment}: until {date_format(localtime(self.until), 'DATETIME_FORMAT')}"
 
 
 class ExamExtension(models.Model):
@@ -146,6 +165,9 @@ class ExamExtension(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["exam", "student"], name="one_extension_per_exam")]
 
+    def __str__(self) -> str:
+        return f"{self.student} on {self.exam}: {plural(self.extra_minutes, 'more minute', 'more minutes')}"
+
 
 class ExamResult(models.Model):
     """One student's result on an exam: the graded sheet's score, and the open questions marked by hand."""
@@ -158,6 +180,9 @@ class ExamResult(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["exam", "student"], name="one_result_per_exam")]
+
+    def __str__(self) -> str:
+        return f"{self.student} on {self.exam}"
 
 
 class ExamMark(models.Model):
@@ -173,6 +198,9 @@ class ExamMark(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["exam", "student", "question"], name="one_exam_mark")]
+
+    def __str__(self) -> str:
+        return f"{self.student} on {self.exam}, question {self.question}"
 
 
 class RubricEdit(models.Model):

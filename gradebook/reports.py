@@ -7,6 +7,7 @@ from pathlib import Path
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.batch import write_reports
+from course.wording import shown_score
 from untrusted import spreadsheet
 
 from .book import Gradebook
@@ -30,11 +31,11 @@ def write_grades_csv(book: Gradebook, spec: AssignmentSpec, path: Path) -> Path:
             writer.writerow(
                 [
                     grade.student_id,
-                    *(number(by_id.get(q)) for q in questions),
-                    number(report.score),
-                    number(report.late.points if report.late else 0.0),
-                    number(report.final_score),
-                    number(report.max_score),
+                    *(shown_score(by_id.get(q)) for q in questions),
+                    shown_score(report.score),
+                    shown_score(report.late.points if report.late else 0.0),
+                    shown_score(report.final_score),
+                    shown_score(report.max_score),
                 ]
             )
     return path
@@ -49,10 +50,6 @@ def write_current_reports(book: Gradebook, spec: AssignmentSpec, out: Path) -> i
             write_reports(grade.report, out)
     write_grades_csv(book, spec, out / "grades.csv")
     return len(grades)
-
-
-def number(value: float | None) -> str:
-    return "" if value is None else f"{round(value, 6):g}"
 
 
 def import_marks_and_reports(book: Gradebook, spec: AssignmentSpec, sheet: Path, reports: Path | None) -> MarksImport:

@@ -11,11 +11,11 @@ from typing import IO
 from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
+from course.wording import shown_score
 from untrusted import spreadsheet
 
 from .book import Gradebook
 from .grades import current_grades
-from .reports import number
 
 MOST_FAILED = 3  # checks listed per question
 
@@ -199,11 +199,11 @@ def write_statistics(book: Gradebook, spec: AssignmentSpec, out: Path) -> Assign
             writer.writerow(
                 [
                     q.question,
-                    number(q.points),
+                    shown_score(q.points),
                     q.students,
-                    number(q.mean),
-                    number(q.share_full),
-                    number(q.share_zero),
+                    shown_score(q.mean),
+                    shown_score(q.share_full),
+                    shown_score(q.share_zero),
                     failed,
                 ]
             )

@@ -24,7 +24,8 @@ from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import book, course, staff_required
-from .exam_sessions import online_answer
+from .exam_sessions import counted_attempts, online_answer
+from .models import OnlineExam
 
 _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
 
@@ -36,12 +37,21 @@ def _exam_or_404(name: str) -> Path:
     return folder
 
 
-def _answers(folder: Path, question: str | None = None) -> list[OpenAnswer]:
+def _answers(name: str, folder: Path, question: str | None = None) -> list[OpenAnswer]:
     try:
-        answers = open_answers(book(), folder)
+        answers = _taken(name, open_answers(book(), folder))
     except ExamError as exc:
         raise Http404(str(exc)) from None
     return [answer for answer in answers if question in (None, answer.question)]
+
+
+def _taken(name: str, answers: list[OpenAnswer]) -> list[OpenAnswer]:
+    """An exam taken online: the answers of the students whose attempt counts, never a roster's
+    student who did not take it (no paper sheet of theirs to mark either)."""
+    if not OnlineExam.objects.filter(name=name).exists():
+        return answers
+    took = {attempt.student.student_id for attempt in counted_attempts(name)}
+    return [answer for answer in answers if answer.student_id in took]
 
 
 @login_required
@@ -52,7 +62,7 @@ def exams_index(request: HttpRequest) -> HttpResponse:
     exams: list[dict[str, object]] = []
     for name, folder in course().exam_folders.items():
         try:
-            title, answers = load_key(folder).title, open_answers(book(), folder)
+            title, answers = load_key(folder).title, _taken(name, open_answers(book(), folder))
         except ExamError as exc:
             exams.append({"name": name, "problem": str(exc), "questions": []})
             continue
@@ -71,7 +81,7 @@ def exams_index(request: HttpRequest) -> HttpResponse:
 @require_safe
 @staff_required
 def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
-    answers = _answers(_exam_or_404(name), question)
+    answers = _answers(name, _exam_or_404(name), question)
     if not answers:
         raise Http404("no such open question")
     first = next((answer for answer in answers if answer.score is None), answers[0])
@@ -83,7 +93,7 @@ def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
 @staff_required
 def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -> HttpResponse:
     folder = _exam_or_404(name)
-    answers = _answers(folder, question)
+    answers = _answers(name, folder, question)
     position = next((i for i, answer in enumerate(answers) if answer.student_id == student_id), None)
     if position is None:
         raise Http404("not an answer to mark")

@@ -285,11 +285,12 @@ def result_of(attempt: ExamAttempt, key: ExamKey) -> StudentResult | None:
     return result
 
 
-def feedback_of(attempt: ExamAttempt, key: ExamKey) -> str | None:
-    """The student's feedback, the very text the paper path writes to feedback/<student>.md."""
+def feedback_of(attempt: ExamAttempt, key: ExamKey, heading: bool = True) -> str | None:
+    """The student's feedback, the very text the paper path writes to feedback/<student>.md (without
+    ``heading``, its title and score, which the page states itself)."""
     variant = variant_for(key, attempt.student)
     result = result_of(attempt, key)
-    return None if variant is None or result is None else feedback_markdown(key, variant, result)
+    return None if variant is None or result is None else feedback_markdown(key, variant, result, heading)
 
 
 def results_visible(exam: OnlineExam, attempt: ExamAttempt, now: datetime | None = None) -> bool:

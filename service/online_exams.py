@@ -22,13 +22,15 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from course.errors import ExamError
+from course.exams.grade import score_summary
 from course.exams.pages import inline_html
 from course.exams.variants import ExamKey
 from course.loaders.markdown import parse_inline
+from course.wording import plural, shown_score
 from gradebook.errors import GradebookError
 from gradebook.extensions import extend_exam
 from gradebook.models import ExamExtension, Student
-from untrusted.mathml import answer_markdown
+from untrusted.mathml import feedback_markdown
 
 from . import exam_sessions as sessions
 from .access import book, instructor_only, member_of, staff_required, student_of
@@ -36,7 +38,7 @@ from .errors import ExamRefused
 from .exam_grading import latest_grading, queue_grading
 from .models import ExamAttempt, OnlineExam
 
-_MARKDOWN = answer_markdown()  # the feedback: Markdown with math, never raw HTML
+_MARKDOWN = feedback_markdown()  # the feedback: Markdown with math (as MathML), never raw HTML
 
 
 def _address(request: HttpRequest) -> str:
@@ -60,7 +62,8 @@ def exams_open_for(student: Student) -> list[dict[str, Any]]:
     """The online exams a student sees in their list: those open to them now, and those they took."""
     rows = []
     now = timezone.now()
-    for exam in OnlineExam.objects.filter(name__in=list(sessions.folders())).order_by("opens_at"):
+    folders = sessions.folders()
+    for exam in OnlineExam.objects.filter(name__in=list(folders)).order_by("opens_at"):
         attempt = sessions.latest_attempt(exam.name, student)
         if attempt is None and not sessions.open_to(exam, student, now):
             continue
@@ -70,7 +73,12 @@ def exams_open_for(student: Student) -> list[dict[str, Any]]:
             where = "in progress"
         else:
             where = "ended"
-        rows.append({"name": exam.name, "closes_at": sessions.terms_of(exam, student).closes_at, "state": where})
+        try:
+            title = sessions.key_of(folders[exam.name]).title  # its title, not its folder's name
+        except ExamError:
+            title = exam.name
+        terms = sessions.terms_of(exam, student)
+        rows.append({"name": exam.name, "title": title, "closes_at": terms.closes_at, "state": where})
     return rows
 
 
@@ -133,12 +141,14 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
     }
     if attempt is None or attempt.ended_at is not None:
         if attempt is not None and sessions.results_visible(exam, attempt, now):
-            context["feedback_html"] = _MARKDOWN.render(sessions.feedback_of(attempt, key) or "")
-            context["result"] = sessions.result_of(attempt, key)
+            result = sessions.result_of(attempt, key)
+            context["feedback_html"] = _MARKDOWN.render(sessions.feedback_of(attempt, key, heading=False) or "")
+            context["summary"] = score_summary(result) if result is not None else ""
         elif attempt is not None:
-            context["results_when"] = {OnlineExam.AFTER_CLOSE: "after the exam closes", OnlineExam.NEVER: "never"}.get(
-                exam.results, "after the end"
-            )
+            context["results_later"] = {
+                OnlineExam.AFTER_CLOSE: "Your results are shown here after the exam closes.",
+                OnlineExam.NEVER: "Your results are not shown here: the staff tell you them.",
+            }.get(exam.results, "Your results are shown here when your attempt ends.")
         if attempt is not None:
             context["answered"] = len(sessions.answers_of(attempt))
             context["again"] = context["open"] and (
@@ -255,6 +265,19 @@ def attempt_state(request: HttpRequest, name: str) -> HttpResponse:
 # The staff's page.
 
 
+LOCAL_INPUT = "%Y-%m-%dT%H:%M"  # what a datetime-local input shows and sends (UTC, as the page says)
+
+
+class MinutesInput(forms.NumberInput):
+    """Minutes as a person writes them: ``45``, never ``45.0`` (half a minute stays possible, for a trial)."""
+
+    def __init__(self) -> None:
+        super().__init__(attrs={"step": "any", "min": 0})
+
+    def format_value(self, value: Any) -> str | None:
+        return shown_score(value) if isinstance(value, int | float) else super().format_value(value)
+
+
 class SettingsForm(forms.ModelForm):
     class Meta:
         model = OnlineExam
@@ -267,7 +290,17 @@ class SettingsForm(forms.ModelForm):
             "trial": "Open now to the staff's own accounts (a trial run, never counted)",
             "access_code": "Access code (empty: none)",
         }
-        widgets = {"networks": forms.Textarea(attrs={"rows": 3, "cols": 40})}
+        widgets = {
+            "networks": forms.Textarea(attrs={"rows": 3, "cols": 40}),
+            "opens_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format=LOCAL_INPUT),
+            "closes_at": forms.DateTimeInput(attrs={"type": "datetime-local"}, format=LOCAL_INPUT),
+        }
+
+    minutes = forms.FloatField(label="Time limit (minutes)", widget=MinutesInput())
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _styled(self)
 
     def clean_minutes(self) -> float:
         minutes = self.cleaned_data["minutes"]
@@ -294,10 +327,28 @@ class SettingsForm(forms.ModelForm):
 
 
 class AccommodationForm(forms.Form):
-    student_id = forms.CharField(max_length=400)
-    extra_minutes = forms.FloatField(min_value=0, max_value=60 * 24 * 7, required=False)
-    closes_at = forms.DateTimeField(required=False, label="Closes for them at")
+    student_id = forms.CharField(max_length=400, label="Student id")
+    extra_minutes = forms.FloatField(
+        min_value=0, max_value=60 * 24 * 7, required=False, label="Extra minutes", widget=MinutesInput()
+    )
+    closes_at = forms.DateTimeField(
+        required=False,
+        label="Closes for them at",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=LOCAL_INPUT),
+    )
     attempts = forms.IntegerField(min_value=1, max_value=100, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Ids of its own: the settings form has a closes_at too, and each label names its own field.
+        super().__init__(*args, auto_id="terms_%s", **kwargs)
+        _styled(self)
+
+
+def _styled(form: forms.BaseForm) -> None:
+    """Bootstrap's classes on a form's controls (service/templates/service/fields.html lays them out)."""
+    for field in form.fields.values():
+        checkbox = isinstance(field.widget, forms.CheckboxInput)
+        field.widget.attrs.setdefault("class", "form-check-input" if checkbox else "form-control")
 
 
 @login_required
@@ -347,7 +398,7 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
         "accommodations": ExamExtension.objects.filter(exam=name).select_related("student"),
         "instructor": member_of(request.user).is_instructor,
         "grading": latest_grading(name),
-        "results": sessions.state() / "exams" / name / "results",
+        "results": _results(name),
     }
     return render(request, "service/exam_online.html", context)
 
@@ -368,8 +419,9 @@ def _accommodate(request: HttpRequest, name: str, data: dict[str, Any]) -> bool:
         return False
     messages.info(
         request,
-        f"{given.student.student_id}: {given.extra_minutes:g} more minutes, "
-        f"{given.attempts} attempt(s)" + (f", closes at {given.until:%Y-%m-%d %H:%M %Z}" if given.until else ""),
+        f"{given.student.student_id}: {plural(given.extra_minutes, 'more minute', 'more minutes')}, "
+        f"{plural(given.attempts, 'attempt')}"
+        + (f", closes at {given.until:%Y-%m-%d %H:%M %Z}" if given.until else ""),
     )
     return True
 
@@ -383,3 +435,37 @@ def attempt_log(request: HttpRequest, name: str, attempt_id: int) -> HttpRespons
     if attempt is None:
         raise Http404("no such attempt")
     return render(request, "service/exam_log.html", {"name": name, "attempt": attempt, "log": attempt.log.all()})
+
+
+RESULT_FILES = {"scores.csv": "text/csv", "items.csv": "text/csv", "items.png": "image/png"}
+
+
+def _results_folder(name: str) -> Path:
+    return sessions.state() / "exams" / name / "results"
+
+
+def _results(name: str) -> dict[str, Any] | None:
+    """The last grading's files, for the staff's page: scores, item analysis, each student's feedback."""
+    folder = _results_folder(name)
+    if not (folder / "scores.csv").is_file():
+        return None
+    feedback = sorted(path.stem for path in (folder / "feedback").glob("*.md"))
+    return {"files": [file for file in RESULT_FILES if (folder / file).is_file()], "feedback": feedback}
+
+
+@login_required
+@require_safe
+@staff_required
+def result_file(request: HttpRequest, name: str, file: str) -> HttpResponse:
+    """One file of the exam's last grading (``course exam grade``'s): scores.csv, items.csv, items.png,
+    or a student's feedback (``feedback/<student>.md``); nothing else of the state folder."""
+    folder = _results_folder(name)
+    if file in RESULT_FILES:
+        path, kind = folder / file, RESULT_FILES[file]
+    elif file.startswith("feedback/") and file.removeprefix("feedback/") in (_results(name) or {}).get("feedback", []):
+        path, kind = folder / "feedback" / f"{file.removeprefix('feedback/')}.md", "text/markdown; charset=utf-8"
+    else:
+        raise Http404("no such result")
+    if not path.is_file():
+        raise Http404("no such result")
+    return HttpResponse(path.read_bytes(), content_type=kind)

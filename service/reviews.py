@@ -11,8 +11,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from . import forms
-from .access import assignment_or_404, job_for, member_of, staff_required
-from .models import Job, ReviewMessage, ReviewRequest
+from .access import assignment_or_404, assignments, job_for, member_of, staff_required
+from .models import Job, Member, ReviewMessage, ReviewRequest
 
 MAX_MESSAGE = 4000
 
@@ -57,8 +57,26 @@ def answer(request: HttpRequest, review_id: int) -> HttpResponse:
 @require_safe
 @staff_required
 def open_reviews(request: HttpRequest) -> HttpResponse:
-    waiting = ReviewRequest.objects.filter(state=ReviewRequest.OPEN).select_related("job", "job__student")
-    return render(request, "service/reviews.html", {"reviews": waiting})
+    """The requests waiting for an answer, then those answered (newest first): none vanishes once answered."""
+    every = ReviewRequest.objects.select_related("job", "job__student").order_by("-id")
+    waiting, answered = (
+        list(every.filter(state=ReviewRequest.OPEN)),
+        list(every.filter(state=ReviewRequest.ANSWERED)[:200]),
+    )
+    titles = {name: spec.title for name, spec in assignments().items()}
+    for review in waiting + answered:  # the assignment's title where the course still lists it
+        review.title = titles.get(review.job.assignment, review.job.assignment)
+    return render(request, "service/reviews.html", {"waiting": waiting, "answered": answered})
+
+
+def context(request: HttpRequest) -> dict[str, int]:
+    """Every page's ``reviews_waiting`` for the staff's navigation: how many requests wait for an answer."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {}
+    if not Member.objects.filter(user=user, role__in=[Member.INSTRUCTOR, Member.TA]).exists():
+        return {}
+    return {"reviews_waiting": ReviewRequest.objects.filter(state=ReviewRequest.OPEN).count()}
 
 
 def threads(job: Job) -> dict[str, ReviewRequest]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.environment import read
+from course.wording import plural
 
 from .errors import ServiceSetupError
 from .settings import MAX_UPLOAD_BYTES
@@ -47,7 +48,7 @@ def serve(
 
     server = _listen(host, port, Path(settings.GRADEWRIGHT_STATE))
     started = [_start_worker(course_root, database_url) for _ in range(workers)]
-    say(f"serving {course_root} on http://{host}:{port}/ with {workers} grading worker(s); Ctrl-C stops")
+    say(f"serving {course_root} on http://{host}:{port}/ with {plural(workers, 'grading worker')}; Ctrl-C stops")
     try:
         server.run()
     finally:

@@ -192,6 +192,8 @@ def build(
         "TEMPLATES": [
             {
                 "BACKEND": "django.template.backends.django.DjangoTemplates",
+                # The console's own additions to the admin's templates, found before the admin's.
+                "DIRS": [Path(__file__).resolve().parent / "console_templates"],
                 "APP_DIRS": True,
                 "OPTIONS": {
                     "context_processors": [
@@ -200,6 +202,7 @@ def build(
                         "django.contrib.messages.context_processors.messages",
                         "service.hub.context",  # the sign-in page's "Sign in with JupyterHub"
                         "service.demo.context",  # every page's "Demo course" notice, when it is the demo
+                        "service.reviews.context",  # the staff's count of review requests waiting
                     ]
                 },
             }
@@ -210,6 +213,8 @@ def build(
         "CACHES": {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}},
         "USE_TZ": True,
         "TIME_ZONE": "UTC",
+        # Dates in the admin as on every page ("1 Dec 2026, 14:44 UTC"), not Django's own format.
+        "FORMAT_MODULE_PATH": "service.formats",
         "DEFAULT_AUTO_FIELD": "django.db.models.BigAutoField",
         "LOGIN_URL": "login",
         "LOGIN_REDIRECT_URL": "assignments",

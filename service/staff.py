@@ -16,6 +16,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
+from course.wording import plural
 from gradebook.errors import NotFound
 from gradebook.grades import CurrentGrade, current_grades
 from gradebook.history import history
@@ -104,7 +105,7 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
 @require_safe
 @staff_required
 def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
-    from gradebook.models import Submission
+    from gradebook.models import Student, Submission
 
     try:
         entries = history(book(), student_id, list(assignments().values()))
@@ -118,7 +119,17 @@ def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
     for entry in entries:
         rows.append({"entry": entry, "id": ids.get(entry.sha256), "previous": before.get(entry.assignment)})
         before[entry.assignment] = ids.get(entry.sha256, 0)
-    context = {"student_id": student_id, "rows": rows, "jobs": jobs, "assignments": assignments().values()}
+    titles = {name: spec.title for name, spec in assignments().items()}
+    for row, entry in zip(rows, entries, strict=True):  # each assignment by its title, where still listed
+        row["title"] = titles.get(entry.assignment, entry.assignment)
+    name = Student.objects.filter(student_id=student_id).values_list("name", flat=True).first() or ""
+    context = {
+        "student_id": student_id,
+        "student_name": name,
+        "rows": rows,
+        "jobs": jobs,
+        "assignments": assignments().values(),
+    }
     return render(request, "service/student.html", context)
 
 
@@ -227,7 +238,7 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
         originals = queue.latest_graded(spec.name, form.value("student"))
     queue.regrade(originals, question)
     what = f"question {question} of " if question else ""
-    messages.info(request, f"{what}{len(originals)} submissions queued to be graded again")
+    messages.info(request, f"{what}{plural(len(originals), 'submission')} queued to be graded again")
     back = form.value("back")
     if back:  # a page of this site, never another's
         return redirect(back)

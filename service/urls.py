@@ -4,7 +4,20 @@ from django.urls import path, register_converter
 from django.views.decorators.http import require_safe
 from django.views.generic import RedirectView
 
-from . import api, exam_marking, group_marking, hub, marking, online_exams, probes, reviews, staff, throttle, views
+from . import (
+    api,
+    exam_marking,
+    extensions,
+    group_marking,
+    hub,
+    marking,
+    online_exams,
+    probes,
+    reviews,
+    staff,
+    throttle,
+    views,
+)
 from .boundary import IdConverter
 from .lti import pages as lti_pages
 from .lti import views as lti
@@ -47,6 +60,7 @@ urlpatterns = [
     path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
     path("staff/similarity/<str:name>/", staff.similarity_page, name="similarity"),
     path("staff/exports/", staff.exports_page, name="exports"),
+    path("staff/extensions/<str:name>/", extensions.extensions_page, name="extensions"),
     path("staff/reviews/", reviews.open_reviews, name="reviews"),
     path("staff/reviews/<id:review_id>/", reviews.answer, name="review-answer"),
     path("submissions/<id:job_id>/review/", reviews.ask, name="review-ask"),
@@ -80,6 +94,7 @@ urlpatterns = [
     path("exams/<str:name>/state", online_exams.attempt_state, name="exam-state"),
     path("staff/online-exams/<str:name>/", online_exams.staff_page, name="exam-online"),
     path("staff/online-exams/<str:name>/attempts/<id:attempt_id>/", online_exams.attempt_log, name="exam-log"),
+    path("staff/online-exams/<str:name>/results/<path:file>", online_exams.result_file, name="exam-result"),
     # JupyterHub sign-in (service/hub.py): the hub's OAuth, started here, finished at the callback
     # (JupyterHub's default address for a service's: <prefix>oauth_callback).
     path("hub/login/", hub.hub_login, name="hub-login"),

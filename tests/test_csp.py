@@ -91,6 +91,8 @@ def _arguments(name: str) -> list:
         "welcome": ["not-a-link"],
         "lti-login-for": [uuid.uuid4()],
         "exam-log": ["midterm", 1],
+        "exam-result": ["midterm", "scores.csv"],
+        "extensions": ["sequences-and-attention"],
         **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
     }.get(name, [])
 

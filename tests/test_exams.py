@@ -409,7 +409,12 @@ def test_open_questions_marked_by_hand_count_in_the_scores(course, tmp_path, ros
     ) == ("3", "1.5", "4.5", "5")
     assert (scores["s002"]["marked"], scores["s002"]["score"]) == ("0", "3")
     feedback = (results / "feedback" / "s001.md").read_text()
-    assert "Marked by hand: 0.5 of 1." in feedback and "half of it" in feedback and "Total: 4.5 of 5" in feedback
+    assert (
+        "Marked by hand: 0.5 of 1." in feedback
+        and "half of it" in feedback
+        and "Score: 4.5 of 5: " in feedback
+        and "(1.5 of 2)." in feedback
+    )
     from gradebook.book import Gradebook
 
     with Gradebook.open(book) as opened:

@@ -264,7 +264,7 @@ def test_canvas_columns_carry_the_assignment_id_where_it_is_known(tmp_path, caps
         "Module 10 notebook: attention built by hand",
     ]
     assert err == (
-        "warning: Canvas matches 1 column(s) by title only, and makes a new assignment where no title is "
+        "warning: Canvas matches 1 column by title only, and makes a new assignment where no title is "
         "the same: Module 10 notebook: attention built by hand (set canvas_assignment_id in "
         "assignment.toml, or launch it once from a link placed in Canvas by deep linking, to match by "
         "id)\n"
@@ -660,7 +660,7 @@ def test_written_answers_are_found_by_their_heading_when_the_metadata_is_gone(tm
     texts = list(written.answers.values())
     assert len(texts) == 2
     assert texts[0].startswith("The three pairs") and texts[1].startswith("Check by intervention")
-    assert "written answers to read" in written.feedback
+    assert "2 written answers to read" in written.feedback
 
 
 def test_an_exam_taken_online_extended_from_the_command_line(tmp_path, capsys):
@@ -695,11 +695,11 @@ def test_an_exam_taken_online_extended_from_the_command_line(tmp_path, capsys):
 
     assert cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "30", *book)[:2] == (
         0,
-        "s001: midterm: 30 more minutes, 1 attempt(s)\n",
+        "s001: midterm: 30 more minutes, 1 attempt\n",
     )
     assert cli(capsys, "extend", "s001", "midterm", "--attempts", "2", "--until", "2026-12-09T18:00:00+00:00", *book)[
         :2
-    ] == (0, "s001: midterm: 30 more minutes, 2 attempt(s), their own close 2026-12-09T18:00:00+00:00\n")
+    ] == (0, "s001: midterm: 30 more minutes, 2 attempts, their own close 2026-12-09T18:00:00+00:00\n")
     # Each mistake in one line, naming what is wrong; nothing recorded.
     assert cli(capsys, "extend", "s001", "midterm", *book)[::2] == (
         2,
@@ -719,7 +719,7 @@ def test_an_exam_taken_online_extended_from_the_command_line(tmp_path, capsys):
         cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "-5", *book)
     assert usage.value.code == 2 and "'-5' is not a number of minutes" in capsys.readouterr().err
     assert cli(capsys, "extend", "s001", "midterm", "--extra-minutes", "0", *book)[1] == (
-        "s001: midterm: 0 more minutes, 2 attempt(s), their own close 2026-12-09T18:00:00+00:00\n"
+        "s001: midterm: 0 more minutes, 2 attempts, their own close 2026-12-09T18:00:00+00:00\n"
     )
 
 

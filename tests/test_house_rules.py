@@ -285,6 +285,32 @@ def environment_reads(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
                 yield where, node.lineno, ast.unparse(node)
 
 
+def _about_scores(node: ast.AST) -> bool:
+    return any("score" in name.lower() or "mean" in name.lower() for name in _names_in(node))
+
+
+def score_roundings(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
+    """Every rounding of a score for a reader: ``round(score, n)``, or a score formatted to a number
+    of decimals (``f"{mean:.2f}"``), where the names in it speak of a score or a mean."""
+    for where, tree in trees(root):
+        for node in ast.walk(tree):
+            rounded = (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "round"
+                and len(node.args) + len(node.keywords) == 2
+                and _about_scores(node)
+            )
+            formatted = (
+                isinstance(node, ast.FormattedValue)
+                and node.format_spec is not None
+                and "." in ast.unparse(node.format_spec)
+                and _about_scores(node.value)
+            )
+            if rounded or formatted:
+                yield where, node.lineno, ast.unparse(node)[:120]
+
+
 RULES = {
     # rule: (its finder, the one file allowed to state it)
     "how a queue claims a row": (queue_claims, "gradebook/leases.py"),
@@ -293,6 +319,7 @@ RULES = {
     "grader version": (version_lookups, "autograder/version.py"),
     "mark writer": (mark_writes, "gradebook/marks.py"),
     "environment variables": (environment_reads, "autograder/environment.py"),
+    "score rounding": (score_roundings, "course/wording.py"),
 }
 
 
@@ -342,6 +369,8 @@ def test_the_sandbox_packages_have_one_definition():
         (environment_reads, 'import os\nurl = os.environ.get("GRADEWRIGHT_DATABASE_URL")\n', 1),
         (environment_reads, 'import os\nVARIABLE = "AUTOGRADER_SECRET"\nsecret = os.environ[VARIABLE]\n', 1),
         (environment_reads, 'import os\nhome = os.environ.get("XDG_CONFIG_HOME")\n', 0),
+        (score_roundings, 'shown = f"{stats.mean_score:.2f}"\nx = round(report.score, 3)\n', 2),
+        (score_roundings, 'seconds = round(time.monotonic() - started, 3)\nshown = f"{share:.1%}"\n', 0),
     ],
 )
 def test_each_finder_finds_what_it_looks_for(tmp_path, finder, source, expected):

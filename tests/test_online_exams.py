@@ -143,7 +143,11 @@ def test_a_student_starts_saves_resumes_on_another_device_submits_and_reads_the_
     assert send(other, "/exams/midterm/submit").status_code == 302
     result = client.get("/exams/midterm/").content.decode()
     assert "Your attempt ended at" in result and "(submitted)" in result
-    assert "Score: 1 of 5 (1 question graded by hand)" in result
+    # The score, stated once: the right answers and the open question waiting for its mark.
+    summary = "Score: 1 of 5: 1 of 4 questions right; 1 open question graded by hand, not marked yet."
+    assert summary in result and result.count("Score:") == 1, result
+    # Math is MathML, as the taking page shows it: no TeX with its delimiters lost.
+    assert "<math" in result and "\\(" not in result and "\\top" not in result
     # The feedback is the paper path's: why the wrong option tempts, and the right one.
     bank = key.questions[second.question]
     tempting = next(c.tempting for c in bank.options if c.option == second.letters[wrong_letter(key, second)])
@@ -372,7 +376,7 @@ def test_results_after_the_close_or_never_and_the_key_stays_hidden_until_then(mi
     send(client, "/exams/midterm/answer", position=question.position, value=wrong_letter(key, question))
     send(client, "/exams/midterm/submit")
     page = html.unescape(client.get("/exams/midterm/").content.decode())
-    assert "Your results are shown after the exam closes" in page and "Score:" not in page
+    assert "Your results are shown here after the exam closes" in page and "Score:" not in page
     assert not any(secret[:40] in page for secret in secrets_of(key))
     assert "correct" not in str(client.get("/exams/midterm/state").json())
     # One classmate may finish later (their own close): no one reads the key before then.
@@ -384,12 +388,12 @@ def test_results_after_the_close_or_never_and_the_key_stays_hidden_until_then(mi
         granted_at=timezone.now(),
     )
     OnlineExam.objects.filter(name="midterm").update(closes_at=timezone.now() - timedelta(seconds=1))
-    assert "Your results are shown after the exam closes" in client.get("/exams/midterm/").content.decode()
+    assert "Your results are shown here after the exam closes" in client.get("/exams/midterm/").content.decode()
     assert 'href="/exams/midterm/"' in later.get("/assignments/").content.decode()  # still open to them
     ExamExtension.objects.filter(exam="midterm").update(until=timezone.now() - timedelta(seconds=1))
     assert "The correct answer is" in client.get("/exams/midterm/").content.decode()
     OnlineExam.objects.filter(name="midterm").update(results=OnlineExam.NEVER)
-    assert "Your results are shown never" in client.get("/exams/midterm/").content.decode()
+    assert "Your results are not shown here: the staff tell you them." in client.get("/exams/midterm/").content.decode()
 
 
 def test_one_question_at_a_time_and_a_save_without_the_script(midterm):
@@ -400,6 +404,9 @@ def test_one_question_at_a_time_and_a_save_without_the_script(midterm):
     questions = variant(key, student_id).questions
     page = client.get("/exams/midterm/?q=2").content.decode()
     assert page.count('class="question"') == 1 and 'id="q2"' in page
+    # Submit is on the last question only, not under question 1 or 2.
+    assert 'id="submit"' not in page and 'id="submit"' not in client.get("/exams/midterm/?q=1").content.decode()
+    assert 'id="submit"' in client.get(f"/exams/midterm/?q={len(questions)}").content.decode()
     saved = send(client, "/exams/midterm/answer", position=2, value=questions[1].letters and "B", page="1", q="2")
     assert saved.status_code == 302 and saved["Location"] == "/exams/midterm/?q=2"
     page = client.get(saved["Location"]).content.decode()
@@ -617,6 +624,21 @@ def test_a_paper_exam_and_an_online_exam_of_the_same_folder_grade_identically(mi
     assert grade_queued_exam("test-worker") and not grade_queued_exam("test-worker")  # done once
     assert "Graded 3 attempts into the gradebook" in instructor.get("/staff/online-exams/midterm/").content.decode()
     online = state() / "exams" / "midterm" / "results"
+    # The page links to the scores, the item analysis and each student's feedback, never a server path.
+    staff_page = instructor.get("/staff/online-exams/midterm/").content.decode()
+    assert str(online) not in staff_page and 'id="results"' in staff_page
+    results = "/staff/online-exams/midterm/results/"
+    for file in ("scores.csv", "items.csv", "items.png", f"feedback/{ids[0]}"):
+        assert f'href="{results}{file}"' in staff_page, file
+    scores_csv = instructor.get(results + "scores.csv")
+    assert scores_csv["Content-Type"] == "text/csv" and scores_csv.content == (online / "scores.csv").read_bytes()
+    assert instructor.get(f"{results}feedback/{ids[0]}").content == (online / "feedback" / f"{ids[0]}.md").read_bytes()
+    for refused in ("responses.csv", "feedback/../scores.csv", "../responses.csv", "feedback/nobody"):
+        assert instructor.get(results + refused).status_code == 404, refused
+    # Grades: another student and an anonymous visitor get none of them.
+    assert account_client(ids[1]).get(results + "scores.csv").status_code == 404
+    assert account_client(ids[1]).get(f"{results}feedback/{ids[0]}").status_code == 404
+    assert Client().get(results + "scores.csv").status_code == 302
 
     paper = tmp_path / "paper.csv"
     with paper.open("w", newline="") as handle:
@@ -678,8 +700,8 @@ def served_exam(tmp_path_factory):
 
 
 def _fill_settings(page, opens, closes, minutes, results="after_close"):
-    page.fill("#id_opens_at", f"{opens:%Y-%m-%d %H:%M:%S}")
-    page.fill("#id_closes_at", f"{closes:%Y-%m-%d %H:%M:%S}")
+    page.fill("#id_opens_at", f"{opens:%Y-%m-%dT%H:%M}")  # datetime-local inputs: to the minute
+    page.fill("#id_closes_at", f"{closes:%Y-%m-%dT%H:%M}")
     page.fill("#id_minutes", str(minutes))
     page.select_option("#id_results", results)
     page.get_by_role("button", name="Save the settings").click()
@@ -783,8 +805,11 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             assert alan.request.get(f"{url}/exams/midterm/state").json()["answers"] == {str(alan_first.position): "A"}
             assert ada.request.get(f"{url}/exams/midterm/state").json()["answers"][str(second.position)] == wrong
 
+            asked = []  # Submit asks first, naming the questions not answered
+            ada.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
             ada.get_by_role("button", name="Submit the exam").click()
-            expect(ada.locator("#results-later")).to_have_text("Your results are shown after the exam closes.")
+            expect(ada.locator("#results-later")).to_have_text("Your results are shown here after the exam closes.")
+            assert asked and asked[0].startswith("Not answered: question"), asked
             # The close: then the feedback, the paper path's, for the wrong answer and the right one.
             staff.goto(f"{url}/staff/online-exams/midterm/")
             _fill_settings(staff, now - timedelta(minutes=1), timezone.now() - timedelta(seconds=1), 10)
@@ -895,3 +920,17 @@ def test_an_exam_placed_twice_sends_the_score_to_the_column_the_student_launched
         send_due()
         (item_url, score), *_ = [entry for entry in lms.scores if entry[1]["userId"] == sub]
         assert item_url == column["id"] and score["scoreGiven"] == 1
+
+
+def test_the_marking_pages_offer_only_the_answers_of_those_who_took_the_exam(midterm):
+    """A roster's student who never took the exam online is not offered "on the paper sheet"."""
+    key, (took, never, _) = midterm["key"], midterm["ids"]
+    client = account(took)
+    send(client, "/exams/midterm/")
+    written = next(q for q in variant(key, took).questions if q.kind == "open")
+    send(client, "/exams/midterm/answer", position=written.position, value="Mine, typed.")
+    send(client, "/exams/midterm/submit")
+    ta = account(role=Member.TA)
+    mine = ta.get(f"/staff/exams/midterm/{written.question}/{took}/").content.decode()
+    assert "Answer 1 of 1 " in mine and "typed online" in mine and "paper sheet" not in mine
+    assert ta.get(f"/staff/exams/midterm/{written.question}/{never}/").status_code == 404

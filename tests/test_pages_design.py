@@ -22,6 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.template.loader import render_to_string
 from django.test import Client
@@ -72,6 +73,11 @@ OVERFLOW = """() => {
   }
   return {over, widest: widest && widest.what};
 }"""
+DUPLICATE_IDS = """() => { const ids = [...document.querySelectorAll("[id]")].map((e) => e.id);
+  return ids.filter((id, n) => ids.indexOf(id) !== n); }"""
+# A number with more decimals than the rounding rule (course/wording.py) allows, as no page shows one
+# (an exam log's fractions of a second, after a colon, aside).
+LONG_DECIMALS = re.compile(r"(?<![\d:.])\d+\.\d{3,}(?![\d.])")
 DATE = re.compile(r"\b\d{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4}, \d{2}:\d{2}(:\d{2})? UTC\b")
 
 
@@ -84,6 +90,7 @@ class Site:
     jobs: dict[str, int]  # by what they show
     diff: tuple[int, int]
     welcome: str
+    extension: int  # an assignment's extension, for the console's pages
     problems: list[str] = field(default_factory=list)
 
 
@@ -150,7 +157,9 @@ def site(tmp_path_factory) -> Iterator[Site]:
     first, second = Submission.objects.filter(student=row, assignment__name=GRADED).order_by("id")
     for submission, path in ((first, known[0]), (second, known[1])):
         Submission.objects.filter(id=submission.id).update(file=str(path))
+    # A long line and many of them: the page still fits the window (each side's code scrolls in its box).
     code = "<span class='highlight-red'>def softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)</span>"
+    code += "\nweights = [" + ", ".join(str(n) for n in range(120)) + "]\n"
     report = SimilarityReport(
         assignment=GRADED,
         threshold=0.5,
@@ -163,8 +172,8 @@ def site(tmp_path_factory) -> Iterator[Site]:
                 second=f"{prefix}00003",
                 first_share=0.8,
                 second_share=0.75,
-                first_html=code * 3,
-                second_html=code * 3,
+                first_html=code * 40,
+                second_html=code * 40,
             )
         ],
     )
@@ -190,6 +199,8 @@ def site(tmp_path_factory) -> Iterator[Site]:
     module = course().modules[0].model_copy(update={"exams": [str(folder)]})
     listed = course().model_copy(update={"modules": [module]})
     patch = pytest.MonkeyPatch()
+    # Every page with the demo's notice, as `autograder serve --demo` shows it (its contrast checked too).
+    patch.setattr(settings, "GRADEWRIGHT_DEMO", True, raising=False)
     patch.setattr(exam_sessions, "course", lambda: listed)
     patch.setattr(exam_marking, "course", lambda: listed)
     OnlineExam.objects.filter(name=EXAM).delete()
@@ -201,6 +212,15 @@ def site(tmp_path_factory) -> Iterator[Site]:
         minutes=30,
         results=OnlineExam.AT_SUBMIT,
     )
+    from gradebook.models import Assignment, Extension
+
+    extension = Extension.objects.create(
+        student=Student.objects.get(student_id=f"{prefix}00002"),
+        assignment=Assignment.objects.get(name=GRADED),
+        until=now + timedelta(days=2),
+        granted_at=now,
+        granted_by=instructor.username,
+    )
     url, server = _serve()
     try:
         yield Site(
@@ -211,6 +231,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
             jobs=jobs,
             diff=(first.id, second.id),
             welcome=f"/welcome/{secret}/",
+            extension=extension.pk,
         )
     finally:
         server.close()  # type: ignore[attr-defined]
@@ -240,7 +261,20 @@ class Browser:
             context = self.browser.new_context(viewport={"width": width, "height": 900})
             context.add_init_script(path=str(AXE))
             context.add_cookies(cookies)
-            self.pages[width] = context.new_page()
+            page = context.new_page()
+            page.on("console", self._policy_watch(page, width))
+            self.pages[width] = page
+
+    def _policy_watch(self, page, width: int):
+        """What the policy blocks (an inline style or script) is a console error: a problem too
+        (axe-core's own probes, which the site never serves, aside)."""
+
+        def seen(message) -> None:
+            blocked = message.type == "error" and "Content Security Policy" in message.text
+            if blocked and not message.location.get("url", "").endswith("axe.min.js"):
+                self.site.problems.append(f"{page.url} at {width} px: {message.text[:160]}")
+
+        return seen
 
     def close(self) -> None:
         self.browser.close()
@@ -278,6 +312,8 @@ class Browser:
             self.site.problems.append(f"{where}: {overflow['over']} px wider than the window ({overflow['widest']})")
         for violation in page.evaluate(RUN_AXE):
             self.site.problems.append(f"{where}: {violation}")
+        for number in LONG_DECIMALS.findall(page.inner_text("body")):
+            self.site.problems.append(f"{where}: {number} has more decimals than a score is shown with")
 
 
 def rendered(page, site: Site, template: str, body: str, blocked: tuple[str, ...] = ()) -> None:
@@ -304,7 +340,15 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
         browser = Browser(playwright, site, cookies)
         try:
             listing = browser.check("/assignments/")
-            assert "Design exam" in listing or EXAM in listing  # the open exam is listed
+            assert "Demo course" in listing  # the demo's notice, on every page
+            # Each assignment's state (its latest hand-in's, a link to it) and the score as it stands.
+            row = browser.pages[1440].locator("tr")
+            graded, hand = (
+                row.filter(has_text=title).inner_text() for title in ("notebook: attention", "assignment: attention")
+            )
+            assert "failed" in graded and re.search(r"\d+(\.\d+)? / 10", graded), graded
+            assert "graded" in hand and "awaiting hand grading" in hand, hand
+            assert "Design exam" in listing  # the open exam is listed, by its title
             page = browser.check(f"/assignments/{GRADED}/")
             # Each submission's score beside it, the queued one and the failed one said so.
             assert re.search(r"\d+(\.\d+)? / 10", page), page
@@ -329,11 +373,18 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check(f"/exams/{EXAM}/")  # during it
 
             def submit(page) -> None:
-                page.once("dialog", lambda dialog: dialog.accept())
+                # Submit asks first, naming what is not answered (nothing is, here), and the clock stays in view.
+                page.mouse.wheel(0, 5000)
+                assert page.locator("#clock").is_visible() and page.evaluate(
+                    "document.getElementById('clock').getBoundingClientRect().top >= 0"
+                )
+                page.once("dialog", lambda dialog: asked.append(dialog.message) or dialog.accept())
                 page.get_by_role("button", name="Submit the exam").click()
                 page.locator("#ended").wait_for()
 
+            asked: list[str] = []
             submit(browser.pages[1440])
+            assert asked and asked[0].startswith("Not answered: questions 1, 2, 3 and 4."), asked
             browser.check(f"/exams/{EXAM}/")  # after it, with its results
             browser.check("/submissions/999999999/", status=404)  # the error page
         finally:
@@ -381,9 +432,18 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
                 assert browser.pages[1440].locator("nav.tabs a[aria-current=page]").inner_text() == "Gradebook"
             browser.check(f"/staff/gradebook/{HAND}/?show=hand")
             browser.check(f"/staff/statistics/{GRADED}/")
+            browser.check(f"/staff/extensions/{GRADED}/")
             browser.check(f"/staff/marking/{HAND}/")
             marking = browser.check(f"/staff/marking/{HAND}/written/")  # the first answer to mark
             assert "Ctrl+Enter" in marking and "n and p" in marking  # its keys, on the page
+            # The running total follows the items ticked (by a click or a key) and the adjustment, unsaved.
+            marker = browser.pages[1440]
+            for box in marker.locator("input[name=rubric]:checked").all():
+                box.uncheck()
+            marker.locator("input[data-key='1']").check()
+            marker.locator("body").press("2")
+            marker.fill("input[name=adjustment]", "-0.25")
+            assert marker.locator("#running-total").inner_text() == "1.75"
             # By groups: at a low threshold the seeded answers gather, each member's own words shown.
             groups = browser.check(f"/staff/groups/{HAND}/written/?threshold=0.5")
             assert "Ctrl+Enter" in groups and "its own words" in groups
@@ -394,7 +454,10 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
 
             browser.check(f"/staff/groups/{HAND}/written/?threshold=1", then=next_group)
             browser.check(f"/staff/similarity/{GRADED}/")
-            browser.check(f"/staff/students/{site.student_id}/")
+            tall = browser.pages[1440].evaluate("document.documentElement.scrollHeight")
+            assert tall < 3000, f"the similarity page is {tall} px tall"
+            history = browser.check(f"/staff/students/{site.student_id}/")
+            assert "Module 10 notebook: attention built by hand" in history  # titles, not folder names
             browser.check(f"/staff/students/{site.student_id}/diff/{site.diff[0]}/{site.diff[1]}/")
             browser.check("/staff/reviews/")
             browser.check("/staff/exports/")
@@ -404,11 +467,29 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check("/staff/exams/")
             online = browser.check(f"/staff/online-exams/{EXAM}/")
             assert "Accommodations" in online
+            # A form: whole minutes, date inputs, each label by its own field, no id twice.
+            form = browser.pages[1440]
+            assert form.locator("#id_minutes").input_value() == "30"
+            assert form.locator("#id_opens_at").get_attribute("type") == "datetime-local"
+            assert form.locator("label[for=terms_closes_at]").inner_text() == "Closes for them at"
+            assert form.evaluate(DUPLICATE_IDS) == [], form.evaluate(DUPLICATE_IDS)
             if attempt is not None:  # the student's test ran first: its attempt's log
                 browser.check(f"/staff/online-exams/{EXAM}/attempts/{attempt.pk}/")
             # The exam's open question, its first answer to mark (the paper sheets' or the online one).
-            browser.check("/staff/exams/", then=lambda page: page.locator("a:has-text('Mark')").first.click())
-            browser.check("/staff/exams/", then=lambda page: page.locator("a:has-text('Mark by groups')").first.click())
+            if attempt is not None:  # an exam taken online lists the answers of those who took it
+                browser.check("/staff/exams/", then=lambda page: page.locator("a:has-text('Mark')").first.click())
+                browser.check(
+                    "/staff/exams/", then=lambda page: page.locator("a:has-text('Mark by groups')").first.click()
+                )
+            # The instructor's console (Django's admin): its index, a list, a row's page, with the site's dates.
+            browser.check("/admin/")
+            extensions = browser.check("/admin/gradebook/extension/")
+            assert "Extension object" not in extensions and DATE.search(extensions), extensions
+            browser.check(f"/admin/gradebook/extension/{site.extension}/change/")
+            browser.check("/admin/service/job/")
+            browser.check("/admin/service/member/")
+            browser.check(f"/admin/service/member/{site.instructor.member.pk}/change/")  # a form the console edits
+            browser.check("/admin/gradebook/student/")
         finally:
             browser.close()
     assert site.problems == [], "\n".join(site.problems)
@@ -451,11 +532,16 @@ def test_the_signed_out_and_platform_pages_fit_both_widths_and_have_no_axe_viola
             page = browser.pages[360]
             page.evaluate("""() => { const wide = document.createElement("div"); wide.className = "control";
                 wide.textContent = "wide"; wide.style.width = "1000px"; document.body.append(wide);  // CSSOM: allowed
-                const field = document.createElement("input"); document.querySelector("main").append(field); }""")
+                const field = document.createElement("input"); document.querySelector("main").append(field);
+                const score = document.createElement("p"); score.textContent = "Mean 7.208333 / 10";
+                document.querySelector("main").append(score);
+                document.querySelector("main").insertAdjacentHTML("beforeend", '<p style="color: red">inline</p>'); }""")
             browser.measure(page, "control")
             found = [problem for problem in site.problems if problem.startswith("control")]
             assert any("wider than the window" in problem for problem in found), found
             assert any(problem.startswith("control: label") for problem in found), found
+            assert "control: 7.208333 has more decimals than a score is shown with" in found, found
+            assert any("Content Security Policy" in problem for problem in site.problems), site.problems
             site.problems.clear()
             browser.check(site.welcome)
             browser.check("/welcome/not-a-link/", status=404)

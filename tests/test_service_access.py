@@ -76,6 +76,8 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
         "exam-mark": ["midterm", "q", "someone"],
         **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online")},
         "exam-log": ["midterm", 1],
+        "exam-result": ["midterm", "scores.csv"],
+        "extensions": ["sequences-and-attention"],
     }
 
     url = reverse(name, args=arguments.get(name, []))

@@ -128,6 +128,10 @@ def test_the_staff_override_an_automatic_score_with_a_reason_the_student_reads()
     assert (attention["score"], attention["mark"]["override"], shown["score"]) == (3, True, 10)
     assert "your masks were right" in as_alice.get(f"/submissions/{job.id}/").content.decode()
     assert 'class="override"' not in as_alice.get(f"/submissions/{job.id}/").content.decode()
+    # Set to part of its points: the badge says so in the score's colour, not the grader's "failed".
+    override(ta, question="attention", score="1.5", reason="half of the masks")
+    shown_page = as_alice.get(f"/submissions/{job.id}/").content.decode()
+    assert '1.5 / 3 <span class="badge text-bg-warning">score set by hand</span>' in shown_page, shown_page
     refused = override(ta, question="attention", score="4", reason="too many")
     assert "give a score between 0 and 3" in ta.get(refused["Location"]).content.decode()
     assert override(as_alice, question="attention", score="3", reason="mine").status_code == 404

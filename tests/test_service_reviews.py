@@ -21,6 +21,9 @@ def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():
         client.get(page if client is not as_bob else "/assignments/")
         return client.post(url, {**fields, "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
 
+    # The form asks about the first question that lost points, unless the student picks another.
+    first_lost = next(q for q in job.submission.results.order_by("id") if q.score < q.max_score).question_id
+    assert f'<option value="{first_lost}" selected>' in as_alice.get(page).content.decode()
     _, as_bob = student()
     assert post(as_bob, f"/submissions/{job.id}/review/", question="attention", message="mine").status_code == 404
     assert (
@@ -31,7 +34,11 @@ def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():
     )
     _, ta = student(Member.TA)
     waiting = ta.get("/staff/reviews/").content.decode()
-    assert f"sequences-and-attention #{job.id}" in waiting and alice.username in waiting
+    listed = f"Module 10 notebook: attention built by hand, submission {job.id}"  # its title, not its folder's name
+    assert listed in waiting.split('id="answered"')[0] and alice.username in waiting
+    # The staff's navigation counts the requests waiting; a student's has no such count.
+    assert '<span class="badge text-bg-primary" id="reviews-waiting">' in waiting
+    assert 'id="reviews-waiting"' not in as_alice.get(page).content.decode()
     from service.models import ReviewRequest
 
     review = ReviewRequest.objects.get(job=job)
@@ -40,4 +47,6 @@ def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():
     thread = as_alice.get(page).content.decode()
     assert "My masks follow the &lt;b&gt;spec&lt;/b&gt;" in thread and "Right: score corrected." in thread
     assert "attention (answered)" in thread
-    assert f"#{job.id}" not in ta.get("/staff/reviews/").content.decode()  # answered: no longer waiting
+    # Answered: no longer waiting, still listed, with the others answered.
+    waiting, answered = ta.get("/staff/reviews/").content.decode().split('id="answered"')
+    assert listed not in waiting and listed in answered

@@ -75,6 +75,30 @@ def answer_markdown():
     )
 
 
+def feedback_markdown():
+    """The renderer of an exam's feedback, whose questions are written as the exam's pages write them:
+    ``\\( ... \\)`` and ``\\[ ... \\]`` as well as ``$...$``, all as safe MathML (as the taking page
+    shows them), never as TeX with its delimiters lost to Markdown's escapes."""
+    from mdit_py_plugins.texmath import texmath_plugin
+
+    renderer = answer_markdown().use(texmath_plugin, delimiters="brackets")
+    for rule, display in (
+        ("math_inline", False),
+        ("math_inline_double", True),
+        ("math_block", True),
+        ("math_block_eqno", True),
+    ):
+        renderer.add_render_rule(rule, _math_rule(display))
+    return renderer
+
+
+def _math_rule(display: bool):
+    def render(_self, tokens, index, _options, _env) -> str:
+        return tex_to_mathml(tokens[index].content.strip(), display=display)
+
+    return render
+
+
 def _highlighted(code: str, language: str, _attributes: str) -> str:
     from pygments import highlight
     from pygments.formatters import HtmlFormatter

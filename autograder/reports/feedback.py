@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from course.wording import shown_score
 from untrusted.text import printable
 
 from .model import HandMark, LatePenalty, Report
@@ -13,7 +14,10 @@ MARKS = {"passed": "+", "partial": "~", "failed": "x", "error": "!", "timeout": 
 
 
 def text(report: Report) -> str:
-    lines = [f"{report.assignment}: feedback for {report.student}", f"Score: {report.score:g} / {report.max_score:g}"]
+    lines = [
+        f"{report.assignment}: feedback for {report.student}",
+        f"Score: {shown_score(report.score)} / {shown_score(report.max_score)}",
+    ]
     if report.late and report.late.percent:
         lines += late_lines(report, report.late)
     lines.append("")
@@ -23,7 +27,9 @@ def text(report: Report) -> str:
         if question.mark:
             status = "score set by hand" if question.mark.override else "marked by hand"
             mark = "+" if question.score >= question.max_score else "x" if question.score == 0 else "~"
-        lines.append(f"[{mark}] {question.id}: {question.score:g} / {question.max_score:g} ({status})")
+        lines.append(
+            f"[{mark}] {question.id}: {shown_score(question.score)} / {shown_score(question.max_score)} ({status})"
+        )
         if question.mark:
             lines += mark_lines(question.mark)
         else:
@@ -44,8 +50,8 @@ def late_lines(report: Report, late: LatePenalty) -> list[str]:
     units = f"{late.units_late} {late.unit}{'s' if late.units_late != 1 else ''}"
     why = "after the last day late work is accepted" if late.after_late_until else f"{units} late"
     return [
-        f"Late penalty: -{late.points:g} ({late.percent:g}%: submitted {late.submitted_at}, due {late.due}, {why})",
-        f"Final score: {report.final_score:g} / {report.max_score:g}",
+        f"Late penalty: -{shown_score(late.points)} ({late.percent:g}%: submitted {late.submitted_at}, due {late.due}, {why})",
+        f"Final score: {shown_score(report.final_score)} / {shown_score(report.max_score)}",
     ]
 
 

@@ -14,14 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-
-def points(value: Any) -> str:
-    """A score for display: at most six decimals, no trailing zeros (``7.375``, ``10``)."""
-    return "" if value is None else f"{round(float(value), 6):g}"
-
-
-def _plural(count: float, word: str) -> str:
-    return f"{points(count)} {word}{'' if count == 1 else 's'}"
+from course.wording import plural, shown_score
 
 
 def awaiting_points(report: Mapping[str, Any]) -> float:
@@ -43,7 +36,7 @@ def _elapsed(submitted_at: str, due: str) -> str:
     hours, rest = divmod(rest, 3600)
     minutes = rest // 60
     parts = [(days, "day"), (hours, "hour"), (minutes, "minute")]
-    shown = [_plural(n, unit) for n, unit in parts if n][:2]
+    shown = [plural(n, unit) for n, unit in parts if n][:2]
     return " ".join(shown) or "less than a minute"
 
 
@@ -61,16 +54,16 @@ def score_summary(report: Mapping[str, Any]) -> ScoreSummary | None:
     """What the student is told of their score (None: the score is not shown to them yet)."""
     if report.get("score") is None:
         return None
-    out_of = points(report.get("max_score"))
+    out_of = shown_score(report.get("max_score"))
     waiting = awaiting_points(report)
     awaiting = ""
     if waiting:
-        awaiting = f"so far; {_plural(waiting, 'point')} await{'s' if waiting == 1 else ''} hand grading"
+        awaiting = f"so far; {plural(waiting, 'point')} await{'s' if waiting == 1 else ''} hand grading"
     late = report.get("late")
     late_text = ""
     if isinstance(late, Mapping) and late.get("percent"):
-        final = f"penalty {points(late.get('points'))} ({points(late.get('percent'))}%); final score "
-        final += f"{points(report.get('final_score'))} / {out_of}"
+        final = f"penalty {shown_score(late.get('points'))} ({shown_score(late.get('percent'))}%); final score "
+        final += f"{shown_score(report.get('final_score'))} / {out_of}"
         if late.get("after_late_until"):
             late_text = f"Handed in after the last day late work is accepted: {final}"
         else:
@@ -78,7 +71,9 @@ def score_summary(report: Mapping[str, Any]) -> ScoreSummary | None:
             elapsed = _elapsed(str(late.get("submitted_at")), str(late.get("due")))
             how = f"handed in {elapsed} after the due time; " if elapsed else ""
             late_text = (
-                f"Late by {_plural(int(late.get('units_late') or 0), unit)}: {final} "
+                f"Late by {plural(int(late.get('units_late') or 0), unit)}: {final} "
                 f"({how}each {unit} begun is charged as a whole {unit})"
             )
-    return ScoreSummary(score=f"Score: {points(report.get('score'))} / {out_of}", awaiting=awaiting, late=late_text)
+    return ScoreSummary(
+        score=f"Score: {shown_score(report.get('score'))} / {out_of}", awaiting=awaiting, late=late_text
+    )

@@ -11,6 +11,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from course.wording import shown_score
 from gradebook.formats import GRADE_FORMATS, MISSING
 from untrusted.text import one_line
 
@@ -154,9 +155,9 @@ def _history(args: argparse.Namespace) -> int:
             shown(entry.assignment),
             shown(entry.submitted_at),
             entry.sha256[:12],
-            f"{entry.score:g} / {entry.max_score:g}",
-            f"-{entry.late_penalty:g}" if entry.late_penalty else "",
-            f"{entry.final_score:g}",
+            f"{shown_score(entry.score)} / {shown_score(entry.max_score)}",
+            f"-{shown_score(entry.late_penalty)}" if entry.late_penalty else "",
+            shown_score(entry.final_score),
         )
     console().print(table)
     return 0
@@ -185,14 +186,14 @@ def _stats(args: argparse.Namespace) -> int:
     assignment = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book:
         stats = write_statistics(book, assignment, args.out)
-    mean = "none" if stats.mean_score is None else f"{stats.mean_score:.2f}"
-    table = Table(title=f"{assignment.name}: {stats.students} students, mean {mean} / {stats.max_score:g}")
+    mean = "none" if stats.mean_score is None else shown_score(stats.mean_score)
+    table = Table(title=f"{assignment.name}: {stats.students} students, mean {mean} / {shown_score(stats.max_score)}")
     for column in ("question", "mean", "full", "zero", "most failed checks"):
         table.add_column(column)
     for q in stats.questions:
         table.add_row(
             shown(q.question),
-            "" if q.mean is None else f"{q.mean:.2f} / {q.points:g}",
+            "" if q.mean is None else f"{shown_score(q.mean)} / {shown_score(q.points)}",
             _percent(q.share_full),
             _percent(q.share_zero),
             shown("; ".join(f"{name} ({count})" for name, count in q.most_failed)),

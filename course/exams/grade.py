@@ -10,6 +10,7 @@ from untrusted import spreadsheet
 from untrusted.text import for_markdown
 
 from ..errors import Problem
+from ..wording import plural, shown_score
 from .csvfiles import ExamError, problem, read_rows
 from .stats import difficulty, point_biserial
 from .variants import ExamKey, Variant
@@ -245,9 +246,9 @@ def _write_scores(path: Path, results: list[StudentResult]) -> None:
                     r.automatic,
                     percent,
                     r.by_hand,
-                    f"{r.marked:g}",
-                    f"{r.score:g}",
-                    f"{r.max_score:g}",
+                    shown_score(r.marked),
+                    shown_score(r.score),
+                    shown_score(r.max_score),
                 ]
             )
 
@@ -317,15 +318,26 @@ def _chart(path: Path, items: list[ItemStatistics]) -> None:
     plt.close(figure)
 
 
-def _feedback(key: ExamKey, variant: Variant, result: StudentResult) -> str:
+def score_summary(result: StudentResult) -> str:
+    """The score, stated once, as the feedback file and the online exam's page both state it:
+    ``Score: 3 of 5: 3 of 4 questions right; 1 open question graded by hand, not marked yet.``"""
+    summary = f"Score: {shown_score(result.score)} of {shown_score(result.max_score)}"
+    if not result.by_hand:
+        return summary + "."
+    right = f"{result.correct} of {plural(result.automatic, 'question')} right"
+    waiting = result.by_hand - len(result.marks)
+    open_part = f"{plural(result.by_hand, 'open question')} graded by hand"
+    if result.marks:
+        so_far = " so far" if waiting else ""
+        open_part += f" ({shown_score(result.marked)} of {shown_score(OPEN_POINTS * len(result.marks))}{so_far})"
+    if waiting:
+        open_part += f", {waiting} not marked yet" if result.marks else ", not marked yet"
+    return f"{summary}: {right}; {open_part}."
+
+
+def _feedback(key: ExamKey, variant: Variant, result: StudentResult, heading: bool = True) -> str:
     lines = [f"# {key.title}: feedback for {for_markdown(result.name)} ({for_markdown(result.student_id)})", ""]
-    summary = f"Score: {result.correct} of {result.automatic}"
-    if result.by_hand:
-        summary += f"; {result.by_hand} open question{'s' if result.by_hand > 1 else ''} graded by hand"
-        if result.marks:
-            summary += f" ({len(result.marks)} marked: {result.marked:g} of {OPEN_POINTS * len(result.marks):g})"
-        summary += f". Total: {result.score:g} of {result.max_score:g}"
-    lines += [summary + ".", ""]
+    lines = [*lines, score_summary(result), ""] if heading else []
     for question in variant.questions:
         bank = key.questions[question.question]
         lines += [f"## {question.position}. {bank.stem}", ""]
@@ -334,7 +346,7 @@ def _feedback(key: ExamKey, variant: Variant, result: StudentResult) -> str:
             if mark is None:
                 lines += ["Graded by hand; not marked yet.", ""]
             else:
-                lines += [f"Marked by hand: {mark.score:g} of {OPEN_POINTS:g}.", ""]
+                lines += [f"Marked by hand: {shown_score(mark.score)} of {shown_score(OPEN_POINTS)}.", ""]
                 lines += [for_markdown(mark.comment), ""] if mark.comment else []
             continue
         texts = {choice.option: choice for choice in bank.options}
@@ -366,6 +378,7 @@ def grade_sheet(key: ExamKey, variant: Variant, answers: dict[int, str], source:
     return _grade_row(key, variant, row, source, 1, [])
 
 
-def feedback_markdown(key: ExamKey, variant: Variant, result: StudentResult) -> str:
-    """The student's feedback, as ``grade_exam`` writes it to feedback/<student>.md."""
-    return _feedback(key, variant, result)
+def feedback_markdown(key: ExamKey, variant: Variant, result: StudentResult, heading: bool = True) -> str:
+    """The student's feedback, as ``grade_exam`` writes it to feedback/<student>.md; without
+    ``heading`` (the title and the score: a page states them itself), its questions alone."""
+    return _feedback(key, variant, result, heading)

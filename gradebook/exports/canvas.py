@@ -14,10 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from course.wording import plural, shown_score
 from untrusted import spreadsheet
 from untrusted.text import one_line
-
-from ..reports import number
 
 if TYPE_CHECKING:
     from autograder.assignment import Assignment as AssignmentSpec
@@ -72,7 +71,9 @@ def write(table: GradesTable, out: Path) -> Path:
     with out.open("w", newline="", encoding="utf-8") as handle:
         writer = spreadsheet.writer(handle)
         writer.writerow([*HEADER, *(column(table, name, title) for name, title, _ in table.assignments)])
-        writer.writerow(["Points Possible", "", "", "", "", *(number(points) for _, _, points in table.assignments)])
+        writer.writerow(
+            ["Points Possible", "", "", "", "", *(shown_score(points) for _, _, points in table.assignments)]
+        )
         for row in table.students:
             writer.writerow(
                 [
@@ -81,7 +82,7 @@ def write(table: GradesTable, out: Path) -> Path:
                     row.sis_id,
                     row.email,
                     "",
-                    *(number(row.scores[name]) for name, _, _ in table.assignments),
+                    *(shown_score(row.scores[name]) for name, _, _ in table.assignments),
                 ]
             )
     return out
@@ -92,7 +93,7 @@ def warnings(table: GradesTable) -> list[str]:
     by_title = [title or name for name, title, _ in table.assignments if name not in table.canvas_ids]
     if by_title:
         said.append(
-            f"Canvas matches {len(by_title)} column(s) by title only, and makes a new assignment where no title is "
+            f"Canvas matches {plural(len(by_title), 'column')} by title only, and makes a new assignment where no title is "
             f"the same: {one_line(', '.join(by_title))} (set canvas_assignment_id in assignment.toml, or launch it "
             "once from a link placed in Canvas by deep linking, to match by id)"
         )

@@ -18,10 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from course.wording import shown_score
 from untrusted import spreadsheet
 from untrusted.text import one_line
-
-from ..reports import number
 
 if TYPE_CHECKING:
     from .table import GradesTable, StudentRow
@@ -52,7 +51,7 @@ def write(table: GradesTable, out: Path) -> Path:
         writer.writerow([*HEADER, *(title or name for name, title, _ in table.assignments)])
         for row in plan(table).rows:
             writer.writerow(
-                [row.sis_id, row.email, row.name, *(number(row.scores[name]) for name, _, _ in table.assignments)]
+                [row.sis_id, row.email, row.name, *(shown_score(row.scores[name]) for name, _, _ in table.assignments)]
             )
     return out
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from course.wording import shown_score
 from untrusted import spreadsheet
-
-from ..reports import number
 
 if TYPE_CHECKING:
     from .table import GradesTable
@@ -19,6 +18,11 @@ def write(table: GradesTable, out: Path) -> Path:
         writer.writerow(["student_id", "name", "email", *(name for name, _, _ in table.assignments)])
         for row in table.students:
             writer.writerow(
-                [row.student_id, row.name, row.email, *(number(row.scores[name]) for name, _, _ in table.assignments)]
+                [
+                    row.student_id,
+                    row.name,
+                    row.email,
+                    *(shown_score(row.scores[name]) for name, _, _ in table.assignments),
+                ]
             )
     return out

@@ -34,6 +34,9 @@ class Member(models.Model):
     def is_instructor(self) -> bool:
         return self.role == self.INSTRUCTOR
 
+    def __str__(self) -> str:
+        return f"{self.user} ({self.get_role_display().lower()})"
+
 
 class ApiToken(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
@@ -48,6 +51,9 @@ class ApiToken(models.Model):
         cls.objects.create(user=user, digest=digest(secret))
         return secret
 
+    def __str__(self) -> str:
+        return f"API token of {self.user}"
+
 
 class SignInLink(models.Model):
     """A one-time link with which a student sets their password."""
@@ -56,6 +62,9 @@ class SignInLink(models.Model):
     digest = models.CharField(max_length=64, unique=True)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True)
+
+    def __str__(self) -> str:
+        return f"sign-in link for {self.user}"
 
 
 class UsedLaunch(models.Model):
@@ -68,3 +77,6 @@ class UsedLaunch(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["issuer", "nonce"], name="one_use_per_launch")]
+
+    def __str__(self) -> str:
+        return f"launch from {self.issuer}"

@@ -28,6 +28,9 @@ class OnlineExam(models.Model):
     trial = models.BooleanField(default=False)  # the staff's own accounts may take it now, outside the window
     updated_at = models.DateTimeField(auto_now=True)
 
+    def __str__(self) -> str:
+        return self.name
+
 
 class ExamAttempt(models.Model):
     SUBMITTED, TIME_LIMIT, CLOSED = "submitted", "time limit", "exam closed"
@@ -48,6 +51,9 @@ class ExamAttempt(models.Model):
         ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["exam", "student", "number"], name="one_attempt_number")]
 
+    def __str__(self) -> str:
+        return f"{self.exam}: attempt {self.number} by {self.student}"
+
 
 class ExamAnswer(models.Model):
     """An answer as last saved: a letter of the student's variant, or an open question's text."""
@@ -59,6 +65,9 @@ class ExamAnswer(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["attempt", "position"], name="one_answer_per_position")]
+
+    def __str__(self) -> str:
+        return f"answer to question {self.position}"
 
 
 class ExamLogEntry(models.Model):
@@ -72,6 +81,9 @@ class ExamLogEntry(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} at {self.at:%H:%M:%S}"
 
 
 class ExamGrading(models.Model):
@@ -96,3 +108,6 @@ class ExamGrading(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.exam}: grading {self.state}"

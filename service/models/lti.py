@@ -41,3 +41,6 @@ class ScoreToSend(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["lti_user", "line_item"], name="one_score_per_user_and_line_item")
         ]
+
+    def __str__(self) -> str:
+        return f"{self.student} on {self.assignment}: score to send ({self.state})"

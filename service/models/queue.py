@@ -46,6 +46,9 @@ class Job(models.Model):
     class Meta:
         ordering = ["id"]
 
+    def __str__(self) -> str:
+        return f"{self.assignment}: hand-in {self.pk} by {self.student}"
+
 
 class ClosedAssignment(models.Model):
     """An assignment the instructor closed to hand-ins (the page's button): students' uploads are
@@ -54,3 +57,6 @@ class ClosedAssignment(models.Model):
     name = models.CharField(max_length=200, unique=True)
     closed_at = models.DateTimeField(auto_now_add=True)
     closed_by = models.CharField(max_length=150, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name}, closed"

@@ -25,6 +25,9 @@ class ReviewRequest(models.Model):
         # database refuses a second, and get_or_create then reads the first.
         constraints = [models.UniqueConstraint(fields=["job", "question_id"], name="one_review_per_question")]
 
+    def __str__(self) -> str:
+        return f"review of question {self.question_id} of hand-in {self.job_id}"
+
 
 class ReviewMessage(models.Model):
     """One message of a review's thread, the student's or the staff's."""
@@ -37,3 +40,6 @@ class ReviewMessage(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{'staff' if self.by_staff else 'student'} message {self.pk}"

@@ -13,6 +13,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.timesince import timesince, timeuntil
 
+from autograder.reports.summary import awaiting_points
+
 register = template.Library()
 
 # A job's state and a question's status: the words shown and the badge's colour (Bootstrap's).
@@ -107,6 +109,33 @@ def badge(state: Any) -> SafeString:
 @register.filter
 def badge_colour(state: Any) -> str:
     return BADGES.get(str(state), ("", "secondary"))[1]
+
+
+@register.filter
+def hand_badge(question: Any) -> SafeString:
+    """A question scored by hand (marked, or its score set over the grader's): said so, coloured by
+    the score given, never the grader's "failed" left beside a score of 1.5 of 3."""
+    mark = question.get("mark") or {}
+    score, most = float(question.get("score") or 0), float(question.get("max_score") or 0)
+    colour = "success" if score >= most else "danger" if score <= 0 else "warning"
+    words = "score set by hand" if mark.get("override") else "marked by hand"
+    return format_html('<span class="badge text-bg-{}">{}</span>', colour, words)
+
+
+@register.filter
+def first_lost(report: Any) -> str:
+    """The first question of a shown report that lost points (a review is most often about it)."""
+    for question in report.get("questions", []) if isinstance(report, dict) else []:
+        score, most = question.get("score"), question.get("max_score")
+        if score is not None and most is not None and float(score) < float(most):
+            return str(question.get("id", ""))
+    return ""
+
+
+@register.filter
+def awaiting(report: Any) -> float:
+    """The points of a shown report's questions that still wait for hand grading (0 for none)."""
+    return awaiting_points(report) if isinstance(report, dict) else 0.0
 
 
 @register.simple_tag

@@ -108,6 +108,31 @@
     retry();
   }
 
+  // Submit asks first, naming the questions not answered (on the server's count of this page's
+  // answers: the numbers' ticks in one-at-a-time mode, the forms' values otherwise).
+  function unanswered() {
+    const numbers = document.querySelectorAll("#numbers a");
+    if (numbers.length) {
+      return Array.from(numbers).filter((link) => !link.classList.contains("done")).map((link) => link.textContent.trim());
+    }
+    return Array.from(document.querySelectorAll("form.answer")).filter((form) => {
+      const text = form.querySelector("textarea");
+      return text ? !text.value.trim() : !form.querySelector("input[type=radio]:checked");
+    }).map((form) => form.elements.position.value);
+  }
+
+  const submit = document.getElementById("submit");
+  if (submit) {
+    submit.addEventListener("submit", (event) => {
+      const missing = unanswered();
+      const which = missing.length === 1 ? "question " + missing[0]
+        : "questions " + missing.slice(0, -1).join(", ") + " and " + missing[missing.length - 1];
+      const question = missing.length ? "Not answered: " + which + ". Submit the exam anyway?"
+        : "Every question is answered. Submit the exam?";
+      if (!window.confirm(question + " You cannot change your answers afterwards.")) { event.preventDefault(); }
+    });
+  }
+
   window.addEventListener("online", retry);
   window.setInterval(retry, 3000);
   window.setInterval(resync, 30000);
