@@ -71,12 +71,15 @@ def test_grade_writes_every_report_and_the_gradebook(tmp_path):
 
     assert "Score: 10 / 10" in (out / "alice.feedback.txt").read_text()
     rows = list(csv.DictReader((out / "grades.csv").open()))
+    # grades.csv is a download: its scores follow the one rounding rule (course.wording.shown_score,
+    # issue #40); the report and the gradebook keep full precision.
+    assert report["score"] == 7.375 and report_attention(report) == "0.375"
     assert [(r["student"], r["attention"], r["score"]) for r in rows] == [
         ("alice", "3", "10"),
-        ("bob", report_attention(report), f"{report['score']:g}"),
+        ("bob", "0.38", "7.38"),
     ]
 
-    assert recorded(out / "gradebook.db") == {"alice": [(10, 6)], "bob": [(report["score"], 6)]}
+    assert recorded(out / "gradebook.db") == {"alice": [(10, 6)], "bob": [(7.375, 6)]}
 
 
 def report_of_alice_sha(out) -> str:

@@ -147,7 +147,12 @@ def test_every_page_sends_the_strict_policy(name, members):
     as_student, as_instructor = (signed_in(user) for user in members)
     for client in (Client(enforce_csrf_checks=True), as_student, as_instructor):
         answer = client.post(url) if name in POSTED else client.get(url)
-        assert answer.status_code < 500, (url, answer.status_code)
+        # /readyz answers 503 by design while the site cannot do its work (here no worker is alive):
+        # the orchestrator's signal (service/probes.py), not a server error; it too carries the policy.
+        if name == "readyz" and answer.status_code == 503:
+            assert json.loads(answer.content)["ready"] is False, url
+        else:
+            assert answer.status_code < 500, (url, answer.status_code)
         assert policy_of(answer.headers) == expected_policy(name), url
         assert answer.headers.get("X-Frame-Options") == (None if name in FRAMED else "DENY"), url
     if name in RENDERED_FOR_STAFF:

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
+from django.test import Client, override_settings
 from django.urls import URLPattern, get_resolver
 
 pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
@@ -30,6 +30,11 @@ OPEN_TO_ALL = {
     "hub-login",
     "hub-oauth-callback",
 }
+# The operator's probes answer without a session by design (service/probes.py): /healthz and /readyz
+# for a proxy or an orchestrator, which never sign in; /metrics is a 404 unless GRADEWRIGHT_METRICS
+# opens it (tests/test_operations.py checks who may read it). None shows a grade.
+# test_the_probes_answer_anyone_as_documented checks what they answer instead.
+PROBES = {"healthz", "readyz", "metrics"}
 
 
 @pytest.mark.parametrize(
@@ -38,7 +43,7 @@ OPEN_TO_ALL = {
         pattern.name
         for pattern in get_resolver().url_patterns
         if isinstance(pattern, URLPattern)  # the site's own routes; an included app's are its own tests'
-        and pattern.name not in OPEN_TO_ALL
+        and pattern.name not in OPEN_TO_ALL | PROBES
         and pattern.name != "logout"
     ),
 )
@@ -90,3 +95,28 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
     outsider = Client()
     outsider.force_login(User.objects.create_user(f"o{uuid.uuid4().hex[:8]}"))  # an account, not a member
     assert (outsider.post(url) if posted else outsider.get(url)).status_code == 404
+
+
+def test_the_probes_answer_anyone_as_documented():
+    """/healthz answers; /readyz is 503 while no worker is alive and 200 once one is, with the site's
+    security headers either way; /metrics is a 404 while the operator has not opened it."""
+    from django.utils import timezone
+
+    from service.models import WorkerSeen
+
+    anonymous = Client()
+    assert anonymous.get("/healthz").content == b"ok\n"
+    WorkerSeen.objects.all().delete()
+    not_ready = anonymous.get("/readyz")
+    assert not_ready.status_code == 503 and not_ready.json()["ready"] is False
+    WorkerSeen.objects.create(name=f"w{uuid.uuid4().hex[:8]}", seen_at=timezone.now())
+    try:
+        ready = anonymous.get("/readyz")
+    finally:
+        WorkerSeen.objects.all().delete()
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    for answer in (not_ready, ready):
+        assert "frame-ancestors 'none'" in answer["Content-Security-Policy"]
+        assert answer["X-Frame-Options"] == "DENY" and answer["X-Content-Type-Options"] == "nosniff"
+    with override_settings(GRADEWRIGHT_METRICS="off"):
+        assert anonymous.get("/metrics").status_code == 404

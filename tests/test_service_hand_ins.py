@@ -21,7 +21,7 @@ from gradebook.models import Extension, Student
 from service.access import assignments, state
 from service.models import Job, Member
 from service.settings import MAX_UPLOAD_BYTES
-from service.uploads import allowance
+from service.uploads import allowance, stored_upload
 
 from .conftest import needs_sandbox
 from .served import CORRECT, PARTIAL, grade_queue, hand_in, openapi_validator, student
@@ -141,8 +141,11 @@ def test_a_file_name_that_is_html_reaches_the_pages_inert(tmp_path):
     page = client.get(answer["Location"]).content.decode()
     assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;.py" in page
     job = Job.objects.get(student__student_id=user.username)
-    assert Path(job.file).name == "submission.py"  # stored under the server's name, in the state folder
-    assert Path(job.file).is_relative_to(state() / "uploads")
+    # Stored under the server's name, in the uploads folder; the job keeps it relative to the state
+    # folder (service/uploads.py: stored_upload), so it is resolved against it.
+    stored = stored_upload(state(), job.file)
+    assert not Path(job.file).is_absolute() and stored.name == "submission.py" and stored.is_file()
+    assert stored.resolve().is_relative_to((state() / "uploads").resolve())
     Job.objects.filter(id=job.id).delete()
 
 
