@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from course.wording import plural
+
 from .reports.model import TestOutcome
 
 CHECK = "- "  # a failing check's line
@@ -59,7 +61,7 @@ def checks_feedback(tests: Sequence[TestOutcome]) -> str:
     groups: dict[str, list[TestOutcome]] = {}
     for test in failing:
         groups.setdefault(same_way(test.message or test.description), []).append(test)
-    summary = f"{passed} of {len(tests)} checks passed"
+    summary = f"{passed} of {plural(len(tests), 'check')} passed"
     kinds = {kind(test.message or test.description) for test in failing}
     if len(kinds) == 1:
         (common,) = kinds

@@ -277,8 +277,8 @@ def test_an_nbgrader_notebooks_tests_grade_in_the_sandbox(tmp_path):
     assert graded["right.py"].status == "passed"
     assert graded["shown_only.py"].status == "failed"  # the hidden region caught it
     assert graded["shown_only.py"].feedback.splitlines() == [
-        "0 of 1 check passed.",
-        "- The notebook's tests of total pass. The total of 0 to 4 is 10.",
+        "0 of 1 check passed; the one that fails shows: the total of 0 to 4 is 10.",
+        "- The total of 0 to 4 is 10. Checked: The notebook's tests of total pass.",
     ]
     assert graded["right.py"].feedback == "the one check passed"
 
