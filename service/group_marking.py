@@ -32,7 +32,7 @@ from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import assignment_or_404, book, course, staff_required
-from .exam_marking import _answers, _exam_or_404
+from .exam_marking import _answers, _exam_or_404, _taken
 from .exam_sessions import online_answer
 from .marking import _manual, _waiting
 
@@ -223,7 +223,7 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
     """An exam's open question by groups: the answers typed online are grouped; one on a paper sheet
     has no text here and is a group of its own."""
     folder = _exam_or_404(name)
-    answers = _answers(folder, question)
+    answers = _answers(name, folder, question)
     if not answers:
         raise Http404("no such open question")
     threshold, number, names = _query(request)
@@ -262,7 +262,8 @@ def exam_groups(folder: Path, question: str, threshold: float = DEFAULT_THRESHOL
     name = next((n for n, listed in course().exam_folders.items() if listed.resolve() == folder.resolve()), None)
     if name is None:
         raise BadEdit(f"{folder}: not an exam the course lists (exams in course.toml)")
-    answers = [answer for answer in open_answers(book(), folder) if answer.question == question]
+    # Like the page: an exam taken online offers only the answers of those who took it.
+    answers = [answer for answer in _taken(name, open_answers(book(), folder)) if answer.question == question]
     if not answers:
         raise BadEdit(f"{folder}: no open question {question!r} (course exam marks export lists them)")
     texts = _exam_texts(name, answers)

@@ -277,7 +277,7 @@ def test_an_exams_open_question_marked_by_groups_and_its_command(exam, monkeypat
     from commands import groups as command
     from commands.course import main
 
-    monkeypatch.setattr(command, "open_service", lambda args, demo: None)
+    monkeypatch.setattr(command, "open_service", lambda args: None)
     assert main(["exam", "marks", "groups", str(folder), question, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0] == [first, second]
 

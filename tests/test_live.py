@@ -329,10 +329,12 @@ def test_the_submission_page_shows_the_feedback_when_it_comes_without_a_reload(s
             page.evaluate("window.gradewrightMark = 'the same document'")
 
             served.start_worker()
-            expect(page.locator("text=Score: 7.375 / 10")).to_be_visible(timeout=180_000)
+            expect(page.locator("text=Score: 7.38 / 10")).to_be_visible(timeout=180_000)  # rounded on the page
             expect(page.locator("#state")).to_have_text("graded")
             assert page.evaluate("window.gradewrightMark") == "the same document"  # updated, not reloaded
             assert page.locator("td.partial").first.is_visible()
+            failing = page.locator("td[data-label=Feedback] ul.failing-checks li")  # the feedback's folded list
+            expect(failing.first).to_contain_text("Wrong values in the weights")
             assert refused == [] and elsewhere == []
             assert page.locator("#live[hx-get]").count() == 0  # finished: it asks no more
         finally:
