@@ -13,6 +13,7 @@ from typing import TextIO
 
 from course.errors import Problem
 from course.formats import EXPORT_FORMATS as EXPORTERS
+from course.wording import plural
 from untrusted.text import one_line
 
 from . import common
@@ -72,7 +73,7 @@ def _validate(args: argparse.Namespace) -> int:
     _print_problems(problems, sys.stdout)
     errors = sum(problem.severity == "error" for problem in problems)
     files, *rest = [
-        _plural(n, word)
+        plural(n, word)
         for n, word in [
             (catalog.files if catalog else 0, "file"),
             (len(catalog.lessons) if catalog else 0, "lesson"),
@@ -393,7 +394,3 @@ def _exam_marks_import(args: argparse.Namespace) -> int:
 def _print_problems(problems: list[Problem], stream: TextIO) -> None:
     for problem in problems:
         print(problem, file=stream)
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from course.wording import plural, shown_score
 from untrusted.text import one_line
 
 from ..common import AUTOGRADER, console, err_console, gradebook_options, number, shown
@@ -173,7 +174,7 @@ def _summary(questions: list[Question], result: BatchResult) -> Table:
     table.add_column("score", justify="right")
     for report in sorted(result.reports, key=lambda r: r.student):
         cells = [f"[{STATUS_STYLE[q.status]}]{q.status}[/]" for q in report.questions]
-        table.add_row(shown(report.student), *cells, f"{report.score:g} / {report.max_score:g}")
+        table.add_row(shown(report.student), *cells, f"{shown_score(report.score)} / {shown_score(report.max_score)}")
     return table
 
 
@@ -320,10 +321,6 @@ def _verify(args: argparse.Namespace) -> int:
             "feedback says"
         )
     return 1
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def _add_check(commands: argparse._SubParsersAction) -> None:

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from course.wording import shown_score
 from service.errors import ServiceError
 from untrusted.text import for_terminal, one_line
 
@@ -278,11 +279,15 @@ def _submit(args: argparse.Namespace) -> int:
     report = job.get("report")
     if report:
         if report.get("score") is not None:
-            print(f"score: {report['score']:g} / {report['max_score']:g}")
+            print(f"score: {shown_score(report['score'])} / {shown_score(report['max_score'])}")
         else:
             print(f"the hidden tests' results are {report['hidden_results']}")
         for question in report["questions"]:
-            score = "" if question["score"] is None else f"{question['score']:g} / {question['max_score']:g} "
+            score = (
+                ""
+                if question["score"] is None
+                else f"{shown_score(question['score'])} / {shown_score(question['max_score'])} "
+            )
             print(f"  {question['id']}: {score}{question['status']}")
             for line in (question.get("feedback") or "").splitlines():
                 print(f"      {one_line(line)}")
