@@ -20,6 +20,7 @@ import httpx
 
 from autograder.environment import is_set, read
 from autograder.reports.summary import score_summary
+from course.wording import shown_score
 
 from .errors import GradewrightError, NotebookExists, Unreachable, WhichAssignment
 
@@ -119,7 +120,7 @@ def assignment_of(notebook: Path, known: list[str]) -> str:
 
 
 def _number(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, int | float) else "?"
+    return shown_score(value) if isinstance(value, int | float) else "?"
 
 
 @dataclass
@@ -149,7 +150,7 @@ class Feedback:
             score = (
                 "hidden"
                 if question.get("score") is None
-                else f"{question['score']:g} / {_number(question.get('max_score'))}"
+                else f"{_number(question['score'])} / {_number(question.get('max_score'))}"
             )
             lines.append(f"  {question['id']}: {score} {question.get('status', '')}".rstrip())
             if question.get("status") != "passed":  # what went wrong, as every face shows it (autograder/explain.py)

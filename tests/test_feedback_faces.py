@@ -64,12 +64,12 @@ def test_a_notebooks_submit_shows_what_went_wrong_under_each_question():
         "report": {**report.model_dump(mode="json"), "final_score": report.final_score},
     }
     lines = Feedback(job, "http://hub/services/gradewright").summary().splitlines()
-    at = lines.index("  attention: 0.375 / 3 partial")
+    at = lines.index("  attention: 0.38 / 3 partial")
     assert lines[at + 1] == f"      {sentence}"
     assert lines[at + 2].startswith("      1 of 8 checks passed")
     assert lines[at + 3].startswith("      - Wrong values in the weights of")
     softmax = lines.index("  softmax: 2 / 2 passed")
-    assert lines[softmax + 1] == "  attention: 0.375 / 3 partial"  # a passed question says nothing more
+    assert lines[softmax + 1] == "  attention: 0.38 / 3 partial"  # a passed question says nothing more
 
 
 def test_checks_that_fail_the_same_way_are_folded_and_their_common_problem_named():
