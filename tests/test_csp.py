@@ -409,7 +409,8 @@ def test_every_page_works_in_the_browser_under_the_policy(served, tmp_path):
             # Hand grading by keyboard: 1 applies the first item, Ctrl+Enter saves and moves on
             # (to this answer again: it is the only one), n and p move (each a new page load).
             staff.visit(f"{url}/staff/marking/attention-not-explanation/", "Hand grading")
-            staff.page.click("a:has-text('Mark')")
+            with staff.page.expect_event("load"):  # its keys work once its script has run
+                staff.page.click("a:has-text('Mark')")
             expect(staff.page.locator("#mark")).to_be_visible()
             assert staff.page.locator("text=Current mark:").count() == 0
             staff.page.locator("body").press("1")
@@ -429,14 +430,18 @@ def test_every_page_works_in_the_browser_under_the_policy(served, tmp_path):
 
             # An exam's open question: Ctrl+Enter saves and moves on, p comes back.
             staff.visit(f"{url}/staff/exams/", "Exams")
-            staff.page.click("a:has-text('Mark') >> nth=0")
+            with staff.page.expect_event("load"):  # its keys work once its script has run
+                staff.page.click("a:has-text('Mark') >> nth=0")
             expect(staff.page.locator("text=Answer 1 of")).to_be_visible()
             staff.page.fill("#mark input[name=score]", "1")
-            staff.page.locator("#mark input[name=score]").press("Control+Enter")
+            with staff.page.expect_event("load", timeout=30_000):  # saved, then the next answer
+                staff.page.locator("#mark input[name=score]").press("Control+Enter")
             expect(staff.page.locator("text=Answer 2 of")).to_be_visible()
-            outside_the_fields(staff.page, "p")  # the score field has the focus (autofocus)
+            with staff.page.expect_event("load"):
+                outside_the_fields(staff.page, "p")  # the score field has the focus (autofocus)
             expect(staff.page.locator("#current")).to_have_text("1")
-            outside_the_fields(staff.page, "n")
+            with staff.page.expect_event("load"):
+                outside_the_fields(staff.page, "n")
             expect(staff.page.locator("text=Answer 2 of")).to_be_visible()
             staff.styled()
             staff.clean()

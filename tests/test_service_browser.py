@@ -110,7 +110,8 @@ def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_
 
             # Hand grading: an item by its key, saved; then the item's points changed on the page.
             staff.goto(f"{url}/staff/marking/{assignment}/")
-            staff.click("a:has-text('Mark')")
+            with staff.expect_event("load"):  # its keys work once its script has run
+                staff.click("a:has-text('Mark')")
             expect(staff.locator("#mark")).to_be_visible()
             staff.locator("body").press("1")
             expect(staff.locator('input[data-key="1"]')).to_be_checked()
@@ -143,12 +144,14 @@ def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_
             staff.goto(f"{url}/staff/exams/")
             expect(staff.locator("h1")).to_contain_text("Exams")
             staff.screenshot(path=shots / "exams.png", full_page=True)
-            staff.click("a:has-text('Mark') >> nth=0")
+            with staff.expect_event("load"):  # its keys work once its script has run
+                staff.click("a:has-text('Mark') >> nth=0")
             expect(staff.locator("text=Answer 1 of")).to_be_visible()
             staff.fill("#mark input[name=score]", "0.5")
             staff.fill("#mark textarea[name=comment]", "names the cause; no check proposed")
             staff.screenshot(path=shots / "exam-marking.png", full_page=True)
-            staff.locator("#mark textarea[name=comment]").press("Control+Enter")
+            with staff.expect_event("load", timeout=30_000):  # saved, then the next answer
+                staff.locator("#mark textarea[name=comment]").press("Control+Enter")
             expect(staff.locator("text=Answer 2 of")).to_be_visible()
             staff.click("#previous")
             expect(staff.locator("#current")).to_have_text("0.5")
