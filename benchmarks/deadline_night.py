@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -118,42 +119,54 @@ def accounts(prefix: str, count: int) -> dict[str, str]:
     return tokens
 
 
-def burst(url: str, tokens: dict[str, str], seconds: float, on_third=None) -> tuple[list[int], list[str]]:
-    """Each student uploads one known submission, spread evenly over ``seconds``: the job ids, and
-    the uploads that were refused or failed (none, in a run that counts)."""
+def burst(
+    url: str, tokens: dict[str, str], seconds: float, events: tuple[tuple[float, Callable[[], object]], ...] = ()
+) -> tuple[list[int], list[str], int]:
+    """Each student uploads one known submission, spread evenly over ``seconds``, while ``events``
+    happen at their times (a worker or a site killed). An upload the front answers 502 (its site
+    died under it) is sent again once, as a browser's user would. The job ids, the uploads refused or
+    failed (none, in a run that counts) and how many were sent again."""
     known = sorted(p for p in KNOWN.iterdir() if p.suffix == ".py")
     ids: list[int] = []
     refused: list[str] = []
+    again = 0
     lock = threading.Lock()
     began = time.monotonic()
 
     def upload(index: int, name: str) -> None:
+        nonlocal again
         time.sleep(max(0.0, began + index * seconds / len(tokens) - time.monotonic()))
         path = known[index % len(known)]
-        try:
-            with httpx.Client(base_url=url, timeout=120) as client:
-                answer = client.post(
-                    "/api/v1/submissions",
-                    headers={"Authorization": f"Token {tokens[name]}"},
-                    data={"assignment": ASSIGNMENT},
-                    files={"file": (path.name, path.read_bytes())},
-                )
-            answer.raise_for_status()
-            with lock:
-                ids.append(answer.json()["id"])
-        except httpx.HTTPError as exc:
-            with lock:
-                refused.append(f"{name}: {exc}")
+        for attempt in range(2):
+            try:
+                with httpx.Client(base_url=url, timeout=120) as client:
+                    answer = client.post(
+                        "/api/v1/submissions",
+                        headers={"Authorization": f"Token {tokens[name]}"},
+                        data={"assignment": ASSIGNMENT},
+                        files={"file": (path.name, path.read_bytes())},
+                    )
+                if answer.status_code == 502 and attempt == 0:
+                    with lock:
+                        again += 1
+                    continue
+                answer.raise_for_status()
+                with lock:
+                    ids.append(answer.json()["id"])
+            except httpx.HTTPError as exc:
+                with lock:
+                    refused.append(f"{name}: {exc}")
+            return
 
     threads = [threading.Thread(target=upload, args=(i, name)) for i, name in enumerate(tokens)]
     for thread in threads:
         thread.start()
-    if on_third:
-        time.sleep(seconds / 3)
-        on_third()
+    for at, event in events:
+        time.sleep(max(0.0, began + at - time.monotonic()))
+        event()
     for thread in threads:
         thread.join()
-    return ids, refused
+    return ids, refused, again
 
 
 def kill_a_grading_worker(server: subprocess.Popen) -> None:
@@ -180,7 +193,7 @@ def warm_up(site: str, token: str) -> None:
     """One hand-in before the burst, waited for: the workers are up and warm, as on a real night."""
     from service.models import Job
 
-    ids, refused = burst(site, {"warm": token}, 0)
+    ids, refused, _ = burst(site, {"warm": token}, 0)
     if refused:
         raise SystemExit(f"the warm-up hand-in was refused: {refused[0]}")
     deadline = time.monotonic() + 300
@@ -251,7 +264,8 @@ def main() -> None:
             try:
                 killer = partial(kill_a_grading_worker, server) if run == "killed" else None
                 warm_up(site, warm)
-                ids, refused = burst(site, tokens, args.seconds, on_third=killer)
+                events = ((args.seconds / 3, killer),) if killer else ()
+                ids, refused, _ = burst(site, tokens, args.seconds, events)
                 label = f"{args.workers} workers" + (", one killed mid-job a third into the burst" if killer else "")
                 rows.append(outcome(label, ids, refused, args.seconds, args.wait))
             finally:
@@ -298,7 +312,7 @@ def dask_run(course: Path, port: int, site: str, tokens: dict[str, str], warm: s
         ]
         try:
             warm_up(site, warm)
-            ids, refused = burst(site, tokens, args.seconds)
+            ids, refused, _ = burst(site, tokens, args.seconds)
             row = outcome(f"{args.workers} workers grading on Dask (2 workers)", ids, refused, args.seconds, args.wait)
         finally:
             for worker in workers:

@@ -39,8 +39,8 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from deadline_night import ASSIGNMENT, accounts, database, drop, outcome, serve, stop, warm_up
-from service_load import KNOWN, course_copy, free_port
+from deadline_night import ASSIGNMENT, accounts, burst, database, drop, outcome, serve, stop, warm_up
+from service_load import course_copy, free_port
 
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 
@@ -118,52 +118,6 @@ def kill_a_grading_worker(workers: list[subprocess.Popen]) -> None:
     print("no worker was grading a job within 60 s: none killed", file=sys.stderr)
 
 
-def burst(url: str, tokens: dict[str, str], seconds: float, events: list[tuple[float, object]]):
-    """Each student uploads once, spread over ``seconds``; an upload that fails without an answer
-    from a site is sent again once. (ids acknowledged, uploads refused, uploads sent again)."""
-    known = sorted(p for p in KNOWN.iterdir() if p.suffix == ".py")
-    ids: list[int] = []
-    refused: list[str] = []
-    again = [0]
-    lock = threading.Lock()
-    began = time.monotonic()
-
-    def upload(index: int, name: str) -> None:
-        time.sleep(max(0.0, began + index * seconds / len(tokens) - time.monotonic()))
-        path = known[index % len(known)]
-        for attempt in range(2):
-            try:
-                with httpx.Client(base_url=url, timeout=120) as client:
-                    answer = client.post(
-                        "/api/v1/submissions",
-                        headers={"Authorization": f"Token {tokens[name]}"},
-                        data={"assignment": ASSIGNMENT},
-                        files={"file": (path.name, path.read_bytes())},
-                    )
-                if answer.status_code == 502 and attempt == 0:
-                    with lock:
-                        again[0] += 1
-                    continue
-                answer.raise_for_status()
-                with lock:
-                    ids.append(answer.json()["id"])
-                return
-            except httpx.HTTPError as exc:
-                with lock:
-                    refused.append(f"{name}: {exc}")
-                return
-
-    threads = [threading.Thread(target=upload, args=(i, name)) for i, name in enumerate(tokens)]
-    for thread in threads:
-        thread.start()
-    for at, event in events:
-        time.sleep(max(0.0, began + at - time.monotonic()))
-        event()  # type: ignore[operator]
-    for thread in threads:
-        thread.join()
-    return ids, refused, again[0]
-
-
 def graded_once(ids: list[int]) -> str:
     """Every acknowledged upload's job graded, each with its one recorded submission."""
     from gradebook.models import Submission
@@ -217,7 +171,7 @@ def main() -> None:
             sites[0].send_signal(signal.SIGKILL)
             print(f"killed site process {sites[0].pid}", file=sys.stderr)
 
-        events = [(args.seconds / 3, kill_a_site), (args.seconds / 2, lambda: kill_a_grading_worker(workers))]
+        events = ((args.seconds / 3, kill_a_site), (args.seconds / 2, lambda: kill_a_grading_worker(workers)))
         ids, refused, again = burst(front, tokens, args.seconds, events)
         row = outcome(
             f"2 sites, {args.workers} workers; a site and a worker killed", ids, refused, args.seconds, args.wait
