@@ -105,6 +105,9 @@ def test_an_editable_install_links_the_extension_for_development(tmp_path):
         "-q",
         "-e",
         ".",
+        # The committed bundle is what is linked: the editable build of the extension (Node, jlpm) is
+        # not what this test checks, and would rewrite the checkout's bundle.
+        env={"HATCH_JUPYTER_BUILDER_SKIP_NPM": "1"},
     )
     # What `jupyter labextension develop --overwrite .` runs, in the venv's own process: the command
     # hands over to the `jupyter-builder` script on the PATH, which here would be the machine's.
