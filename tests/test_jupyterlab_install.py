@@ -25,7 +25,7 @@ EXTENSION = "jupyterlab-gradewright"
 def test_the_committed_bundle_is_built_from_the_current_sources():
     assert RECORD.read_text(encoding="ascii").strip() == sources_digest(), (
         "jupyterlab_gradewright/labextension/ was not built from the current src/: "
-        "run `npm ci && npm run build` in jupyterlab_gradewright/ and commit the bundle"
+        "run `jlpm install && jlpm build:prod` in jupyterlab_gradewright/ and commit the bundle"
     )
 
 

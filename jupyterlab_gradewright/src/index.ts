@@ -4,7 +4,10 @@
  * with the server's hub token. Submit saves the notebook first, then shows the feedback in a panel
  * once graded, with a link to the submission's page on the site.
  */
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
 import {
   Dialog,
   ICommandPalette,
@@ -46,10 +49,17 @@ async function call(path: string, method = 'GET', body?: Json): Promise<Json> {
   try {
     data = await response.json();
   } catch {
-    throw new Refused(`the server answered ${response.status}`, response.status);
+    throw new Refused(
+      `the server answered ${response.status}`,
+      response.status
+    );
   }
   if (!response.ok) {
-    throw new Refused(String(data.error ?? response.status), response.status, data);
+    throw new Refused(
+      String(data.error ?? response.status),
+      response.status,
+      data
+    );
   }
   return data;
 }
@@ -75,7 +85,9 @@ function feedbackNode(feedback: string): HTMLElement {
       list = list ?? node.appendChild(document.createElement('ul'));
       list.appendChild(text('li', line.slice(2)));
     } else if (line.startsWith('  ') && list?.lastChild) {
-      list.lastChild.appendChild(text('span', ` ${line.trim()}`, 'jp-gradewright-folded'));
+      list.lastChild.appendChild(
+        text('span', ` ${line.trim()}`, 'jp-gradewright-folded')
+      );
     } else if (line.trim()) {
       node.appendChild(text('p', line.trim()));
     }
@@ -84,7 +96,9 @@ function feedbackNode(feedback: string): HTMLElement {
 }
 
 function score(value: unknown): string {
-  return typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : 'hidden';
+  return typeof value === 'number'
+    ? String(Math.round(value * 1000) / 1000)
+    : 'hidden';
 }
 
 /** A submission's state, then its feedback, as the site shows it to its student. */
@@ -115,19 +129,31 @@ class FeedbackPanel extends Widget {
       const lines: string[] = job.score_lines ?? [];
       if (lines.length) {
         lines.forEach((line, index) =>
-          node.appendChild(text('p', line, index === 0 ? 'jp-gradewright-score' : 'jp-gradewright-late'))
+          node.appendChild(
+            text(
+              'p',
+              line,
+              index === 0 ? 'jp-gradewright-score' : 'jp-gradewright-late'
+            )
+          )
         );
       } else {
-        node.appendChild(text('p', `Hidden tests' results: ${report.hidden_results}`));
+        node.appendChild(
+          text('p', `Hidden tests' results: ${report.hidden_results}`)
+        );
       }
       const table = document.createElement('table');
       const head = document.createElement('tr');
-      ['Question', 'Score', 'Status'].forEach(label => head.appendChild(text('th', label)));
+      ['Question', 'Score', 'Status'].forEach(label =>
+        head.appendChild(text('th', label))
+      );
       table.appendChild(head);
       for (const question of report.questions ?? []) {
         const row = document.createElement('tr');
         row.appendChild(text('td', String(question.id)));
-        row.appendChild(text('td', `${score(question.score)} / ${score(question.max_score)}`));
+        row.appendChild(
+          text('td', `${score(question.score)} / ${score(question.max_score)}`)
+        );
         row.appendChild(text('td', String(question.status ?? '')));
         table.appendChild(row);
         if (question.feedback && question.status !== 'passed') {
@@ -142,7 +168,9 @@ class FeedbackPanel extends Widget {
       }
       node.appendChild(table);
     } else if (job.state === 'queued' || job.state === 'grading') {
-      node.appendChild(text('p', 'Grading… this panel shows the feedback when it is ready.'));
+      node.appendChild(
+        text('p', 'Grading… this panel shows the feedback when it is ready.')
+      );
     }
     if (job.error) {
       node.appendChild(text('p', String(job.error), 'jp-gradewright-error'));
@@ -166,8 +194,13 @@ async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
     await showErrorMessage('Fetch refused', String((error as Error).message));
     return;
   }
-  const names: string[] = (listed.assignments ?? []).map((a: Json) => String(a.name));
-  const chosen = await InputDialog.getItem({ title: 'Fetch which assignment?', items: names });
+  const names: string[] = (listed.assignments ?? []).map((a: Json) =>
+    String(a.name)
+  );
+  const chosen = await InputDialog.getItem({
+    title: 'Fetch which assignment?',
+    items: names
+  });
   if (!chosen.button.accept || !chosen.value) {
     return;
   }
@@ -183,12 +216,18 @@ async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
     const replace = await showDialog({
       title: 'Replace your notebook?',
       body: `${error.message.replace(/; pass overwrite=True to replace it$/, '')}. Replace it with the released notebook? Your work in it would be lost.`,
-      buttons: [Dialog.cancelButton({ label: 'Keep mine' }), Dialog.warnButton({ label: 'Replace' })]
+      buttons: [
+        Dialog.cancelButton({ label: 'Keep mine' }),
+        Dialog.warnButton({ label: 'Replace' })
+      ]
     });
     if (!replace.button.accept) {
       return;
     }
-    fetched = await call('fetch', 'POST', { assignment: chosen.value, overwrite: true });
+    fetched = await call('fetch', 'POST', {
+      assignment: chosen.value,
+      overwrite: true
+    });
   }
   await app.commands.execute('docmanager:open', { path: fetched.path });
 }
@@ -200,26 +239,39 @@ async function checkNotebook(panel: NotebookPanel): Promise<void> {
     const body = document.createElement('div');
     for (const result of checked.results ?? []) {
       body.appendChild(
-        text('p', `${result.question}: ${result.passed ? 'passed' : 'FAILED'} ${result.message ?? ''}`)
+        text(
+          'p',
+          `${result.question}: ${result.passed ? 'passed' : 'FAILED'} ${result.message ?? ''}`
+        )
       );
     }
     if (!(checked.results ?? []).length) {
       body.appendChild(text('p', 'This notebook has no public tests.'));
     }
-    await showDialog({ title: 'Public tests', body: new Widget({ node: body }), buttons: [Dialog.okButton()] });
+    await showDialog({
+      title: 'Public tests',
+      body: new Widget({ node: body }),
+      buttons: [Dialog.okButton()]
+    });
   } catch (error) {
     await showErrorMessage('Check refused', String((error as Error).message));
   }
 }
 
-async function submitNotebook(app: JupyterFrontEnd, panel: NotebookPanel): Promise<void> {
+async function submitNotebook(
+  app: JupyterFrontEnd,
+  panel: NotebookPanel
+): Promise<void> {
   await panel.context.save(); // what is handed in is what the student sees
   let job: Json;
   try {
     job = await call('submit', 'POST', { path: panel.context.path });
   } catch (error) {
     if (!(error instanceof Refused) || error.status !== WHICH_ASSIGNMENT) {
-      await showErrorMessage('Submit refused', String((error as Error).message));
+      await showErrorMessage(
+        'Submit refused',
+        String((error as Error).message)
+      );
       return;
     }
     // A notebook not fetched from the course does not say its assignment: the student chooses.
@@ -231,9 +283,15 @@ async function submitNotebook(app: JupyterFrontEnd, panel: NotebookPanel): Promi
       return;
     }
     try {
-      job = await call('submit', 'POST', { path: panel.context.path, assignment: chosen.value });
+      job = await call('submit', 'POST', {
+        path: panel.context.path,
+        assignment: chosen.value
+      });
     } catch (again) {
-      await showErrorMessage('Submit refused', String((again as Error).message));
+      await showErrorMessage(
+        'Submit refused',
+        String((again as Error).message)
+      );
       return;
     }
   }
@@ -264,7 +322,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
   autoStart: true,
   requires: [INotebookTracker],
   optional: [ICommandPalette],
-  activate: (app: JupyterFrontEnd, tracker: INotebookTracker, palette: ICommandPalette | null) => {
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    palette: ICommandPalette | null
+  ) => {
     const current = () => tracker.currentWidget;
     app.commands.addCommand('gradewright:fetch', {
       label: 'Fetch an assignment',
@@ -281,18 +343,36 @@ const plugin: JupyterFrontEndPlugin<void> = {
       execute: () => (current() ? submitNotebook(app, current()!) : undefined)
     });
     if (palette) {
-      for (const command of ['gradewright:fetch', 'gradewright:check', 'gradewright:submit']) {
+      for (const command of [
+        'gradewright:fetch',
+        'gradewright:check',
+        'gradewright:submit'
+      ]) {
         palette.addItem({ command, category: 'Gradewright' });
       }
     }
     app.docRegistry.addWidgetExtension('Notebook', {
       createNew: (panel: NotebookPanel) => {
         const buttons = [
-          new ToolbarButton({ label: 'Fetch', tooltip: 'Fetch an assignment', onClick: () => void fetchAssignment(app) }),
-          new ToolbarButton({ label: 'Check', tooltip: 'Run the public tests', onClick: () => void checkNotebook(panel) }),
-          new ToolbarButton({ label: 'Submit', tooltip: 'Hand this notebook in', onClick: () => void submitNotebook(app, panel) })
+          new ToolbarButton({
+            label: 'Fetch',
+            tooltip: 'Fetch an assignment',
+            onClick: () => void fetchAssignment(app)
+          }),
+          new ToolbarButton({
+            label: 'Check',
+            tooltip: 'Run the public tests',
+            onClick: () => void checkNotebook(panel)
+          }),
+          new ToolbarButton({
+            label: 'Submit',
+            tooltip: 'Hand this notebook in',
+            onClick: () => void submitNotebook(app, panel)
+          })
         ];
-        buttons.forEach((button, index) => panel.toolbar.insertItem(10 + index, `gradewright-${index}`, button));
+        buttons.forEach((button, index) =>
+          panel.toolbar.insertItem(10 + index, `gradewright-${index}`, button)
+        );
         return {
           dispose: () => buttons.forEach(button => button.dispose()),
           get isDisposed() {
