@@ -19,9 +19,19 @@ import {
 } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ServerConnection } from '@jupyterlab/services';
+import {
+  ITranslator,
+  TranslationBundle,
+  nullTranslator
+} from '@jupyterlab/translation';
+import { DisposableSet } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 type Json = { [key: string]: any };
+
+// The words shown to the student, in JupyterLab's language where the extension is translated
+// (JupyterLab's translator, set when the plugin is activated).
+let trans: TranslationBundle = nullTranslator.load('jupyterlab_gradewright');
 
 class Refused extends Error {
   constructor(
@@ -107,7 +117,7 @@ class FeedbackPanel extends Widget {
     super();
     this.addClass('jp-gradewright-feedback');
     this.id = `gradewright-feedback-${job.id}`;
-    this.title.label = `Feedback: ${job.assignment}`;
+    this.title.label = trans.__('Feedback: %1', job.assignment);
     this.title.closable = true;
     this.render();
   }
@@ -179,7 +189,7 @@ class FeedbackPanel extends Widget {
     link.href = String(job.page_url);
     link.target = '_blank';
     link.rel = 'noopener';
-    link.textContent = 'Open the submission page';
+    link.textContent = trans.__('Open the submission page');
     const paragraph = document.createElement('p');
     paragraph.appendChild(link);
     node.appendChild(paragraph);
@@ -191,14 +201,17 @@ async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
   try {
     listed = await call('assignments');
   } catch (error) {
-    await showErrorMessage('Fetch refused', String((error as Error).message));
+    await showErrorMessage(
+      trans.__('Fetch refused'),
+      String((error as Error).message)
+    );
     return;
   }
   const names: string[] = (listed.assignments ?? []).map((a: Json) =>
     String(a.name)
   );
   const chosen = await InputDialog.getItem({
-    title: 'Fetch which assignment?',
+    title: trans.__('Fetch which assignment?'),
     items: names
   });
   if (!chosen.button.accept || !chosen.value) {
@@ -209,16 +222,19 @@ async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
     fetched = await call('fetch', 'POST', { assignment: chosen.value });
   } catch (error) {
     if (!(error instanceof Refused) || error.status !== NOTEBOOK_EXISTS) {
-      await showErrorMessage('Fetch refused', String((error as Error).message));
+      await showErrorMessage(
+        trans.__('Fetch refused'),
+        String((error as Error).message)
+      );
       return;
     }
     // The notebook is there already: the student's work, replaced only if they say so.
     const replace = await showDialog({
-      title: 'Replace your notebook?',
+      title: trans.__('Replace your notebook?'),
       body: `${error.message.replace(/; pass overwrite=True to replace it$/, '')}. Replace it with the released notebook? Your work in it would be lost.`,
       buttons: [
-        Dialog.cancelButton({ label: 'Keep mine' }),
-        Dialog.warnButton({ label: 'Replace' })
+        Dialog.cancelButton({ label: trans.__('Keep mine') }),
+        Dialog.warnButton({ label: trans.__('Replace') })
       ]
     });
     if (!replace.button.accept) {
@@ -249,12 +265,15 @@ async function checkNotebook(panel: NotebookPanel): Promise<void> {
       body.appendChild(text('p', 'This notebook has no public tests.'));
     }
     await showDialog({
-      title: 'Public tests',
+      title: trans.__('Public tests'),
       body: new Widget({ node: body }),
       buttons: [Dialog.okButton()]
     });
   } catch (error) {
-    await showErrorMessage('Check refused', String((error as Error).message));
+    await showErrorMessage(
+      trans.__('Check refused'),
+      String((error as Error).message)
+    );
   }
 }
 
@@ -269,14 +288,14 @@ async function submitNotebook(
   } catch (error) {
     if (!(error instanceof Refused) || error.status !== WHICH_ASSIGNMENT) {
       await showErrorMessage(
-        'Submit refused',
+        trans.__('Submit refused'),
         String((error as Error).message)
       );
       return;
     }
     // A notebook not fetched from the course does not say its assignment: the student chooses.
     const chosen = await InputDialog.getItem({
-      title: 'Hand this notebook in for which assignment?',
+      title: trans.__('Hand this notebook in for which assignment?'),
       items: (error.data.assignments ?? []).map(String)
     });
     if (!chosen.button.accept || !chosen.value) {
@@ -289,7 +308,7 @@ async function submitNotebook(
       });
     } catch (again) {
       await showErrorMessage(
-        'Submit refused',
+        trans.__('Submit refused'),
         String((again as Error).message)
       );
       return;
@@ -309,11 +328,50 @@ async function submitNotebook(
     try {
       job = await call(`submissions/${job.id}`);
     } catch (error) {
-      await showErrorMessage('Feedback', String((error as Error).message));
+      await showErrorMessage(
+        trans.__('Feedback'),
+        String((error as Error).message)
+      );
       return;
     }
     content.update_job(job);
   }
+}
+
+// The commands take no arguments: they act on the current notebook.
+const NO_ARGUMENTS = { args: { type: 'object' as const, properties: {} } };
+
+/** The toolbar's buttons for one notebook: Fetch, Check and Submit, in that order. */
+function toolbarButtons(
+  app: JupyterFrontEnd,
+  panel: NotebookPanel
+): [string, ToolbarButton][] {
+  return [
+    [
+      'gradewright-fetch',
+      new ToolbarButton({
+        label: trans.__('Fetch'),
+        tooltip: trans.__('Fetch an assignment'),
+        onClick: () => void fetchAssignment(app)
+      })
+    ],
+    [
+      'gradewright-check',
+      new ToolbarButton({
+        label: trans.__('Check'),
+        tooltip: trans.__('Run the public tests'),
+        onClick: () => void checkNotebook(panel)
+      })
+    ],
+    [
+      'gradewright-submit',
+      new ToolbarButton({
+        label: trans.__('Submit'),
+        tooltip: trans.__('Hand this notebook in'),
+        onClick: () => void submitNotebook(app, panel)
+      })
+    ]
+  ];
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -321,24 +379,29 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Fetch, Check and Submit for Gradewright assignments',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette],
+  optional: [ICommandPalette, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    translator: ITranslator | null
   ) => {
+    trans = (translator ?? nullTranslator).load('jupyterlab_gradewright');
     const current = () => tracker.currentWidget;
     app.commands.addCommand('gradewright:fetch', {
-      label: 'Fetch an assignment',
+      label: trans.__('Fetch an assignment'),
+      describedBy: NO_ARGUMENTS,
       execute: () => fetchAssignment(app)
     });
     app.commands.addCommand('gradewright:check', {
-      label: 'Check (public tests)',
+      label: trans.__('Check (public tests)'),
+      describedBy: NO_ARGUMENTS,
       isEnabled: () => current() !== null,
       execute: () => (current() ? checkNotebook(current()!) : undefined)
     });
     app.commands.addCommand('gradewright:submit', {
-      label: 'Submit to Gradewright',
+      label: trans.__('Submit to Gradewright'),
+      describedBy: NO_ARGUMENTS,
       isEnabled: () => current() !== null,
       execute: () => (current() ? submitNotebook(app, current()!) : undefined)
     });
@@ -348,37 +411,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
         'gradewright:check',
         'gradewright:submit'
       ]) {
-        palette.addItem({ command, category: 'Gradewright' });
+        palette.addItem({ command, category: trans.__('Gradewright') });
       }
     }
     app.docRegistry.addWidgetExtension('Notebook', {
       createNew: (panel: NotebookPanel) => {
-        const buttons = [
-          new ToolbarButton({
-            label: 'Fetch',
-            tooltip: 'Fetch an assignment',
-            onClick: () => void fetchAssignment(app)
-          }),
-          new ToolbarButton({
-            label: 'Check',
-            tooltip: 'Run the public tests',
-            onClick: () => void checkNotebook(panel)
-          }),
-          new ToolbarButton({
-            label: 'Submit',
-            tooltip: 'Hand this notebook in',
-            onClick: () => void submitNotebook(app, panel)
-          })
-        ];
-        buttons.forEach((button, index) =>
-          panel.toolbar.insertItem(10 + index, `gradewright-${index}`, button)
-        );
-        return {
-          dispose: () => buttons.forEach(button => button.dispose()),
-          get isDisposed() {
-            return buttons.every(button => button.isDisposed);
-          }
-        } as any;
+        // The toolbar shows the buttons; the set disposes of them with the extension.
+        const owned = new DisposableSet();
+        toolbarButtons(app, panel).forEach(([name, button], index) => {
+          panel.toolbar.insertItem(10 + index, name, button);
+          owned.add(button);
+        });
+        return owned;
       }
     });
   }
