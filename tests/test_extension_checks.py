@@ -39,9 +39,7 @@ def test_the_extension_passes_the_templates_lint():
     jlpm(EXTENSION, "lint:check", timeout=300)
 
 
-# About half a minute (a JupyterLab started, a notebook opened): the CI step of install tests, out of
-# the default run, which is at its time limit.
-@pytest.mark.install
+# A JupyterLab started and a notebook opened: 15 to 30 seconds.
 @pytest.mark.slow
 def test_a_students_notebook_shows_gradewrights_buttons_and_not_nbgraders():
     if CHROMIUM is None:
