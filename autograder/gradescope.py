@@ -6,9 +6,9 @@ The bundle (the zip's root is Gradescope's ``/autograder/source``):
 
     setup.sh          installs the project into /autograder/venv (Gradescope's Ubuntu 24.04 image)
     run_autograder    grades /autograder/submission into /autograder/results/results.json
-    project/          this project's source: pyproject.toml and everything it names (its packages, found
-                      as its ``packages.find`` finds them, and its data files, such as the JupyterLab
-                      extension's built bundle), so that ``pip install`` of it works as it does here
+    project/          this project's source: pyproject.toml and everything it names (its wheel's packages
+                      and its shared data, such as the JupyterLab extension's built bundle), so that
+                      ``pip install`` of it works as it does here
     course/           a course.toml naming only this assignment, the assignment's folder (its hidden
                       suite and source notebook), its references, and the grader's secret, so that a
                       submission draws the same hidden inputs, and gets the same verdicts, as here
@@ -28,7 +28,6 @@ import sys
 import tempfile
 import tomllib
 import zipfile
-from fnmatch import fnmatch
 from pathlib import Path
 
 from untrusted.text import storable
@@ -43,8 +42,8 @@ from .secret import SECRET_FILE, grader_secret
 from .submissions import find_submissions
 from .suite import hidden_suite
 
-# What the bundle leaves out of the project's folders: build products and the extension's npm tree.
-SKIPPED_NAMES = ("__pycache__", "*.pyc", ".*", "node_modules", "*.egg-info")
+# What the bundle leaves out of the project's folders: build products and the extension's npm tree and UI tests.
+SKIPPED_NAMES = ("__pycache__", "*.pyc", ".*", "node_modules", "ui-tests", "*.egg-info")
 SKIPPED = shutil.ignore_patterns(*SKIPPED_NAMES)
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, when the autograder is built (base image: Ubuntu 24.04, Python 3.12).
@@ -117,29 +116,28 @@ def export_bundle(assignment: Assignment, project_root: Path, title: str, out: P
 
 
 def copy_project(root: Path, to: Path) -> None:
-    """Copy what ``root/pyproject.toml`` names into ``to``: its readme, its top-level packages (as its
-    ``[tool.setuptools.packages.find]`` includes them) and its ``data-files``, whatever they are, so
-    that a package added to pyproject.toml is in the bundle without a list here to keep in step."""
+    """Copy what ``root/pyproject.toml`` names into ``to``: its readme, its wheel's packages (hatchling's
+    ``[tool.hatch.build.targets.wheel] packages``) and its ``shared-data``, whatever they are (the
+    JupyterLab extension's built bundle among them), so that a package added to pyproject.toml is in the
+    bundle without a list here to keep in step. The extension's build is skipped where its bundle is
+    there (skip-if-exists), so Gradescope's install needs no Node."""
     settings = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    setuptools = settings.get("tool", {}).get("setuptools", {})
+    wheel = settings.get("tool", {}).get("hatch", {}).get("build", {}).get("targets", {}).get("wheel", {})
     shutil.copy(root / "pyproject.toml", to / "pyproject.toml")
     readme = settings.get("project", {}).get("readme")
     if isinstance(readme, str):
         shutil.copy(root / readme, to / readme)
-    patterns = setuptools.get("packages", {}).get("find", {}).get("include", [])
-    for folder in sorted(root.iterdir()):
-        top_level = folder.is_dir() and (folder / "__init__.py").is_file()
-        if top_level and any(fnmatch(folder.name, pattern.split(".")[0]) for pattern in patterns):
-            shutil.copytree(folder, to / folder.name, ignore=SKIPPED)
-    for sources in setuptools.get("data-files", {}).values():
-        for pattern in sources:
-            found = sorted(root.glob(pattern))
-            if not found:
-                raise AutograderError(f"{root / 'pyproject.toml'}: data file {pattern} is missing (build it first)")
-            for path in found:
-                target = to / path.relative_to(root)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(path, target)
+    for package in wheel.get("packages", []):
+        shutil.copytree(root / package, to / package, ignore=SKIPPED, dirs_exist_ok=True)
+    for source in wheel.get("shared-data", {}):
+        path = root / source
+        if not path.exists():
+            raise AutograderError(f"{root / 'pyproject.toml'}: data file {source} is missing (build it first)")
+        if path.is_dir():
+            shutil.copytree(path, to / source, ignore=SKIPPED, dirs_exist_ok=True)
+        else:
+            (to / source).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, to / source)
 
 
 def project_root() -> Path:

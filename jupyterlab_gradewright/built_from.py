@@ -1,8 +1,8 @@
 """The committed bundle (labextension/) records the digest of the sources it was built from
-(``built_from.txt``, written by package.json's build script), so that a test fails when src/ or
-package.json changed and the bundle was not built again: pip installs the bundle, never src/.
+(``built_from.txt``, written by package.json's build scripts), so that a test fails when src/, style/,
+package.json or yarn.lock changed and the bundle was not built again: pip installs the bundle, never src/.
 
-    $ cd jupyterlab_gradewright && npm ci && npm run build
+    $ cd jupyterlab_gradewright && jlpm install && jlpm build:prod
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ RECORD = HERE / "labextension" / "built_from.txt"
 
 
 def sources_digest(folder: Path = HERE) -> str:
-    """The SHA-256 of what the build reads: src/, style/, package.json and tsconfig.json."""
+    """The SHA-256 of what the build reads: src/, style/, package.json, yarn.lock and tsconfig.json."""
     files = sorted(
-        [*folder.glob("src/**/*"), *folder.glob("style/**/*"), folder / "package.json", folder / "tsconfig.json"]
+        [*folder.glob("src/**/*"), *folder.glob("style/**/*")]
+        + [folder / name for name in ("package.json", "yarn.lock", "tsconfig.json")]
     )
     digest = hashlib.sha256()
     for path in files:
@@ -33,7 +34,7 @@ def main(argv: list[str]) -> int:
         return 0
     recorded = RECORD.read_text(encoding="ascii").strip() if RECORD.is_file() else ""
     if recorded != sources_digest():
-        print(f"{RECORD.parent}: not built from the current sources: run `npm run build` in {HERE}", file=sys.stderr)
+        print(f"{RECORD.parent}: not built from the current sources: run `jlpm build:prod` in {HERE}", file=sys.stderr)
         return 1
     return 0
 

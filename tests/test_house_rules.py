@@ -33,7 +33,8 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
     for package in PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
             relative = path.relative_to(root)
-            if "migrations" in relative.parts or "node_modules" in relative.parts:
+            # ui-tests/: the JupyterLab extension's UI test tooling, not a module (its name cannot be imported).
+            if {"migrations", "node_modules", "ui-tests"} & set(relative.parts):
                 continue
             name = ".".join(relative.with_suffix("").parts)
             found[name.removesuffix(".__init__")] = path

@@ -25,7 +25,7 @@ EXTENSION = "jupyterlab-gradewright"
 def test_the_committed_bundle_is_built_from_the_current_sources():
     assert RECORD.read_text(encoding="ascii").strip() == sources_digest(), (
         "jupyterlab_gradewright/labextension/ was not built from the current src/: "
-        "run `npm ci && npm run build` in jupyterlab_gradewright/ and commit the bundle"
+        "run `jlpm install && jlpm build:prod` in jupyterlab_gradewright/ and commit the bundle"
     )
 
 
@@ -105,6 +105,9 @@ def test_an_editable_install_links_the_extension_for_development(tmp_path):
         "-q",
         "-e",
         ".",
+        # The committed bundle is what is linked: the editable build of the extension (Node, jlpm) is
+        # not what this test checks, and would rewrite the checkout's bundle.
+        env={"HATCH_JUPYTER_BUILDER_SKIP_NPM": "1"},
     )
     # What `jupyter labextension develop --overwrite .` runs, in the venv's own process: the command
     # hands over to the `jupyter-builder` script on the PATH, which here would be the machine's.

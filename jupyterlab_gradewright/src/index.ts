@@ -4,7 +4,10 @@
  * with the server's hub token. Submit saves the notebook first, then shows the feedback in a panel
  * once graded, with a link to the submission's page on the site.
  */
-import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
 import {
   Dialog,
   ICommandPalette,
@@ -16,9 +19,19 @@ import {
 } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ServerConnection } from '@jupyterlab/services';
+import {
+  ITranslator,
+  TranslationBundle,
+  nullTranslator
+} from '@jupyterlab/translation';
+import { DisposableSet } from '@lumino/disposable';
 import { Widget } from '@lumino/widgets';
 
 type Json = { [key: string]: any };
+
+// The words shown to the student, in JupyterLab's language where the extension is translated
+// (JupyterLab's translator, set when the plugin is activated).
+let trans: TranslationBundle = nullTranslator.load('jupyterlab_gradewright');
 
 class Refused extends Error {
   constructor(
@@ -46,10 +59,17 @@ async function call(path: string, method = 'GET', body?: Json): Promise<Json> {
   try {
     data = await response.json();
   } catch {
-    throw new Refused(`the server answered ${response.status}`, response.status);
+    throw new Refused(
+      `the server answered ${response.status}`,
+      response.status
+    );
   }
   if (!response.ok) {
-    throw new Refused(String(data.error ?? response.status), response.status, data);
+    throw new Refused(
+      String(data.error ?? response.status),
+      response.status,
+      data
+    );
   }
   return data;
 }
@@ -75,7 +95,9 @@ function feedbackNode(feedback: string): HTMLElement {
       list = list ?? node.appendChild(document.createElement('ul'));
       list.appendChild(text('li', line.slice(2)));
     } else if (line.startsWith('  ') && list?.lastChild) {
-      list.lastChild.appendChild(text('span', ` ${line.trim()}`, 'jp-gradewright-folded'));
+      list.lastChild.appendChild(
+        text('span', ` ${line.trim()}`, 'jp-gradewright-folded')
+      );
     } else if (line.trim()) {
       node.appendChild(text('p', line.trim()));
     }
@@ -84,7 +106,9 @@ function feedbackNode(feedback: string): HTMLElement {
 }
 
 function score(value: unknown): string {
-  return typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : 'hidden';
+  return typeof value === 'number'
+    ? String(Math.round(value * 1000) / 1000)
+    : 'hidden';
 }
 
 /** A submission's state, then its feedback, as the site shows it to its student. */
@@ -93,7 +117,7 @@ class FeedbackPanel extends Widget {
     super();
     this.addClass('jp-gradewright-feedback');
     this.id = `gradewright-feedback-${job.id}`;
-    this.title.label = `Feedback: ${job.assignment}`;
+    this.title.label = trans.__('Feedback: %1', job.assignment);
     this.title.closable = true;
     this.render();
   }
@@ -115,19 +139,31 @@ class FeedbackPanel extends Widget {
       const lines: string[] = job.score_lines ?? [];
       if (lines.length) {
         lines.forEach((line, index) =>
-          node.appendChild(text('p', line, index === 0 ? 'jp-gradewright-score' : 'jp-gradewright-late'))
+          node.appendChild(
+            text(
+              'p',
+              line,
+              index === 0 ? 'jp-gradewright-score' : 'jp-gradewright-late'
+            )
+          )
         );
       } else {
-        node.appendChild(text('p', `Hidden tests' results: ${report.hidden_results}`));
+        node.appendChild(
+          text('p', `Hidden tests' results: ${report.hidden_results}`)
+        );
       }
       const table = document.createElement('table');
       const head = document.createElement('tr');
-      ['Question', 'Score', 'Status'].forEach(label => head.appendChild(text('th', label)));
+      ['Question', 'Score', 'Status'].forEach(label =>
+        head.appendChild(text('th', label))
+      );
       table.appendChild(head);
       for (const question of report.questions ?? []) {
         const row = document.createElement('tr');
         row.appendChild(text('td', String(question.id)));
-        row.appendChild(text('td', `${score(question.score)} / ${score(question.max_score)}`));
+        row.appendChild(
+          text('td', `${score(question.score)} / ${score(question.max_score)}`)
+        );
         row.appendChild(text('td', String(question.status ?? '')));
         table.appendChild(row);
         if (question.feedback && question.status !== 'passed') {
@@ -142,7 +178,9 @@ class FeedbackPanel extends Widget {
       }
       node.appendChild(table);
     } else if (job.state === 'queued' || job.state === 'grading') {
-      node.appendChild(text('p', 'Grading… this panel shows the feedback when it is ready.'));
+      node.appendChild(
+        text('p', 'Grading… this panel shows the feedback when it is ready.')
+      );
     }
     if (job.error) {
       node.appendChild(text('p', String(job.error), 'jp-gradewright-error'));
@@ -151,7 +189,7 @@ class FeedbackPanel extends Widget {
     link.href = String(job.page_url);
     link.target = '_blank';
     link.rel = 'noopener';
-    link.textContent = 'Open the submission page';
+    link.textContent = trans.__('Open the submission page');
     const paragraph = document.createElement('p');
     paragraph.appendChild(link);
     node.appendChild(paragraph);
@@ -163,11 +201,19 @@ async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
   try {
     listed = await call('assignments');
   } catch (error) {
-    await showErrorMessage('Fetch refused', String((error as Error).message));
+    await showErrorMessage(
+      trans.__('Fetch refused'),
+      String((error as Error).message)
+    );
     return;
   }
-  const names: string[] = (listed.assignments ?? []).map((a: Json) => String(a.name));
-  const chosen = await InputDialog.getItem({ title: 'Fetch which assignment?', items: names });
+  const names: string[] = (listed.assignments ?? []).map((a: Json) =>
+    String(a.name)
+  );
+  const chosen = await InputDialog.getItem({
+    title: trans.__('Fetch which assignment?'),
+    items: names
+  });
   if (!chosen.button.accept || !chosen.value) {
     return;
   }
@@ -176,19 +222,28 @@ async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
     fetched = await call('fetch', 'POST', { assignment: chosen.value });
   } catch (error) {
     if (!(error instanceof Refused) || error.status !== NOTEBOOK_EXISTS) {
-      await showErrorMessage('Fetch refused', String((error as Error).message));
+      await showErrorMessage(
+        trans.__('Fetch refused'),
+        String((error as Error).message)
+      );
       return;
     }
     // The notebook is there already: the student's work, replaced only if they say so.
     const replace = await showDialog({
-      title: 'Replace your notebook?',
+      title: trans.__('Replace your notebook?'),
       body: `${error.message.replace(/; pass overwrite=True to replace it$/, '')}. Replace it with the released notebook? Your work in it would be lost.`,
-      buttons: [Dialog.cancelButton({ label: 'Keep mine' }), Dialog.warnButton({ label: 'Replace' })]
+      buttons: [
+        Dialog.cancelButton({ label: trans.__('Keep mine') }),
+        Dialog.warnButton({ label: trans.__('Replace') })
+      ]
     });
     if (!replace.button.accept) {
       return;
     }
-    fetched = await call('fetch', 'POST', { assignment: chosen.value, overwrite: true });
+    fetched = await call('fetch', 'POST', {
+      assignment: chosen.value,
+      overwrite: true
+    });
   }
   await app.commands.execute('docmanager:open', { path: fetched.path });
 }
@@ -200,40 +255,62 @@ async function checkNotebook(panel: NotebookPanel): Promise<void> {
     const body = document.createElement('div');
     for (const result of checked.results ?? []) {
       body.appendChild(
-        text('p', `${result.question}: ${result.passed ? 'passed' : 'FAILED'} ${result.message ?? ''}`)
+        text(
+          'p',
+          `${result.question}: ${result.passed ? 'passed' : 'FAILED'} ${result.message ?? ''}`
+        )
       );
     }
     if (!(checked.results ?? []).length) {
       body.appendChild(text('p', 'This notebook has no public tests.'));
     }
-    await showDialog({ title: 'Public tests', body: new Widget({ node: body }), buttons: [Dialog.okButton()] });
+    await showDialog({
+      title: trans.__('Public tests'),
+      body: new Widget({ node: body }),
+      buttons: [Dialog.okButton()]
+    });
   } catch (error) {
-    await showErrorMessage('Check refused', String((error as Error).message));
+    await showErrorMessage(
+      trans.__('Check refused'),
+      String((error as Error).message)
+    );
   }
 }
 
-async function submitNotebook(app: JupyterFrontEnd, panel: NotebookPanel): Promise<void> {
+async function submitNotebook(
+  app: JupyterFrontEnd,
+  panel: NotebookPanel
+): Promise<void> {
   await panel.context.save(); // what is handed in is what the student sees
   let job: Json;
   try {
     job = await call('submit', 'POST', { path: panel.context.path });
   } catch (error) {
     if (!(error instanceof Refused) || error.status !== WHICH_ASSIGNMENT) {
-      await showErrorMessage('Submit refused', String((error as Error).message));
+      await showErrorMessage(
+        trans.__('Submit refused'),
+        String((error as Error).message)
+      );
       return;
     }
     // A notebook not fetched from the course does not say its assignment: the student chooses.
     const chosen = await InputDialog.getItem({
-      title: 'Hand this notebook in for which assignment?',
+      title: trans.__('Hand this notebook in for which assignment?'),
       items: (error.data.assignments ?? []).map(String)
     });
     if (!chosen.button.accept || !chosen.value) {
       return;
     }
     try {
-      job = await call('submit', 'POST', { path: panel.context.path, assignment: chosen.value });
+      job = await call('submit', 'POST', {
+        path: panel.context.path,
+        assignment: chosen.value
+      });
     } catch (again) {
-      await showErrorMessage('Submit refused', String((again as Error).message));
+      await showErrorMessage(
+        trans.__('Submit refused'),
+        String((again as Error).message)
+      );
       return;
     }
   }
@@ -251,11 +328,50 @@ async function submitNotebook(app: JupyterFrontEnd, panel: NotebookPanel): Promi
     try {
       job = await call(`submissions/${job.id}`);
     } catch (error) {
-      await showErrorMessage('Feedback', String((error as Error).message));
+      await showErrorMessage(
+        trans.__('Feedback'),
+        String((error as Error).message)
+      );
       return;
     }
     content.update_job(job);
   }
+}
+
+// The commands take no arguments: they act on the current notebook.
+const NO_ARGUMENTS = { args: { type: 'object' as const, properties: {} } };
+
+/** The toolbar's buttons for one notebook: Fetch, Check and Submit, in that order. */
+function toolbarButtons(
+  app: JupyterFrontEnd,
+  panel: NotebookPanel
+): [string, ToolbarButton][] {
+  return [
+    [
+      'gradewright-fetch',
+      new ToolbarButton({
+        label: trans.__('Fetch'),
+        tooltip: trans.__('Fetch an assignment'),
+        onClick: () => void fetchAssignment(app)
+      })
+    ],
+    [
+      'gradewright-check',
+      new ToolbarButton({
+        label: trans.__('Check'),
+        tooltip: trans.__('Run the public tests'),
+        onClick: () => void checkNotebook(panel)
+      })
+    ],
+    [
+      'gradewright-submit',
+      new ToolbarButton({
+        label: trans.__('Submit'),
+        tooltip: trans.__('Hand this notebook in'),
+        onClick: () => void submitNotebook(app, panel)
+      })
+    ]
+  ];
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -263,42 +379,50 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'Fetch, Check and Submit for Gradewright assignments',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette],
-  activate: (app: JupyterFrontEnd, tracker: INotebookTracker, palette: ICommandPalette | null) => {
+  optional: [ICommandPalette, ITranslator],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    palette: ICommandPalette | null,
+    translator: ITranslator | null
+  ) => {
+    trans = (translator ?? nullTranslator).load('jupyterlab_gradewright');
     const current = () => tracker.currentWidget;
     app.commands.addCommand('gradewright:fetch', {
-      label: 'Fetch an assignment',
+      label: trans.__('Fetch an assignment'),
+      describedBy: NO_ARGUMENTS,
       execute: () => fetchAssignment(app)
     });
     app.commands.addCommand('gradewright:check', {
-      label: 'Check (public tests)',
+      label: trans.__('Check (public tests)'),
+      describedBy: NO_ARGUMENTS,
       isEnabled: () => current() !== null,
       execute: () => (current() ? checkNotebook(current()!) : undefined)
     });
     app.commands.addCommand('gradewright:submit', {
-      label: 'Submit to Gradewright',
+      label: trans.__('Submit to Gradewright'),
+      describedBy: NO_ARGUMENTS,
       isEnabled: () => current() !== null,
       execute: () => (current() ? submitNotebook(app, current()!) : undefined)
     });
     if (palette) {
-      for (const command of ['gradewright:fetch', 'gradewright:check', 'gradewright:submit']) {
-        palette.addItem({ command, category: 'Gradewright' });
+      for (const command of [
+        'gradewright:fetch',
+        'gradewright:check',
+        'gradewright:submit'
+      ]) {
+        palette.addItem({ command, category: trans.__('Gradewright') });
       }
     }
     app.docRegistry.addWidgetExtension('Notebook', {
       createNew: (panel: NotebookPanel) => {
-        const buttons = [
-          new ToolbarButton({ label: 'Fetch', tooltip: 'Fetch an assignment', onClick: () => void fetchAssignment(app) }),
-          new ToolbarButton({ label: 'Check', tooltip: 'Run the public tests', onClick: () => void checkNotebook(panel) }),
-          new ToolbarButton({ label: 'Submit', tooltip: 'Hand this notebook in', onClick: () => void submitNotebook(app, panel) })
-        ];
-        buttons.forEach((button, index) => panel.toolbar.insertItem(10 + index, `gradewright-${index}`, button));
-        return {
-          dispose: () => buttons.forEach(button => button.dispose()),
-          get isDisposed() {
-            return buttons.every(button => button.isDisposed);
-          }
-        } as any;
+        // The toolbar shows the buttons; the set disposes of them with the extension.
+        const owned = new DisposableSet();
+        toolbarButtons(app, panel).forEach(([name, button], index) => {
+          panel.toolbar.insertItem(10 + index, name, button);
+          owned.add(button);
+        });
+        return owned;
       }
     });
   }
