@@ -129,7 +129,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
     from course.exams.build import build_exam
     from gradebook.models import SimilarityRun, Student, Submission
     from gradebook.similarity import SimilarityReport, SimilarPair
-    from service import exam_marking, exam_sessions
+    from service import exam_marking, exam_sessions, hand_grading
     from service.access import assignments, course
     from service.models import ExamAttempt, Job, Member, OnlineExam, ReviewMessage, ReviewRequest, SignInLink, digest
 
@@ -203,6 +203,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
     patch.setattr(settings, "GRADEWRIGHT_DEMO", True, raising=False)
     patch.setattr(exam_sessions, "course", lambda: listed)
     patch.setattr(exam_marking, "course", lambda: listed)
+    patch.setattr(hand_grading, "course", lambda: listed)
     OnlineExam.objects.filter(name=EXAM).delete()
     ExamAttempt.objects.filter(exam=EXAM).delete()
     OnlineExam.objects.create(
