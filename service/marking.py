@@ -3,7 +3,8 @@ hidden unless asked for, the answer rendered (Markdown, never raw HTML), the que
 applied with a click or a key) and a comment. A mark's score comes from the rubric items' current
 points (gradebook.grades.mark_score), so changing an item's points in the manifest regrades every
 answer that used it. Two graders never lose each other's work unseen: the last save wins, and the
-one whose save replaced another's is told."""
+one whose save replaced another's is told. Empty answers (gradebook.empty_answers) are not in the
+queue: the marking list lists them and gives them 0 with one button (``mark_empty``)."""
 
 from __future__ import annotations
 
