@@ -228,9 +228,11 @@ def _give_group_mark(
         ).select_related("student")
     }
     notices = [
-        replaced_notice(mark.marked_at, seen.get(str(member.submission_id), ""), mark.marked_by, f"answer {place[id_]}")
-        for member in members
-        if (mark := before.get(id_ := member.student_id)) is not None
+        replaced_notice(
+            mark.marked_at, seen.get(str(m.submission_id), ""), mark.marked_by, f"answer {place[m.student_id]}"
+        )
+        for m in members
+        if (mark := before.get(m.student_id)) is not None
     ]
     try:
         book().run(write)
