@@ -66,11 +66,7 @@ def grade_submission(
     except Unreadable as unreadable:
         errors.append(str(unreadable))
     else:
-        answers = dict(extracted.answers)
-        for question_id, heading in assignment.answer_headings.items():
-            if not any(question_of_cell(grade_id, question_ids) == question_id for grade_id in answers):
-                found = answers_after_heading(extracted.layout, heading)
-                answers |= {f"{question_id}_{cell}": text for cell, text in found.items()}
+        answers = answer_cells(assignment, extracted)
     graded = [question for question in assignment.questions if only_question in (None, question.id)]
     causes: Causes = {}
     recorder: AnswerRecorder | None = None
@@ -115,6 +111,20 @@ def grade_submission(
         seconds=round(time.monotonic() - started, 3),
         only_question=only_question,
     )
+
+
+def answer_cells(assignment: Assignment, extracted: Extracted) -> dict[str, str]:
+    """A notebook's written answers, each cell by its nbgrader ``grade_id`` (question_of_cell says
+    whose), or, for a question whose cells lost their metadata, the cells under its heading
+    (``<question>_cell N``). The released notebook read this way gives the starter text each
+    answer began as (gradebook.empty_answers)."""
+    question_ids = [question.id for question in assignment.questions]
+    answers = dict(extracted.answers)
+    for question_id, heading in assignment.answer_headings.items():
+        if not any(question_of_cell(grade_id, question_ids) == question_id for grade_id in answers):
+            found = answers_after_heading(extracted.layout, heading)
+            answers |= {f"{question_id}_{cell}": text for cell, text in found.items()}
+    return answers
 
 
 def _question_result(

@@ -3,7 +3,7 @@
     python docs/screenshots.py [--out docs/screenshots] [--chromium /usr/bin/chromium]
 
 It copies the shipped course to a temporary folder, starts `autograder serve --demo` on it (the
-demo's seeding grades a dozen students' known submissions in the sandbox: a minute or two), signs
+demo's seeding grades a dozen students' known submissions in the sandbox: under a minute), signs
 in as the demo instructor and as demo students in Playwright (driving Debian's chromium, no browser
 download) and writes, into --out, the pages the README shows: at 1,280 px as before, a few at
 1,440 px (``*-1440.png``) and a student's feedback on a phone at 360 px (``feedback-phone.png``).

@@ -17,7 +17,8 @@ installed with nbgrader) compares a class's answers in milliseconds. The ``thres
 grader's to move; the default is the one the benchmark chose (docs/explanation/answer-groups.md).
 
 No database write and no web here: ``assignment_answers`` reads a question's answers, and
-``group_answers`` gathers any answers (an exam's open answers too)."""
+``group_answers`` gathers any answers (an exam's open answers too). An empty answer (blank, or the
+notebook's starter text: gradebook.empty_answers) is never grouped: it has nothing to mark."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ import io
 import re
 import tokenize
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -152,12 +153,17 @@ class MarkedAnswer:
     submission_id: int
     student_id: str
     answer: Answer
+    empty: bool = False  # nothing to read (gradebook.empty_answers): never grouped
 
 
-def assignment_answers(book: Gradebook, spec: AssignmentSpec, question_id: str) -> list[MarkedAnswer]:
+def assignment_answers(
+    book: Gradebook, spec: AssignmentSpec, question_id: str, starters: Collection[str] = frozenset()
+) -> list[MarkedAnswer]:
     """Each student's latest answer to the hand-graded question ``question_id``, in the order they
     were handed in (two queries); its ``Answer`` keyed by the student's id, with its graded outcome
-    where the question names functions (code marked by hand)."""
+    where the question names functions (code marked by hand), and whether it is empty (blank, or
+    one of the question's ``starters``: empty_answers.is_empty_answer)."""
+    from .empty_answers import is_empty_answer
     from .grades import latest_rows
     from .models import Result
 
@@ -180,14 +186,26 @@ def assignment_answers(book: Gradebook, spec: AssignmentSpec, question_id: str) 
             text = "\n\n".join(text for _, text in sorted((answers or {}).items()))
             outcome = outcome_of(tests or []) if code else None
             answer = Answer(key=submission.student.student_id, text=text, outcome=outcome)
-            found.append(MarkedAnswer(submission.id, submission.student.student_id, answer))
+            empty = is_empty_answer(answers, starters)
+            found.append(MarkedAnswer(submission.id, submission.student.student_id, answer, empty))
         return found
 
     return book.run(read)
 
 
 def assignment_groups(
-    book: Gradebook, spec: AssignmentSpec, question_id: str, threshold: float = DEFAULT_THRESHOLD
+    book: Gradebook,
+    spec: AssignmentSpec,
+    question_id: str,
+    threshold: float = DEFAULT_THRESHOLD,
+    starters: Collection[str] | None = None,
 ) -> list[AnswerGroup]:
-    """The groups of a hand-graded question's latest answers, each member a student's id."""
-    return group_answers([found.answer for found in assignment_answers(book, spec, question_id)], threshold)
+    """The groups of a hand-graded question's latest answers, each member a student's id; the empty
+    answers left out (the marking list gives them 0). ``starters``: the question's starter texts
+    (None: read from the notebook released now, empty_answers.starter_texts)."""
+    if starters is None:
+        from .empty_answers import starter_texts
+
+        starters = starter_texts(spec).get(question_id, frozenset())
+    found = assignment_answers(book, spec, question_id, starters)
+    return group_answers([each.answer for each in found if not each.empty], threshold)

@@ -83,6 +83,15 @@ def give_mark(
     return book.run(write)
 
 
+def replaced_notice(marked_at: datetime | None, seen: str, by: str = "", what: str = "this answer") -> str | None:
+    """The one rule for a save that replaced another grader's mark (the last save wins, and its
+    grader is told): the mark there now, made at ``marked_at`` by ``by``, is not the one the page
+    showed (``seen``: that mark's time as the page had it, "" for none). The notice, or None."""
+    if marked_at is None or marked_at.isoformat() == seen:
+        return None
+    return f"{by or 'another grader'} had marked {what} at {marked_at:%H:%M:%S}; your mark replaced theirs"
+
+
 def remove_mark(book: Gradebook, submission: models.Submission, question_id: str) -> None:
     """Take back the mark given for ``question_id`` on ``submission`` (the staff's override emptied)."""
     from .models import Mark

@@ -142,7 +142,7 @@ class Demo:
 
 
 def open_demo(course_root: Path, say: Callable[[str], None] = print) -> Demo:
-    """The course's demo, seeded on first use (a minute of grading) or reused, with Django
+    """The course's demo, seeded on first use (under a minute of grading) or reused, with Django
     configured for it in this process; its workers need ``$GRADEWRIGHT_DATABASE_URL`` unset, as
     this leaves it (the demo's database is its own SQLite file)."""
     from autograder.environment import is_set, without
@@ -170,7 +170,7 @@ def open_demo(course_root: Path, say: Callable[[str], None] = print) -> Demo:
     prepare(folder, None, demo=False)
     say(
         f"seeding the demo course in {folder}: grading the known submissions of {len(ROSTER)} students "
-        "in the sandbox (about a minute, once)"
+        "in the sandbox (under a minute, once)"
     )
     accounts = _seed(folder, state, now, dues)
     (state / ACCOUNTS).write_text(json.dumps(accounts), encoding="utf-8")

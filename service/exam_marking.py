@@ -20,38 +20,15 @@ from course.exams.csvfiles import ExamError
 from course.exams.grade import OPEN_POINTS, load_key
 from gradebook.errors import BadEdit
 from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
+from gradebook.marks import replaced_notice
 from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import book, course, staff_required
-from .exam_sessions import counted_attempts, online_answer
-from .models import OnlineExam
+from .exam_sessions import online_answer
+from .hand_grading import exam_answers, exam_or_404, taken
 
 _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
-
-
-def _exam_or_404(name: str) -> Path:
-    folder = course().exam_folders.get(name)
-    if folder is None:
-        raise Http404("no such exam")
-    return folder
-
-
-def _answers(name: str, folder: Path, question: str | None = None) -> list[OpenAnswer]:
-    try:
-        answers = _taken(name, open_answers(book(), folder))
-    except ExamError as exc:
-        raise Http404(str(exc)) from None
-    return [answer for answer in answers if question in (None, answer.question)]
-
-
-def _taken(name: str, answers: list[OpenAnswer]) -> list[OpenAnswer]:
-    """An exam taken online: the answers of the students whose attempt counts, never a roster's
-    student who did not take it (no paper sheet of theirs to mark either)."""
-    if not OnlineExam.objects.filter(name=name).exists():
-        return answers
-    took = {attempt.student.student_id for attempt in counted_attempts(name)}
-    return [answer for answer in answers if answer.student_id in took]
 
 
 @login_required
@@ -62,7 +39,7 @@ def exams_index(request: HttpRequest) -> HttpResponse:
     exams: list[dict[str, object]] = []
     for name, folder in course().exam_folders.items():
         try:
-            title, answers = load_key(folder).title, _taken(name, open_answers(book(), folder))
+            title, answers = load_key(folder).title, taken(name, open_answers(book(), folder))
         except ExamError as exc:
             exams.append({"name": name, "problem": str(exc), "questions": []})
             continue
@@ -81,7 +58,7 @@ def exams_index(request: HttpRequest) -> HttpResponse:
 @require_safe
 @staff_required
 def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
-    answers = _answers(name, _exam_or_404(name), question)
+    answers = exam_answers(name, exam_or_404(name), question)
     if not answers:
         raise Http404("no such open question")
     first = next((answer for answer in answers if answer.score is None), answers[0])
@@ -92,8 +69,8 @@ def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @staff_required
 def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -> HttpResponse:
-    folder = _exam_or_404(name)
-    answers = _answers(name, folder, question)
+    folder = exam_or_404(name)
+    answers = exam_answers(name, folder, question)
     position = next((i for i, answer in enumerate(answers) if answer.student_id == student_id), None)
     if position is None:
         raise Http404("not an answer to mark")
@@ -128,10 +105,9 @@ def _save(request: HttpRequest, form: forms.ExamMark, folder: Path, answer: Open
         messages.error(request, f"the score is a number between 0 and {OPEN_POINTS:g}")
         return False
     score, seen = form.cleaned_data["score"], form.cleaned_data["seen"]
-    if answer.marked_at is not None and answer.marked_at.isoformat() != seen:
-        messages.warning(
-            request, f"another grader had marked this answer at {answer.marked_at:%H:%M:%S}; your mark replaced theirs"
-        )
+    notice = replaced_notice(answer.marked_at, seen)
+    if notice:
+        messages.warning(request, notice)
     try:
         record_exam_mark(
             book(),

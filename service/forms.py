@@ -226,6 +226,17 @@ class MarkAnswer(Form):
         return self.value("then") == "next"
 
 
+class EmptyAnswers(Form):
+    """The marking list's button: the empty answers it listed (those no longer empty and waiting are
+    left out, as if not listed)."""
+
+    answers = KnownOnes(required=False)
+
+    def __init__(self, data: Any, answers: Iterable[str]) -> None:
+        super().__init__(data)
+        self.fields["answers"].choices = _choices(answers)
+
+
 class GroupQuery(Form):
     """The group marking page's query: the similarity threshold, which group (1: the largest), and
     whether the students' names are shown."""
@@ -235,15 +246,28 @@ class GroupQuery(Form):
     names = forms.BooleanField(required=False)
 
 
+class SeenMarks(forms.Field):
+    """Each member's mark as a group page showed it: "TOKEN TIME" pairs (TIME "" where it had none),
+    as {token: time}; a pair that is not one is left out."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> dict[str, str]:
+        pairs = (str(item).partition(" ") for item in (value if isinstance(value, list | tuple) else []))
+        return {token: when for token, _, when in pairs if token}
+
+
 class GroupMark(Form):
-    """A mark given to an answer group: as ``MarkAnswer`` (or, for an exam, a score), and the members
-    it is given to (those the grader left ticked; one no longer in the question's answers is left out)."""
+    """A mark given to an answer group: as ``MarkAnswer`` (or, for an exam, a score), the members it
+    is given to (those the grader left ticked; one no longer in the question's answers is left out),
+    and when each member's mark was made as the page showed it (``seen``: a save since is told)."""
 
     rubric = KnownOnes(required=False)
     adjustment = Number(required=False)
     score = Number(required=False)
     comment = forms.CharField(required=False, strip=False)
     members = KnownOnes(required=False)
+    seen = SeenMarks(required=False)
     then = forms.CharField(required=False)
 
     def __init__(self, data: Any, items: Iterable[str], members: Iterable[str]) -> None:

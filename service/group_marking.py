@@ -23,18 +23,18 @@ from django.views.decorators.http import require_http_methods
 
 from autograder.assignment import Question
 from course.exams.grade import OPEN_POINTS
+from course.wording import plural
 from gradebook.answer_groups import DEFAULT_THRESHOLD, Answer, AnswerGroup, assignment_answers, group_answers
 from gradebook.errors import BadEdit
-from gradebook.exams import open_answers, record_exam_mark
-from gradebook.marks import give_mark
+from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
+from gradebook.marks import give_mark, replaced_notice
 from gradebook.rubrics import current_rubrics
 from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import assignment_or_404, book, course, staff_required
-from .exam_marking import _answers, _exam_or_404, _taken
 from .exam_sessions import online_answer
-from .marking import _manual, _waiting
+from .hand_grading import exam_answers, exam_or_404, manual_question, starters, taken, to_mark
 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
@@ -45,6 +45,7 @@ class ShownMember:
     label: str  # "answer 7", or the student's id and name when names are shown
     status: str  # "to mark", "answer changed since marked", "marked"
     html: str | None  # the member's own answer, where it differs from the representative's
+    seen: str  # when its mark was made, as the page shows it ("" for none): a save since is told
 
 
 @dataclass
@@ -59,9 +60,11 @@ class Page:
     labels: dict[str, str]
     tokens: dict[str, str]
     statuses: dict[str, str]
+    seen: dict[str, str]  # each answer's mark's time as the page read it ("" for none), by its key
     rubric: list = field(default_factory=list)
     points: float = OPEN_POINTS
     question_html: str = ""
+    left_out: str = ""  # what the page leaves out, said under its title (the empty answers)
 
 
 def _query(request: HttpRequest) -> tuple[float, int, bool]:
@@ -84,7 +87,7 @@ def _render(request: HttpRequest, page: Page, threshold: float, number: int, nam
             text = page.texts[key]
             differs = key != group.representative and text != shown
             html = (_MARKDOWN.render(text) if text else "<p><em>No answer.</em></p>") if differs else None
-            members.append(ShownMember(page.tokens[key], page.labels[key], page.statuses[key], html))
+            members.append(ShownMember(page.tokens[key], page.labels[key], page.statuses[key], html, page.seen[key]))
     representative = page.texts[group.representative] if group else None
     summary = [
         {
@@ -127,27 +130,31 @@ def _saved(
 @staff_required
 def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
     spec = current_rubrics(book(), assignment_or_404(name))
-    question = _manual(spec, question_id)
+    question = manual_question(spec, question_id)
     threshold, number, names = _query(request)
-    found = assignment_answers(book(), spec, question.id)
+    every = assignment_answers(book(), spec, question.id, starters(spec).get(question.id, frozenset()))
+    place = {f.student_id: n for n, f in enumerate(every, start=1)}  # as the marking list names them
+    found = [f for f in every if not f.empty]  # the empty answers: the marking list's button
     if request.method == "POST":
         form = forms.GroupMark(
             request.POST, items=[item.id for item in question.rubric], members=[str(f.submission_id) for f in found]
         )
         ticked = {int(token) for token in form.value("members", [])}
-        count = _give_group_mark(request, form, question, [f for f in found if f.submission_id in ticked])
+        chosen = [f for f in found if f.submission_id in ticked]
+        count = _give_group_mark(request, form, question, chosen, place)
         if count is None:
             return redirect(_here(request.path, threshold, number, names))
         return _saved(request, threshold, number, names, count, form)
-    waiting = _waiting(spec, [question])[question.id]
+    waiting = to_mark(spec, [question])[question.id].waiting
     marked = {f.submission_id for f in found} - waiting
     from gradebook.models import Mark
 
-    has_mark = set(
+    marks = dict(
         Mark.objects.filter(assignment__name=spec.name, question_id=question.id).values_list(
-            "student__student_id", flat=True
+            "student__student_id", "marked_at"
         )
     )
+    empty = len(every) - len(found)
     page = Page(
         title=f"{question.title or question.id} ({question.points:g} points)",
         crumbs=[
@@ -157,11 +164,15 @@ def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpRespons
         single=reverse("mark-start", args=[spec.name, question.id]),
         groups=group_answers([f.answer for f in found], threshold),
         texts={f.student_id: f.answer.text for f in found},
-        labels={f.student_id: _label(n, f.student_id, names) for n, f in enumerate(found, start=1)},
+        labels={f.student_id: _label(place[f.student_id], f.student_id, names) for f in found},
         tokens={f.student_id: str(f.submission_id) for f in found},
-        statuses={f.student_id: _status(f.submission_id in marked, f.student_id in has_mark) for f in found},
+        statuses={f.student_id: _status(f.submission_id in marked, f.student_id in marks) for f in found},
+        seen={f.student_id: marks[f.student_id].isoformat() if f.student_id in marks else "" for f in found},
         rubric=question.rubric,
         points=question.points,
+        left_out=(
+            f"{plural(empty, 'empty answer')} left out: the hand-grading list gives them 0 at once." if empty else ""
+        ),
     )
     return _render(request, page, threshold, number, names)
 
@@ -174,15 +185,18 @@ def _status(marked: bool, has_mark: bool) -> str:
     return "marked" if marked else "answer changed since marked" if has_mark else "to mark"
 
 
-def _give_group_mark(request: HttpRequest, form: forms.GroupMark, question: Question, members: list) -> int | None:
-    """Each ticked member's own mark, through give_mark, with one group key; None when refused."""
+def _give_group_mark(
+    request: HttpRequest, form: forms.GroupMark, question: Question, members: list, place: dict[str, int]
+) -> int | None:
+    """Each ticked member's own mark, through give_mark, with one group key; None when refused. A
+    member another grader marked since the page was read is told, as on the single-answer page."""
     if not form.is_valid():
         messages.error(request, "the score and the adjustment are numbers")
         return None
     if not members:
         messages.error(request, "no answer of the group is ticked: nothing was marked")
         return None
-    from gradebook.models import Submission
+    from gradebook.models import Mark, Submission
 
     from .lti.scores import score_changed
 
@@ -204,11 +218,30 @@ def _give_group_mark(request: HttpRequest, form: forms.GroupMark, question: Ques
                 group=key,
             )
 
+    seen = form.value("seen", {})
+    before = {
+        mark.student.student_id: mark
+        for mark in Mark.objects.filter(
+            assignment=submissions[members[0].submission_id].assignment,
+            question_id=question.id,
+            student__student_id__in=[m.student_id for m in members],
+        ).select_related("student")
+    }
+    notices = [
+        replaced_notice(
+            mark.marked_at, seen.get(str(m.submission_id), ""), mark.marked_by, f"answer {place[m.student_id]}"
+        )
+        for m in members
+        if (mark := before.get(m.student_id)) is not None
+    ]
     try:
         book().run(write)
     except BadEdit as exc:  # the score out of the question's bounds: nothing of the group is written
         messages.error(request, str(exc))
         return None
+    for notice in notices:
+        if notice:
+            messages.warning(request, notice)
     spec = assignment_or_404(submissions[members[0].submission_id].assignment.name)
     for member in members:
         for problem in score_changed(spec, submissions[member.submission_id].student):
@@ -222,8 +255,8 @@ def _give_group_mark(request: HttpRequest, form: forms.GroupMark, question: Ques
 def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpResponse:
     """An exam's open question by groups: the answers typed online are grouped; one on a paper sheet
     has no text here and is a group of its own."""
-    folder = _exam_or_404(name)
-    answers = _answers(name, folder, question)
+    folder = exam_or_404(name)
+    answers = exam_answers(name, folder, question)
     if not answers:
         raise Http404("no such open question")
     threshold, number, names = _query(request)
@@ -231,7 +264,7 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         # Members are named by their place, never by a student id, in the page (anonymous).
         form = forms.GroupMark(request.POST, items=[], members=[str(n) for n in range(1, len(answers) + 1)])
         ticked = {int(token) for token in form.value("members", [])}
-        chosen = [a.student_id for n, a in enumerate(answers, start=1) if n in ticked]
+        chosen = {n: a for n, a in enumerate(answers, start=1) if n in ticked}
         count = _give_exam_group_mark(request, form, folder, question, chosen)
         if count is None:
             return redirect(_here(request.path, threshold, number, names))
@@ -246,6 +279,7 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         labels={a.student_id: _label(n, a.student_id, names) for n, a in enumerate(answers, start=1)},
         tokens={a.student_id: str(n) for n, a in enumerate(answers, start=1)},
         statuses={a.student_id: "to mark" if a.score is None else "marked" for a in answers},
+        seen={a.student_id: a.marked_at.isoformat() if a.marked_at else "" for a in answers},
         question_html=_MARKDOWN.render(answers[0].text) if answers else "",
     )
     return _render(request, page, threshold, number, names)
@@ -263,7 +297,7 @@ def exam_groups(folder: Path, question: str, threshold: float = DEFAULT_THRESHOL
     if name is None:
         raise BadEdit(f"{folder}: not an exam the course lists (exams in course.toml)")
     # Like the page: an exam taken online offers only the answers of those who took it.
-    answers = [answer for answer in _taken(name, open_answers(book(), folder)) if answer.question == question]
+    answers = [answer for answer in taken(name, open_answers(book(), folder)) if answer.question == question]
     if not answers:
         raise BadEdit(f"{folder}: no open question {question!r} (course exam marks export lists them)")
     texts = _exam_texts(name, answers)
@@ -271,8 +305,10 @@ def exam_groups(folder: Path, question: str, threshold: float = DEFAULT_THRESHOL
 
 
 def _give_exam_group_mark(
-    request: HttpRequest, form: forms.GroupMark, folder, question: str, members: list[str]
+    request: HttpRequest, form: forms.GroupMark, folder, question: str, members: dict[int, OpenAnswer]
 ) -> int | None:
+    """Each ticked member's own mark (``members`` by their place), through record_exam_mark, with one
+    group key; None when refused. A member another grader marked since the page was read is told."""
     score = form.value("score")
     if not form.is_valid() or score is None:
         messages.error(request, f"the score is a number between 0 and {OPEN_POINTS:g}")
@@ -281,14 +317,19 @@ def _give_exam_group_mark(
         messages.error(request, "no answer of the group is ticked: nothing was marked")
         return None
     key, by, comment = uuid.uuid4().hex, request.user.get_username(), form.cleaned_data["comment"]
+    seen = form.value("seen", {})
+    notices = [replaced_notice(a.marked_at, seen.get(str(n), ""), what=f"answer {n}") for n, a in members.items()]
     try:
 
         def write() -> None:  # the whole group, or none of it
-            for member in members:
-                record_exam_mark(book(), folder, member, question, score, comment, by, key)
+            for member in members.values():
+                record_exam_mark(book(), folder, member.student_id, question, score, comment, by, key)
 
         book().run(write)
     except BadEdit as exc:
         messages.error(request, str(exc))
         return None
+    for notice in notices:
+        if notice:
+            messages.warning(request, notice)
     return len(members)

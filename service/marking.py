@@ -3,7 +3,8 @@ hidden unless asked for, the answer rendered (Markdown, never raw HTML), the que
 applied with a click or a key) and a comment. A mark's score comes from the rubric items' current
 points (gradebook.grades.mark_score), so changing an item's points in the manifest regrades every
 answer that used it. Two graders never lose each other's work unseen: the last save wins, and the
-one whose save replaced another's is told."""
+one whose save replaced another's is told. Empty answers (gradebook.empty_answers) are not in the
+queue: the marking list lists them and gives them 0 with one button (``mark_empty``)."""
 
 from __future__ import annotations
 
@@ -14,44 +15,49 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from autograder.assignment import Question
+from course.wording import plural
+from gradebook.empty_answers import NO_ANSWER, empty_answers, give_empty_zero
 from gradebook.errors import BadEdit
 from gradebook.grades import latest_rows, mark_score
-from gradebook.marks import give_mark
+from gradebook.marks import give_mark, replaced_notice
 from gradebook.models import Mark, Result, Submission
 from gradebook.rubrics import current_rubrics, edit_item
 from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import assignment_or_404, book, staff_required
+from .hand_grading import ToMark, manual_question, starters, to_mark
 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
 
-def _queue(assignment: str) -> list[int]:
+def _order(assignment: str) -> list[int]:
     """Each student's latest submission (its id), in the order they were recorded (not by name:
     anonymous); one query, whatever the course's size."""
     return list(latest_rows(book(), assignment).select_related(None).order_by("id").values_list("id", flat=True))
 
 
-def _manual(spec, question_id: str) -> Question:
-    question = next((q for q in spec.questions if q.manual and q.id == question_id), None)
-    if question is None:
-        raise Http404("no such question graded by hand")
-    return question
+def _neighbours(order: list[int], empty: set[int], current: int) -> tuple[int, int]:
+    """The answers before and after ``current`` in the queue (round it, empty answers left out)."""
+    at = order.index(current)
+    others = [s for s in order[at + 1 :] + order[:at] if s not in empty]
+    return (others[-1], others[0]) if others else (current, current)
 
 
-def _waiting(spec, questions: list[Question]) -> dict[str, set[int]]:
-    """Per hand-graded question, the latest submissions (their ids) whose answer is not marked, or
-    changed since it was: from the whole course's grades at once (a fixed number of queries)."""
-    from gradebook.grades import current_grades
-
-    students = dict(latest_rows(book(), spec.name).select_related(None).values_list("student__student_id", "id"))
-    waiting: dict[str, set[int]] = {question.id: set() for question in questions}
-    for grade in current_grades(book(), spec, detail=False):
-        for result in grade.report.questions if grade.report else []:
-            if result.id in waiting and (result.mark is None or result.mark.answer_changed):
-                waiting[result.id].add(students[grade.student_id])
-    return waiting
+def _empty_rows(question: Question, order: list[int], standing: ToMark) -> dict[str, object]:
+    """What the marking list says of a question's empty answers: how many, the button's words, and
+    each answer with its link (named by its place, anonymous)."""
+    empty = [(n, s) for n, s in enumerate(order, start=1) if s in standing.empty]
+    waiting = sorted(standing.empty_waiting)
+    return {
+        "empty": [
+            {"id": s, "label": f"answer {n}", "status": "not marked" if s in standing.empty_waiting else "marked"}
+            for n, s in empty
+        ],
+        "empty_said": f"{plural(len(empty), 'answer')} {'is' if len(empty) == 1 else 'are'} empty",
+        "empty_waiting": waiting,
+        "button": f"Give the {plural(len(waiting), 'empty answer')} 0",
+    }
 
 
 @login_required
@@ -60,9 +66,13 @@ def _waiting(spec, questions: list[Question]) -> dict[str, set[int]]:
 def marking_index(request: HttpRequest, name: str) -> HttpResponse:
     spec = assignment_or_404(name)
     manual = [q for q in spec.questions if q.manual]
-    answers = latest_rows(book(), spec.name).count() if manual else 0
-    waiting = _waiting(spec, manual) if manual else {}
-    rows = [{"question": q, "answers": answers, "to_mark": len(waiting[q.id])} for q in manual]
+    order = _order(spec.name) if manual else []
+    standing = to_mark(spec, manual) if manual else {}
+    rows = [
+        {"question": q, "answers": len(order), "to_mark": len(standing[q.id].waiting)}
+        | _empty_rows(q, order, standing[q.id])
+        for q in manual
+    ]
     return render(request, "service/marking_index.html", {"spec": spec, "rows": rows})
 
 
@@ -71,13 +81,14 @@ def marking_index(request: HttpRequest, name: str) -> HttpResponse:
 @staff_required
 def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
     spec = assignment_or_404(name)
-    question = _manual(spec, question_id)
-    queue = _queue(spec.name)
+    question = manual_question(spec, question_id)
+    order = _order(spec.name)
+    standing = to_mark(spec, [question])[question.id]
+    queue = [s for s in order if s not in standing.empty]
     if not queue:
-        messages.info(request, "no answer to mark yet")
+        messages.info(request, "no answer to mark yet" if not order else "every answer to this question is empty")
         return redirect("marking", name=name)
-    waiting = _waiting(spec, [question])[question.id]
-    first = next((s for s in queue if s in waiting), queue[0])
+    first = next((s for s in queue if s in standing.waiting), queue[0])
     return redirect("mark-answer", name=name, question_id=question_id, submission_id=first)
 
 
@@ -86,11 +97,13 @@ def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResp
 @staff_required
 def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id: int) -> HttpResponse:
     spec = current_rubrics(book(), assignment_or_404(name))
-    question = _manual(spec, question_id)
-    queue = _queue(spec.name)
-    position = next((i for i, s in enumerate(queue) if s == submission_id), None)
-    if position is None:
+    question = manual_question(spec, question_id)
+    order = _order(spec.name)
+    if submission_id not in order:
         raise Http404("not an answer to mark")
+    empty = empty_answers(book(), spec, {question.id: starters(spec).get(question.id, frozenset())})[question.id]
+    queue = [s for s in order if s not in empty]
+    previous, following = _neighbours(order, empty, submission_id)
     submission = Submission.objects.select_related("student", "assignment").get(id=submission_id)
     mark = Mark.objects.filter(
         student=submission.student, assignment=submission.assignment, question_id=question.id
@@ -100,8 +113,8 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
         saved = _save(request, form, question, submission, mark)
         if saved is None:
             return redirect(request.path)
-        following = queue[(position + 1) % len(queue)] if form.goes_on else submission.id
-        return redirect("mark-answer", name=name, question_id=question_id, submission_id=following)
+        then = following if form.goes_on else submission.id
+        return redirect("mark-answer", name=name, question_id=question_id, submission_id=then)
     result = Result.objects.filter(submission=submission, question_id=question.id).first()
     answers = (result.answers if result else {}) or {}
     context = {
@@ -111,14 +124,36 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
         "mark": mark,
         "score": mark_score(mark, question) if mark else None,
         "answer_html": [_MARKDOWN.render(text) for _, text in sorted(answers.items())],
-        "position": position + 1,
+        "position": queue.index(submission_id) + 1 if submission_id in queue else None,
         "count": len(queue),
         "show_names": forms.NamesShown(request.GET).value("names", False),
-        "previous": queue[position - 1],
-        "next": queue[(position + 1) % len(queue)],
+        "previous": previous,
+        "next": following,
         "rubric": [(n, item) for n, item in enumerate(question.rubric, start=1)],
     }
     return render(request, "service/mark_answer.html", context)
+
+
+@login_required
+@require_http_methods(["POST"])
+@staff_required
+def mark_empty(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
+    """The marking list's button: 0 with "No answer was given." to each empty answer it listed that
+    is still empty and not marked, each a mark like any other (gradebook.empty_answers)."""
+    from .lti.scores import score_changed
+
+    spec = assignment_or_404(name)
+    question = manual_question(spec, question_id)
+    standing = to_mark(spec, [question])[question.id]
+    form = forms.EmptyAnswers(request.POST, answers=[str(s) for s in standing.empty_waiting])
+    chosen = [int(token) for token in form.value("answers", [])]
+    texts = starters(spec).get(question.id, frozenset())
+    marked = give_empty_zero(book(), spec, question, chosen, texts, request.user.get_username())
+    messages.success(request, f"{plural(len(marked), 'empty answer')} given 0: {NO_ANSWER}")
+    for submission in marked:
+        for problem in score_changed(spec, submission.student):
+            messages.warning(request, problem)
+    return redirect("marking", name=spec.name)
 
 
 def _save(
@@ -146,12 +181,9 @@ def _save(
     except BadEdit as exc:  # the score out of the question's bounds: the form's error
         messages.error(request, str(exc))
         return None
-    if mark is not None and mark.marked_at.isoformat() != seen:
-        messages.warning(
-            request,
-            f"{mark.marked_by or 'another grader'} had marked this answer at "
-            f"{mark.marked_at:%H:%M:%S}; your mark replaced theirs",
-        )
+    notice = replaced_notice(mark.marked_at, seen, mark.marked_by) if mark is not None else None
+    if notice:
+        messages.warning(request, notice)
     from .lti.scores import score_changed
 
     for problem in score_changed(assignment_or_404(submission.assignment.name), submission.student):

@@ -71,6 +71,7 @@ urlpatterns = [
     path("staff/groups/<str:name>/<str:question_id>/", group_marking.mark_group, name="mark-group"),
     path("staff/exam-groups/<str:name>/<str:question>/", group_marking.mark_exam_group, name="exam-mark-group"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
+    path("staff/marking/<str:name>/<str:question_id>/empty/", marking.mark_empty, name="mark-empty"),
     path("staff/rubric/<str:name>/<str:question_id>/", marking.edit_rubric, name="rubric-edit"),
     path("staff/marking/<str:name>/<str:question_id>/<id:submission_id>/", marking.mark_answer, name="mark-answer"),
     path("staff/platforms/", lti_pages.platforms_page, name="platforms"),

@@ -167,7 +167,7 @@ def exam(tmp_path, monkeypatch):
     import uuid
 
     from course.exams.build import build_exam
-    from service import exam_marking
+    from service import exam_marking, hand_grading
     from service.access import course
 
     folder = tmp_path / "exams" / "midterm"
@@ -184,4 +184,5 @@ def exam(tmp_path, monkeypatch):
     module = course().modules[0].model_copy(update={"exams": [str(folder)]})
     listed = course().model_copy(update={"modules": [module]})
     monkeypatch.setattr(exam_marking, "course", lambda: listed)
+    monkeypatch.setattr(hand_grading, "course", lambda: listed)
     return folder

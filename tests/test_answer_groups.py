@@ -233,11 +233,11 @@ def test_students_and_anonymous_visitors_are_refused_and_a_student_never_sees_th
 def test_an_exams_open_question_marked_by_groups_and_its_command(exam, monkeypatch, capsys):
     from course.exams.grade import load_key
     from gradebook.models import ExamMark, Student
-    from service import exam_marking, exam_sessions, group_marking
+    from service import exam_marking, exam_sessions, group_marking, hand_grading
     from service.models import ExamAnswer, ExamAttempt
 
     listed = exam_marking.course()  # the course listing the exam (the fixture's), for the pages and the command
-    for module_ in (exam_sessions, group_marking):
+    for module_ in (exam_sessions, group_marking, hand_grading):
         monkeypatch.setattr(module_, "course", lambda: listed)
     folder = exam
     key = load_key(folder)
@@ -291,7 +291,14 @@ def test_the_assignment_command_prints_the_groups_as_json(tmp_path, capsys):
 
     spec = assignments()[HAND]
     path = tmp_path / "gradebook.db"
-    texts = {"s1": "Artefacts, check it.", "s2": "I do not know.", "s3": "artefacts: check it!", "s4": None}
+    # s4 wrote nothing and s5 left the released notebook's text: empty, never grouped (the list's button).
+    texts = {
+        "s1": "Artefacts, check it.",
+        "s2": "I do not know.",
+        "s3": "artefacts: check it!",
+        "s4": None,
+        "s5": " YOUR ANSWER HERE\n",
+    }
     with Gradebook.open(path) as opened:
         assignment = opened.sync_assignment(spec)
         for n, (student_id, text) in enumerate(texts.items()):
@@ -310,7 +317,7 @@ def test_the_assignment_command_prints_the_groups_as_json(tmp_path, capsys):
             )
     args = ["--course", str(ROOT), "marks", "groups", HAND, "written", "--gradebook", str(path)]
     assert main([*args, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == [["s1", "s3"], ["s2"], ["s4"]]
+    assert json.loads(capsys.readouterr().out) == [["s1", "s3"], ["s2"]]
     assert main([*args, "--threshold", "1"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == "group 1: 2 answers: s1 s3"
     assert main([*args[:-3], "nowhere", *args[-2:]]) == 2

@@ -172,6 +172,75 @@ def test_the_demo_is_seeded_apart_from_the_course_and_says_its_accounts(demo):
     assert "due = " in (folder / "assignments" / "sequences-and-attention" / "assignment.toml").read_text()
 
 
+def _when(text: str):
+    """A time as SQLite keeps Django's (UTC, naive)."""
+    from datetime import UTC, datetime
+
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+@needs_sandbox  # the demo's seeding grades in the sandbox
+@pytest.mark.slow
+def test_the_demo_tells_a_true_story_of_its_late_hand_ins_and_its_accounts(demo):
+    """Only the hand-ins the demo designates late are late, by hours, never days; the extended one is
+    within its extension; each job says its hand-in's time; and every account the walk-through
+    (docs/tutorials/try-it.md, which the README sends a newcomer to) names is one the demo has, with
+    the role it says."""
+    import re
+    from datetime import timedelta
+
+    from autograder.assignment import course_assignment
+    from autograder.lateness import extended_due
+    from course.folder import read_course
+    from service.demo import EXTENDED, LATE, ROSTER
+
+    folder = demo["course"] / ".gradewright" / "demo"
+    course = read_course(folder / "course.toml")
+    dues = {name: course_assignment(course, name).due for name in course.assignment_folders}
+    username = {student_id: user for student_id, _, user in ROSTER}
+    with sqlite3.connect(f"file:{folder / '.gradewright' / 'gradebook.db'}?mode=ro", uri=True) as connection:
+        handed = connection.execute(
+            "SELECT a.name, st.student_id, s.submitted_at, j.created_at FROM gradebook_submission s"
+            " JOIN gradebook_assignment a ON a.id = s.assignment_id JOIN gradebook_student st ON st.id = s.student_id"
+            " JOIN service_job j ON j.submission_id = s.id ORDER BY s.submitted_at"
+        ).fetchall()
+        extensions = dict(
+            ((name, username[student_id]), _when(until))
+            for name, student_id, until in connection.execute(
+                "SELECT a.name, st.student_id, e.until FROM gradebook_extension e"
+                " JOIN gradebook_assignment a ON a.id = e.assignment_id JOIN gradebook_student st ON st.id = e.student_id"
+            )
+        )
+        roles = dict(
+            connection.execute("SELECT u.username, m.role FROM service_member m JOIN auth_user u ON u.id = m.user_id")
+        )
+    latest = {}
+    for name, student_id, submitted, created in handed:
+        assert _when(created) == _when(submitted), (name, student_id)  # the job's time is its hand-in's
+        latest[(name, username[student_id])] = _when(submitted)
+    late = {key: when - dues[key[0]] for key, when in latest.items() if when > dues[key[0]]}
+    assert set(late) == LATE, late
+    assert all(timedelta(hours=1) < by < timedelta(days=1) for by in late.values()), late
+    assert extensions.keys() == {EXTENDED} and latest[EXTENDED] <= extended_due(dues[EXTENDED[0]], extensions[EXTENDED])
+    after_due = [(name, student_id) for name, student_id, submitted, _ in handed if _when(submitted) > dues[name]]
+    assert len(after_due) == len(LATE)  # only a designated latest hand-in is after the due time
+
+    said = {"instructor": "instructor", "teaching assistant": "ta", "students": "student"}
+    walk = (ROOT / "docs" / "tutorials" / "try-it.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^demo (instructor|teaching assistant|students): ([a-z, ]+) / <password>$", walk, re.M)
+    assert len(listed) == 3, listed
+    for role, names in listed:
+        for name in names.split(", "):
+            assert roles.get(name) == said[role] and name in demo["passwords"], (role, name)
+    signed_in = re.findall(r"[Ss]ign in as `([a-z]+)`", walk)
+    assert signed_in and all(name in roles and name in demo["passwords"] for name in signed_in), signed_in
+    assert roles["instructor"] == "instructor" and roles[DEMO_STUDENT] == "student"
+    # The time the log announces for seeding is the one the walk-through gives (benchmarks/demo_seeding.py).
+    seeding = next(line for line in demo["lines"] if line.startswith("seeding the demo course"))
+    announced = re.search(r"\(([^()]*), once\)$", seeding)
+    assert announced and f"({announced.group(1)}:" in walk, seeding
+
+
 STAFF_PAGES = {
     # address: what the page must show of the demo
     "/staff/gradebook/": ["sequences-and-attention", "attention-not-explanation"],
@@ -225,9 +294,10 @@ def test_every_staff_page_shows_the_living_demo_course(demo):
                     assert text in html, f"{address}: no {text!r}"
             # The marking page has answers waiting and answers marked.
             staff.goto(f"{url}/staff/marking/attention-not-explanation/")
-            # The written question: 12 answers, 9 to mark (the TA marked three).
+            # The written question: 12 answers, 8 to mark (the TA marked three; farid wrote none: empty).
             row = staff.locator("tr:has(a[href*='/written/'])").first.inner_text()
-            assert "12" in row and "9" in row, row
+            assert "12" in row and "8" in row, row
+            assert "1 answer is empty" in staff.content() and "Give the 1 empty answer 0" in staff.content()
             # The TA signs in too, and sees the gradebook.
             ta = _sign_in(browser, url, "ta", passwords["ta"])
             ta.goto(f"{url}/staff/gradebook/sequences-and-attention/")

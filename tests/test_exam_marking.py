@@ -11,7 +11,7 @@ import pytest
 from course.exams.grade import load_key
 from gradebook.exams import grade_exam_into_gradebook, open_answers
 from gradebook.models import ExamMark
-from service import exam_marking
+from service import exam_marking, hand_grading
 from service.access import book, course
 from service.models import Member
 
@@ -110,6 +110,7 @@ def test_a_student_reaches_no_exam_page_and_an_unknown_exam_or_question_is_404(e
 def test_an_exam_folder_that_is_not_an_exam_is_named_on_the_page(tmp_path, monkeypatch):
     module = course().modules[0].model_copy(update={"exams": [str(tmp_path / "final")]})
     monkeypatch.setattr(exam_marking, "course", lambda: course().model_copy(update={"modules": [module]}))
+    monkeypatch.setattr(hand_grading, "course", lambda: course().model_copy(update={"modules": [module]}))
     _, ta = student(Member.TA)
     page = ta.get("/staff/exams/").content.decode()
     assert f"{tmp_path / 'final' / 'key.json'}: no such file; is {tmp_path / 'final'} a folder made by" in page

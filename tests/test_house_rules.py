@@ -200,6 +200,8 @@ def version_lookups(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
                 yield where, node.lineno, ast.unparse(node)
 
 
+ANSWER_TEXT = "YOUR ANSWER HERE"  # what the release leaves in a written answer's cell
+
 MARK_WRITES = {"create", "get_or_create", "update_or_create", "bulk_create", "bulk_update", "update", "delete", "save"}
 
 
@@ -312,6 +314,20 @@ def score_roundings(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
                 yield where, node.lineno, ast.unparse(node)[:120]
 
 
+def empty_answer_rules(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
+    """Every comparison of an answer with a starter text (a name that speaks of a starter, the
+    released notebook's ``ANSWER_STUB`` or its text): whether an answer is empty. A check for None
+    (``starters is None``) is not one."""
+    for where, tree in trees(root):
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare) or all(isinstance(op, ast.Is | ast.IsNot) for op in node.ops):
+                continue
+            names = _names_in(node)
+            texts = {c.value for c in ast.walk(node) if isinstance(c, ast.Constant)}
+            if any("starter" in name.lower() for name in names) or "ANSWER_STUB" in names or ANSWER_TEXT in texts:
+                yield where, node.lineno, ast.unparse(node)[:120]
+
+
 RULES = {
     # rule: (its finder, the one file allowed to state it)
     "how a queue claims a row": (queue_claims, "gradebook/leases.py"),
@@ -321,6 +337,7 @@ RULES = {
     "mark writer": (mark_writes, "gradebook/marks.py"),
     "environment variables": (environment_reads, "autograder/environment.py"),
     "score rounding": (score_roundings, "course/wording.py"),
+    "empty answer": (empty_answer_rules, "gradebook/empty_answers.py"),
 }
 
 
@@ -372,6 +389,12 @@ def test_the_sandbox_packages_have_one_definition():
         (environment_reads, 'import os\nhome = os.environ.get("XDG_CONFIG_HOME")\n', 0),
         (score_roundings, 'shown = f"{stats.mean_score:.2f}"\nx = round(report.score, 3)\n', 2),
         (score_roundings, 'seconds = round(time.monotonic() - started, 3)\nshown = f"{share:.1%}"\n', 0),
+        (
+            empty_answer_rules,
+            'if text.strip() == starter_text:\n    pass\nempty = answer in ("", "YOUR ANSWER HERE")\n',
+            2,
+        ),
+        (empty_answer_rules, "hashes = np.isin(kept, starter.hashes)\nempty = not text.strip()\n", 0),
     ],
 )
 def test_each_finder_finds_what_it_looks_for(tmp_path, finder, source, expected):

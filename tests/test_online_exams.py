@@ -29,7 +29,7 @@ from course.exams.grade import grade_exam, load_key
 from course.exams.pages import inline_html
 from course.loaders.markdown import parse_inline
 from gradebook.models import ExamExtension, ExamResult, Student
-from service import exam_marking, exam_saves, exam_sessions
+from service import exam_marking, exam_saves, exam_sessions, hand_grading
 from service.access import course, state
 from service.models import ExamAttempt, ExamLogEntry, Member, OnlineExam
 
@@ -53,6 +53,7 @@ def midterm(tmp_path, monkeypatch):
     listed = course().model_copy(update={"modules": [module]})
     monkeypatch.setattr(exam_sessions, "course", lambda: listed)
     monkeypatch.setattr(exam_marking, "course", lambda: listed)
+    monkeypatch.setattr(hand_grading, "course", lambda: listed)
     OnlineExam.objects.filter(name="midterm").delete()
     ExamAttempt.objects.filter(exam="midterm").delete()
     ExamExtension.objects.filter(exam="midterm").delete()

@@ -129,7 +129,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
     from course.exams.build import build_exam
     from gradebook.models import SimilarityRun, Student, Submission
     from gradebook.similarity import SimilarityReport, SimilarPair
-    from service import exam_marking, exam_sessions
+    from service import exam_marking, exam_sessions, hand_grading
     from service.access import assignments, course
     from service.models import ExamAttempt, Job, Member, OnlineExam, ReviewMessage, ReviewRequest, SignInLink, digest
 
@@ -138,6 +138,12 @@ def site(tmp_path_factory) -> Iterator[Site]:
     specs = assignments()
     for name in (GRADED, HAND):
         seed(specs[name], 8, prefix=prefix, accounts=False)
+    # Student 7 left the written answer as released: the marking list's empty answers and their button.
+    from gradebook.models import Result
+
+    Result.objects.filter(
+        submission__student__student_id=f"{prefix}00007", submission__assignment__name=HAND, question_id="written"
+    ).update(answers={"written_link": "YOUR ANSWER HERE"})
     # Student 1: their hand-graded answer is not marked yet (course_data marks every other one).
     row = Student.objects.get(student_id=f"{prefix}00001")
     student = User.objects.create_user(f"student-{tag}")
@@ -203,6 +209,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
     patch.setattr(settings, "GRADEWRIGHT_DEMO", True, raising=False)
     patch.setattr(exam_sessions, "course", lambda: listed)
     patch.setattr(exam_marking, "course", lambda: listed)
+    patch.setattr(hand_grading, "course", lambda: listed)
     OnlineExam.objects.filter(name=EXAM).delete()
     ExamAttempt.objects.filter(exam=EXAM).delete()
     OnlineExam.objects.create(
@@ -433,7 +440,8 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check(f"/staff/gradebook/{HAND}/?show=hand")
             browser.check(f"/staff/statistics/{GRADED}/")
             browser.check(f"/staff/extensions/{GRADED}/")
-            browser.check(f"/staff/marking/{HAND}/")
+            index = browser.check(f"/staff/marking/{HAND}/")
+            assert re.search(r"Give the \d+ empty answers? 0", index)  # the empty answers' list and button
             marking = browser.check(f"/staff/marking/{HAND}/written/")  # the first answer to mark
             assert "Ctrl+Enter" in marking and "n and p" in marking  # its keys, on the page
             # The running total follows the items ticked (by a click or a key) and the adjustment, unsaved.

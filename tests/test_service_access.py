@@ -71,6 +71,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
         "exam-mark-group": ["midterm", "q"],
         "override": [1],
         "rubric-edit": ["attention-not-explanation", "written"],
+        "mark-empty": ["attention-not-explanation", "written"],
         "platforms": [],
         "regrade": name_of,
         "similarity": name_of,
@@ -86,7 +87,16 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
     }
 
     url = reverse(name, args=arguments.get(name, []))
-    posted = name in {"override", "regrade", "review-answer", "review-ask", "rubric-edit", "exam-save", "exam-submit"}
+    posted = name in {
+        "override",
+        "regrade",
+        "review-answer",
+        "review-ask",
+        "rubric-edit",
+        "mark-empty",
+        "exam-save",
+        "exam-submit",
+    }
     anonymous = Client().post(url) if posted else Client().get(url)
     if name.startswith("api-"):
         assert anonymous.status_code == 401

@@ -1,0 +1,94 @@
+"""What the hand-grading pages share (service/marking.py, exam_marking.py, group_marking.py): the
+question or exam a page's address names, which answers still wait for a mark (an empty one never:
+gradebook.empty_answers says which are empty), and an exam's open answers."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.http import Http404
+
+from autograder.assignment import Assignment as AssignmentSpec
+from autograder.assignment import Question
+from autograder.errors import ReleaseError
+from course.exams.csvfiles import ExamError
+from gradebook.empty_answers import empty_answers, starter_texts
+from gradebook.exams import OpenAnswer, open_answers
+from gradebook.grades import current_grades, latest_rows
+
+from .access import book, course, state
+from .exam_sessions import counted_attempts
+from .models import OnlineExam
+from .releases import released_notebook
+
+logger = logging.getLogger(__name__)
+
+
+def manual_question(spec: AssignmentSpec, question_id: str) -> Question:
+    """The assignment's question graded by hand that the address names, or 404."""
+    question = next((q for q in spec.questions if q.manual and q.id == question_id), None)
+    if question is None:
+        raise Http404("no such question graded by hand")
+    return question
+
+
+def starters(spec: AssignmentSpec) -> dict[str, frozenset[str]]:
+    """Per hand-graded question, the starter texts of its answer cells in the notebook students
+    download (service/releases.py makes it once per version of the source)."""
+    try:
+        return starter_texts(spec, released_notebook(spec, state()))
+    except ReleaseError:  # the download fails the same way; here only blank answers count as empty
+        logger.exception("%s: the released notebook could not be made to read its starter texts", spec.name)
+        return {question.id: frozenset() for question in spec.questions if question.manual}
+
+
+@dataclass
+class ToMark:
+    """One hand-graded question's latest answers (submission ids) by where they stand."""
+
+    waiting: set[int]  # answers to read: not marked, or changed since they were
+    empty: set[int]  # empty answers, marked or not: out of the one-by-one queue
+    empty_waiting: set[int]  # the empty answers not marked yet (or changed since): the button's
+
+
+def to_mark(spec: AssignmentSpec, questions: list[Question]) -> dict[str, ToMark]:
+    """Per hand-graded question, its answers by where they stand: from the whole course's grades
+    at once (a fixed number of queries, whatever the course's size)."""
+    students = dict(latest_rows(book(), spec.name).select_related(None).values_list("student__student_id", "id"))
+    unmarked: dict[str, set[int]] = {question.id: set() for question in questions}
+    for grade in current_grades(book(), spec, detail=False):
+        for result in grade.report.questions if grade.report else []:
+            if result.id in unmarked and (result.mark is None or result.mark.answer_changed):
+                unmarked[result.id].add(students[grade.student_id])
+    texts = starters(spec)
+    empty = empty_answers(book(), spec, {q.id: texts.get(q.id, frozenset()) for q in questions})
+    return {q.id: ToMark(unmarked[q.id] - empty[q.id], empty[q.id], unmarked[q.id] & empty[q.id]) for q in questions}
+
+
+def exam_or_404(name: str) -> Path:
+    """The folder of the exam the course lists under ``name``, or 404."""
+    folder = course().exam_folders.get(name)
+    if folder is None:
+        raise Http404("no such exam")
+    return folder
+
+
+def exam_answers(name: str, folder: Path, question: str | None = None) -> list[OpenAnswer]:
+    """The exam's open answers to mark (of ``question`` alone, when given), or 404 for an exam whose
+    files cannot be read."""
+    try:
+        answers = taken(name, open_answers(book(), folder))
+    except ExamError as exc:
+        raise Http404(str(exc)) from None
+    return [answer for answer in answers if question in (None, answer.question)]
+
+
+def taken(name: str, answers: list[OpenAnswer]) -> list[OpenAnswer]:
+    """An exam taken online: the answers of the students whose attempt counts, never a roster's
+    student who did not take it (no paper sheet of theirs to mark either)."""
+    if not OnlineExam.objects.filter(name=name).exists():
+        return answers
+    took = {attempt.student.student_id for attempt in counted_attempts(name)}
+    return [answer for answer in answers if answer.student_id in took]
