@@ -126,12 +126,12 @@ def of_code(first: str, second: str) -> list[Fragment]:
     """The fragments of two codes fingerprinted now, every k-gram kept (no starter's left out)."""
     from .fingerprints import fingerprint
 
-    found = []
-    for raw in (first, second):
+    def side(raw: str) -> Side:
         code = fingerprint(raw)
         offsets = code.offsets if code.offsets is not None else np.zeros((0, 2), dtype=np.int64)
-        found.append(Side(code.hashes, np.arange(len(code.hashes)), offsets, code.raw, code.filtered_length))
-    return fragments(*found)
+        return Side(code.hashes, np.arange(len(code.hashes)), offsets, code.raw, code.filtered_length)
+
+    return fragments(side(first), side(second))
 
 
 def raw_positions(offsets: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -167,10 +167,9 @@ def fragments(first: Side, second: Side, k: int = K) -> list[Fragment]:
 
 def _trimmed(raw: str, starts: list[int], ends: list[int]) -> list[tuple[int, int] | None]:
     """Each region within the raw text, in whole lines where it spans several (as MOSS shows them: a
-    k-gram may begin on a line's last bracket that merely matches), no whitespace or comment lines at
-    its end, none
-    over the one before it (tiles' k-grams are apart, but their last k - 1 characters may reach into
-    the next tile)."""
+    k-gram may begin on a line's last bracket that merely matches), no whitespace at its edges nor
+    comment lines at its end, none over the one before it (tiles' k-grams are apart, but their last
+    k - 1 characters may reach into the next tile)."""
     order = sorted(range(len(starts)), key=lambda n: (starts[n], ends[n]))
     trimmed: list[tuple[int, int] | None] = [None] * len(starts)
     reached = 0

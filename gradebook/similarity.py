@@ -335,9 +335,8 @@ def _paired(first: _Fingerprint, second: _Fingerprint) -> list[Fragment]:
         if len(one.offsets) == 0 and one.code.raw:
             kept = one.code.offsets  # as the tokenizer gave them at grading; or the tokenizer again
             one.offsets = kept if kept is not None else filtered(one.code.raw)[1]
-    return fragments(
-        *(Side(p.hashes, p.positions, p.offsets, p.code.raw, p.code.filtered_length) for p in (first, second))
-    )
+    left, right = (Side(p.hashes, p.positions, p.offsets, p.code.raw, p.code.filtered_length) for p in (first, second))
+    return fragments(left, right)
 
 
 def _pair(
