@@ -7,6 +7,7 @@ import re
 import uuid
 from datetime import UTC, datetime
 
+import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
@@ -84,6 +85,16 @@ def test_a_block_repeated_in_one_file_is_paired_once_and_no_fragment_jumps():
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
 
 
+@pytest.mark.timeout(20)
+def test_a_line_pasted_thousands_of_times_asks_for_no_quadratic_pairing():
+    # Each of its k-grams is in both files thousands of times: millions of matches, were each
+    # occurrence paired with each. Past MOST_MATCHES a k-gram makes none; the real code still pairs.
+    pasted = "total = total + 1\n" * 2000  # 36,000 characters: within MAX_CODE
+    found = of_code(pasted + ORIGINAL, COPY + pasted)
+    assert len(found) == 2
+    assert all("total = total + 1" not in text(COPY + pasted, f.second.start, f.second.end) for f in found)
+
+
 def test_code_far_from_every_fragment_is_folded_with_its_lines_and_the_regions_kept_whole():
     padded = "\n".join(f"unrelated_{n} = {n} * {n + 1}" for n in range(40)) + "\n" + ORIGINAL
     found = of_code(padded, COPY)
@@ -98,7 +109,8 @@ def test_code_far_from_every_fragment_is_folded_with_its_lines_and_the_regions_k
 
 
 def _page(first_code: str, second_code: str) -> str:
-    """The staff's similarity page showing one pair of these codes, through the Django test client."""
+    """The staff's similarity page showing one pair of these codes (none: a report made before
+    fragments were kept), through the Django test client."""
     user = User.objects.create_user(f"u{uuid.uuid4().hex[:10]}")
     Member.objects.create(user=user, role=Member.INSTRUCTOR)
     client = Client()
@@ -110,7 +122,7 @@ def _page(first_code: str, second_code: str) -> str:
         second_share=0.8,
         first_code=first_code,
         second_code=second_code,
-        fragments=of_code(first_code, second_code),
+        fragments=of_code(first_code, second_code) if first_code else [],
     )
     report = SimilarityReport(assignment=SEQUENCES, compared=2, candidates=1, all_pairs=1, pairs=[pair])
     now = datetime.now(UTC)
@@ -147,6 +159,9 @@ def test_the_page_links_each_region_to_its_partner_in_its_colour_and_escapes_the
     # The student's text is text: the planted markup escaped, and shown as written.
     assert "<script>alert" not in page and "&lt;/pre&gt;&lt;script&gt;alert(&#x27;copied&#x27;)" in page
     assert "service/similarity.js" in page and "<style" not in page and "style=" not in page
+    # A report kept before fragments were: its pair listed, and the way to see its code said.
+    older = _page("", "")
+    assert "ada (90%) and alan (80%)" in older and "compare again to see the pair's code" in older
 
 
 def test_the_fragment_colours_are_the_stylesheets():
