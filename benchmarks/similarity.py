@@ -324,7 +324,9 @@ def _measure(code_root: str, gradebook: str, student: str, threshold: float, flo
             start = time.perf_counter()
             report = similarity(book, spec, threshold)
             times["indexed"] = time.perf_counter() - start
-    pairs = [[p.first, p.second, p.first_share, p.second_share, p.first_html, p.second_html] for p in report.pairs]
+    # The pair's shown code: its fragments (an older checkout's: its highlighted HTML).
+    shown = [p.model_dump(mode="json", include={"first_html", "second_html", "fragments"}) for p in report.pairs]
+    pairs = [[p.first, p.second, p.first_share, p.second_share, s] for p, s in zip(report.pairs, shown, strict=True)]
     print(json.dumps({**times, "candidates": report.candidates, "single_candidates": one.candidates, "pairs": pairs}))
     return 0
 
@@ -344,7 +346,7 @@ def _measured(code_root: Path, gradebook: Path, student: str, threshold: float, 
 
 
 def _same(ours: list, theirs: list) -> bool:
-    """The same pairs in the same order, the same highlighting, the shares within 1e-12."""
+    """The same pairs in the same order, the same fragments, the shares within 1e-12."""
     return len(ours) == len(theirs) and all(
         a[:2] == b[:2] and abs(a[2] - b[2]) <= 1e-12 and abs(a[3] - b[3]) <= 1e-12 and a[4:] == b[4:]
         for a, b in zip(ours, theirs, strict=True)

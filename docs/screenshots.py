@@ -180,7 +180,7 @@ def take(url: str, passwords: dict[str, str], out: Path, chromium: str) -> None:
                 shot(staff, f"statistics{suffix}.png")
             staff = signed_in("instructor")
             staff.goto(f"{url}/staff/similarity/sequences-and-attention/")
-            shot(staff, "similarity.png", full_page=False)
+            shot(staff, "similarity.png")  # the whole page: the first pair open, its fragments side by side
             staff.goto(f"{url}/staff/reviews/")
             shot(staff, "reviews.png")
             staff.goto(first_link(staff, "/submissions/"))  # the submission of the open review

@@ -13,9 +13,9 @@ left out, and no pair copydetect lists is missed; in a larger one, a fingerprint
 linear in the class's size. A candidate pair's shares are then computed exactly as copydetect
 computes them (its ``compare_files``, every fingerprint of both counted), each share from one side
 (``_Index``: the positions of one's k-grams that the other holds, one gather for a submission and
-all its partners at once, the characters they cover a running sum), and the shared regions
-highlighted only for the pairs above the threshold (in the raw code, by the offsets the tokenizer
-gave when the file was fingerprinted, kept with its fingerprint).
+all its partners at once, the characters they cover a running sum), and the matched fragments
+paired only for the pairs listed (``gradebook.fragments``; in the raw code, by the offsets the
+tokenizer gave when the file was fingerprinted, kept with its fingerprint).
 
 One new submission against the rest (``similar_to``) needs no index: every other's kept k-grams are
 looked up among its fingerprints at once, and only those that may be listed are compared."""
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel
@@ -36,7 +36,8 @@ from autograder.assignment import Assignment as AssignmentSpec
 from autograder.errors import AutograderError
 
 from .errors import GradebookError, LeaseLost, NotFound
-from .fingerprints import Code, K, copydetect_utils, filtered, fingerprints, starter
+from .fingerprints import Code, K, filtered, fingerprints, starter
+from .fragments import FRAGMENT_COLOURS, Fragment, Side, colour, fragments, sides
 
 if TYPE_CHECKING:
     from . import models
@@ -71,8 +72,11 @@ class SimilarPair(BaseModel):
     second: str
     first_share: float  # the share of the first's code found in the second's
     second_share: float
-    first_html: str  # the code, HTML-escaped, the shared regions highlighted
-    second_html: str
+    # Both codes as handed in (never marked up: the page escapes them) and their matched fragments;
+    # empty where not asked for (``similar_to`` without ``highlight``) and in reports made before.
+    first_code: str = ""
+    second_code: str = ""
+    fragments: list[Fragment] = []
 
 
 class SimilarityReport(BaseModel):
@@ -96,7 +100,7 @@ class _Fingerprint:
     positions: np.ndarray  # ... and where each starts in the filtered code
     distinct: np.ndarray  # the distinct fingerprints, sorted: the index's entries
     coverage: float  # copydetect's token coverage: the filtered characters the fingerprints cover
-    offsets: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))  # filled in to highlight
+    offsets: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))  # filled in to pair fragments
 
 
 def _prepared(code: Code, boilerplate: np.ndarray) -> _Fingerprint:
@@ -133,27 +137,17 @@ def _held(mine: _Fingerprint, theirs: _Fingerprint) -> np.ndarray:
     return mine.positions[theirs.distinct[at] == mine.hashes]
 
 
-def _shares(first: _Fingerprint, second: _Fingerprint, highlight: bool = False) -> tuple[float, float, Any]:
-    """copydetect's ``compare_files``, on arrays: each one's share of its code found in the other's,
-    and (to highlight) the shared slices of each raw code. The shares' characters are ``_covered``
-    of the held positions (the sum of get_copied_slices' lengths, without making them): only the
-    highlighting needs copydetect's slices."""
+def _shares(first: _Fingerprint, second: _Fingerprint) -> tuple[float, float]:
+    """copydetect's ``compare_files``, on arrays: each one's share of its code found in the other's.
+    The shares' characters are ``_covered`` of the held positions (the sum of get_copied_slices'
+    lengths, without making them)."""
     held_1 = _held(first, second)
     if len(held_1) == 0:
-        return 0.0, 0.0, (np.array([]), np.array([]))
+        return 0.0, 0.0
     held_2 = _held(second, first)
     share_1 = _covered(held_1) / first.coverage if first.code.filtered_length > 0 else 0
     share_2 = _covered(held_2) / second.coverage if second.code.filtered_length > 0 else 0
-    slices_1 = slices_2 = np.zeros((2, 0), dtype=np.int64)
-    if highlight:
-        get_copied_slices = copydetect_utils().get_copied_slices
-        slices_1, slices_2 = get_copied_slices(held_1, K), get_copied_slices(held_2, K)
-        for one, slices in ((first, slices_1), (second, slices_2)):
-            if len(one.offsets) > 0:  # filtered positions back to the raw code's, as compare_files does
-                slices += one.offsets[:, 1][
-                    np.clip(np.searchsorted(one.offsets[:, 0], slices), 0, one.offsets.shape[0] - 1)
-                ]
-    return float(share_1), float(share_2), (slices_1, slices_2)
+    return float(share_1), float(share_2)
 
 
 def _prefix(print_: _Fingerprint, rarity: np.ndarray, threshold: float) -> np.ndarray:
@@ -335,34 +329,31 @@ class _Index:
         return shares[:count], shares[count:]
 
 
-def _highlighted(first: _Fingerprint, second: _Fingerprint) -> tuple[str, str]:
-    """Both codes, HTML-escaped, the shared regions in copydetect's highlighting spans."""
-    highlight_overlap = copydetect_utils().highlight_overlap
+def _paired(first: _Fingerprint, second: _Fingerprint) -> list[Fragment]:
+    """The pair's matched fragments (``gradebook.fragments``), from the kept fingerprints."""
     for one in (first, second):
         if len(one.offsets) == 0 and one.code.raw:
             kept = one.code.offsets  # as the tokenizer gave them at grading; or the tokenizer again
             one.offsets = kept if kept is not None else filtered(one.code.raw)[1]
-    _, _, (slices_1, slices_2) = _shares(first, second, highlight=True)
-    html_1, _ = highlight_overlap(first.code.raw, slices_1, "<span class='highlight-red'>", "</span>", escape_html=True)
-    html_2, _ = highlight_overlap(
-        second.code.raw, slices_2, "<span class='highlight-green'>", "</span>", escape_html=True
-    )
-    return str(html_1), str(html_2)
+    left, right = (Side(p.hashes, p.positions, p.offsets, p.code.raw, p.code.filtered_length) for p in (first, second))
+    return fragments(left, right)
 
 
 def _pair(
-    first: tuple[str, _Fingerprint, float], second: tuple[str, _Fingerprint, float], highlight: bool = True
+    first: tuple[str, _Fingerprint, float], second: tuple[str, _Fingerprint, float], paired: bool = True
 ) -> SimilarPair:
     if (second[2], first[0]) > (first[2], second[0]):  # the one with more of their code shared first
         first, second = second, first
-    html_1, html_2 = _highlighted(first[1], second[1]) if highlight else ("", "")
+    if not paired:
+        return SimilarPair(first=first[0], second=second[0], first_share=first[2], second_share=second[2])
     return SimilarPair(
         first=first[0],
         second=second[0],
         first_share=first[2],
         second_share=second[2],
-        first_html=html_1,
-        second_html=html_2,
+        first_code=first[1].code.raw,
+        second_code=second[1].code.raw,
+        fragments=_paired(first[1], second[1]),
     )
 
 
@@ -436,7 +427,7 @@ def compare(
 ) -> SimilarityReport:
     """``autograder similarity``: the class's report, computed and kept for the page (``run_now``,
     by whoever runs the command); with ``student``, that student's latest submission against the
-    rest (``similar_to``, not kept; its pairs' code highlighted only with ``highlight``: what the
+    rest (``similar_to``, not kept; its pairs' fragments paired only with ``highlight``: what the
     command needs only to write HTML). A threshold over 1 is 1."""
     from .book import who
 
@@ -469,7 +460,7 @@ def similar_to(
     report.candidates = len(candidates)
     for number in candidates:
         other = _prepared(codes[number], boilerplate)
-        share_mine, share_other, _ = _shares(target, other)
+        share_mine, share_other = _shares(target, other)
         if share_mine > threshold or share_other > threshold:
             report.pairs.append(
                 _pair((student_id, target, share_mine), (students[number], other, share_other), highlight)
@@ -682,20 +673,51 @@ def work_on_queued(
 
 
 def write_html(report: SimilarityReport, out: Path) -> Path:
-    """The pairs side by side, the shared code highlighted (the code is escaped: it never runs)."""
+    """The pairs side by side, each fragment's two regions in one colour and linked to each other, as
+    the staff's page shows them (the code is escaped: it never runs)."""
     from html import escape
 
+    colours = "".join(f".frag-{n}{{background:{colour}}}" for n, colour in enumerate(FRAGMENT_COLOURS))
     parts = [
         "<!doctype html><meta charset='utf-8'><title>Similarity</title><style>"
-        "pre{white-space:pre-wrap;font-size:12px}.highlight-red{background:#fcc}.highlight-green{background:#cfc}"
-        "td{vertical-align:top;width:50%}</style>",
+        ".sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}"
+        "pre{font-size:12px;overflow:auto;margin:0}a.frag{color:inherit;text-decoration:none}"
+        f"details{{color:#555}}{colours}</style>",
         f"<h1>{escape(report.assignment)}: {len(report.pairs)} pairs</h1>",
     ]
-    for pair in report.pairs:
+    for number, pair in enumerate(report.pairs, start=1):
+        first, second = sides(pair.first_code, pair.second_code, pair.fragments)
         parts.append(
-            f"<h2>{escape(pair.first)} ({pair.first_share:.0%}) and {escape(pair.second)} ({pair.second_share:.0%})</h2>"
-            f"<table><tr><td><pre>{pair.first_html}</pre></td><td><pre>{pair.second_html}</pre></td></tr></table>"
+            f"<h2>{escape(pair.first)} ({pair.first_share:.0%}) and {escape(pair.second)} ({pair.second_share:.0%})</h2><ol>"
         )
+        for n, fragment in enumerate(pair.fragments, start=1):
+            parts.append(
+                f"<li class='frag-{colour(n)}'><a href='#p{number}-l-{n}'>lines "
+                f"{fragment.first.first_line}–{fragment.first.last_line}</a> ↔ <a href='#p{number}-r-{n}'>lines "
+                f"{fragment.second.first_line}–{fragment.second.last_line}</a></li>"
+            )
+        parts.append("</ol><div class='sides'>")
+        for blocks, mine, theirs in ((first, "l", "r"), (second, "r", "l")):
+            parts.append("<div>")
+            for block in blocks:
+                if block.folded:
+                    parts.append(
+                        f"<details><summary>lines {block.first_line}–{block.last_line}, not shared</summary>"
+                        f"<pre>{escape(block.pieces[0].text)}</pre></details>"
+                    )
+                    continue
+                parts.append("<pre>\n")  # the parser drops a newline straight after <pre>: this one
+                for piece in block.pieces:
+                    text = escape(piece.text)
+                    if piece.fragment:
+                        text = (
+                            f"<a class='frag frag-{piece.colour}' id='p{number}-{mine}-{piece.fragment}' "
+                            f"href='#p{number}-{theirs}-{piece.fragment}'>{text}</a>"
+                        )
+                    parts.append(text)
+                parts.append("</pre>")
+            parts.append("</div>")
+        parts.append("</div>")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(parts), encoding="utf-8")
+    out.write_text("".join(parts), encoding="utf-8")
     return out

@@ -254,6 +254,7 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     while the page, reloading itself, shows how far it has got."""
     from django.contrib import messages
 
+    from gradebook.fragments import colour, sides
     from gradebook.similarity import DEFAULT_THRESHOLD, queue_run, report_of_run, runs_of
 
     spec = assignment_or_404(name)
@@ -267,10 +268,20 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     last, pending = runs_of(book(), spec.name)
     report = report_of_run(last) if last is not None else None
     threshold = pending.threshold if pending else report.threshold if report else DEFAULT_THRESHOLD
+    # Each pair's two codes cut into blocks (gradebook.fragments): its fragments' regions, numbered
+    # alike on both sides, with a little code around them; the rest folded. Escaped by the template.
+    pairs = [
+        (
+            pair,
+            [(n, colour(n), f) for n, f in enumerate(pair.fragments, 1)],
+            *sides(pair.first_code, pair.second_code, pair.fragments),
+        )
+        for pair in (report.pairs if report else [])
+    ]
     response = render(
         request,
         "service/similarity.html",
-        {"spec": spec, "last": last, "report": report, "pending": pending, "threshold": threshold},
+        {"spec": spec, "last": last, "report": report, "pairs": pairs, "pending": pending, "threshold": threshold},
     )
     if pending is not None:
         response["Refresh"] = "3"  # reloaded until the report is done (no script: nothing for the CSP to allow)

@@ -127,6 +127,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
     themself (queued, failed and graded hand-ins, a review request), an instructor, a similarity
     report, an online exam open now; served on a port of its own."""
     from course.exams.build import build_exam
+    from gradebook.fragments import of_code
     from gradebook.models import SimilarityRun, Student, Submission
     from gradebook.similarity import SimilarityReport, SimilarPair
     from service import exam_marking, exam_sessions, hand_grading
@@ -163,9 +164,12 @@ def site(tmp_path_factory) -> Iterator[Site]:
     first, second = Submission.objects.filter(student=row, assignment__name=GRADED).order_by("id")
     for submission, path in ((first, known[0]), (second, known[1])):
         Submission.objects.filter(id=submission.id).update(file=str(path))
-    # A long line and many of them: the page still fits the window (each side's code scrolls in its box).
-    code = "<span class='highlight-red'>def softmax(x):\n    return np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)</span>"
-    code += "\nweights = [" + ", ".join(str(n) for n in range(120)) + "]\n"
+    # A long line and many of them: the page still fits the window (each side's code scrolls in its
+    # box, the unshared code far from the fragments folded). Two functions, swapped in the copy.
+    functions = (ASSIGNMENTS / GRADED / "known" / "correct_loops.py").read_text().split("\n\ndef ")
+    one, two = ("def " + functions[n] for n in (3, 5))
+    filler = "".join(f"weights_{n} = [" + ", ".join(str(m) for m in range(120)) + "]\n" for n in range(60))
+    first_code, second_code = filler + one + "\n\n" + two, two + "\n\n" + filler[::-1] + "\n" + one
     report = SimilarityReport(
         assignment=GRADED,
         threshold=0.5,
@@ -174,13 +178,15 @@ def site(tmp_path_factory) -> Iterator[Site]:
         all_pairs=28,
         pairs=[
             SimilarPair(
-                first=f"{prefix}00002",
-                second=f"{prefix}00003",
+                first=f"{prefix}{n:05d}",
+                second=f"{prefix}{n + 1:05d}",
                 first_share=0.8,
                 second_share=0.75,
-                first_html=code * 40,
-                second_html=code * 40,
+                first_code=first_code,
+                second_code=second_code,
+                fragments=of_code(first_code, second_code),
             )
+            for n in (2, 4)
         ],
     )
     now = timezone.now()
@@ -464,6 +470,14 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check(f"/staff/similarity/{GRADED}/")
             tall = browser.pages[1440].evaluate("document.documentElement.scrollHeight")
             assert tall < 3000, f"the similarity page is {tall} px tall"
+            # Each fragment's region links to its partner, which the script outlines while pointed at.
+            similar = browser.pages[1440]
+            regions = similar.locator("#pair-1 a.frag")
+            assert regions.count() >= 4
+            similar.hover("#p1-l-1")
+            assert "partner" in (similar.get_attribute("#p1-r-1", "class") or "")
+            similar.click("#p1-l-1")
+            assert similar.evaluate("location.hash") == "#p1-r-1"
             history = browser.check(f"/staff/students/{site.student_id}/")
             assert "Module 10 notebook: attention built by hand" in history  # titles, not folder names
             browser.check(f"/staff/students/{site.student_id}/diff/{site.diff[0]}/{site.diff[1]}/")

@@ -116,20 +116,17 @@ def copydetect_pairs(files: dict[str, Path], starter_code: str, threshold: float
         )
         detector.run()
         found = {}
-        for share_1, share_2, file_1, file_2, html_1, html_2, _ in detector.get_copied_code_list():
+        for share_1, share_2, file_1, file_2, _, _, _ in detector.get_copied_code_list():
             first, second = names[str(file_1)], names[str(file_2)]
-            found[frozenset((first, second))] = {
-                first: (round(float(share_1), 9), html_1.replace("highlight-green", "highlight-red")),
-                second: (round(float(share_2), 9), html_2.replace("highlight-green", "highlight-red")),
-            }
+            found[frozenset((first, second))] = {first: round(float(share_1), 9), second: round(float(share_2), 9)}
         return found
 
 
 def ours(report) -> dict:
     return {
         frozenset((p.first, p.second)): {
-            p.first: (round(p.first_share, 9), p.first_html),
-            p.second: (round(p.second_share, 9), p.second_html.replace("highlight-green", "highlight-red")),
+            p.first: round(p.first_share, 9),
+            p.second: round(p.second_share, 9),
         }
         for p in report.pairs
     }
@@ -150,7 +147,8 @@ def test_the_index_finds_exactly_copydetects_pairs_and_shares_on_the_shipped_cor
             report = similarity(book, spec_of(name), threshold)
             expected = copydetect_pairs(files, starter_code, threshold)
             assert len(expected) >= 3  # the planted copies at least: a comparison that says something
-            assert ours(report) == expected  # the same pairs, the same shares, the same highlighting
+            assert ours(report) == expected  # the same pairs, the same shares
+            assert all(pair.fragments for pair in report.pairs)  # each shown with its fragments
             assert report.candidates <= report.all_pairs
         listed = {student for pair in ours(report) for student in pair}
         assert {"planted_renamed", "planted_reordered", "planted_padded"} <= listed
@@ -302,7 +300,7 @@ def test_the_page_shows_the_stored_report_and_queues_a_run_a_worker_computes(mon
     page = staff.get(url)
     text = page.content.decode()
     assert page.status_code == 200 and "Refresh" not in page
-    assert "pairs share more than 90% of their code" in text and "highlight-red" in text
+    assert "pairs share more than 90% of their code" in text and 'class="frag frag-0" id="p1-l-1"' in text
     assert f"ada-{tag}" in text and f"alan-{tag}" in text
 
 
@@ -368,20 +366,22 @@ def test_the_command_reports_similar_code_in_pairs_escaped_and_keeps_the_report(
     assert code == 0 and "3 submissions compared, 1 pairs above 50%" in " ".join(said.split())
     assert "ada" in said and "alan" in said and "grace" not in said  # renamed variables do not hide a copy
     page = html.read_text()
-    assert "highlight-red" in page and "&lt;script&gt;" in page and "<script>" not in page
+    assert (
+        "class='frag frag-0' id='p1-l-1' href='#p1-r-1'" in page and "&lt;script&gt;" in page and "<script>" not in page
+    )
     with Gradebook.open(gradebook) as book:  # kept for the page
         run = book.objects(SimilarityRun).get()
         assert run.state == SimilarityRun.DONE and len(run.report["pairs"]) == 1
     code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "grace"])
     said = capsys.readouterr().out
     assert code == 0 and "0 pairs above 50%" in " ".join(said.split())
-    # One student against the rest: the pair listed; highlighted only where HTML is written.
+    # One student against the rest: the pair listed; its fragments paired only where HTML is written.
     one = ["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "ada"]
     for command in (one, [*one, "--out", str(tmp_path / "one.html")]):
         code = main(command)
         said = capsys.readouterr().out
         assert code == 0 and "1 pairs above 50%" in " ".join(said.split()) and "alan" in said
-    assert "highlight-red" in (tmp_path / "one.html").read_text()
+    assert "class='frag frag-0'" in (tmp_path / "one.html").read_text()
     code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "nobody"])
     assert code != 0 and "nobody" in capsys.readouterr().err
 
@@ -472,18 +472,18 @@ def test_the_class_comparison_gives_copydetects_shares_on_many_pairs(tmp_path):
 
 
 @pytest.mark.timeout(120)
-def test_fingerprinting_and_highlighting_in_a_fresh_process_leave_matplotlib_unimported():
+def test_fingerprinting_and_pairing_in_a_fresh_process_leave_matplotlib_unimported():
     # copydetect's package imports matplotlib (0.6 s of a fresh process) for plots never drawn here:
     # its utils are loaded on their own, and shared with the package when it is imported after.
     script = """
 import sys
 from gradebook.fingerprints import copydetect_utils, fingerprint
-from gradebook.similarity import _highlighted, _prepared
+from gradebook.similarity import _paired, _prepared
 import numpy as np
 one = fingerprint("def total(values):\\n    return sum(v * 2 for v in values)\\n" * 3)
 two = fingerprint("def total(items):\\n    return sum(i * 2 for i in items)\\n" * 3)
-html, _ = _highlighted(_prepared(one, np.zeros(0, dtype=np.int64)), _prepared(two, np.zeros(0, dtype=np.int64)))
-assert "highlight-red" in html, html
+found = _paired(_prepared(one, np.zeros(0, dtype=np.int64)), _prepared(two, np.zeros(0, dtype=np.int64)))
+assert found, found
 assert "matplotlib" not in sys.modules, "matplotlib imported"
 assert "copydetect.detector" not in sys.modules
 from copydetect import CopyDetector
@@ -499,7 +499,7 @@ print("ok")
 
 
 @pytest.mark.timeout(180)
-def test_a_pairs_highlighting_uses_the_offsets_kept_at_grading_and_older_rows_find_them_again(tmp_path, monkeypatch):
+def test_a_pairs_fragments_use_the_offsets_kept_at_grading_and_older_rows_find_them_again(tmp_path, monkeypatch):
     import gradebook.similarity as similarity_module
     from gradebook.fingerprints import filtered
 
@@ -515,13 +515,13 @@ def test_a_pairs_highlighting_uses_the_offsets_kept_at_grading_and_older_rows_fi
             row = book.objects(Fingerprint).get(sha256=sha256_of(path))
             kept = np.frombuffer(zlib.decompress(bytes(row.offsets)), dtype="<i4").reshape(-1, 2)
             assert kept.shape[0] > 10 and (kept == filtered(code_of(path))[1]).all()
-        # Highlighted from the kept offsets: the tokenizer never runs during the report.
+        # Paired from the kept offsets: the tokenizer never runs during the report.
         calls: list[str] = []
         monkeypatch.setattr(similarity_module, "filtered", lambda raw: calls.append(raw) or filtered(raw))
         with_kept = similarity_module.similarity(book, spec, 0.5)
         assert calls == [] and len(with_kept.pairs) == 1
-        assert "highlight-red" in with_kept.pairs[0].first_html
-        # A gradebook whose rows were kept before offsets were: found again, the same highlighting.
+        assert with_kept.pairs[0].fragments
+        # A gradebook whose rows were kept before offsets were: found again, the same fragments.
         book.objects(Fingerprint).update(offsets=None)
         again = similarity_module.similarity(book, spec, 0.5)
         assert len(calls) == 2

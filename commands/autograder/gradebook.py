@@ -277,8 +277,9 @@ def _add_similarity(commands: argparse._SubParsersAction) -> None:
         description="Compare the students' latest submissions (copydetect's winnowing, offline; the released "
         "notebook's starter code left out; only pairs that share a fingerprint are compared) and list the pairs "
         "sharing more than the threshold of their code: a report for your judgement, never a penalty. The report "
-        "is kept in the gradebook: the staff's similarity page shows it. --out writes it as HTML, the shared "
-        "regions highlighted side by side; --student compares one student's latest submission with the rest.",
+        "is kept in the gradebook: the staff's similarity page shows it. --out writes it as HTML, each pair's "
+        "matched fragments side by side in matching colours, each linked to its partner; --student compares one "
+        "student's latest submission with the rest.",
     )
     similar.add_argument("assignment", metavar="ASSIGNMENT")
     similar.add_argument(
