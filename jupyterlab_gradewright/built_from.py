@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RECORD = HERE / "labextension" / "built_from.txt"
@@ -28,12 +29,32 @@ def sources_digest(folder: Path = HERE) -> str:
     return digest.hexdigest()
 
 
+def is_current(folder: Path = HERE) -> bool:
+    """Whether the committed bundle was built from the sources as they are now."""
+    record = folder / "labextension" / "built_from.txt"
+    return record.is_file() and record.read_text(encoding="ascii").strip() == sources_digest(folder)
+
+
+def build_when_changed(target_name: str, version: str, **kwargs: Any) -> None:
+    """pip's build of the extension (hatch-jupyter-builder's build function, pyproject.toml): the
+    template's npm build, run only when the bundle was not built from the current sources. The
+    template decides by file times, which a fresh clone sets in checkout order: its editable install
+    would rebuild (and rewrite) the committed bundle wherever jlpm is found; the recorded digest says
+    exactly when a build is due."""
+    path = Path(kwargs.get("path", ".")).resolve()
+    if is_current(path):
+        print(f"{path / 'labextension'}: built from the current sources, not built again", file=sys.stderr)
+        return
+    from hatch_jupyter_builder import npm_builder  # only in the build's environment
+
+    npm_builder(target_name, version, **kwargs)
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--write"]:
         RECORD.write_text(sources_digest() + "\n", encoding="ascii")
         return 0
-    recorded = RECORD.read_text(encoding="ascii").strip() if RECORD.is_file() else ""
-    if recorded != sources_digest():
+    if not is_current():
         print(f"{RECORD.parent}: not built from the current sources: run `jlpm build:prod` in {HERE}", file=sys.stderr)
         return 1
     return 0
