@@ -2,8 +2,10 @@
 starter text, "YOUR ANSWER HERE"), has nothing to read. ``is_empty_answer`` is the one rule. The
 marking pages keep such answers out of the one-by-one queue, its counts and the answer groups, and
 ``give_empty_zero`` (the marking list's one button) gives each of them 0 with ``NO_ANSWER`` through
-give_mark: a mark like any other, shown to the student, exported, and re-marked one by one. Nothing
-is scored without a grader asking."""
+give_mark: a mark like any other, shown to the student, exported, and re-marked one by one. An
+exam's open answer follows the same rule (``is_empty_exam_answer``: typed blank online) and its
+button the same path (``give_empty_exam_zero``, through record_exam_mark). Nothing is scored
+without a grader asking."""
 
 from __future__ import annotations
 
@@ -53,6 +55,13 @@ def is_empty_answer(answers: Mapping[str, object] | None, starters: Collection[s
     return all(not str(text).strip() or str(text).strip() in starters for text in (answers or {}).values())
 
 
+def is_empty_exam_answer(typed: str | None) -> bool:
+    """The rule for an exam's open answer: ``typed`` as saved online (an unanswered question's is
+    "") is empty by is_empty_answer, with no starter text (the exam's answer box starts blank). None
+    is an answer on a paper sheet: the gradebook never holds its text, so it is never empty here."""
+    return typed is not None and is_empty_answer({"typed": typed})
+
+
 def empty_answers(
     book: Gradebook, spec: AssignmentSpec, starters: Mapping[str, Collection[str]]
 ) -> dict[str, set[int]]:
@@ -100,6 +109,22 @@ def give_empty_zero(
         )
         for submission in marked:
             give_mark(book, submission, question, 0.0, NO_ANSWER, by)
+        return marked
+
+    return book.run(write)
+
+
+def give_empty_exam_zero(book: Gradebook, exam: Path, question: str, student_ids: Iterable[str], by: str) -> list[str]:
+    """Give 0 with ``NO_ANSWER`` to the open question ``question`` of each of ``student_ids`` (the
+    caller's empty answers not marked yet: the service holds the typed texts), each through
+    record_exam_mark, all or none. The student ids marked, in order."""
+    from .exams import record_exam_mark
+
+    marked = sorted(set(student_ids))
+
+    def write() -> list[str]:
+        for student_id in marked:
+            record_exam_mark(book, exam, student_id, question, 0.0, NO_ANSWER, by)
         return marked
 
     return book.run(write)

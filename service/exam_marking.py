@@ -4,7 +4,8 @@ time: the question's text, where the answer is on the student's paper sheet (q3 
 the student's name hidden unless asked for, a score from 0 to 1 and a comment. Marks are the same
 records ``course exam marks import`` makes: ``course exam grade --gradebook`` counts them. Two
 graders never lose each other's work unseen: the last save wins, and the one whose save replaced
-another's is told."""
+another's is told. Empty answers (typed blank online: gradebook.empty_answers' rule) are not in the
+queue: the exams' list lists them and gives them 0 with one button (``exam_mark_empty``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from course.exams.csvfiles import ExamError
 from course.exams.grade import OPEN_POINTS, load_key
+from course.wording import plural
+from gradebook.empty_answers import NO_ANSWER, give_empty_exam_zero
 from gradebook.errors import BadEdit
 from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
 from gradebook.marks import replaced_notice
@@ -25,8 +28,7 @@ from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import book, course, staff_required
-from .exam_sessions import online_answer
-from .hand_grading import exam_answers, exam_or_404, taken
+from .hand_grading import ExamQuestion, empty_listing, exam_answers, exam_or_404, exam_questions, neighbours, taken
 
 _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
 
@@ -35,7 +37,8 @@ _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never ra
 @require_safe
 @staff_required
 def exams_index(request: HttpRequest) -> HttpResponse:
-    """The course's exams, each with its open questions: answers, and how many are still unmarked."""
+    """The course's exams, each with its open questions: answers, how many are still to mark, and
+    the empty ones (listed, with the button that gives them 0)."""
     exams: list[dict[str, object]] = []
     for name, folder in course().exam_folders.items():
         try:
@@ -43,25 +46,34 @@ def exams_index(request: HttpRequest) -> HttpResponse:
         except ExamError as exc:
             exams.append({"name": name, "problem": str(exc), "questions": []})
             continue
-        questions: dict[str, dict] = {}
-        for answer in answers:
-            row = questions.setdefault(
-                answer.question, {"id": answer.question, "text": answer.text, "answers": 0, "to_mark": 0}
-            )
-            row["answers"] += 1
-            row["to_mark"] += answer.score is None
-        exams.append({"name": name, "title": title, "questions": list(questions.values())})
+        questions = [
+            {"id": question, "text": standing.answers[0].text}
+            | {"answers": len(standing.answers), "to_mark": len(standing.waiting)}
+            | empty_listing(standing.order, standing.empty, standing.empty_waiting)
+            for question, standing in exam_questions(name, answers).items()
+        ]
+        exams.append({"name": name, "title": title, "questions": questions})
     return render(request, "service/exams.html", {"exams": exams})
+
+
+def _question(name: str, question: str) -> tuple[Path, ExamQuestion]:
+    """The exam's folder and its open question's answers, or 404."""
+    folder = exam_or_404(name)
+    answers = exam_answers(name, folder, question)
+    if not answers:
+        raise Http404("no such open question")
+    return folder, exam_questions(name, answers)[question]
 
 
 @login_required
 @require_safe
 @staff_required
 def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
-    answers = exam_answers(name, exam_or_404(name), question)
-    if not answers:
-        raise Http404("no such open question")
-    first = next((answer for answer in answers if answer.score is None), answers[0])
+    _, standing = _question(name, question)
+    if not standing.queue:
+        messages.info(request, "every answer to this question is empty")
+        return redirect("exams")
+    first = next(iter(standing.waiting), standing.queue[0])
     return redirect("exam-mark", name=name, question=question, student_id=first.student_id)
 
 
@@ -69,35 +81,48 @@ def exam_start(request: HttpRequest, name: str, question: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @staff_required
 def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -> HttpResponse:
-    folder = exam_or_404(name)
-    answers = exam_answers(name, folder, question)
-    position = next((i for i, answer in enumerate(answers) if answer.student_id == student_id), None)
-    if position is None:
+    folder, standing = _question(name, question)
+    answer = next((answer for answer in standing.answers if answer.student_id == student_id), None)
+    if answer is None:
         raise Http404("not an answer to mark")
-    answer = answers[position]
-    following = answers[(position + 1) % len(answers)]
+    previous, following = neighbours(standing.order, standing.empty, student_id)
     if request.method == "POST":
         form = forms.ExamMark(request.POST)
         if _save(request, form, folder, answer):
-            then = following if form.goes_on else answer
-            return redirect("exam-mark", name=name, question=question, student_id=then.student_id)
+            then = following if form.goes_on else student_id
+            return redirect("exam-mark", name=name, question=question, student_id=then)
         return redirect(request.path)
+    queue = [a.student_id for a in standing.queue]
     context = {
         "name": name,
         "title": load_key(folder).title,
         "answer": answer,
         "points": OPEN_POINTS,
         "text_html": _MARKDOWN.render(answer.text),
-        "position": position + 1,
-        "count": len(answers),
-        "to_mark": sum(a.score is None for a in answers),
+        "position": queue.index(student_id) + 1 if student_id in queue else None,
+        "count": len(queue),
+        "to_mark": len(standing.waiting),
         "show_names": forms.NamesShown(request.GET).value("names", False),
-        "previous": answers[position - 1].student_id,
-        "next": following.student_id,
+        "previous": previous,
+        "next": following,
         # Taken online: the student's typed answer (service/exam_sessions.py), not a paper sheet.
-        "online": online_answer(name, answer.student_id, answer.question),
+        "online": standing.texts[student_id],
     }
     return render(request, "service/mark_exam_answer.html", context)
+
+
+@login_required
+@require_http_methods(["POST"])
+@staff_required
+def exam_mark_empty(request: HttpRequest, name: str, question: str) -> HttpResponse:
+    """The exams' list's button: 0 with "No answer was given." to each empty answer it listed that
+    is still empty and not marked, each through record_exam_mark (gradebook.empty_answers)."""
+    folder, standing = _question(name, question)
+    form = forms.EmptyAnswers(request.POST, answers=sorted(standing.empty_waiting))
+    chosen = form.value("answers", [])
+    marked = give_empty_exam_zero(book(), folder, question, chosen, request.user.get_username())
+    messages.success(request, f"{question}: {plural(len(marked), 'empty answer')} given 0: {NO_ANSWER}")
+    return redirect("exams")
 
 
 def _save(request: HttpRequest, form: forms.ExamMark, folder: Path, answer: OpenAnswer) -> bool:

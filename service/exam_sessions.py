@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import ipaddress
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -31,7 +32,7 @@ from course.exams.grade import (
 )
 from course.exams.variants import ExamKey, Variant, make_variant
 from course.exams.variants import Student as ExamStudent
-from gradebook.exams import grade_exam_into_gradebook
+from gradebook.exams import OpenAnswer, grade_exam_into_gradebook
 from gradebook.models import STAFF_PREFIX, ExamExtension, ExamMark, ExamResult, Student
 from untrusted import spreadsheet
 
@@ -39,7 +40,7 @@ from . import exam_saves
 from .access import book, course, state
 from .errors import ExamRefused
 from .lti.exam_scores import send_exam_score
-from .models import ExamAttempt, ExamLogEntry, OnlineExam
+from .models import ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
 
 MAX_TEXT = 20_000  # an open question's answer, in characters
 
@@ -361,16 +362,20 @@ def responses_csv(key: ExamKey, attempts: list[ExamAttempt]) -> str:
     return buffer.getvalue()
 
 
-def online_answer(name: str, student_id: str, question: str) -> str | None:
-    """The text a student typed for an open question in their counted attempt (the marking page's)."""
-    folder = folders().get(name)
-    if folder is None:
-        return None
-    attempt = next((a for a in counted_attempts(name) if a.student.student_id == student_id), None)
-    if attempt is None:
-        return None
-    variant = variant_for(key_of(folder), attempt.student)
-    placed = next((q for q in variant.questions if q.question == question), None) if variant else None
-    if placed is None:
-        return None
-    return answers_of(attempt).get(placed.position, "")
+def online_texts(name: str, answers: Iterable[OpenAnswer]) -> dict[tuple[str, str], str | None]:
+    """The texts students typed for open questions in their counted attempts (the marking pages'),
+    by (student id, question) of ``answers``, in two queries: "" where none was saved, None where
+    not taken online (on a paper sheet)."""
+    attempts = {attempt.student.student_id: attempt for attempt in counted_attempts(name)}
+    typed = dict(
+        ((attempt, position), value)
+        for attempt, position, value in ExamAnswer.objects.filter(attempt__in=attempts.values()).values_list(
+            "attempt_id", "position", "value"
+        )
+    )
+    return {
+        (a.student_id, a.question): None
+        if a.student_id not in attempts
+        else typed.get((attempts[a.student_id].pk, a.position), "")
+        for a in answers
+    }

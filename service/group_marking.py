@@ -33,8 +33,7 @@ from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import assignment_or_404, book, course, staff_required
-from .exam_sessions import online_answer
-from .hand_grading import exam_answers, exam_or_404, manual_question, starters, taken, to_mark
+from .hand_grading import exam_answers, exam_or_404, exam_questions, manual_question, starters, taken, to_mark
 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
@@ -254,45 +253,45 @@ def _give_group_mark(
 @staff_required
 def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpResponse:
     """An exam's open question by groups: the answers typed online are grouped; one on a paper sheet
-    has no text here and is a group of its own."""
+    has no text here and is a group of its own; the empty ones are left out (the exams' list's
+    button gives them 0)."""
     folder = exam_or_404(name)
     answers = exam_answers(name, folder, question)
     if not answers:
         raise Http404("no such open question")
+    standing = exam_questions(name, answers)[question]
+    found = {n: a for n, a in enumerate(answers, start=1) if a.student_id not in standing.empty}
     threshold, number, names = _query(request)
     if request.method == "POST":
         # Members are named by their place, never by a student id, in the page (anonymous).
-        form = forms.GroupMark(request.POST, items=[], members=[str(n) for n in range(1, len(answers) + 1)])
+        form = forms.GroupMark(request.POST, items=[], members=[str(n) for n in found])
         ticked = {int(token) for token in form.value("members", [])}
-        chosen = {n: a for n, a in enumerate(answers, start=1) if n in ticked}
+        chosen = {n: a for n, a in found.items() if n in ticked}
         count = _give_exam_group_mark(request, form, folder, question, chosen)
         if count is None:
             return redirect(_here(request.path, threshold, number, names))
         return _saved(request, threshold, number, names, count, form)
-    texts = _exam_texts(name, answers)
+    texts = {a.student_id: standing.texts[a.student_id] for a in found.values()}
+    empty = len(standing.empty)
     page = Page(
         title=f"{question} ({OPEN_POINTS:g} point)",
         crumbs=[(reverse("exams"), "Exams")],
         single=reverse("exam-start", args=[name, question]),
         groups=group_answers([Answer(key, text) for key, text in texts.items()], threshold),
         texts=texts,
-        labels={a.student_id: _label(n, a.student_id, names) for n, a in enumerate(answers, start=1)},
-        tokens={a.student_id: str(n) for n, a in enumerate(answers, start=1)},
-        statuses={a.student_id: "to mark" if a.score is None else "marked" for a in answers},
-        seen={a.student_id: a.marked_at.isoformat() if a.marked_at else "" for a in answers},
-        question_html=_MARKDOWN.render(answers[0].text) if answers else "",
+        labels={a.student_id: _label(n, a.student_id, names) for n, a in found.items()},
+        tokens={a.student_id: str(n) for n, a in found.items()},
+        statuses={a.student_id: "to mark" if a.score is None else "marked" for a in found.values()},
+        seen={a.student_id: a.marked_at.isoformat() if a.marked_at else "" for a in found.values()},
+        question_html=_MARKDOWN.render(answers[0].text),
+        left_out=f"{plural(empty, 'empty answer')} left out: the exams' list gives them 0 at once." if empty else "",
     )
     return _render(request, page, threshold, number, names)
 
 
-def _exam_texts(name: str, answers: list) -> dict[str, str | None]:
-    """Each answer's text as typed online (None: on a paper sheet, no text here), by student id."""
-    return {a.student_id: online_answer(name, a.student_id, a.question) for a in answers}
-
-
 def exam_groups(folder: Path, question: str, threshold: float = DEFAULT_THRESHOLD) -> list[AnswerGroup]:
     """The groups of an exam's open question (the exam in ``folder``, as course.toml lists it), each
-    member a student's id: ``course exam marks groups``."""
+    member a student's id, the empty answers left out: ``course exam marks groups``."""
     name = next((n for n, listed in course().exam_folders.items() if listed.resolve() == folder.resolve()), None)
     if name is None:
         raise BadEdit(f"{folder}: not an exam the course lists (exams in course.toml)")
@@ -300,7 +299,8 @@ def exam_groups(folder: Path, question: str, threshold: float = DEFAULT_THRESHOL
     answers = [answer for answer in taken(name, open_answers(book(), folder)) if answer.question == question]
     if not answers:
         raise BadEdit(f"{folder}: no open question {question!r} (course exam marks export lists them)")
-    texts = _exam_texts(name, answers)
+    standing = exam_questions(name, answers)[question]
+    texts = {key: text for key, text in standing.texts.items() if key not in standing.empty}
     return group_answers([Answer(key, text) for key, text in texts.items()], threshold)
 
 

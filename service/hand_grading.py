@@ -1,12 +1,15 @@
 """What the hand-grading pages share (service/marking.py, exam_marking.py, group_marking.py): the
 question or exam a page's address names, which answers still wait for a mark (an empty one never:
-gradebook.empty_answers says which are empty), and an exam's open answers."""
+gradebook.empty_answers says which are empty), the queue's neighbours past the empty answers, what
+a marking list says of them, and an exam's open answers."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from django.http import Http404
 
@@ -14,16 +17,18 @@ from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import Question
 from autograder.errors import ReleaseError
 from course.exams.csvfiles import ExamError
-from gradebook.empty_answers import empty_answers, starter_texts
+from course.wording import plural
+from gradebook.empty_answers import empty_answers, is_empty_exam_answer, starter_texts
 from gradebook.exams import OpenAnswer, open_answers
 from gradebook.grades import current_grades, latest_rows
 
 from .access import book, course, state
-from .exam_sessions import counted_attempts
+from .exam_sessions import counted_attempts, online_texts
 from .models import OnlineExam
 from .releases import released_notebook
 
 logger = logging.getLogger(__name__)
+Key = TypeVar("Key", int, str)  # an answer in a queue: a submission's id, or an exam taker's student id
 
 
 def manual_question(spec: AssignmentSpec, question_id: str) -> Question:
@@ -67,6 +72,30 @@ def to_mark(spec: AssignmentSpec, questions: list[Question]) -> dict[str, ToMark
     return {q.id: ToMark(unmarked[q.id] - empty[q.id], empty[q.id], unmarked[q.id] & empty[q.id]) for q in questions}
 
 
+def neighbours(order: list[Key], empty: Collection[Key], current: Key) -> tuple[Key, Key]:
+    """The answers before and after ``current`` in the queue (round it, empty answers left out)."""
+    at = order.index(current)
+    others = [key for key in order[at + 1 :] + order[:at] if key not in empty]
+    return (others[-1], others[0]) if others else (current, current)
+
+
+def empty_listing(order: list[Key], empty: Collection[Key], waiting: Collection[Key]) -> dict[str, object]:
+    """What a marking list says of one question's empty answers (``empty``, of ``order``): how many,
+    each with its link's key, named by its place (anonymous) and whether marked; the ones the button
+    gives 0 (``waiting``: not marked yet), and the button's words."""
+    listed = [(n, key) for n, key in enumerate(order, start=1) if key in empty]
+    chosen = [key for key in order if key in waiting]
+    return {
+        "empty": [
+            {"id": key, "label": f"answer {n}", "status": "not marked" if key in waiting else "marked"}
+            for n, key in listed
+        ],
+        "empty_said": f"{plural(len(listed), 'answer')} {'is' if len(listed) == 1 else 'are'} empty",
+        "empty_waiting": chosen,
+        "button": f"Give the {plural(len(chosen), 'empty answer')} 0",
+    }
+
+
 def exam_or_404(name: str) -> Path:
     """The folder of the exam the course lists under ``name``, or 404."""
     folder = course().exam_folders.get(name)
@@ -92,3 +121,49 @@ def taken(name: str, answers: list[OpenAnswer]) -> list[OpenAnswer]:
         return answers
     took = {attempt.student.student_id for attempt in counted_attempts(name)}
     return [answer for answer in answers if answer.student_id in took]
+
+
+@dataclass
+class ExamQuestion:
+    """One open question of an exam: its answers in the roster's order, each one's text as typed
+    online (None: on a paper sheet), and which are empty (their student ids)."""
+
+    answers: list[OpenAnswer] = field(default_factory=list)
+    texts: dict[str, str | None] = field(default_factory=dict)
+    empty: set[str] = field(default_factory=set)
+
+    @property
+    def order(self) -> list[str]:
+        return [answer.student_id for answer in self.answers]
+
+    @property
+    def queue(self) -> list[OpenAnswer]:
+        """The answers offered one by one: every one but the empty ones."""
+        return [answer for answer in self.answers if answer.student_id not in self.empty]
+
+    @property
+    def waiting(self) -> list[OpenAnswer]:
+        """The queue's answers not marked yet (the "still to mark")."""
+        return [answer for answer in self.queue if answer.score is None]
+
+    @property
+    def empty_waiting(self) -> set[str]:
+        """The empty answers not marked yet: the marking list's button's."""
+        return {
+            answer.student_id for answer in self.answers if answer.student_id in self.empty and answer.score is None
+        }
+
+
+def exam_questions(name: str, answers: list[OpenAnswer]) -> dict[str, ExamQuestion]:
+    """The exam's open ``answers`` by question, in the order they come, each question's empty ones
+    found by gradebook.empty_answers' rule from the typed texts (read at once: two queries)."""
+    texts = online_texts(name, answers)
+    questions: dict[str, ExamQuestion] = {}
+    for answer in answers:
+        standing = questions.setdefault(answer.question, ExamQuestion())
+        typed = texts[(answer.student_id, answer.question)]
+        standing.answers.append(answer)
+        standing.texts[answer.student_id] = typed
+        if is_empty_exam_answer(typed):
+            standing.empty.add(answer.student_id)
+    return questions

@@ -26,7 +26,7 @@ from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import assignment_or_404, book, staff_required
-from .hand_grading import ToMark, manual_question, starters, to_mark
+from .hand_grading import empty_listing, manual_question, neighbours, starters, to_mark
 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
@@ -35,29 +35,6 @@ def _order(assignment: str) -> list[int]:
     """Each student's latest submission (its id), in the order they were recorded (not by name:
     anonymous); one query, whatever the course's size."""
     return list(latest_rows(book(), assignment).select_related(None).order_by("id").values_list("id", flat=True))
-
-
-def _neighbours(order: list[int], empty: set[int], current: int) -> tuple[int, int]:
-    """The answers before and after ``current`` in the queue (round it, empty answers left out)."""
-    at = order.index(current)
-    others = [s for s in order[at + 1 :] + order[:at] if s not in empty]
-    return (others[-1], others[0]) if others else (current, current)
-
-
-def _empty_rows(question: Question, order: list[int], standing: ToMark) -> dict[str, object]:
-    """What the marking list says of a question's empty answers: how many, the button's words, and
-    each answer with its link (named by its place, anonymous)."""
-    empty = [(n, s) for n, s in enumerate(order, start=1) if s in standing.empty]
-    waiting = sorted(standing.empty_waiting)
-    return {
-        "empty": [
-            {"id": s, "label": f"answer {n}", "status": "not marked" if s in standing.empty_waiting else "marked"}
-            for n, s in empty
-        ],
-        "empty_said": f"{plural(len(empty), 'answer')} {'is' if len(empty) == 1 else 'are'} empty",
-        "empty_waiting": waiting,
-        "button": f"Give the {plural(len(waiting), 'empty answer')} 0",
-    }
 
 
 @login_required
@@ -70,7 +47,7 @@ def marking_index(request: HttpRequest, name: str) -> HttpResponse:
     standing = to_mark(spec, manual) if manual else {}
     rows = [
         {"question": q, "answers": len(order), "to_mark": len(standing[q.id].waiting)}
-        | _empty_rows(q, order, standing[q.id])
+        | empty_listing(order, standing[q.id].empty, standing[q.id].empty_waiting)
         for q in manual
     ]
     return render(request, "service/marking_index.html", {"spec": spec, "rows": rows})
@@ -103,7 +80,7 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
         raise Http404("not an answer to mark")
     empty = empty_answers(book(), spec, {question.id: starters(spec).get(question.id, frozenset())})[question.id]
     queue = [s for s in order if s not in empty]
-    previous, following = _neighbours(order, empty, submission_id)
+    previous, following = neighbours(order, empty, submission_id)
     submission = Submission.objects.select_related("student", "assignment").get(id=submission_id)
     mark = Mark.objects.filter(
         student=submission.student, assignment=submission.assignment, question_id=question.id

@@ -70,6 +70,7 @@ urlpatterns = [
     path("staff/marking/<str:name>/", marking.marking_index, name="marking"),
     path("staff/groups/<str:name>/<str:question_id>/", group_marking.mark_group, name="mark-group"),
     path("staff/exam-groups/<str:name>/<str:question>/", group_marking.mark_exam_group, name="exam-mark-group"),
+    path("staff/exam-empty/<str:name>/<str:question>/", exam_marking.exam_mark_empty, name="exam-mark-empty"),
     path("staff/marking/<str:name>/<str:question_id>/", marking.marking_start, name="mark-start"),
     path("staff/marking/<str:name>/<str:question_id>/empty/", marking.mark_empty, name="mark-empty"),
     path("staff/rubric/<str:name>/<str:question_id>/", marking.edit_rubric, name="rubric-edit"),

@@ -253,7 +253,7 @@ STAFF_PAGES = {
     "/staff/roster/": ["Grace Mensah", "s2612"],
     "/staff/exports/": ["sequences-and-attention"],
     "/staff/platforms/": ["Canvas (demo)"],
-    "/staff/exams/": ["midterm"],
+    "/staff/exams/": ["midterm", "No answer was given.", "(not marked)"],  # ada and chloe left theirs blank
     "/staff/online-exams/midterm/": ["s2601", "(submitted)", "(in progress)"],
     "/staff/students/s2601/": ["s2601", "attention-not-explanation", "sequences-and-attention"],
 }

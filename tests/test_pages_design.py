@@ -497,9 +497,10 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             assert form.evaluate(DUPLICATE_IDS) == [], form.evaluate(DUPLICATE_IDS)
             if attempt is not None:  # the student's test ran first: its attempt's log
                 browser.check(f"/staff/online-exams/{EXAM}/attempts/{attempt.pk}/")
-            # The exam's open question, its first answer to mark (the paper sheets' or the online one).
+            # The exam's open question: the online answer, left blank (an empty answer, listed with its
+            # button, opened from the list), and the groups.
             if attempt is not None:  # an exam taken online lists the answers of those who took it
-                browser.check("/staff/exams/", then=lambda page: page.locator("a:has-text('Mark')").first.click())
+                browser.check("/staff/exams/", then=lambda page: page.locator("section.empty-answers a").first.click())
                 browser.check(
                     "/staff/exams/", then=lambda page: page.locator("a:has-text('Mark by groups')").first.click()
                 )

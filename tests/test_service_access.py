@@ -72,6 +72,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
         "override": [1],
         "rubric-edit": ["attention-not-explanation", "written"],
         "mark-empty": ["attention-not-explanation", "written"],
+        "exam-mark-empty": ["midterm", "q"],
         "platforms": [],
         "regrade": name_of,
         "similarity": name_of,
@@ -94,6 +95,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
         "review-ask",
         "rubric-edit",
         "mark-empty",
+        "exam-mark-empty",
         "exam-save",
         "exam-submit",
     }
