@@ -310,6 +310,8 @@ class _Index:
         """For each pair (a row of ``pairs``), the share of the first's code found in the second's
         and of the second's found in the first's."""
         count = len(pairs)
+        if count == 0:  # a class of one, or no pair above the threshold's candidates
+            return np.zeros(0), np.zeros(0)
         covered = np.zeros(2 * count)  # the first's, then the second's
         owner = np.concatenate([pairs[:, 1], pairs[:, 0]])
         partner = np.concatenate([pairs[:, 0], pairs[:, 1]])
