@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from course.errors import Problem
+from course.wording import plural
 
 from .assignment import MANIFEST, Assignment, load_assignment
 from .authoring.math import unrendered_math
@@ -100,7 +101,7 @@ def _notebook_problems(assignment: Assignment) -> list[Problem]:
                 Problem(
                     file=str(assignment.folder / MANIFEST),
                     where=f"question {question.id}",
-                    what=f"worth {question.points:g} point{'' if question.points == 1 else 's'} here, but its graded "
+                    what=f"worth {plural(question.points, 'point')} here, but its graded "
                     f"cells in {path.name} hold {held:g}",
                 )
             )

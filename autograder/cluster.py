@@ -24,6 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from course.wording import plural
+
 from .errors import ClusterUnfit
 from .version import grader_version
 
@@ -111,7 +113,11 @@ def probe_cluster(client: Any, needs: GradingNeeds, address: str) -> ClusterRepo
         forget(client, report)
         worker, found = next(iter(unfit.items()))
         others = len(unfit) - 1
-        more = f" (and {others} more of the {len(report.workers) + len(unfit)} workers cannot grade)" if others else ""
+        more = (
+            f" (and {others} more of the {plural(len(report.workers) + len(unfit), 'worker')} cannot grade)"
+            if others
+            else ""
+        )
         raise ClusterUnfit(f"cluster {address}: worker {worker}: {found[0][0]}; {found[0][1]}{more}")
     return report
 

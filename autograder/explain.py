@@ -73,9 +73,7 @@ def checks_feedback(tests: Sequence[TestOutcome]) -> str:
         lines.append(f"{CHECK}{head.message} Checked: {head.description}".strip())
         if len(same) > 1:
             others = len(same) - 1
-            lines.append(
-                f"{FOLDED}And {others} more check{'s' if others > 1 else ''} fail{'' if others > 1 else 's'} the same way."
-            )
+            lines.append(f"{FOLDED}And {plural(others, 'more check')} fail{'' if others > 1 else 's'} the same way.")
     return "\n".join(lines)
 
 

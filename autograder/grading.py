@@ -84,7 +84,7 @@ def grade_submission(
                     measured = [_question_result(q, outcomes, load, answers, question_ids) for q in graded]
                     causes = find_causes(assignment, measured, session, suite, reference, (secret, submission.sha256))
     if len(errors) > MAX_REPORT_ERRORS:
-        errors = errors[:MAX_REPORT_ERRORS] + [f"... and {len(errors) - MAX_REPORT_ERRORS} more problems"]
+        errors = errors[:MAX_REPORT_ERRORS] + [f"... and {plural(len(errors) - MAX_REPORT_ERRORS, 'more problem')}"]
     errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]
     questions = [_question_result(question, outcomes, load, answers, question_ids) for question in graded]
     if only_question is None:
@@ -159,7 +159,10 @@ def _question_result(
         status, feedback = "error", f"{', '.join(missing)} is not defined in your submission"
         score = 0.0
     elif passed == len(tests):
-        status, feedback = "passed", f"all {len(tests)} checks passed" if len(tests) > 1 else "the one check passed"
+        status, feedback = (
+            "passed",
+            f"all {plural(len(tests), 'check')} passed" if len(tests) > 1 else "the one check passed",
+        )
     else:
         failing = [test for test in tests if test.status != "passed"]
         if passed:

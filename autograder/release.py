@@ -14,6 +14,8 @@ from pathlib import Path
 
 import nbformat
 
+from course.wording import plural
+
 from .assignment import ANSWER_STUB, Assignment
 from .authoring.math import jupyter_math
 from .errors import ReleaseError
@@ -102,7 +104,7 @@ def check_source(assignment: Assignment, notebook: nbformat.NotebookNode) -> Non
     for graded in assignment.questions:
         if points.get(graded.id, 0.0) != graded.points:
             raise ReleaseError(
-                f"{path}: question {graded.id!r} is worth {graded.points:g} points in assignment.toml "
+                f"{path}: question {graded.id!r} is worth {plural(graded.points, 'point')} in assignment.toml "
                 f"but its graded cells hold {points.get(graded.id, 0.0):g}"
             )
 

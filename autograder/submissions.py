@@ -30,6 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from course.wording import plural
 from untrusted.text import from_filesystem
 
 from .errors import SubmissionError
@@ -170,7 +171,7 @@ def _one_per_student(
                 student=student,
                 path=files[0][0],
                 sha256=_fingerprint([path for path, _, _ in files]),
-                problem=f"{len(files)} files were handed in ({names}); hand in exactly one{wanted}",
+                problem=f"{plural(len(files), 'file')} were handed in ({names}); hand in exactly one{wanted}",
             )
         for path, _, _ in files:
             if path != chosen[0][0]:
@@ -246,7 +247,7 @@ def _notebook_cells(text: str) -> Extracted:
         ) from None
     except ValueError:  # an integer past Python's limit on digits; nothing Jupyter writes
         digits = sys.get_int_max_str_digits()
-        raise Unreadable(f"{NOT_A_NOTEBOOK}: it holds a number of more than {digits} digits") from None
+        raise Unreadable(f"{NOT_A_NOTEBOOK}: it holds a number of more than {plural(digits, 'digit')}") from None
     raw_cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(raw_cells, list):
         raise Unreadable("the notebook has no list of cells")

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from course.wording import plural
+
 
 class Mismatch(AssertionError):
     """A checked result differs from what was expected; the message is shown to the student."""
@@ -58,7 +60,11 @@ def describe(value: Any) -> str:
         return f"a {value.ndim}-dimensional array of dtype {value.dtype}"
     if isinstance(value, tuple | list):
         kind = "tuple" if isinstance(value, tuple) else "list"
-        return f"a {kind} of {len(value)} items" if len(value) <= SMALL else f"a {kind} of more than {SMALL} items"
+        return (
+            f"a {kind} of {plural(len(value), 'item')}"
+            if len(value) <= SMALL
+            else f"a {kind} of more than {plural(SMALL, 'item')}"
+        )
     if isinstance(value, str):
         return "a string"
     return f"a {type(value).__name__}"
@@ -68,8 +74,7 @@ def shape_problem(actual: tuple[int, ...], expected: tuple[int, ...]) -> str | N
     """How ``actual`` differs from ``expected``: the number of dimensions, else the first axis that
     disagrees, with its sizes only when both are small."""
     if len(actual) != len(expected):
-        plural = "s" if len(expected) != 1 else ""
-        return f"{len(expected)} dimension{plural} expected, {len(actual)} found"
+        return f"{plural(len(expected), 'dimension')} expected, {len(actual)} found"
     for axis, (got, want) in enumerate(zip(actual, expected, strict=True)):
         if got != want:
             sizes = f" ({got} instead of {want})" if max(got, want) <= SMALL else ""
@@ -188,6 +193,6 @@ def expect_tuple(value: Any, what: str, length: int) -> tuple:
     gives; returns it as a tuple, to check each item with ``expect_close``."""
     expect(
         isinstance(value, tuple | list) and len(value) == length,
-        f"Expected {what} to return a tuple of {length} items, but it returned {describe(value)}.",
+        f"Expected {what} to return a tuple of {plural(length, 'item')}, but it returned {describe(value)}.",
     )
     return tuple(value)

@@ -103,7 +103,9 @@ def _init(args: argparse.Namespace) -> int:
     from course.folder import init_course
 
     course = init_course(args.folder, args.title)
-    print(f"{args.folder}: course {course.title!r} with {len(course.modules)} module and an example assignment")
+    print(
+        f"{args.folder}: course {course.title!r} with {plural(len(course.modules), 'module')} and an example assignment"
+    )
     print(
         f"next: cd {args.folder} && course validate && autograder grade example assignments/example/known --out graded"
     )
@@ -214,7 +216,7 @@ def _export_checks(args: argparse.Namespace) -> int:
     course = _course_or_none(args)
     title = args.title or (course.checks_title() if course else DEFAULT_TITLE)
     result = export_checks(paths, fmt, args.out, title=title)
-    print(f"{result.path}: {result.checks} checks from {result.lessons} lessons ({fmt})")
+    print(f"{result.path}: {plural(result.checks, 'check')} from {plural(result.lessons, 'lesson')} ({fmt})")
     return 0
 
 
@@ -240,7 +242,7 @@ def _import_checks(args: argparse.Namespace) -> int:
     from course.imports import import_checks
 
     path, count = import_checks(args.file, args.out)
-    print(f"{path}: {count} checks imported")
+    print(f"{path}: {plural(count, 'check')} imported")
     return 0
 
 
@@ -344,7 +346,7 @@ def _exam_build(args: argparse.Namespace) -> int:
         title=args.title or (course.exam_title() if course else DEFAULT_EXAM_TITLE),
     )
     _print_problems(result.problems, sys.stderr)
-    print(f"{args.out}: {result.students} variants of {result.questions} questions")
+    print(f"{args.out}: {plural(result.students, 'variant')} of {plural(result.questions, 'question')}")
     return 2 if result.problems else 0
 
 
@@ -353,7 +355,7 @@ def _exam_grade(args: argparse.Namespace) -> int:
 
     result = grade_exam_with_marks(args.exam, args.responses, args.out, args.gradebook, args.database_url)
     _print_problems(result.problems, sys.stderr)
-    print(f"{args.out}: {result.graded} students graded")
+    print(f"{args.out}: {plural(result.graded, 'student')} graded")
     return 2 if any(p.severity == "error" for p in result.problems) else 0
 
 
@@ -374,7 +376,7 @@ def _exam_marks_export(args: argparse.Namespace) -> int:
 
     with _book(args) as book:
         rows = export_exam_marks(book, args.exam, args.out)
-    print(f"{one_line(str(args.out))}: {rows} open answers to mark")
+    print(f"{one_line(str(args.out))}: {plural(rows, 'open answer')} to mark")
     return 0
 
 
@@ -385,8 +387,8 @@ def _exam_marks_import(args: argparse.Namespace) -> int:
         result = import_exam_marks(book, args.exam, args.sheet)
     common.problems(PROG, result.problems)
     print(
-        f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
-        f"{len(result.problems)} rows refused"
+        f"{plural(result.recorded, 'mark')} recorded, {plural(result.unchanged, 'row')} without a score, "
+        f"{plural(len(result.problems), 'row')} refused"
     )
     return 1 if result.problems else 0
 

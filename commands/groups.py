@@ -8,6 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
+from course.wording import plural
 from gradebook.answer_groups import DEFAULT_THRESHOLD, AnswerGroup
 from untrusted.text import one_line
 
@@ -75,5 +76,5 @@ def _print(groups: list[AnswerGroup], as_json: bool) -> int:
         return 0
     for n, group in enumerate(groups, start=1):
         members = one_line(" ".join(group.members))
-        print(f"group {n}: {len(group)} answer{'' if len(group) == 1 else 's'}: {members}")
+        print(f"group {n}: {plural(len(group), 'answer')}: {members}")
     return 0

@@ -15,6 +15,7 @@ import re
 
 from .errors import Problem
 from .models import Check, Lesson
+from .wording import plural
 
 LONGER_RATIO, LONGER_BY = 1.3, 15
 ABOVE = re.compile(r"\b(all|none|both|neither) of (the )?(above|these)\b", re.IGNORECASE)
@@ -65,7 +66,7 @@ def warnings_of(check: Check) -> list[str]:
     longest = max(len(text) for text in distractors)
     if len(key) >= LONGER_RATIO * longest and len(key) - longest >= LONGER_BY:
         found.append(
-            f"the correct option is much longer than every other ({len(key)} characters against at most "
+            f"the correct option is much longer than every other ({plural(len(key), 'character')} against at most "
             f"{longest}): a test-wise student picks the longest; shorten it or lengthen the distractors"
         )
     for text in texts:

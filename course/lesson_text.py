@@ -12,6 +12,7 @@ from untrusted.text import for_terminal
 
 from .catalog import Catalog
 from .models import Block, Check, CodeBlock, Heading, Lesson, ListBlock, MathBlock, Paragraph
+from .wording import plural
 
 WIDTH = 88
 
@@ -67,7 +68,7 @@ def check_text(check: Check, number: int = 1) -> list[str]:
 
 def lessons_table(catalog: Catalog) -> Table:
     course = catalog.course()
-    title = for_terminal(" · ".join(filter(None, [course.title, f"{len(catalog.lessons)} lessons"])))
+    title = for_terminal(" · ".join(filter(None, [course.title, f"{plural(len(catalog.lessons), 'lesson')}"])))
     table = Table(title=title, title_justify="left")
     for column in ("slug", "title", "format", "module", "sections", "checks", "questions", "file"):
         table.add_column(

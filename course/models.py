@@ -21,6 +21,8 @@ from pydantic import (
     field_validator,
 )
 
+from .wording import plural
+
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 
 # Characters that would start markup if written bare into inline Markdown.
@@ -229,7 +231,7 @@ class Check(Model):
             return list(range(len(options)))
         if sorted(order) != list(range(len(options))):
             raise ValueError(
-                f"display order {order} is not a permutation of the {len(options)} options "
+                f"display order {order} is not a permutation of the {plural(len(options), 'option')} "
                 f"(each of 0..{len(options) - 1} exactly once)"
             )
         return order

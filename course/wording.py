@@ -4,7 +4,11 @@ The rounding rule: a score (a mark, a total, a mean, minutes) is shown with at m
 ``SCORE_DECIMALS`` decimals, trailing zeros dropped (``7.21``, ``10``, ``1.5``, ``0.33``). Every page
 (the ``|score`` template filter), every download (grades.csv, the platforms' gradebook files, the
 statistics' questions.csv, feedback.txt) and every command's table writes a score through
-``shown_score``; the gradebook and the JSON API keep full precision."""
+``shown_score``; the gradebook and the JSON API keep full precision.
+
+The counting rule: a count beside its noun is written by ``plural`` (``1 pair``, ``2 pairs``; the
+``|counted`` filter on pages), never as ``f"{n} pairs"``, ``answer(s)`` or ``'s' if n != 1``;
+tests/test_words.py reads the source for those forms."""
 
 from __future__ import annotations
 

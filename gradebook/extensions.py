@@ -83,9 +83,9 @@ def extend_exam(
     if until is not None and until.tzinfo is None:
         raise BadEdit(f"{until.isoformat()}: give a time zone, as in 2026-12-08T23:59:00+01:00")
     if extra_minutes is not None and not 0 <= extra_minutes <= MOST_EXTRA_MINUTES:
-        raise BadEdit(f"{extra_minutes:g} more minutes: give 0 to {MOST_EXTRA_MINUTES}")
+        raise BadEdit(f"{plural(extra_minutes, 'more minute')}: give 0 to {MOST_EXTRA_MINUTES}")
     if attempts is not None and not 1 <= attempts <= MOST_ATTEMPTS:
-        raise BadEdit(f"{attempts} attempts: give 1 to {MOST_ATTEMPTS}")
+        raise BadEdit(f"{plural(attempts, 'attempt')}: give 1 to {MOST_ATTEMPTS}")
 
     def record() -> models.ExamExtension:
         student = book.student(student_id)

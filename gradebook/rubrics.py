@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import RubricItem
+from course.wording import plural
 
 from .book import Gradebook
 from .errors import BadEdit
@@ -47,7 +48,7 @@ def edit_item(
         raise BadEdit(f"{spec.name}: no question {question_id!r} graded by hand")
     text = " ".join(text.split())
     if not text or len(text) > MAX_ITEM_TEXT:
-        raise BadEdit(f"{spec.name}/{question_id}: an item's text is 1 to {MAX_ITEM_TEXT} characters")
+        raise BadEdit(f"{spec.name}/{question_id}: an item's text is 1 to {plural(MAX_ITEM_TEXT, 'character')}")
     if not -question.points <= points <= question.points:
         raise BadEdit(f"{spec.name}/{question_id}: an item's points are within ±{question.points:g}")
     known = {item.id for item in current_rubrics(book, spec).questions[spec.questions.index(question)].rubric}

@@ -34,6 +34,7 @@ from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.errors import AutograderError
+from course.wording import plural
 
 from .errors import GradebookError, LeaseLost, NotFound
 from .fingerprints import Code, K, filtered, fingerprints, starter
@@ -685,7 +686,7 @@ def write_html(report: SimilarityReport, out: Path) -> Path:
         ".sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}"
         "pre{font-size:12px;overflow:auto;margin:0}a.frag{color:inherit;text-decoration:none}"
         f"details{{color:#555}}{colours}</style>",
-        f"<h1>{escape(report.assignment)}: {len(report.pairs)} pairs</h1>",
+        f"<h1>{escape(report.assignment)}: {plural(len(report.pairs), 'pair')}</h1>",
     ]
     for number, pair in enumerate(report.pairs, start=1):
         first, second = sides(pair.first_code, pair.second_code, pair.fragments)

@@ -11,7 +11,7 @@ from typing import IO
 from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
-from course.wording import shown_score
+from course.wording import plural, shown_score
 from untrusted import spreadsheet
 
 from .book import Gradebook
@@ -241,7 +241,7 @@ def chart(path: Path | IO[bytes], stats: AssignmentStatistics) -> None:
     right.set_xlabel("students with zero (left) and with full marks (right)")
     right.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{abs(value):.0%}"))  # both sides positive
     right.legend(loc="lower right", fontsize="small")
-    figure.suptitle(f"{stats.assignment}: {stats.students} students")
+    figure.suptitle(f"{stats.assignment}: {plural(stats.students, 'student')}")
     figure.tight_layout()
     figure.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(figure)
@@ -278,7 +278,9 @@ def overview_chart(path: Path | IO[bytes], stats: AssignmentStatistics) -> None:
         right.set_xlabel(f"{unit} from the first submission")
     right.set_ylabel("submissions")
     right.yaxis.set_major_locator(MaxNLocator(integer=True))
-    figure.suptitle(f"{stats.assignment}: {stats.students} students, {len(stats.arrivals_hours)} submissions")
+    figure.suptitle(
+        f"{stats.assignment}: {plural(stats.students, 'student')}, {plural(len(stats.arrivals_hours), 'submission')}"
+    )
     figure.tight_layout()
     figure.savefig(path, dpi=100, metadata={"Software": None}, format="png")
     plt.close(figure)

@@ -25,7 +25,7 @@ def any_host_behind_https(app_configs: Any = None, **_: Any) -> list[CheckMessag
         return [
             Warning(
                 "ALLOWED_HOSTS is '*' on a site served over HTTPS: any Host header is believed",
-                hint="set GRADEWRIGHT_ALLOWED_HOSTS to the site's host name(s), comma-separated",
+                hint="set GRADEWRIGHT_ALLOWED_HOSTS to the site's host names, comma-separated",
                 id="gradewright.W001",
             )
         ]

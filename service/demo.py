@@ -33,6 +33,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from course.wording import plural
+
 from .errors import ServiceSetupError
 from .settings import DEMO_MARK, STATE_FOLDER, state_folder
 
@@ -169,7 +171,7 @@ def open_demo(course_root: Path, say: Callable[[str], None] = print) -> Demo:
     dues = _copy_course(course, folder, now)
     prepare(folder, None, demo=False)
     say(
-        f"seeding the demo course in {folder}: grading the known submissions of {len(ROSTER)} students "
+        f"seeding the demo course in {folder}: grading the known submissions of {plural(len(ROSTER), 'student')} "
         "in the sandbox (under a minute, once)"
     )
     accounts = _seed(folder, state, now, dues)

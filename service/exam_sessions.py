@@ -32,6 +32,7 @@ from course.exams.grade import (
 )
 from course.exams.variants import ExamKey, Variant, make_variant
 from course.exams.variants import Student as ExamStudent
+from course.wording import plural
 from gradebook.exams import OpenAnswer, grade_exam_into_gradebook
 from gradebook.models import STAFF_PREFIX, ExamExtension, ExamMark, ExamResult, Student
 from untrusted import spreadsheet
@@ -235,11 +236,11 @@ def save_answer(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, position: 
                     f"{value!r} is not an answer to question {position} (one of {''.join(question.letters)})"
                 )
         elif len(value) > MAX_TEXT:
-            raise ExamRefused(f"an answer holds at most {MAX_TEXT} characters")
+            raise ExamRefused(f"an answer holds at most {plural(MAX_TEXT, 'character')}")
     except ExamRefused as refused:
         log(attempt, "refused", address, f"q{position}: {refused}")
         raise
-    shown = value if question.kind == "choice" else f"{len(value)} characters"
+    shown = value if question.kind == "choice" else f"{plural(len(value), 'character')}"
     # Written with the other saves arriving now, in one commit; answered once on disk (exam_saves.py).
     exam_saves.save(
         exam_saves.Save(attempt=attempt, position=position, value=value, at=now, address=address, shown=shown)

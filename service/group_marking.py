@@ -117,9 +117,13 @@ def _render(request: HttpRequest, page: Page, threshold: float, number: int, nam
 def _saved(
     request: HttpRequest, threshold: float, number: int, names: bool, count: int, form: forms.GroupMark
 ) -> HttpResponse:
-    messages.success(request, f"{count} answer{'' if count == 1 else 's'} marked through group {number}")
+    messages.success(request, f"{plural(count, 'answer')} marked through group {number}")
     if form.left_out:
-        messages.warning(request, f"{form.left_out} answer(s) handed in again since the page was read were left out")
+        messages.warning(
+            request,
+            f"{plural(form.left_out, 'answer')} handed in again since the page was read "
+            f"{'was' if form.left_out == 1 else 'were'} left out",
+        )
     goes_on = form.goes_on
     return redirect(_here(request.path, threshold, number + 1 if goes_on else number, names))
 
@@ -155,7 +159,7 @@ def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpRespons
     )
     empty = len(every) - len(found)
     page = Page(
-        title=f"{question.title or question.id} ({question.points:g} points)",
+        title=f"{question.title or question.id} ({plural(question.points, 'point')})",
         crumbs=[
             (reverse("assignment", args=[spec.name]), spec.title),
             (reverse("marking", args=[spec.name]), "Hand grading"),

@@ -138,8 +138,9 @@ def _prepare_course(course_root: Path, database_url: str | None, say: Callable[[
     if not made:
         from django.contrib.auth.models import User
 
+        accounts = User.objects.count()
         say(
-            f"{User.objects.count()} accounts exist already: `autograder accounts list` lists them, "
+            f"{plural(accounts, 'account')} {'exists' if accounts == 1 else 'exist'} already: `autograder accounts list` lists them, "
             "`autograder accounts password USER` sets a new password"
         )
 

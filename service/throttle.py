@@ -37,9 +37,11 @@ from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from course.wording import plural
+
 from .settings import COOL_OFF
 
-_LATER = f"try again in {COOL_OFF.seconds // 60} minutes"
+_LATER = f"try again in {plural(COOL_OFF.seconds // 60, 'minute')}"
 PAIR_REFUSED = f"too many failed sign-ins for this username from your address; {_LATER}"
 ADDRESS_REFUSED = f"too many failed sign-ins from your address; {_LATER}"
 

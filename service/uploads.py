@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.submissions import Unreadable, extract_bytes
+from course.wording import plural
 from gradebook.models import Student
 
 from .errors import TooManyHandIns, UploadRefused
@@ -74,18 +75,20 @@ def _refusal(student: Student, spec: AssignmentSpec) -> UploadRefused | None:
     last_hour = handed_in.filter(created_at__gte=hour_ago).order_by("created_at")
     if last_hour.count() >= UPLOADS_PER_HOUR:
         return TooManyHandIns(
-            f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later",
+            f"{plural(UPLOADS_PER_HOUR, 'submission')} in the last hour, the most the service takes; try again later",
             _seconds_until(last_hour[0].created_at + timedelta(hours=1), now),
         )
     jobs = handed_in.filter(assignment=spec.name).exclude(state=Job.FAILED)
     if spec.max_submissions is not None and jobs.count() >= spec.max_submissions:
-        return UploadRefused(f"you have used all {spec.max_submissions} submissions of this assignment")
+        return UploadRefused(
+            f"you have used {'your only submission' if spec.max_submissions == 1 else 'all ' + plural(spec.max_submissions, 'submission')} of this assignment"
+        )
     if spec.submissions_per_hour is not None:
         recent = jobs.filter(created_at__gte=hour_ago).order_by("created_at")
         if recent.count() >= spec.submissions_per_hour:
             again = recent[0].created_at + timedelta(hours=1)
             return TooManyHandIns(
-                f"{spec.submissions_per_hour} submissions per hour: the next one is possible at {again:%H:%M} UTC",
+                f"{plural(spec.submissions_per_hour, 'submission')} per hour: the next one is possible at {again:%H:%M} UTC",
                 _seconds_until(again, now),
             )
     return None

@@ -12,6 +12,8 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
+from course.wording import plural
+
 from . import forms
 from .access import (
     assignment_or_404,
@@ -202,7 +204,7 @@ def roster_page(request: HttpRequest) -> HttpResponse:
             except BadFile as refused:
                 messages.error(request, str(refused).replace(str(path), "the roster"))
                 return redirect("roster")
-        messages.info(request, f"{result.added} students added, {result.updated} updated")
+        messages.info(request, f"{plural(result.added, 'student')} added, {result.updated} updated")
         for problem in result.problems:
             messages.error(request, f"row {problem.row}: {problem.what}")
         return redirect("roster")

@@ -235,7 +235,7 @@ def test_check_reports_public_tests_per_question(tmp_path):
     assert completed.returncode == 1
     assert completed.stdout.splitlines() == [
         "\u2717 softmax: NotImplementedError",
-        "0 of 1 questions pass their public tests",
+        "0 of 1 question pass their public tests",
     ]
     source = ASSIGNMENTS / "sequences-and-attention" / "source" / "sequences-and-attention.ipynb"
     completed = run("check", source, "--allow-unsandboxed")

@@ -199,7 +199,7 @@ def test_a_backup_taken_during_a_grading_burst_restores_every_submission_and_mar
     restore = ["--state", restored_state, *restored_options]
     code, said, err = cli(capsys, "gradebook", "restore", archive, *restore)
     assert code == 0, err
-    assert f"{manifest.counts.submissions} submissions" in said and "1 marks" in said
+    assert f"{manifest.counts.submissions} submissions" in said and "1 mark," in said
     if isinstance(restored_where, Path):
         connection = sqlite3.connect(restored_where)
         assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -242,7 +242,7 @@ def _small_backup(tmp_path, capsys) -> Path:
     archive = tmp_path / "small.tar.gz"
     code, said, err = cli(capsys, "gradebook", "backup", archive, "--state", state)
     assert code == 0, err
-    assert said == f"{archive}: 0 submissions (0 results), 0 marks, 1 students; the state folder {state}, 1 files\n"
+    assert said == f"{archive}: 0 submissions (0 results), 0 marks, 1 student; the state folder {state}, 1 file\n"
     return archive
 
 
@@ -319,7 +319,7 @@ def test_a_restore_into_an_occupied_gradebook_is_refused_unless_forced(tmp_path,
     )
     code, said, err = cli(capsys, "gradebook", "restore", archive, "--gradebook", other, "--no-state", "--force")
     assert code == 0, err
-    assert said.startswith(f"{other}: 0 submissions (0 results), 0 marks, 1 students, from the backup of ")
+    assert said.startswith(f"{other}: 0 submissions (0 results), 0 marks, 1 student, from the backup of ")
     from gradebook.models import Student
 
     with Gradebook.open(other) as book:
@@ -394,7 +394,7 @@ def test_links_in_the_state_folder_are_left_out_of_the_backup(tmp_path, capsys):
     archive = tmp_path / "b.tar.gz"
     code, said, err = cli(capsys, "gradebook", "backup", archive, "--state", state)
     assert code == 0, err
-    assert said.endswith(f"the state folder {state}, 1 files\n")
+    assert said.endswith(f"the state folder {state}, 1 file\n")
     with tarfile.open(archive) as opened:
         assert sorted(opened.getnames()) == [
             "gradebook.sqlite3",

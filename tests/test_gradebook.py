@@ -122,7 +122,7 @@ def test_hand_grading_from_a_sheet_on_every_database(tmp_path, capsys, database)
     )
     code, said, err = cli(capsys, "marks", "import", ASSIGNMENT, filled, "--reports", out, *database)
     assert code == 1
-    assert "1 marks recorded" in said and "3 rows refused" in said
+    assert "1 mark recorded" in said and "3 rows refused" in said
     assert f"{filled}: row 3: score 4 is outside 0..3" in err
     assert f"{filled}: row 4: no submission of 'nobody' is in the gradebook" in err
     assert f"{filled}: row 5: 'top_pairs' is not a question graded by hand" in err
@@ -304,7 +304,7 @@ def test_moodle_leaves_the_id_number_empty_without_an_sis_id_and_says_how_to_map
     assert cli(capsys, "roster", "import", roster, *book)[0] == 0
     out = tmp_path / "moodle.csv"
     code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", out, *book)
-    assert code == 0 and said == f"{out}: 6 students, 1 assignments\n"
+    assert code == 0 and said == f"{out}: 6 students, 1 assignment\n"
     rows = list(csv.reader(out.open(encoding="utf-8")))
     assert [row[:3] for row in rows] == [
         ["ID number", "Email address", "Full name"],
@@ -316,7 +316,7 @@ def test_moodle_leaves_the_id_number_empty_without_an_sis_id_and_says_how_to_map
     assert err.splitlines() == [
         "warning: map the import by Email address on Moodle's import page (mapped by ID number, the import stops "
         "at the first row, whose ID number is empty)",
-        "warning: 1 students have no sis_id, so their ID number is empty (s004)",
+        "warning: 1 student has no sis_id, so their ID number is empty (s004)",
         "warning: 2 students are left out: Moodle cannot match them by Email address (s005, s006; autograder roster "
         "import gives them an sis_id and email)",
         "warning: 4 grade cells are empty (nothing handed in): Moodle imports an empty cell as no grade, clearing "
@@ -432,7 +432,7 @@ def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platform
     # Moodle's whole import; left out, and said so.
     assert [row["ID number"] for row in rows] == ["SIS-1", "SIS-2", "SIS-3"]
     assert "warning: map the import by ID number on Moodle's import page\n" in err
-    assert "1 students are left out: Moodle cannot match them by ID number (strangerdanger_4242;" in err
+    assert "1 student is left out: Moodle cannot match them by ID number (strangerdanger_4242;" in err
     assert "grade cells are empty" not in err  # --missing zero: none is
     # An empty cell clears Moodle's grade: said, and --missing skip leaves out who handed in nothing.
     code, said, err = cli(
@@ -452,13 +452,13 @@ def test_platform_downloads_map_to_the_roster_and_grade_files_match_the_platform
         "skip",
         *book,
     )
-    assert code == 0 and "0 students, 1 assignments" in said
+    assert code == 0 and "0 students, 1 assignment" in said
     assert "3 students handed in none of these assignments and are left out (--missing skip)" in err
     assert read_csv(moodle_file) == []
     code, said, err = cli(
         capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", moodle_file, "--missing", "skip", *book
     )
-    assert "4 students, 1 assignments" in said and "left out (--missing skip)" not in err
+    assert "4 students, 1 assignment" in said and "left out (--missing skip)" not in err
 
     # Statistics over the current grades.
     code, said, _ = cli(capsys, "stats", ASSIGNMENT, "--out", tmp_path / "stats", *book)
@@ -593,7 +593,7 @@ def test_bad_gradebooks_are_one_line_and_left_as_they_were(tmp_path, capsys):
     assert code == 2 and "a gradebook in the older format; convert it with `autograder gradebook upgrade" in err
     assert old.read_bytes() == before
     code, said, _ = cli(capsys, "gradebook", "upgrade", "--gradebook", old)
-    assert code == 0 and "1 submissions converted" in said
+    assert code == 0 and "1 submission converted" in said
     assert (tmp_path / "old.db.old").read_bytes() == before
     assert recorded(old) == {"dora": [(4, 2)]}
     code, said, _ = cli(capsys, "history", "dora", ASSIGNMENT, "--gradebook", old)

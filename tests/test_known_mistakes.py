@@ -182,9 +182,8 @@ def test_autograder_verify_lists_mistakes_it_cannot_tell_apart(tmp_path):
     assert completed.returncode == 1, completed.stderr
     lines = completed.stdout.splitlines()
     assert "FAIL summed.py" in lines and "FAIL added.py" in lines
-    assert (
-        "     mean: expected its mistake named first, got none named under 1 of 1 secrets (first: s1): "
-        in "\n".join(lines)
+    assert "     mean: expected its mistake named first, got none named under 1 of 1 secret (first: s1): " in "\n".join(
+        lines
     )
     assert any(
         line.startswith("alike added.py and summed.py on mean: their answers cannot be told apart") for line in lines

@@ -191,7 +191,7 @@ def test_a_course_of_2000_pages_on_the_server_after_filtering_and_sorting_all_of
         roster = clients[Member.INSTRUCTOR].get("/staff/roster/").content.decode()
         assert "2000 students" in roster and roster.count("<tr><td>p-") == ROSTER_PAGE
         found = clients[Member.INSTRUCTOR].get("/staff/roster/?q=p-01234").content.decode()
-        assert "1 students" in found and "p-01234" in found and "p-01235" not in found
+        assert "1 student" in found and "p-01234" in found and "p-01235" not in found
 
 
 def test_a_chart_is_drawn_once_per_change_of_its_data(monkeypatch):

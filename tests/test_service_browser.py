@@ -161,7 +161,7 @@ def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_
                 expect(staff.locator("h1")).to_contain_text(page_name.title())
                 if page_name == "similarity":  # queued from the page; the worker computes it; the page reloads itself
                     staff.click("button:has-text('Compare again')")
-                    expect(staff.locator("#report")).to_contain_text("pairs share more than", timeout=120_000)
+                    expect(staff.locator("#report")).to_contain_text("% of their code", timeout=120_000)
                 staff.screenshot(path=shots / f"{page_name}.png", full_page=True)
 
             # The student reads the answer and the overridden score with its reason.

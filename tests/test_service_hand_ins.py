@@ -158,7 +158,7 @@ def test_submission_limits_and_hidden_results_follow_the_manifest():
     Job.objects.create(
         student=row, assignment=spec.name, file="x", original_name="x.py", size=1, sha256="0" * 64, state=Job.GRADED
     )
-    assert allowance(row, limited).startswith("1 submissions per hour: the next one is possible at ")
+    assert allowance(row, limited).startswith("1 submission per hour: the next one is possible at ")
     Job.objects.filter(student=row).update(created_at=timezone.now() - timedelta(hours=2))
     assert allowance(row, limited) is None
     Job.objects.create(

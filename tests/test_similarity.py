@@ -8,6 +8,7 @@ import functools
 import hashlib
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -300,7 +301,10 @@ def test_the_page_shows_the_stored_report_and_queues_a_run_a_worker_computes(mon
     page = staff.get(url)
     text = page.content.decode()
     assert page.status_code == 200 and "Refresh" not in page
-    assert "pairs share more than 90% of their code" in text and 'class="frag frag-0" id="p1-l-1"' in text
+    assert (
+        re.search(r"\b\d+ (pair shares|pairs share) more than 90% of their code", text)
+        and 'class="frag frag-0" id="p1-l-1"' in text
+    )
     assert f"ada-{tag}" in text and f"alan-{tag}" in text
 
 
@@ -363,7 +367,7 @@ def test_the_command_reports_similar_code_in_pairs_escaped_and_keeps_the_report(
     html = tmp_path / "similar.html"
     code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--out", str(html)])
     said = capsys.readouterr().out
-    assert code == 0 and "3 submissions compared, 1 pairs above 50%" in " ".join(said.split())
+    assert code == 0 and "3 submissions compared, 1 pair above 50%" in " ".join(said.split())
     assert "ada" in said and "alan" in said and "grace" not in said  # renamed variables do not hide a copy
     page = html.read_text()
     assert (
@@ -380,7 +384,7 @@ def test_the_command_reports_similar_code_in_pairs_escaped_and_keeps_the_report(
     for command in (one, [*one, "--out", str(tmp_path / "one.html")]):
         code = main(command)
         said = capsys.readouterr().out
-        assert code == 0 and "1 pairs above 50%" in " ".join(said.split()) and "alan" in said
+        assert code == 0 and "1 pair above 50%" in " ".join(said.split()) and "alan" in said
     assert "class='frag frag-0'" in (tmp_path / "one.html").read_text()
     code = main(["--course", str(ROOT), "similarity", SEQUENCES, "--gradebook", str(gradebook), "--student", "nobody"])
     assert code != 0 and "nobody" in capsys.readouterr().err
@@ -410,7 +414,7 @@ def test_the_command_keeps_the_report_on_every_database(tmp_path, capsys, databa
         record(book, SEQUENCES, "ada", original)
         record(book, SEQUENCES, "alan", copy)
     assert main(["--course", str(ROOT), "similarity", SEQUENCES, *database]) == 0
-    assert "1 pairs above 50%" in " ".join(capsys.readouterr().out.split())
+    assert "1 pair above 50%" in " ".join(capsys.readouterr().out.split())
     with Gradebook.open(None if url else Path(database[1]), url) as book:
         from gradebook.similarity import report_of_run, runs_of
 

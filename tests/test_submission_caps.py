@@ -259,7 +259,7 @@ def test_a_regrade_the_staff_queued_uses_none_of_the_students_submissions():
     Job.objects.create(**kept, regrade=True)
     assert allowance(row, spec) is None
     Job.objects.create(**kept)
-    assert allowance(row, spec) == "you have used all 1 submissions of this assignment"
+    assert allowance(row, spec) == "you have used your only submission of this assignment"
     Job.objects.filter(student=row).delete()  # not for other tests' workers
 
 

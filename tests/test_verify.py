@@ -164,9 +164,9 @@ def test_feedback_is_held_to_its_rules_as_verdicts_are(course):
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert completed.stdout.splitlines()[1:] == [
         "FAIL correct.py",
-        '     mean: expected feedback saying "why", got feedback without it under 1 of 1 secrets (first: s1): '
+        '     mean: expected feedback saying "why", got feedback without it under 1 of 1 secret (first: s1): '
         "all 3 checks passed",
-        '     mean: expected feedback never saying "all 3", got feedback saying it under 1 of 1 secrets (first: s1): '
+        '     mean: expected feedback never saying "all 3", got feedback saying it under 1 of 1 secret (first: s1): '
         "all 3 checks passed",
         "2 feedback rules of known/verdicts.toml are broken",
     ]

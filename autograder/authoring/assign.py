@@ -25,6 +25,8 @@ import nbformat
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
+from course.wording import plural
+
 from ..assignment import MANIFEST, Assignment, question_of_cell
 from ..errors import AssignmentError
 from ..release import BEGIN_HIDDEN, END_HIDDEN
@@ -181,7 +183,7 @@ def _question(master: Master, settings: dict[str, Any]) -> dict[str, Any]:
         cell = given_points[0][0]
         raise AssignmentError(
             f"{master.path}: cell {cell.number}: its graded cells hold "
-            f"{sum(float(p) for _, p in given_points):g} points, question {settings['id']!r} says {question['points']:g}"
+            f"{plural(sum(float(p) for _, p in given_points), 'point')}, question {settings['id']!r} says {question['points']:g}"
         )
     if not question["functions"] and not question["manual"]:
         raise AssignmentError(

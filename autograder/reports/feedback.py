@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from course.wording import shown_score
+from course.wording import plural, shown_score
 from untrusted.text import printable
 
 from .model import HandMark, LatePenalty, Report
@@ -47,7 +47,7 @@ def text(report: Report) -> str:
 
 def late_lines(report: Report, late: LatePenalty) -> list[str]:
     """The report's late penalty, ``late``, apart from the earned score."""
-    units = f"{late.units_late} {late.unit}{'s' if late.units_late != 1 else ''}"
+    units = plural(late.units_late, late.unit)
     why = "after the last day late work is accepted" if late.after_late_until else f"{units} late"
     return [
         f"Late penalty: -{shown_score(late.points)} ({late.percent:g}%: submitted {late.submitted_at}, due {late.due}, {why})",

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from course.wording import plural
+
 from ..errors import LimitsTooLow
 from .limits import Limits
 from .runners import Runner
@@ -47,7 +49,7 @@ def check_limits(runner: Runner, limits: Limits, packages: tuple[str, ...] = SAN
     if problem:
         raise LimitsTooLow(
             f"the sandbox's Python cannot start within these limits (memory {limits.memory_mib} MiB, "
-            f"{limits.processes} processes, {limits.open_files} open files): importing {', '.join(packages)} "
+            f"{plural(limits.processes, 'process', 'processes')}, {plural(limits.open_files, 'open file')}): importing {', '.join(packages)} "
             f"failed ({problem[:200]}); raise --memory (or [limits] in assignment.toml)"
         )
     _remember(marker)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from course.wording import plural
 from untrusted.text import storable
 
 from ..errors import BadReturn, MissingFunction, StudentFault, StudentRaised, StudentTimeout, WorkerCrashed
@@ -291,7 +292,7 @@ class _Decoder:
         if self.items % CLOCK_EVERY == 0 and self.deadline is not None and time.monotonic() > self.deadline:
             raise DecodingTimeout(f"{self.name} took too long to read")
         if depth > MAX_DEPTH:
-            raise self.fail(f"a value nested more than {MAX_DEPTH} levels deep")
+            raise self.fail(f"a value nested more than {plural(MAX_DEPTH, 'level')} deep")
         if value is None or type(value) in (bool, int):
             return value
         if type(value) is str:

@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from course.wording import plural
 from untrusted.text import one_line
 
 from ..common import AUTOGRADER
@@ -73,7 +74,7 @@ def _assign(args: argparse.Namespace) -> int:
     for rel in done.removed:
         print(f"removed {one_line(str(done.folder / rel))} (the master no longer writes it)")
     if done.unchanged:
-        print(f"{len(done.unchanged)} file{'s' if len(done.unchanged) != 1 else ''} already up to date")
+        print(f"{plural(len(done.unchanged), 'file')} already up to date")
     if done.registered:
         print(f"listed {one_line(str(done.folder))} in {one_line(str(done.registered))}")
     return 0

@@ -11,7 +11,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from course.wording import shown_score
+from course.wording import plural, shown_score
 from gradebook.formats import GRADE_FORMATS, MISSING
 from untrusted.text import one_line
 
@@ -81,7 +81,7 @@ def _marks_export(args: argparse.Namespace) -> int:
     assignment = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book:
         rows = export_marks(book, assignment, args.out)
-    print(f"{one_line(str(args.out))}: {rows} answers to mark")
+    print(f"{one_line(str(args.out))}: {plural(rows, 'answer')} to mark")
     return 0
 
 
@@ -94,8 +94,8 @@ def _marks_import(args: argparse.Namespace) -> int:
         result = import_marks_and_reports(book, assignment, args.sheet, args.reports)
     problems(AUTOGRADER, result.problems)
     print(
-        f"{result.recorded} marks recorded, {result.unchanged} rows without a score, "
-        f"{len(result.problems)} rows refused"
+        f"{plural(result.recorded, 'mark')} recorded, {plural(result.unchanged, 'row')} without a score, "
+        f"{plural(len(result.problems), 'row')} refused"
     )
     return 1 if result.problems else 0
 
@@ -120,7 +120,8 @@ def _reports(args: argparse.Namespace) -> int:
     assignment = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book:
         count = write_current_reports(book, assignment, args.out)
-    print(f"{count} students' reports written to {one_line(str(args.out))}")
+    reports = plural(count, "student's reports", "students' reports")
+    print(f"{reports} written to {one_line(str(args.out))}")
     return 0
 
 
@@ -146,7 +147,7 @@ def _history(args: argparse.Namespace) -> int:
     specs = find_assignments([args.assignment] if args.assignment else [], args.course)
     with open_book(args, create=False) as book:
         entries = history(book, args.student, specs)
-    table = Table(title=f"{shown(args.student)}: {len(entries)} submission{'' if len(entries) == 1 else 's'}")
+    table = Table(title=f"{shown(args.student)}: {plural(len(entries), 'submission')}")
     for column in ("", "assignment", "submitted", "sha256", "score", "late", "final"):
         table.add_column(column)
     for entry in entries:
@@ -187,7 +188,9 @@ def _stats(args: argparse.Namespace) -> int:
     with open_book(args, create=False) as book:
         stats = write_statistics(book, assignment, args.out)
     mean = "none" if stats.mean_score is None else shown_score(stats.mean_score)
-    table = Table(title=f"{assignment.name}: {stats.students} students, mean {mean} / {shown_score(stats.max_score)}")
+    table = Table(
+        title=f"{assignment.name}: {plural(stats.students, 'student')}, mean {mean} / {shown_score(stats.max_score)}"
+    )
     for column in ("question", "mean", "full", "zero", "most failed checks"):
         table.add_column(column)
     for q in stats.questions:
@@ -228,7 +231,9 @@ def _roster_import(args: argparse.Namespace) -> int:
     with open_book(args, create=True) as book:
         result = import_roster(book, args.roster)
     problems(AUTOGRADER, result.problems)
-    print(f"{result.added} students added, {result.updated} updated, {len(result.problems)} rows refused")
+    print(
+        f"{plural(result.added, 'student')} added, {result.updated} updated, {plural(len(result.problems), 'row')} refused"
+    )
     return 1 if result.problems else 0
 
 
@@ -264,7 +269,7 @@ def _grades_export(args: argparse.Namespace) -> int:
     specs = find_assignments(args.assignments, args.course)
     with open_book(args, create=False) as book:
         path, table = export_grades(book, specs, args.format, args.out, args.missing)
-    print(f"{one_line(str(path))}: {len(table.students)} students, {len(specs)} assignments")
+    print(f"{one_line(str(path))}: {plural(len(table.students), 'student')}, {plural(len(specs), 'assignment')}")
     for warning in table.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
     return 0
@@ -307,7 +312,7 @@ def _similarity(args: argparse.Namespace) -> int:
     with open_book(args, create=False) as book, progress_bar("pairs compared") as progress:
         report = compare(book, assignment, args.threshold, args.student, progress, highlight=bool(args.out))
     table = Table(
-        title=f"{assignment.name}: {report.compared} submissions compared, {len(report.pairs)} pairs "
+        title=f"{assignment.name}: {plural(report.compared, 'submission')} compared, {plural(len(report.pairs), 'pair')} "
         f"above {args.threshold:.0%}"
     )
     for column in ("student", "shares with", "of theirs", "of the other's"):

@@ -295,7 +295,7 @@ def _verify(args: argparse.Namespace) -> int:
             under = f" with tolerances divided by {found.margin:g}" if found.margin > 1 else ""
             print(
                 f"     {found.question}: expected {found.expected}, got {found.got}{under} under {found.secrets} of "
-                f"{len(result.secrets)} secrets (first: {one_line(found.first_secret)}): "
+                f"{plural(len(result.secrets), 'secret')} (first: {one_line(found.first_secret)}): "
                 f"{one_line(found.first_check)[:200]}"
             )
     for file in result.unlisted:
@@ -303,7 +303,7 @@ def _verify(args: argparse.Namespace) -> int:
     for (file, other, question), count in result.alike_pairs().items():
         print(
             f"alike {one_line(file)} and {one_line(other)} on {question}: their answers cannot be told apart on the "
-            f"hidden inputs under {count} of {len(result.secrets)} secrets: neither is named there unless the questions "
+            f"hidden inputs under {count} of {plural(len(result.secrets), 'secret')}: neither is named there unless the questions "
             "each gets wrong tell them apart (give them one sentence, or add a check that separates them)"
         )
     if not result.disagreements:
@@ -358,5 +358,5 @@ def _check(args: argparse.Namespace) -> int:
         mark = "\u2713" if result.passed else "\u2717"
         print(f"{mark} {result.question}" + ("" if result.passed else f": {one_line(result.message)}"))
     passed = sum(result.passed for result in results)
-    print(f"{passed} of {len(results)} questions pass their public tests")
+    print(f"{passed} of {plural(len(results), 'question')} pass their public tests")
     return 0 if passed == len(results) else 1

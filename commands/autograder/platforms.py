@@ -8,6 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from course.wording import plural
 from untrusted.text import one_line
 
 from ..common import database_option, open_service
@@ -88,7 +89,7 @@ def _lti_send_scores(args: argparse.Namespace) -> int:
     outcome = send_course_scores(course, args.assignment)
     for problem in outcome.not_sent:
         print(one_line(problem), file=sys.stderr)
-    print(f"{outcome.sent} scores sent, {len(outcome.not_sent)} could not be sent")
+    print(f"{plural(outcome.sent, 'score')} sent, {len(outcome.not_sent)} could not be sent")
     return 1 if outcome.not_sent else 0
 
 

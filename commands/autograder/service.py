@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from course.wording import shown_score
+from course.wording import plural, shown_score
 from service.errors import ServiceError
 from untrusted.text import for_terminal, one_line
 
@@ -86,7 +86,7 @@ def _worker(args: argparse.Namespace) -> int:
         on_refused=said(AUTOGRADER),
     )
     if args.once:
-        print(f"{graded} submissions graded")
+        print(f"{plural(graded, 'submission')} graded")
     return 0
 
 
@@ -130,7 +130,7 @@ def _links(args: argparse.Namespace) -> int:
     from service.accounts import sign_in_links
 
     count = sign_in_links(args.server, args.out)
-    print(f"{one_line(str(args.out))}: {count} sign-in links")
+    print(f"{one_line(str(args.out))}: {plural(count, 'sign-in link')}")
     return 0
 
 
@@ -182,7 +182,7 @@ def _accounts_list(args: argparse.Namespace) -> int:
     from service.accounts import list_accounts
 
     accounts = list_accounts()
-    table = Table(title=f"{len(accounts)} accounts")
+    table = Table(title=f"{plural(len(accounts), 'account')}")
     for column in ("username", "role", "student", "name", "last signed in"):
         table.add_column(column)
     for account in accounts:
@@ -210,7 +210,7 @@ def _accounts_unlock(args: argparse.Namespace) -> int:
 
     forgotten = unlock(args.username, args.address)
     who = " and ".join(one_line(name) for name in (args.username, args.address) if name)
-    print(f"{who}: unlocked ({forgotten} record{'s' if forgotten != 1 else ''} of failed sign-ins forgotten)")
+    print(f"{who}: unlocked ({plural(forgotten, 'record')} of failed sign-ins forgotten)")
     return 0
 
 

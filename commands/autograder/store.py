@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from course.wording import plural
 from untrusted.text import one_line
 
 from ..common import gradebook_options
@@ -34,7 +35,7 @@ def _upgrade(args: argparse.Namespace) -> int:
 
     result = upgrade(args.gradebook)
     print(
-        f"{one_line(str(args.gradebook))}: {result.submissions} submissions converted; "
+        f"{one_line(str(args.gradebook))}: {plural(result.submissions, 'submission')} converted; "
         f"the old file is {one_line(str(result.kept_as))}"
     )
     return 0
@@ -84,10 +85,10 @@ def _backup(args: argparse.Namespace) -> int:
     made = backup(args.file, args.gradebook, args.database_url, state)
     counts = made.manifest.counts
     print(
-        f"{one_line(str(made.out))}: {counts.submissions} submissions ({counts.results} results), "
-        f"{counts.marks} marks, {counts.students} students"
+        f"{one_line(str(made.out))}: {plural(counts.submissions, 'submission')} ({plural(counts.results, 'result')}), "
+        f"{plural(counts.marks, 'mark')}, {plural(counts.students, 'student')}"
         + (
-            f"; the state folder {one_line(str(state))}, {made.state_files} files"
+            f"; the state folder {one_line(str(state))}, {plural(made.state_files, 'file')}"
             if state is not None
             else "; no state folder"
         )
@@ -130,8 +131,8 @@ def _restore(args: argparse.Namespace) -> int:
     )
     counts, made = restored.counts, restored.manifest
     print(
-        f"{one_line(restored.gradebook)}: {counts.submissions} submissions ({counts.results} results), "
-        f"{counts.marks} marks, {counts.students} students, from the backup of "
+        f"{one_line(restored.gradebook)}: {plural(counts.submissions, 'submission')} ({plural(counts.results, 'result')}), "
+        f"{plural(counts.marks, 'mark')}, {plural(counts.students, 'student')}, from the backup of "
         f"{made.created_at:%Y-%m-%d %H:%M:%S} UTC ({one_line(made.grader_version)})"
     )
     if restored.state is not None:

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from ..catalog import load_catalog
 from ..formats import EXPORT_FORMATS
+from ..wording import plural
 from .items import ExportItem, items_of
 from .package import ExportError, Package, write_package
 
@@ -35,7 +36,7 @@ def export_checks(paths: Iterable[Path | str], fmt: str, out: Path, title: str =
     catalog = load_catalog(paths)
     if catalog.errors:
         first = catalog.errors[0]
-        more = f" (and {len(catalog.errors) - 1} more problems)" if len(catalog.errors) > 1 else ""
+        more = f" (and {plural(len(catalog.errors) - 1, 'more problem')})" if len(catalog.errors) > 1 else ""
         raise ExportError(f"nothing exported: {first}{more}")
     lessons = [lesson for lesson in catalog.lessons if lesson.checks]
     items = items_of(lessons)

@@ -32,6 +32,7 @@ from ..models import (
     normalise_text,
 )
 from ..schemas import pointer, schema_problems
+from ..wording import plural
 from .markdown import parse_blocks, parse_inline
 from .outline import Located, build_outline, find_assignment, find_objectives, find_open_questions, heading
 from .source import LoadedLesson, SourceText, build_model
@@ -200,7 +201,7 @@ def _compare_blocks(source: SourceText, body: list[Block], reader: list[Block], 
         warnings.append(
             source.problem(
                 "/reader/blocks",
-                f"body.text has {len(body)} blocks but reader.blocks has {len(reader)}; the reader's blocks are used",
+                f"body.text has {plural(len(body), 'block')} but reader.blocks has {len(reader)}; the reader's blocks are used",
                 "warning",
             )
         )
@@ -230,7 +231,7 @@ def _compare_checks(source: SourceText, plain: Check, styled: Check, warnings: l
         warnings.append(
             source.problem(
                 "/reader/check/options",
-                f"check has {len(plain.options)} options but reader.check has {len(styled.options)}; "
+                f"check has {plural(len(plain.options), 'option')} but reader.check has {len(styled.options)}; "
                 "reader.check is used",
                 "warning",
             )

@@ -7,6 +7,8 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from ..wording import plural
+
 
 def _import_jsonschema():
     """jsonschema, imported without ``rfc3987_syntax``. Installed beside it (Jupyter's dependencies
@@ -72,7 +74,7 @@ def schema_problems(name: str, document: Any) -> list[tuple[str, str]]:
     problems = [(pointer(error.absolute_path), describe(error)) for error in errors]
     if len(problems) > MAX_REPORTED:
         rest = len(problems) - MAX_REPORTED
-        problems = problems[:MAX_REPORTED] + [(problems[MAX_REPORTED][0], f"... and {rest} more problems")]
+        problems = problems[:MAX_REPORTED] + [(problems[MAX_REPORTED][0], f"... and {plural(rest, 'more problem')}")]
     return problems
 
 
@@ -100,7 +102,7 @@ def describe(error: ValidationError) -> str:
         return f"{_short(instance)} is not allowed here; expected {' or '.join(repr(v) for v in allowed)}"
     if keyword in {"minItems", "maxItems"}:
         bound = "at least" if keyword == "minItems" else "at most"
-        return f"has {len(instance)} items; expected {bound} {value}"
+        return f"has {plural(len(instance), 'item')}; expected {bound} {value}"
     if keyword in {"minimum", "maximum"}:
         bound = "at least" if keyword == "minimum" else "at most"
         return f"{_short(instance)} must be {bound} {value}"

@@ -100,7 +100,7 @@ def warnings(table: GradesTable) -> list[str]:
     unmatched = [row.student_id for row in table.students if not (row.canvas_id or row.sis_id)]
     if unmatched:
         said.append(
-            f"{len(unmatched)} students have no canvas_id or sis_id, so Canvas cannot match them "
+            f"{plural(len(unmatched), 'student')} {'has' if len(unmatched) == 1 else 'have'} no canvas_id or sis_id, so Canvas cannot match them "
             "(autograder roster import)"
         )
     return said

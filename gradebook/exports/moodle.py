@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from course.wording import shown_score
+from course.wording import plural, shown_score
 from untrusted import spreadsheet
 from untrusted.text import one_line
 
@@ -66,7 +66,8 @@ def warnings(table: GradesTable) -> list[str]:
     if not chosen.rows:
         return (
             [
-                f"{len(table.skipped)} students handed in none of these assignments and are left out "
+                f"{plural(len(table.skipped), 'student')} handed in none of these assignments and "
+                f"{'is' if len(table.skipped) == 1 else 'are'} left out "
                 "(--missing skip): Moodle keeps the grades it has for them"
             ]
             if table.skipped
@@ -79,22 +80,25 @@ def warnings(table: GradesTable) -> list[str]:
         said[0] += f" (mapped by {other}, the import stops at the first row, whose {other} is empty)"
     no_id = [row.student_id for row in table.students if row.email and not row.sis_id]
     if no_id:
-        said.append(f"{len(no_id)} students have no sis_id, so their ID number is empty ({_listed(no_id)})")
+        said.append(
+            f"{plural(len(no_id), 'student')} {'has' if len(no_id) == 1 else 'have'} no sis_id, so their ID number is empty ({_listed(no_id)})"
+        )
     if chosen.left_out:
         said.append(
-            f"{len(chosen.left_out)} students are left out: Moodle cannot match them by {chosen.by} "
+            f"{plural(len(chosen.left_out), 'student')} {'is' if len(chosen.left_out) == 1 else 'are'} left out: Moodle cannot match them by {chosen.by} "
             f"({_listed(chosen.left_out)}; autograder roster import gives them an sis_id and email)"
         )
     empty = sum(1 for row in chosen.rows for score in row.scores.values() if score is None)
     if empty:
         said.append(
-            f"{empty} grade cells are empty (nothing handed in): Moodle imports an empty cell as no grade, "
+            f"{plural(empty, 'grade cell')} {'is' if empty == 1 else 'are'} empty (nothing handed in): Moodle imports an empty cell as no grade, "
             "clearing any grade it has there; --missing zero writes 0, --missing skip leaves out the "
             "students who handed in none of these assignments"
         )
     if table.skipped:
         said.append(
-            f"{len(table.skipped)} students handed in none of these assignments and are left out "
+            f"{plural(len(table.skipped), 'student')} handed in none of these assignments and "
+            f"{'is' if len(table.skipped) == 1 else 'are'} left out "
             "(--missing skip): Moodle keeps the grades it has for them"
         )
     return said

@@ -242,7 +242,9 @@ def _back_to_the_platform(request: HttpRequest, lti_launch, resource) -> HttpRes
     parts = urlsplit(return_url)
     origin = f"{parts.scheme}://{parts.netloc}"
     if not ORIGIN.fullmatch(origin):
-        return refused(request, "the platform's deep linking return address is not an http(s) address", status=400)
+        return refused(
+            request, "the platform's deep linking return address is not an http or https address", status=400
+        )
     signed = lti_launch.get_message_launch().get_deep_link().get_response_jwt([resource])
     response = render(request, "service/lti_deep_link_return.html", {"return_url": return_url, "jwt": signed})
     return csp_update({"form-action": [origin]})(lambda _request: response)(request)
