@@ -203,7 +203,7 @@ def edit_rubric(request: HttpRequest, name: str, question_id: str) -> HttpRespon
         for student in affected:
             for problem in score_changed(spec, student):
                 messages.warning(request, problem)
-        messages.success(request, f"rubric item {item.id!r} saved; {len(affected)} marks that use it follow it")
+        messages.success(request, f"rubric item {item.id!r} saved; applied to {plural(len(affected), 'mark')} using it")
     back = form.value("back", "")
     if back.startswith(f"/staff/marking/{spec.name}/"):  # only back to this assignment's marking pages
         return redirect(back)

@@ -121,7 +121,7 @@ def test_the_staff_in_the_browser_mark_edit_the_rubric_answer_a_review_override_
             staff.click("text=Edit the rubric")
             staff.fill("input[aria-label='points of item 1']", "0.5")
             staff.get_by_role("button", name="Save item 1").click()
-            expect(staff.locator("[role=alert]").first).to_contain_text("saved; 1 marks that use it follow it")
+            expect(staff.locator("[role=alert]").first).to_contain_text("saved; applied to 1 mark using it")
             expect(staff.locator("text=Current mark: 0.5")).to_be_visible()
 
             # The review request, answered; an automatic score overridden with a reason.
