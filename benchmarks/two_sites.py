@@ -42,6 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from deadline_night import ASSIGNMENT, accounts, burst, database, drop, outcome, serve, stop, warm_up
 from service_load import course_copy, free_port
 
+from course.wording import plural
+
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 
 
@@ -194,7 +196,7 @@ def main() -> None:
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     print(row)
-    print(f"\n{checked}; {again} uploads sent again after the killed site's 502.")
+    print(f"\n{checked}; {plural(again, 'upload')} sent again after the killed site's 502.")
 
 
 if __name__ == "__main__":
