@@ -2,12 +2,13 @@
 with one site process and one worker killed in the middle of it.
 
     python benchmarks/two_sites.py [--students 1000] [--seconds 300] [--workers 2]
-        [--postgres postgresql://gradewright:gradewright@127.0.0.1:5432/postgres] [--wait 3600]
+        [--postgres postgresql://gradewright:gradewright@127.0.0.1:5432/postgres] [--wait 3600] [--nginx]
 
 The layout, all on this machine (loopback only): one PostgreSQL database made for the run (dropped at
 the end), two `autograder serve --workers 0` site processes on one copy of the shipped course, a tiny
 round-robin HTTP proxy in front of them (this file's: it stands for nginx or Caddy, and like theirs it
-sends a request whose connection to one site is refused to the other), and --workers `autograder
+sends a request whose connection to one site is refused to the other; with --nginx, Debian's nginx
+itself, run with the scaling page's own nginx configuration, on a loopback port without TLS), and --workers `autograder
 worker` processes of their own. Each of --students accounts uploads one known submission of
 sequences-and-attention through the proxy, spread evenly over --seconds. A third into the burst one
 site process is killed (SIGKILL); at half, one worker is killed while it grades a job (its lease runs
@@ -90,6 +91,41 @@ class _Forward(BaseHTTPRequestHandler):
     do_GET = do_POST = _forward
 
 
+SCALING_PAGE = Path(__file__).resolve().parent.parent / "docs/operators/scaling.md"
+
+
+def nginx_front(port: int, site_ports: list[int], home: Path) -> subprocess.Popen:
+    """nginx (Debian's) with the scaling page's own configuration in front of the sites: its nginx
+    block as the page prints it, but listening on a loopback port without TLS and naming this run's
+    sites; the rest of nginx's settings (its pid, logs and temporary files) in ``home``."""
+    page = SCALING_PAGE.read_text(encoding="utf-8")
+    block = page.split("```nginx\n", 1)[1].split("```", 1)[0]
+    block = block.replace("listen 443 ssl;", f"listen 127.0.0.1:{port};")
+    block = block.replace("server site1:8001;", f"server 127.0.0.1:{site_ports[0]};")
+    block = block.replace("server site2:8002;", f"server 127.0.0.1:{site_ports[1]};")
+    folder = home / "nginx"
+    folder.mkdir()
+    temporary = " ".join(
+        f"{kind}_temp_path {folder / kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    config = folder / "nginx.conf"
+    config.write_text(
+        f"pid {folder / 'nginx.pid'};\nerror_log {folder / 'error.log'};\nevents {{}}\n"
+        f"http {{\naccess_log off;\n{temporary}\n{block}}}\n",
+        encoding="utf-8",
+    )
+    nginx = subprocess.Popen(["nginx", "-p", str(folder), "-c", str(config), "-g", "daemon off;"])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return nginx
+        if nginx.poll() is not None:
+            raise SystemExit(f"nginx did not start: {(folder / 'error.log').read_text()}")
+        time.sleep(0.1)
+    raise SystemExit("nginx did not listen within 30 s")
+
+
 def start_worker(course: Path, log: Path) -> subprocess.Popen:
     """An `autograder worker` of its own, once it says it waits for hand-ins (its output in ``log``)."""
     with log.open("w") as output:
@@ -141,6 +177,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--postgres", default="postgresql://gradewright:gradewright@127.0.0.1:5432/postgres")
     parser.add_argument("--wait", type=float, default=3600, help="seconds the queue may take to drain")
+    parser.add_argument(
+        "--nginx", action="store_true", help="nginx with docs/operators/scaling.md's configuration as the proxy"
+    )
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="gradewright-two-sites-"))
     url, name = database(args.postgres)
@@ -164,8 +203,11 @@ def main() -> None:
         for number in range(args.workers):  # one after the other: each migrates the database when it starts
             workers.append(start_worker(course, home / f"worker-{number}.log"))
             processes.append(workers[-1])
-        proxy = Proxy(proxy_port, [f"http://127.0.0.1:{port}" for port in ports])
-        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        if args.nginx:
+            processes.append(nginx_front(proxy_port, ports, home))
+        else:
+            proxy = Proxy(proxy_port, [f"http://127.0.0.1:{port}" for port in ports])
+            threading.Thread(target=proxy.serve_forever, daemon=True).start()
         front = f"http://127.0.0.1:{proxy_port}"
         warm_up(front, warm)
 
@@ -179,7 +221,8 @@ def main() -> None:
             f"2 sites, {args.workers} workers; a site and a worker killed", ids, refused, args.seconds, args.wait
         )
         checked = graded_once(ids)
-        proxy.shutdown()
+        if not args.nginx:
+            proxy.shutdown()
     finally:
         for process in processes:
             if process.poll() is None:
@@ -189,7 +232,8 @@ def main() -> None:
         connections.close_all()
         drop(args.postgres, name)
         shutil.rmtree(home, ignore_errors=True)
-    print(f"Two site processes behind a proxy, PostgreSQL, {os.cpu_count()} cores ({socket.gethostname()}):\n")
+    front_name = "nginx with the scaling page's configuration" if args.nginx else "a proxy"
+    print(f"Two site processes behind {front_name}, PostgreSQL, {os.cpu_count()} cores ({socket.gethostname()}):\n")
     print(
         "| run | uploads | jobs | median | p95 | worst | grading throughput | drained after the last upload "
         "| attempts again |"
