@@ -9,12 +9,14 @@ queue: the exams' list lists them and gives them 0 with one button (``exam_mark_
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from course.exams.csvfiles import ExamError
@@ -33,6 +35,10 @@ from .hand_grading import ExamQuestion, empty_listing, exam_answers, exam_or_404
 _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
 
 
+def _answer_page(name: str, question: str, student: str) -> str:
+    return reverse("exam-mark", args=[name, question, student])
+
+
 @login_required
 @require_safe
 @staff_required
@@ -49,7 +55,13 @@ def exams_index(request: HttpRequest) -> HttpResponse:
         questions = [
             {"id": question, "text": standing.answers[0].text}
             | {"answers": len(standing.answers), "to_mark": len(standing.waiting)}
-            | empty_listing(standing.order, standing.empty, standing.empty_waiting)
+            | empty_listing(
+                standing.order,
+                standing.empty,
+                standing.empty_waiting,
+                reverse("exam-mark-empty", args=[name, question]),
+                partial(_answer_page, name, question),
+            )
             for question, standing in exam_questions(name, answers).items()
         ]
         exams.append({"name": name, "title": title, "questions": questions})

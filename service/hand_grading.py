@@ -6,7 +6,7 @@ a marking list says of them, and an exam's open answers."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -79,19 +79,28 @@ def neighbours(order: list[Key], empty: Collection[Key], current: Key) -> tuple[
     return (others[-1], others[0]) if others else (current, current)
 
 
-def empty_listing(order: list[Key], empty: Collection[Key], waiting: Collection[Key]) -> dict[str, object]:
+def empty_listing(
+    order: list[Key], empty: Collection[Key], waiting: Collection[Key], action: str, link: Callable[[Key], str]
+) -> dict[str, object]:
     """What a marking list says of one question's empty answers (``empty``, of ``order``): how many,
-    each with its link's key, named by its place (anonymous) and whether marked; the ones the button
-    gives 0 (``waiting``: not marked yet), and the button's words."""
+    each named by its place (anonymous) with its page (``link``) and whether marked; the ones the
+    button gives 0 (``waiting``: not marked yet), the button's words and where it posts (``action``).
+    service/empty_answers.html shows it, on the assignments' and the exams' lists alike."""
     listed = [(n, key) for n, key in enumerate(order, start=1) if key in empty]
     chosen = [key for key in order if key in waiting]
     return {
         "empty": [
-            {"id": key, "label": f"answer {n}", "status": "not marked" if key in waiting else "marked"}
+            {
+                "id": key,
+                "url": link(key),
+                "label": f"answer {n}",
+                "status": "not marked" if key in waiting else "marked",
+            }
             for n, key in listed
         ],
         "empty_said": f"{plural(len(listed), 'answer')} {'is' if len(listed) == 1 else 'are'} empty",
         "empty_waiting": chosen,
+        "empty_action": action,
         "button": f"Give the {plural(len(chosen), 'empty answer')} 0",
     }
 

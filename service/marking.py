@@ -8,10 +8,13 @@ queue: the marking list lists them and gives them 0 with one button (``mark_empt
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from autograder.assignment import Question
@@ -37,6 +40,10 @@ def _order(assignment: str) -> list[int]:
     return list(latest_rows(book(), assignment).select_related(None).order_by("id").values_list("id", flat=True))
 
 
+def _answer_page(name: str, question_id: str, submission: int) -> str:
+    return reverse("mark-answer", args=[name, question_id, submission])
+
+
 @login_required
 @require_safe
 @staff_required
@@ -47,7 +54,13 @@ def marking_index(request: HttpRequest, name: str) -> HttpResponse:
     standing = to_mark(spec, manual) if manual else {}
     rows = [
         {"question": q, "answers": len(order), "to_mark": len(standing[q.id].waiting)}
-        | empty_listing(order, standing[q.id].empty, standing[q.id].empty_waiting)
+        | empty_listing(
+            order,
+            standing[q.id].empty,
+            standing[q.id].empty_waiting,
+            reverse("mark-empty", args=[spec.name, q.id]),
+            partial(_answer_page, spec.name, q.id),
+        )
         for q in manual
     ]
     return render(request, "service/marking_index.html", {"spec": spec, "rows": rows})
