@@ -36,6 +36,22 @@ CORRECT = ASSIGNMENTS / "sequences-and-attention" / "known" / "correct_loops.py"
 PARTIAL = ASSIGNMENTS / "sequences-and-attention" / "known" / "missing_sqrt.py"
 KNOWN_NOTEBOOK = ASSIGNMENTS / "attention-not-explanation" / "known" / "correct_source_notebook.ipynb"
 PASSWORD = "a long password 123"
+# The site's routes that answer POST alone: the route walks (tests/test_csp.py, tests/test_service_access.py)
+# post to them, and get every other.
+POSTED = {
+    "override",
+    "regrade",
+    "review-answer",
+    "review-ask",
+    "rubric-edit",
+    "mark-empty",
+    "exam-mark-empty",
+    "logout",
+    "lti-launch",
+    "lti-deep-link",
+    "exam-save",
+    "exam-submit",
+}
 
 
 # In-process: Django's test client on this run's own site (tests/conftest.py configures it).

@@ -26,7 +26,7 @@ from service.models import Member
 from . import test_lti
 from .conftest import ROOT, needs_sandbox
 from .lti_platform import INSTRUCTOR, Platform
-from .served import CORRECT, KNOWN_NOTEBOOK, PARTIAL, launch_chromium, needs_browser, roster_links, student
+from .served import CORRECT, KNOWN_NOTEBOOK, PARTIAL, POSTED, launch_chromium, needs_browser, roster_links, student
 
 # A fixture shared with the module that made it (each module gets its own instance).
 platform = test_lti.platform
@@ -99,20 +99,6 @@ def _arguments(name: str) -> list:
     }.get(name, [])
 
 
-POSTED = {
-    "override",
-    "regrade",
-    "review-answer",
-    "review-ask",
-    "rubric-edit",
-    "mark-empty",
-    "exam-mark-empty",
-    "logout",
-    "lti-launch",
-    "lti-deep-link",
-    "exam-save",
-    "exam-submit",
-}
 # The pages that render for the staff with no more than the shipped course.
 RENDERED_FOR_STAFF = {
     "assignments",

@@ -10,6 +10,8 @@ from django.contrib.auth.models import User
 from django.test import Client, override_settings
 from django.urls import URLPattern, get_resolver
 
+from .served import POSTED
+
 pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
 
 
@@ -88,17 +90,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
     }
 
     url = reverse(name, args=arguments.get(name, []))
-    posted = name in {
-        "override",
-        "regrade",
-        "review-answer",
-        "review-ask",
-        "rubric-edit",
-        "mark-empty",
-        "exam-mark-empty",
-        "exam-save",
-        "exam-submit",
-    }
+    posted = name in POSTED
     anonymous = Client().post(url) if posted else Client().get(url)
     if name.startswith("api-"):
         assert anonymous.status_code == 401
