@@ -4,6 +4,7 @@ test (saying why) where none runs, and a fresh database of a test's own, dropped
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,5 +49,30 @@ def fresh_database() -> Iterator[str]:
         for alias in list(connections.settings):
             if connections.settings[alias].get("NAME") == name:
                 connections[alias].close()
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _drop(name)
+
+
+def _drop(name: str) -> None:
+    """Drop a test's database, ending the test role's own sessions in it first.
+
+    Not `WITH (FORCE)`: that also tries to end an autovacuum worker which happens to be in the
+    database, and a role that is not superuser may not, so the drop failed now and then in CI
+    (InsufficientPrivilege). A plain DROP asks autovacuum to leave and waits for it; it can still
+    find a session that is just ending, hence the few tries."""
+    import psycopg
+    from psycopg import errors
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+        for attempt in range(20):
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = %s AND usename = current_user AND pid <> pg_backend_pid()",
+                (name,),
+            )
+            try:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+                return
+            except errors.ObjectInUse:
+                if attempt == 19:
+                    raise
+                time.sleep(0.25)
