@@ -40,25 +40,11 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from service_load import KNOWN, course_copy, free_port
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.postgres import create_database, drop_database
+
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "sequences-and-attention"
-
-
-def database(server_url: str) -> tuple[str, str]:
-    """A new, empty database on the PostgreSQL server: (its URL, its name)."""
-    import psycopg
-
-    name = f"gradewright_night_{os.getpid()}_{secrets.token_hex(3)}"
-    with psycopg.connect(server_url, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    return server_url.rsplit("/", 1)[0] + f"/{name}", name
-
-
-def drop(server_url: str, name: str) -> None:
-    import psycopg
-
-    with psycopg.connect(server_url, autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def serve(course: Path, port: int, workers: int) -> subprocess.Popen:
@@ -241,7 +227,7 @@ def main() -> None:
     parser.add_argument("--runs", nargs="+", choices=["burst", "killed", "dask"], default=["burst", "killed", "dask"])
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="gradewright-deadline-night-"))
-    url, name = database(args.postgres)
+    url, name = create_database("gradewright_night", args.postgres)
     os.environ["GRADEWRIGHT_DATABASE_URL"] = url  # the service, its workers and this process share it
     course = course_copy(home)
     port = free_port()
@@ -275,7 +261,7 @@ def main() -> None:
         from django.db import connections
 
         connections.close_all()
-        drop(args.postgres, name)
+        drop_database(name, args.postgres)
         shutil.rmtree(home, ignore_errors=True)
     print(f"Deadline night, PostgreSQL, {os.cpu_count()} cores; upload to feedback from the jobs' own times:\n")
     print(

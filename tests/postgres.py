@@ -33,36 +33,44 @@ needs_postgres = pytest.mark.skipif(
 )
 
 
+def create_database(prefix: str = "gradewright_test", server: str = POSTGRES_URL) -> tuple[str, str]:
+    """A new, empty database on the server: (its URL, its name)."""
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    return server.rsplit("/", 1)[0] + "/" + name, name
+
+
 @contextmanager
 def fresh_database() -> Iterator[str]:
     """A new, empty PostgreSQL database's URL; dropped afterwards, with this process's connections to it."""
-    import psycopg
-
-    name = f"gradewright_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+    url, name = create_database()
     try:
-        yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+        yield url
     finally:
-        from django.db import connections
-
-        for alias in list(connections.settings):
-            if connections.settings[alias].get("NAME") == name:
-                connections[alias].close()
-        _drop(name)
+        drop_database(name)
 
 
-def _drop(name: str) -> None:
-    """Drop a test's database, ending the test role's own sessions in it first.
+def drop_database(name: str, server: str = POSTGRES_URL) -> None:
+    """Drop a database made by `create_database`, closing this process's Django connections to it
+    and ending the role's other sessions in it first.
 
     Not `WITH (FORCE)`: that also tries to end an autovacuum worker which happens to be in the
     database, and a role that is not superuser may not, so the drop failed now and then in CI
     (InsufficientPrivilege). A plain DROP asks autovacuum to leave and waits for it; it can still
     find a session that is just ending, hence the few tries."""
     import psycopg
+    from django.conf import settings
+    from django.db import connections
     from psycopg import errors
 
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
+    if settings.configured:  # a benchmark drops its database without Django set up
+        for alias in list(connections.settings):
+            if connections.settings[alias].get("NAME") == name:
+                connections[alias].close()
+    with psycopg.connect(server, autocommit=True) as admin:
         for attempt in range(20):
             admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"

@@ -22,7 +22,7 @@ from gradebook.backup import read_manifest
 from gradebook.book import Gradebook
 
 from .conftest import ROOT, needs_sandbox
-from .postgres import POSTGRES_URL, needs_postgres
+from .postgres import create_database, drop_database, needs_postgres
 from .test_gradebook import ASSIGNMENT, KNOWN, cli, fill, grade, read_csv
 
 BURST = [
@@ -39,24 +39,11 @@ WAIT = 240  # seconds the burst may take to show its first submission, or to fin
 
 
 def _empty_postgres() -> str:
-    import psycopg
-
-    name = f"gradewright_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    return POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
+    return create_database()[0]
 
 
 def _drop_postgres(url: str) -> None:
-    import psycopg
-    from django.db import connections
-
-    name = url.rsplit("/", 1)[1]
-    for alias in list(connections.settings):
-        if connections.settings[alias].get("NAME") == name:
-            connections[alias].close()
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    drop_database(url.rsplit("/", 1)[1])
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=needs_postgres)])

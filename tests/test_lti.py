@@ -696,19 +696,14 @@ def test_the_instructor_in_the_browser_sees_the_scores_not_sent_and_sends_the_fa
 def test_senders_side_by_side_send_each_score_once(engine):
     """Several workers' senders over one outbox (SQLite lets one claim at a time; PostgreSQL skips
     the rows another holds): every score is posted once."""
-    from .postgres import _NO_POSTGRES, POSTGRES_URL
+    from .postgres import _NO_POSTGRES, create_database, drop_database
 
     if engine == "sqlite":
         url, drop = "sqlite", None  # the service's own file, as `autograder serve` keeps it
     else:
         if _NO_POSTGRES is not None and not os.environ.get("GRADEWRIGHT_REQUIRE_POSTGRES"):
             pytest.skip(_NO_POSTGRES)
-        import psycopg
-
-        drop = f"gradewright_senders_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{drop}"')
-        url = POSTGRES_URL.rsplit("/", 1)[0] + "/" + drop
+        url, drop = create_database("gradewright_senders")
     try:
         env = {key: value for key, value in os.environ.items() if key != "GRADEWRIGHT_DATABASE_URL"}
         completed = subprocess.run(
@@ -721,7 +716,6 @@ def test_senders_side_by_side_send_each_score_once(engine):
         )
     finally:
         if drop:
-            with psycopg.connect(POSTGRES_URL, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{drop}" WITH (FORCE)')
+            drop_database(drop)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert completed.stdout.strip() == "sent 30 scores to 30 users"
