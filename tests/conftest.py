@@ -34,6 +34,19 @@ def _configure_django() -> None:
 
 
 _configure_django()
+
+
+def _patient_browser_assertions() -> None:
+    """Playwright's `expect` waits up to 5 s by default; on a busy 2-core machine a page can take
+    longer to answer. One wait for every browser test: they wait for what they check, never time it."""
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # no Playwright: the browser tests skip
+        return
+    expect.set_options(timeout=20_000)
+
+
+_patient_browser_assertions()
 # Reference values remembered on disk (autograder/remembered.py) go to a folder of this run's own:
 # shared by the run's grading subprocesses, never by another run or the user's grading.
 os.environ["GRADEWRIGHT_REFERENCE_CACHE"] = __import__("tempfile").mkdtemp(prefix="gradewright-reference-values-")

@@ -745,7 +745,6 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
 
     if CHROMIUM is None:
         pytest.skip("Debian's chromium is not installed here (.ci/run installs it)")
-    expect.set_options(timeout=20_000)  # a busy machine: waits, never timed assertions
     url, passwords, course_copy, _ = served_exam
     shots = screenshots_folder(tmp_path)
     link_of = roster_links(served_exam, tmp_path)
