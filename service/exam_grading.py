@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from course.errors import CourseError
+from course.wording import plural
 from gradebook.errors import GradebookError
 from gradebook.leases import LeaseRule, Renewer
 
@@ -72,5 +73,7 @@ def grade_queued_exam(worker: str) -> bool:
         return True
     GRADINGS.finish(grading, state=ExamGrading.DONE, graded=graded.graded, finished_at=timezone.now())
     seconds = (timezone.now() - started).total_seconds()
-    logger.info("exam grading %s (%s): %s attempts graded in %.1f s", grading.id, grading.exam, graded.graded, seconds)
+    logger.info(
+        "exam grading %s (%s): %s graded in %.1f s", grading.id, grading.exam, plural(graded.graded, "attempt"), seconds
+    )
     return True

@@ -1,7 +1,7 @@
 """The words a person reads agree with their counts: every count printed beside its noun goes through
 the one rule (course.wording.plural in Python, the ``counted`` filter in templates), never "1 pairs",
 "answer(s)" or a hand-made ``'s' if n != 1``. A reading of the source finds the forms that break it
-(in the packages' Python, the site's templates and the JupyterLab panel's script), so the rule fails
+(in the packages' Python and their log lines, the site's templates and the JupyterLab panel's script), so the rule fails
 on the code a maintainer would write; a page and a command are then read at counts 1 and 2."""
 
 from __future__ import annotations
@@ -83,10 +83,36 @@ def _s_or_nothing(node: ast.AST) -> bool:
     return branches == {"s", ""}
 
 
+LOG_METHODS = frozenset("debug info warning error exception critical".split())
+PERCENT_FIELD = re.compile(r"%(?:\([a-z_]+\))?[-#0 +]*\d*(?:\.\d+)?[dsifgr]")
+
+
+def log_findings(node: ast.AST, where: str) -> Iterator[tuple[str, int, str]]:
+    """A log line's ``%s`` field right before a plural noun (``logger.info("%s attempts graded", n)``),
+    its value not made by plural(): an operator reads the log too."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in LOG_METHODS
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return
+    message = node.args[0].value
+    for index, field in enumerate(PERCENT_FIELD.finditer(message), start=1):
+        value = node.args[index] if index < len(node.args) else None
+        if value is not None and _is_plural_call(value):
+            continue
+        noun = _noun_after(message[field.end() : field.end() + 40])
+        if noun:
+            yield where, node.lineno, f"{field.group(0)} {noun}"
+
+
 def python_findings(source: str, where: str) -> Iterator[tuple[str, int, str]]:
-    """In one module: a count interpolated right before a plural noun (``f"{n} pairs"``), a count and
-    a noun given its s by hand (``f"{n} answer{'s' if n != 1 else ''}"``), and "(s)" in any string
-    but a docstring."""
+    """In one module: a count interpolated right before a plural noun (``f"{n} pairs"``, or a log
+    line's ``"%s pairs"``), a count and a noun given its s by hand (``f"{n} answer{'s' if n != 1
+    else ''}"``), and "(s)" in any string but a docstring."""
     tree = ast.parse(source, where)
     docstrings = {
         id(node.body[0].value)
@@ -97,6 +123,7 @@ def python_findings(source: str, where: str) -> Iterator[tuple[str, int, str]]:
         and isinstance(node.body[0].value, ast.Constant)
     }
     for node in ast.walk(tree):
+        yield from log_findings(node, where)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             if "(s)" in node.value:
                 yield where, node.lineno, node.value[:80]
@@ -178,6 +205,10 @@ def test_every_count_beside_its_noun_goes_through_the_one_rule():
         ("f\"{plural(n, 'pair')} share{'s' if n == 1 else ''}\"", False),  # a verb agreeing
         ('f"{path} exists already"', False),
         ("f\"{plural(n, 'pair')} compared\"", False),
+        ('logger.info("%s: %s attempts graded in %.1f s", exam, graded, seconds)', "%s attempts"),
+        ('logger.warning("%d pairs left", n)', "%d pairs"),
+        ("logger.info(\"%s: %s graded\", exam, plural(graded, 'attempt'))", False),
+        ('logger.info("%s exists", path)', False),
     ],
 )
 def test_the_python_finder_fails_on_the_forms_it_names(source, flagged):
