@@ -109,16 +109,23 @@ class OpenAnswer(BaseModel):
 
 def open_answers(book: Gradebook, exam: Path) -> list[OpenAnswer]:
     """Every open question's answer of the exam in ``exam``, in the order of the variants (the
-    roster's), with its mark so far."""
+    roster's), with its mark so far.
+
+    Once the sheets were graded into the gradebook (``course exam grade --gradebook``), a student
+    whose sheet was not among them handed none in: their answers are left out, unless one was
+    marked already. Before that, no sheet has been read, and every student is listed."""
 
     key = load_key(exam)
     given = _marks_given(book, key)
+    sheets = sheets_graded(book, key.title)
     answers = []
     for variant in key.variants:
         for question in variant.questions:
             if question.kind != "open":
                 continue
             mark = given.get((variant.student.student_id, question.question))
+            if sheets and variant.student.student_id not in sheets and mark is None:
+                continue
             answers.append(
                 OpenAnswer(
                     student_id=variant.student.student_id,
@@ -197,6 +204,18 @@ def grade_exam_into_gradebook(book: Gradebook, exam: Path, responses: Path, out:
 
     book.run(record)
     return graded
+
+
+def sheets_graded(book: Gradebook, title: str) -> set[str]:
+    """The student ids whose sheet of the exam titled ``title`` was graded into the gradebook (none
+    before ``course exam grade --gradebook``)."""
+    from .models import ExamResult
+
+    return set(
+        book.run(
+            lambda: list(book.objects(ExamResult).filter(exam=title).values_list("student__student_id", flat=True))
+        )
+    )
 
 
 def _marks_given(book: Gradebook, key: ExamKey) -> dict[tuple[str, str], ExamMark]:

@@ -21,16 +21,18 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from course.exams.csvfiles import ExamError
 from course.exams.grade import OPEN_POINTS, load_key
+from course.exams.variants import ExamKey
 from course.wording import plural
 from gradebook.empty_answers import NO_ANSWER, give_empty_exam_zero
 from gradebook.errors import BadEdit
-from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
+from gradebook.exams import OpenAnswer, open_answers, record_exam_mark, sheets_graded
 from gradebook.marks import replaced_notice
 from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import book, course, staff_required
 from .hand_grading import ExamQuestion, empty_listing, exam_answers, exam_or_404, exam_questions, neighbours, taken
+from .models import OnlineExam
 
 _MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
 
@@ -48,7 +50,7 @@ def exams_index(request: HttpRequest) -> HttpResponse:
     exams: list[dict[str, object]] = []
     for name, folder in course().exam_folders.items():
         try:
-            title, answers = load_key(folder).title, taken(name, open_answers(book(), folder))
+            key, answers = load_key(folder), taken(name, open_answers(book(), folder))
         except ExamError as exc:
             exams.append({"name": name, "problem": str(exc), "questions": []})
             continue
@@ -64,8 +66,19 @@ def exams_index(request: HttpRequest) -> HttpResponse:
             )
             for question, standing in exam_questions(name, answers).items()
         ]
-        exams.append({"name": name, "title": title, "questions": questions})
+        exams.append({"name": name, "title": key.title, "questions": questions, "sheets": _sheets(name, key)})
     return render(request, "service/exams.html", {"exams": exams})
+
+
+def _sheets(name: str, key: ExamKey) -> dict[str, int] | None:
+    """For an exam on paper, whose answers the list holds (gradebook.exams.open_answers' rule): the
+    roster's size, how many sheets were graded and how many students handed none in. None for an
+    exam taken online (its attempts say who took it)."""
+    if OnlineExam.objects.filter(name=name).exists():
+        return None
+    roster = {variant.student.student_id for variant in key.variants}
+    graded = len(sheets_graded(book(), key.title) & roster)
+    return {"roster": len(roster), "graded": graded, "absent": len(roster) - graded}
 
 
 def _question(name: str, question: str) -> tuple[Path, ExamQuestion]:

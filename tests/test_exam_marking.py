@@ -71,6 +71,37 @@ def test_the_staff_mark_an_exams_open_questions_one_answer_at_a_time(exam):
     assert float(row["marked"]) == 0.5
 
 
+def test_a_paper_exams_students_without_a_graded_sheet_leave_the_list(exam):
+    """Before the sheets are graded every student is listed; after, one who handed none in is not
+    (unless their answer was marked already), and the page says how many."""
+    key = load_key(exam)
+    question = next(q for q in key.variants[0].questions if q.kind == "open").question
+    students = [v.student.student_id for v in key.variants if any(q.question == question for q in v.questions)]
+    assert len(students) >= 3
+    _, ta = student(Member.TA)
+    roster = len(key.variants)
+    assert f"every student on the roster is listed ({roster} students)" in ta.get("/staff/exams/").content.decode()
+    marked, absent = students[0], students[1]
+    _post(ta, f"/staff/exams/midterm/{question}/{marked}/", score="1", comment="", seen="", then="stay")
+
+    template = (exam / "responses-template.csv").read_text(encoding="utf-8").splitlines()
+    handed_in = [line for line in template if not line.startswith((f"{marked},", f"{absent},"))]
+    assert len(handed_in) == len(template) - 2
+    responses = exam.parent / "responses.csv"
+    responses.write_text("\n".join(handed_in) + "\n", encoding="utf-8")
+    grade_exam_into_gradebook(book(), exam, responses, exam.parent / "results")
+
+    listed = [a.student_id for a in open_answers(book(), exam) if a.question == question]
+    assert listed == [s for s in students if s != absent]  # the marked answer stays, with its mark
+    index = ta.get("/staff/exams/").content.decode()
+    assert f"the answers of the {roster - 2} students whose sheet" in index
+    assert "2 other students on the roster handed none in" in index
+    assert f"<td>{len(students) - 1}</td><td>{len(students) - 2}</td>" in index  # answers, to mark
+    assert ta.get(f"/staff/exams/midterm/{question}/{absent}/").status_code == 404
+    queue = ta.get(f"/staff/exams/midterm/{question}/")["Location"]
+    assert queue.endswith(f"/{students[2]}/")
+
+
 def test_two_graders_on_one_answer_the_last_save_wins_and_is_told(exam):
     key = load_key(exam)
     question = next(q for q in key.variants[0].questions if q.kind == "open").question
