@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from commands.course import main as course_main
+from course.exams.variants import ExamKey, Variant, VariantQuestion
 
 from .postgres import fresh_database, needs_postgres
 
@@ -171,6 +172,16 @@ def database(request, tmp_path):
         return
     with fresh_database() as url:
         yield ["--database-url", url]
+
+
+def open_question_drawn(key: ExamKey) -> tuple[str, list[tuple[Variant, VariantQuestion]]]:
+    """An exam's first open question (its first variant's) and, in the roster's order, each variant
+    that drew it with where the question is on it (open questions vary between variants)."""
+    question = next(q for q in key.variants[0].questions if q.kind == "open").question
+    drew = [
+        (variant, placed) for variant in key.variants for placed in variant.questions if placed.question == question
+    ]
+    return question, drew
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from gradebook.errors import BadEdit
 from service.access import assignments, book
 from service.models import Member
 
+from .conftest import open_question_drawn
 from .served import student
 
 pytestmark = pytest.mark.timeout(120)
@@ -240,12 +241,7 @@ def test_an_exams_open_question_marked_by_groups_and_its_command(exam, monkeypat
     key = load_key(folder)
     ExamAttempt.objects.filter(exam="midterm").delete()
     now = timezone.now()
-    question = next(q for q in key.variants[0].questions if q.kind == "open").question
-    drew = [
-        (v, next(q for q in v.questions if q.question == question))
-        for v in key.variants
-        if any(q.question == question for q in v.questions)
-    ]
+    question, drew = open_question_drawn(key)
     assert len(drew) >= 3
     texts = ["Softmax forces a total of one.", "softmax forces a total of one", "The weights are learned."]
     for (variant, placed), text in zip(drew, texts, strict=False):

@@ -16,6 +16,7 @@ from gradebook.empty_answers import NO_ANSWER, is_empty_exam_answer
 from gradebook.models import ExamMark, Student
 from service.models import ExamAnswer, ExamAttempt, Member
 
+from .conftest import open_question_drawn
 from .served import student
 
 pytestmark = pytest.mark.timeout(120)
@@ -32,12 +33,7 @@ def typed(exam):
     """Four students took the exam online and answered one open question: written, blank, not at
     all, written; the other students who drew it answered on paper. None marked."""
     key = load_key(exam)
-    question = next(q for q in key.variants[0].questions if q.kind == "open").question
-    drew = [
-        (v, next(q for q in v.questions if q.question == question))
-        for v in key.variants
-        if any(q.question == question for q in v.questions)
-    ]
+    question, drew = open_question_drawn(key)
     assert len(drew) >= 5
     now = timezone.now()
     for (variant, placed), text in zip(

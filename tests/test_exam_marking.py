@@ -15,6 +15,7 @@ from service import exam_marking, hand_grading
 from service.access import book, course
 from service.models import Member
 
+from .conftest import open_question_drawn
 from .served import student
 
 pytestmark = pytest.mark.timeout(120)
@@ -29,9 +30,9 @@ def _post(client, url, **fields):
 
 def test_the_staff_mark_an_exams_open_questions_one_answer_at_a_time(exam):
     key = load_key(exam)
-    question = next(q for q in key.variants[0].questions if q.kind == "open").question
     # Its answers, in the roster's order: the students whose variant drew it (open questions vary).
-    students = [v.student for v in key.variants if any(q.question == question for q in v.questions)]
+    question, drew = open_question_drawn(key)
+    students = [variant.student for variant, _ in drew]
     assert len(students) >= 2
     _, ta = student(Member.TA)
 
@@ -75,8 +76,8 @@ def test_a_paper_exams_students_without_a_graded_sheet_leave_the_list(exam):
     """Before the sheets are graded every student is listed; after, one who handed none in is not
     (unless their answer was marked already), and the page says how many."""
     key = load_key(exam)
-    question = next(q for q in key.variants[0].questions if q.kind == "open").question
-    students = [v.student.student_id for v in key.variants if any(q.question == question for q in v.questions)]
+    question, drew = open_question_drawn(key)
+    students = [variant.student.student_id for variant, _ in drew]
     assert len(students) >= 3
     _, ta = student(Member.TA)
     roster = len(key.variants)
@@ -104,7 +105,7 @@ def test_a_paper_exams_students_without_a_graded_sheet_leave_the_list(exam):
 
 def test_two_graders_on_one_answer_the_last_save_wins_and_is_told(exam):
     key = load_key(exam)
-    question = next(q for q in key.variants[0].questions if q.kind == "open").question
+    question, _ = open_question_drawn(key)
     url = f"/staff/exams/midterm/{question}/{key.variants[0].student.student_id}/"
     _, first = student(Member.TA)
     _, second = student(Member.INSTRUCTOR)
@@ -124,7 +125,7 @@ def test_two_graders_on_one_answer_the_last_save_wins_and_is_told(exam):
 
 def test_a_student_reaches_no_exam_page_and_an_unknown_exam_or_question_is_404(exam):
     key = load_key(exam)
-    question = next(q for q in key.variants[0].questions if q.kind == "open").question
+    question, _ = open_question_drawn(key)
     choice = next(q for q in key.variants[0].questions if q.kind == "choice").question
     student_id = key.variants[0].student.student_id
     _, as_student = student()
