@@ -7,7 +7,10 @@ the latest timestamp, as AGS has it), and lists its course's members.
 
 It misbehaves on demand, as platforms do: ``hang()`` takes the tool's requests and answers none
 until ``answer()``; ``go_down()`` closes its port (connections refused) until ``come_back()`` opens
-it again; ``delete_line_item`` drops a column (its scores' URL answers 404).
+it again; ``delete_line_item`` drops a column (its scores' URL answers 404); ``slow(seconds)``
+stores each score it is posted at once and answers only that many seconds later, as a busy
+platform does. It keeps every score posted (``scores``), as platforms that keep each one do, and
+answers its results service (each user's result on a column).
 
 The browser's part (following the tool's redirect to the platform, posting the signed launch back)
 is played by the tests with Django's test client."""
@@ -58,6 +61,7 @@ class Platform:
         self.answering = threading.Event()
         self.answering.set()
         self.held = 0  # requests taken and not answered (while hanging)
+        self.delay = 0.0  # seconds between storing a score and answering (``slow``)
         self.lock = threading.Lock()
         served = self._serve(0)
         self.server: ThreadingHTTPServer | None = served
@@ -102,6 +106,10 @@ class Platform:
                     raise
                 time.sleep(0.1)
 
+    def slow(self, seconds: float) -> None:
+        """Store each score posted at once, and answer ``seconds`` later (0: at once again)."""
+        self.delay = seconds
+
     def delete_line_item(self, item_id: str) -> None:
         """The instructor deletes the column; its scores go with it."""
         self.line_items = [item for item in self.line_items if item["id"] != item_id]
@@ -125,6 +133,7 @@ class Platform:
         expires_in: int = 300,
         key: JWK | None = None,
         extra: dict | None = None,
+        resource_link: str = "link-1",
     ) -> str:
         now = int(time.time())
         claims: dict[str, Any] = {
@@ -156,7 +165,7 @@ class Platform:
             },
         }
         if message_type == "LtiResourceLinkRequest":
-            claims[f"{LTI}/resource_link"] = {"id": "link-1", "title": "Assignment"}
+            claims[f"{LTI}/resource_link"] = {"id": resource_link, "title": "Assignment"}
             claims[f"{LTI}/target_link_uri"] = "http://testserver/lti/launch/"
         else:
             claims["https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"] = {
@@ -229,6 +238,23 @@ def _handler(platform: Platform):
                 return self._send(401, {"error": "no valid access token"})
             if path == "/lineitems":
                 return self._send(200, platform.line_items, "application/vnd.ims.lis.v2.lineitemcontainer+json")
+            if path.startswith("/lineitems/") and path.endswith("/results"):
+                item = f"{platform.base}{path.removesuffix('/results')}"
+                if item not in {line["id"] for line in platform.line_items}:
+                    return self._send(404)
+                wanted = parse_qs(urlsplit(self.path).query).get("user_id", [None])[0]
+                results = [
+                    {
+                        "id": f"{item}/results/{user}",
+                        "scoreOf": item,
+                        "userId": user,
+                        "resultScore": score["scoreGiven"],
+                        "resultMaximum": score["scoreMaximum"],
+                    }
+                    for (column, user), score in platform.results.items()
+                    if column == item and wanted in (None, user)
+                ]
+                return self._send(200, results, "application/vnd.ims.lis.v2.resultcontainer+json")
             if path == "/memberships":
                 body = {
                     "id": f"{platform.base}/memberships",
@@ -271,6 +297,8 @@ def _handler(platform: Platform):
                     current = platform.results.get((item, score["userId"]))
                     if current is None or current["timestamp"] <= score["timestamp"]:  # an older one changes nothing
                         platform.results[(item, score["userId"])] = score
+                if platform.delay:
+                    time.sleep(platform.delay)  # stored already; the answer comes late
                 return self._send(200, {})
             return self._send(404)
 

@@ -27,7 +27,7 @@ from gradebook.models import Student
 from service.access import assignments, book
 from service.lti.outbox import NO_COLUMN, ScoreSender, send_due
 from service.lti.platforms import add_platform, platform_settings
-from service.lti.scores import score_changed
+from service.lti.scores import queue_scores, score_changed
 from service.models import Job, Member, ScoreToSend
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
@@ -369,9 +369,19 @@ def placed(platform: Platform) -> dict:
     )
 
 
-def student_launch(platform: Platform, sub: str, line_item: dict, client: Client | None = None) -> Client:
+def student_launch(
+    platform: Platform, sub: str, line_item: dict, client: Client | None = None, link: str = "link-1"
+) -> Client:
     client = client or Client()
-    landed = launch(client, platform, sub, [LEARNER], custom={"assignment": ASSIGNMENT}, lineitem=line_item["id"])
+    landed = launch(
+        client,
+        platform,
+        sub,
+        [LEARNER],
+        custom={"assignment": ASSIGNMENT},
+        lineitem=line_item["id"],
+        resource_link=link,
+    )
     assert landed.status_code == 302 and landed["Location"] == f"/assignments/{ASSIGNMENT}/", landed.content[:300]
     return client
 
@@ -426,7 +436,9 @@ def test_an_assignment_placed_again_gets_its_scores_in_the_new_column(own_platfo
     platform.delete_line_item(second["id"])
     third = placed(platform)
     spec, student = assignments()[ASSIGNMENT], _student_of("grace-1")
-    score_changed(spec, student)  # as a mark or an override does
+    score_changed(spec, student)  # the same score, which the platform has (it says nothing of the column): not sent
+    assert send_due().tried == 0
+    book().run(lambda: queue_scores(book(), spec, student, again=True))  # as `lti send-scores ASSIGNMENT` does
     outcome = send_due()
     assert posted(platform, "grace-1")[-1] == (third["id"], 10.0)
     assert platform.results[(third["id"], "grace-1")]["scoreGiven"] == 10.0
@@ -436,7 +448,7 @@ def test_an_assignment_placed_again_gets_its_scores_in_the_new_column(own_platfo
     assert stored.url == third["id"] and outcome.failed == []
     # Deleted for good: the score fails with what to do, and the command lists it (exit 1).
     platform.delete_line_item(third["id"])
-    score_changed(spec, student)
+    book().run(lambda: queue_scores(book(), spec, student, again=True))
     outcome = send_due()
     (row,) = rows_of(platform)
     assert row.state == ScoreToSend.FAILED and row.last_error == NO_COLUMN
@@ -456,6 +468,56 @@ def test_an_assignment_placed_again_gets_its_scores_in_the_new_column(own_platfo
     assert main(["--course", str(ROOT), "lti", "send-scores", ASSIGNMENT]) in (0, 1)  # other tests' platforms are gone
     assert platform.results[(fourth["id"], "grace-1")]["scoreGiven"] == 10.0
     assert rows_of(platform).get().state == ScoreToSend.SENT
+
+
+@needs_sandbox
+def test_an_assignment_placed_twice_sends_each_students_score_to_the_column_they_launched(own_platform):
+    """Two links to one assignment in one course, each with its column: each student's score goes to
+    the column of the link they launched, and follows them when they launch the other."""
+    platform = own_platform
+    first, second = placed(platform), placed(platform)
+    ann = student_launch(platform, "twice-1", first, link="link-a")
+    bo = student_launch(platform, "twice-2", second, link="link-b")
+    assert hand_in(ann, PARTIAL).status_code == 302 and hand_in(bo, KNOWN / "correct_loops.py").status_code == 302
+    assert grade_queue() >= 2
+    send_due()
+    assert posted(platform, "twice-1") == [(first["id"], pytest.approx(7.375))]
+    assert posted(platform, "twice-2") == [(second["id"], 10.0)]
+    # Each link keeps its own column: launching one moves neither the other's column nor its students.
+    student_launch(platform, "twice-2", second, bo, link="link-b")
+    student_launch(platform, "twice-1", first, ann, link="link-a")
+    assert sorted(rows_of(platform).values_list("line_item__url", flat=True)) == sorted([first["id"], second["id"]])
+    # Ann opens the other link: her next score goes to its column, and to no other.
+    student_launch(platform, "twice-1", second, ann, link="link-b")
+    assert hand_in(ann, KNOWN / "correct_vectorised.py").status_code == 302 and grade_queue() >= 1
+    send_due()
+    assert posted(platform, "twice-1") == [(first["id"], pytest.approx(7.375)), (second["id"], 10.0)]
+    assert posted(platform, "twice-2") == [(second["id"], 10.0)]
+
+
+def test_a_slow_platform_stores_each_score_once(own_platform):
+    """A platform that stores a score and answers after the sender stopped waiting: the score is
+    read back from the platform's results before it is posted again, and not posted twice; a
+    score that has not changed since it was sent is not posted again either."""
+    platform = own_platform
+    column = placed(platform)
+    student_launch(platform, "slow-1", column)
+    spec, student = assignments()[ASSIGNMENT], _student_of("slow-1")
+    score_changed(spec, student)  # nothing handed in yet: 0, not ready
+    platform.slow(2.0)
+    started = timezone_now()
+    outcome = send_due(now=started, timeout=0.5)  # the platform answers after the sender's wait
+    assert any("did not answer in time" in line for line in outcome.waiting)
+    (row,) = rows_of(platform)
+    assert row.state == ScoreToSend.PENDING and row.unconfirmed
+    assert len(posted(platform, "slow-1")) == 1  # it has the score all the same
+    platform.slow(0)
+    send_due(now=started + timedelta(hours=1))  # due again
+    (row,) = rows_of(platform)
+    assert row.state == ScoreToSend.SENT and not row.unconfirmed
+    assert posted(platform, "slow-1") == [(column["id"], 0.0)]  # read back, not posted again
+    score_changed(spec, student)  # the same score again (a regrade that changes nothing)
+    assert send_due().tried == 0 and len(posted(platform, "slow-1")) == 1
 
 
 @needs_sandbox

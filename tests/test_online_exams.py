@@ -910,8 +910,9 @@ def test_an_exam_placed_by_deep_linking_and_its_score_sent_at_the_end(midterm, l
 
 
 def test_an_exam_placed_twice_sends_the_score_to_the_column_the_student_launched(midterm, lms):
-    """Both columns kept in the course: the score goes where the student's launch came from, as an
-    assignment's does, not to the column the exam was first launched from."""
+    """Two links to the exam in one course, each with its column: both students launch (each their
+    own link) before either ends, and each score goes to the column its student launched from, as
+    an assignment's does, not to the column launched last."""
     from service.lti.outbox import send_due
 
     from .lti_platform import LEARNER
@@ -920,20 +921,26 @@ def test_an_exam_placed_twice_sends_the_score_to_the_column_the_student_launched
     key = midterm["key"]
     first = lms.add_line_item({"label": key.title, "scoreMaximum": 5, "resourceId": "exam:midterm"})
     second = lms.add_line_item({"label": f"{key.title} (again)", "scoreMaximum": 5, "resourceId": "exam:midterm"})
-    for student_id, column in ((midterm["ids"][1], first), (midterm["ids"][2], second)):
+    taking = []
+    for student_id, column, link in ((midterm["ids"][1], first, "exam-a"), (midterm["ids"][2], second, "exam-b")):
         sub = f"learner-{uuid.uuid4().hex[:6]}"
         Student.objects.update_or_create(
             student_id=student_id, defaults={"email": f"{sub}@example.edu", "on_roster": True}
         )
         client = Client()
-        landed = launch(client, lms, sub, [LEARNER], custom={"exam": "midterm"}, lineitem=column["id"])
+        landed = launch(
+            client, lms, sub, [LEARNER], custom={"exam": "midterm"}, lineitem=column["id"], resource_link=link
+        )
         assert landed.status_code == 302 and landed["Location"] == "/exams/midterm/"
+        taking.append((student_id, sub, client, column))
+    for student_id, _, client, _ in taking:
         client.post("/exams/midterm/")
         question = variant(key, student_id).questions[0]
         client.post("/exams/midterm/answer", {"position": question.position, "value": key.correct_letter(question)})
         client.post("/exams/midterm/submit")
-        send_due()
-        (item_url, score), *_ = [entry for entry in lms.scores if entry[1]["userId"] == sub]
+    send_due()
+    for _, sub, _, column in taking:
+        ((item_url, score),) = [entry for entry in lms.scores if entry[1]["userId"] == sub]
         assert item_url == column["id"] and score["scoreGiven"] == 1
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import requests
 
 PLATFORM_TIMEOUT = 15.0  # seconds per call to a platform's service
+Timeout = float | tuple[float, float]  # seconds, or (to connect, to be answered), as requests takes them
 
 
 class _TimedSession(requests.Session):
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: Timeout) -> None:
         super().__init__()
         self.timeout = timeout
 
@@ -18,7 +19,7 @@ class _TimedSession(requests.Session):
         return super().request(*args, **kwargs)
 
 
-def connector(registration, timeout: float = PLATFORM_TIMEOUT):
+def connector(registration, timeout: Timeout = PLATFORM_TIMEOUT):
     """A pylti1p3 service connector for a django-lti registration: it gets the platform's access
     tokens with the tool's key (an OAuth2 client assertion), and bounds every call."""
     from pylti1p3.service_connector import ServiceConnector

@@ -8,13 +8,12 @@ or the page, and a score it refused is retried and listed on the Platforms page.
 from __future__ import annotations
 
 import logging
-import uuid
 
 from course.exams.grade import StudentResult
 from course.exams.variants import ExamKey
 from gradebook.models import Student
 
-from .scores import LINE_ITEM_TAG
+from .placements import LINE_ITEM_TAG
 
 logger = logging.getLogger("service.lti")
 EXAM_PARAMETER = "exam"  # the custom parameter a placed exam link carries
@@ -52,59 +51,38 @@ def exam_resource(launch_url: str, name: str, key: ExamKey):
 
 def remember_exam_line_item(lti_launch, name: str, key: ExamKey) -> None:
     """On a launch of an exam: the line item the platform bound to the launched link (made by deep
-    linking) is the exam's column in that course from now on, as an assignment's is (scores.py's
-    remember_line_item): an exam placed twice sends its score to the column the student launched."""
-    from .scores import bind_line_item, resource_link_of
+    linking) is that placement's column in that course from now on, as an assignment's is
+    (scores.py's remember_line_item), and the launching student's score goes to it: an exam placed
+    twice sends each student's score to the column they launched."""
+    from .placements import bind_line_item, record_placement
+    from .scores import resource_link_of
 
     bound = (lti_launch.ags_claim or {}).get("lineitem")
     if not bound:
         return
-    bind_line_item(
+    item = bind_line_item(
         lti_launch.context,
         resource_id(name),
         bound,
+        resource_link=resource_link_of(lti_launch),
         label=key.title,
         maximum_score=exam_maximum(key),
-        resource_link=resource_link_of(lti_launch),
     )
+    record_placement(lti_launch, item)
 
 
 def send_exam_score(name: str, student: Student, result: StudentResult) -> int:
-    """Put the student's exam score in the outbox of scores to send (outbox.py), for every line item
-    of the exam in a course they belong to, as queue_scores does for an assignment: sent by the
-    workers' sender, with retries, never on the attempt's time. Returns how many line items get it."""
-    from django.utils import timezone
-    from lti_tool.models import LtiLineItem, LtiUser
+    """Put the student's exam score in the outbox of scores to send (outbox.py), for their column
+    of the exam in each course they belong to (placements.queue_score), as queue_scores does for an
+    assignment: sent by the workers' sender, with retries, never on the attempt's time. Returns how
+    many line items get it."""
+    from .placements import Score, queue_score
 
-    from ..models import ScoreToSend
-
-    member = getattr(student, "member", None)
-    if member is None or not LtiLineItem.objects.filter(resource_id=resource_id(name)).exists():
-        return 0  # no platform has this exam, or the student never came from one
     awaiting = result.by_hand > len(result.marks)
-    now, queued = timezone.now(), 0
-    for lti_user in LtiUser.objects.filter(auth_user=member.user_id):
-        items = LtiLineItem.objects.filter(
-            resource_id=resource_id(name), context__members=lti_user, context__can_publish_scores=True
-        ).distinct()
-        for item in items:
-            ScoreToSend.objects.update_or_create(
-                lti_user=lti_user,
-                line_item=item,
-                defaults={
-                    "student": student,
-                    "assignment": resource_id(name),
-                    "score_given": result.score,
-                    "score_maximum": result.max_score,
-                    "activity_progress": "Completed",
-                    "grading_progress": "PendingManual" if awaiting else "FullyGraded",
-                    "graded_at": now,
-                    "revision": uuid.uuid4().hex,
-                    "state": ScoreToSend.PENDING,
-                    "attempts": 0,
-                    "next_attempt_at": now,
-                    "last_error": "",
-                },
-            )
-            queued += 1
-    return queued
+    score = Score(
+        given=result.score,
+        maximum=result.max_score,
+        activity_progress="Completed",
+        grading_progress="PendingManual" if awaiting else "FullyGraded",
+    )
+    return queue_score(student, resource_id(name), score)

@@ -3,12 +3,15 @@ thread of each long-running ``autograder worker`` (``ScoreSender``), and by ``au
 send-scores`` at once.
 
 Each pass claims the rows that are due by the one lease rule (``gradebook.leases``), which moves
-their next attempt past the claim so that no other sender takes them meanwhile, and posts each outside any transaction with a short timeout. A score the platform
-refuses or never answers is tried again later, the wait doubling up to ``MAX_WAIT``; after
-``MAX_ATTEMPTS`` it is failed (listed; the command tries it again). A column the platform no longer
-has (404) is looked for again among the course's line items: the assignment placed again has a new
-one. A row is marked sent only if no newer score replaced it while it was posted; that newer one
-is sent next, and its later timestamp wins at the platform whatever the order."""
+their next attempt past the claim so that no other sender takes them meanwhile (renewed as each is
+posted: a slow platform's batch never outlives its claim), and posts each outside any transaction
+with a timeout. A score the platform refuses or never answers is tried again later, the wait
+doubling up to ``MAX_WAIT``; after ``MAX_ATTEMPTS`` it is failed (listed; the command tries it
+again). A column the platform no longer has (404) is looked for again among the course's line
+items: the assignment placed again has a new one. A row is marked sent only if no newer score replaced it while it was posted; that newer one
+is sent next, and its later timestamp wins at the platform whatever the order. A score posted and
+never answered may be at the platform already: before posting it again, the platform's result for
+the student is read, and a score it has is not posted twice."""
 
 from __future__ import annotations
 
@@ -27,13 +30,18 @@ from gradebook.leases import LeaseRule
 
 from ..logs import LTI
 from ..models import ScoreToSend
-from .scores import bind_line_item, service
+from .placements import bind_line_item
+from .scores import scopes, service
 
 if TYPE_CHECKING:
     from course.folder import CourseFolder
 
 logger = logging.getLogger(LTI)  # every delivery, sent or not (service/logs.py)
-SEND_TIMEOUT = 10.0  # seconds per call to a platform from the sender: a hung platform costs this, once a pass
+# Seconds the sender waits for a platform: to connect (a platform down costs this, once a pass), and
+# for the answer to a call it made. A slow platform may take long to answer a score it has stored:
+# a wait shorter than the platform made the sender post it again (one score stored three times).
+CONNECT_TIMEOUT = 10.0
+SEND_TIMEOUT = 60.0
 FIRST_WAIT = timedelta(seconds=15)
 MAX_WAIT = timedelta(minutes=30)
 MAX_ATTEMPTS = 20  # about seven hours of a platform down before a score is failed
@@ -65,9 +73,12 @@ class Outcome:
 class _Refused(Exception):
     """A score the platform did not take; ``final``: trying again would not help."""
 
-    def __init__(self, reason: str, final: bool = False, unreachable: bool = False, status: int = 0) -> None:
+    def __init__(
+        self, reason: str, final: bool = False, unreachable: bool = False, status: int = 0, unanswered: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason, self.final, self.unreachable, self.status = reason, final, unreachable, status
+        self.unanswered = unanswered  # sent, never answered: the platform may have taken it
 
 
 def wait_after(attempts: int) -> timedelta:
@@ -110,6 +121,8 @@ def _send_one(
     row: ScoreToSend, now: datetime, timeout: float, connectors: dict, unreachable: dict, outcome: Outcome
 ) -> None:
     registration = row.line_item.context.deployment.registration
+    if not OUTBOX.renew(row):  # a slow batch outlived this row's claim, and another sender took it: theirs
+        return
     try:
         if registration.pk in unreachable:
             raise _Refused(unreachable[registration.pk], unreachable=True)
@@ -117,7 +130,8 @@ def _send_one(
         if using is None:
             from .connection import connector
 
-            using = connectors[registration.pk] = _call(lambda: connector(registration, timeout))  # a token a pass
+            waits = (min(CONNECT_TIMEOUT, timeout), timeout)
+            using = connectors[registration.pk] = _call(lambda: connector(registration, waits))  # a token a pass
         _post(row, using)
     except _Refused as refused:
         if refused.unreachable:
@@ -131,13 +145,18 @@ def _send_one(
         sent_at=timezone.now(),
         attempts=row.attempts + 1,
         last_error="",
+        unconfirmed=False,
     )  # a newer score that came meanwhile stays pending, and is sent next
     outcome.sent += 1
     logger.info("score sent: %s", describe(row, "sent"), extra=_fields(row, "sent"))
 
 
 def _post(row: ScoreToSend, using) -> None:
-    """The score to its line item; on a 404, the line item looked for again and the score posted there."""
+    """The score to its line item; on a 404, the line item looked for again and the score posted
+    there. A score posted before with no answer is posted again only if the platform's result for
+    the student is not this score already: a slow platform stores it once."""
+    if row.unconfirmed and _platform_has(row, using):
+        return
     try:
         _put(row, using)
         return
@@ -147,7 +166,9 @@ def _post(row: ScoreToSend, using) -> None:
     url = _find_column(row, using)
     if url is None:
         raise _Refused(NO_COLUMN, final=True)
-    row.line_item = bind_line_item(row.line_item.context, row.assignment, url)
+    row.line_item = bind_line_item(
+        row.line_item.context, row.assignment, url, resource_link=row.line_item.resource_link
+    )
     _put(row, using)
 
 
@@ -168,6 +189,33 @@ def _put(row: ScoreToSend, using) -> None:
     _call(lambda: service(item.context, item.url, using).put_grade(grade, LineItem({"id": item.url})))
 
 
+def _platform_has(row: ScoreToSend, using) -> bool:
+    """Whether the platform's result for the row's student on its column is the row's score
+    (Assignment and Grade Services' results, where the platform grants reading them); False when
+    it cannot be told."""
+    from urllib.parse import urlencode, urlsplit, urlunsplit
+
+    context = row.line_item.context
+    if not context.can_access_results:
+        return False
+    parts = urlsplit(row.line_item.url)
+    query = "&".join(part for part in (parts.query, urlencode({"user_id": row.lti_user.sub})) if part)
+    url = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/results", query=query))
+    accept = "application/vnd.ims.lis.v2.resultcontainer+json"
+    try:
+        answer = _call(lambda: using.make_service_request(scopes(context), url, accept=accept))
+    except _Refused:
+        return False
+    results = answer.get("body") or []
+    for result in results if isinstance(results, list) else []:
+        if not isinstance(result, dict) or str(result.get("userId")) != row.lti_user.sub:
+            continue
+        given, most = result.get("resultScore"), result.get("resultMaximum") or row.score_maximum
+        if isinstance(given, int | float) and isinstance(most, int | float) and most and row.score_maximum:
+            return abs(given / most - row.score_given / row.score_maximum) < 1e-9
+    return False
+
+
 def _iso(moment: datetime) -> str:
     from datetime import UTC
 
@@ -177,21 +225,29 @@ def _iso(moment: datetime) -> str:
 def _find_column(row: ScoreToSend, using) -> str | None:
     """The course's line item for this assignment now: the one with its resource id (deep linking
     and the tool set it), else the one bound to the same resource link."""
+    from lti_tool.models import LtiLineItem
+
     context = row.line_item.context
     if not context.lineitems_url or not (context.can_query_lineitems or context.can_manage_lineitems):
         return None
     items = _call(lambda: service(context, using=using).get_lineitems())
     link = row.line_item.resource_link.id_on_platform if row.line_item.resource_link else None
-    for wanted in (("resourceId", row.assignment), ("resourceLinkId", link)):
+    # Another placement's column (the assignment placed twice) is that placement's, not this one's.
+    others = set(
+        LtiLineItem.objects.filter(context=context, resource_id=row.assignment)
+        .exclude(pk=row.line_item.pk)
+        .values_list("url", flat=True)
+    )
+    for wanted in (("resourceLinkId", link), ("resourceId", row.assignment)):
         for item in items:
-            if wanted[1] and item.get(wanted[0]) == wanted[1] and item.get("id"):
+            if wanted[1] and item.get(wanted[0]) == wanted[1] and item.get("id") and str(item["id"]) not in others:
                 return str(item["id"])
     return None
 
 
 def _call(request):
     from pylti1p3.exception import LtiException, LtiServiceException
-    from requests import ConnectionError, RequestException, Timeout
+    from requests import ConnectionError, ReadTimeout, RequestException, Timeout
 
     try:
         return request()
@@ -199,6 +255,8 @@ def _call(request):
         status = exc.response.status_code
         body = " ".join(exc.response.text.split())[:120]
         raise _Refused(f"the platform answered {status}" + (f": {body}" if body else ""), status=status) from None
+    except ReadTimeout:  # asked, and no answer: the platform may have done it
+        raise _Refused("the platform did not answer in time", unreachable=True, unanswered=True) from None
     except Timeout:
         raise _Refused("the platform did not answer in time", unreachable=True) from None
     except ConnectionError:
@@ -219,6 +277,7 @@ def _record_failure(row: ScoreToSend, now: datetime, refused: _Refused, outcome:
         attempts=attempts,
         next_attempt_at=now + wait_after(attempts),
         last_error=refused.reason,
+        unconfirmed=row.unconfirmed or refused.unanswered,
     )
     (outcome.failed if final else outcome.waiting).append(describe(row, refused.reason))
     state = "failed" if final else "retried"
@@ -299,8 +358,9 @@ def send_course_scores(course: CourseFolder, assignment: str | None = None) -> O
 
 
 def send_now(spec=None) -> Outcome:
-    """With an assignment, every student's current score on it into the outbox first; then the
-    outbox sent at once, failed scores too, whatever their wait."""
+    """With an assignment, every student's current score on it into the outbox first (even one the
+    platform has already: a column made again has none); then the outbox sent at once, failed
+    scores too, whatever their wait."""
     if spec is not None:
         from gradebook.models import Student
 
@@ -309,5 +369,5 @@ def send_now(spec=None) -> Outcome:
 
         gradebook = book()
         for student in Student.objects.filter(member__isnull=False):
-            gradebook.run(partial(queue_scores, gradebook, spec, student))
+            gradebook.run(partial(queue_scores, gradebook, spec, student, again=True))
     return send_due(everything=True, assignment=spec.name if spec is not None else None)

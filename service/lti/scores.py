@@ -1,6 +1,7 @@
-"""Assignment and Grade Services: one line item per assignment in each platform course that
-launched it, and each student's current score (automatic plus hand-graded, after the late policy)
-put in the outbox whenever it changes, in the transaction that changes it.
+"""Assignment and Grade Services: a line item per placement of an assignment in each platform
+course that launched it, and each student's current score (automatic plus hand-graded, after the
+late policy) put in the outbox whenever it changes, in the transaction that changes it, for the
+column of the placement they launched (placements.py).
 
 Nothing here talks to a platform on the grading path: ``service.lti.outbox`` sends the outbox
 later, with retries, so that a platform that is slow or down never holds grading, and a score it
@@ -10,11 +11,7 @@ could not take is sent when it comes back (or listed, on the instructor's page a
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import Any
-
-from django.utils import timezone
-from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
 from gradebook.book import Gradebook
@@ -22,6 +19,7 @@ from gradebook.grades import report_of, submissions_in_order
 from gradebook.models import Student
 
 from .connection import connector
+from .placements import LINE_ITEM_TAG, Score, bind_line_item, queue_score, record_placement
 
 logger = logging.getLogger("service.lti")
 AGS = "https://purl.imsglobal.org/spec/lti-ags/scope"
@@ -29,8 +27,8 @@ SCOPES = {
     "can_publish_scores": f"{AGS}/score",
     "can_manage_lineitems": f"{AGS}/lineitem",
     "can_query_lineitems": f"{AGS}/lineitem.readonly",
+    "can_access_results": f"{AGS}/result.readonly",  # read back a score posted with no answer (outbox.py)
 }
-LINE_ITEM_TAG = "gradewright"
 
 
 def maximum(spec: AssignmentSpec) -> float:
@@ -52,18 +50,23 @@ def service(context, lineitem: str | None = None, using=None):
 
 
 def remember_line_item(lti_launch, spec: AssignmentSpec) -> None:
-    """On a launch of ``spec``: the line item its scores go to in the launch's course. The one the
-    launch's claim names is the one to use, on every launch: an instructor who deleted the column
-    and placed the assignment again gave the link a new one. Without a claim: the one stored, else
-    one found or made through the line items service."""
+    """On a launch of ``spec``: the column its scores go to for this placement (the launch's
+    resource link) in the launch's course, and the launching student's scores to it from now on
+    (placements.py). The one the launch's claim names is the one to use, on every launch: an
+    instructor who deleted the column and placed the assignment again gave the link a new one.
+    Without a claim: the one stored for the link, else the course's first, else one found or made
+    through the line items service."""
     from lti_tool.models import LtiLineItem
     from pylti1p3.lineitem import LineItem
 
-    context = lti_launch.context
+    context, link = lti_launch.context, resource_link_of(lti_launch)
     bound = (lti_launch.ags_claim or {}).get("lineitem")
+    stored = LtiLineItem.objects.filter(context=context, resource_id=spec.name).order_by("id")
+    known = (stored.filter(resource_link=link).first() if link is not None else None) or stored.first()
     if bound:
         url = bound
-    elif LtiLineItem.objects.filter(context=context, resource_id=spec.name).exists():
+    elif known is not None:
+        record_placement(lti_launch, known)
         return
     elif context.can_manage_lineitems and context.lineitems_url:
         wanted = (
@@ -76,18 +79,15 @@ def remember_line_item(lti_launch, spec: AssignmentSpec) -> None:
         url = service(context).find_or_create_lineitem(wanted, find_by="resource_id").get_id()
     else:
         return  # the platform offers no grade service to this link
-    bind_line_item(
-        context,
-        spec.name,
-        url,
-        label=spec.title or spec.name,
-        maximum_score=maximum(spec),
-        resource_link=resource_link_of(lti_launch),
+    item = bind_line_item(
+        context, spec.name, url, resource_link=link, label=spec.title or spec.name, maximum_score=maximum(spec)
     )
+    record_placement(lti_launch, item)
 
 
 def resource_link_of(lti_launch):
-    """The launch's resource link (django-lti keeps them), by which a column can be found again."""
+    """The launch's resource link (django-lti keeps them): the placement, by which a column can be
+    found again."""
     from lti_tool.models import LtiResourceLink
 
     if not lti_launch.resource_link_claim:
@@ -96,48 +96,6 @@ def resource_link_of(lti_launch):
         return lti_launch.resource_link
     except LtiResourceLink.DoesNotExist:
         return None
-
-
-def bind_line_item(context, assignment: str, url: str, **fields):
-    """The one line item of ``assignment`` in ``context`` is now at ``url``: the stored row moves
-    there (scores waiting for the old column go to the new one), or one is made. Returns it."""
-    from django.db import transaction
-    from lti_tool.models import LtiLineItem
-
-    from ..models import ScoreToSend
-
-    with transaction.atomic():
-        stored = list(LtiLineItem.objects.filter(context=context, resource_id=assignment).order_by("id"))
-        keep = next((item for item in stored if item.url == url), None)
-        keep = keep or LtiLineItem.objects.filter(url=url).first() or (stored[0] if stored else None)
-        if keep is None:
-            keep = LtiLineItem(context=context, url=url, maximum_score=0.0)
-        keep.url, keep.context, keep.resource_id, keep.tag = url, context, assignment, LINE_ITEM_TAG
-        for name, value in fields.items():
-            if value is not None:
-                setattr(keep, name, value)
-        keep.save()
-        for item in stored:
-            if item.pk == keep.pk:
-                continue
-            for row in ScoreToSend.objects.filter(line_item=item):  # to the column that stays; the newer wins
-                there = ScoreToSend.objects.filter(line_item=keep, lti_user_id=row.lti_user_id).first()
-                if there is not None and there.graded_at >= row.graded_at:
-                    continue
-                if there is not None:
-                    there.delete()
-                ScoreToSend.objects.filter(pk=row.pk).update(line_item=keep)
-            item.delete()
-    return keep
-
-
-class Score(BaseModel):
-    """A student's current score on an assignment, as AGS sends it."""
-
-    given: float
-    maximum: float
-    activity_progress: str
-    grading_progress: str
 
 
 def current_score(book: Gradebook, spec: AssignmentSpec, student: Student) -> Score:
@@ -154,45 +112,17 @@ def current_score(book: Gradebook, spec: AssignmentSpec, student: Student) -> Sc
     )
 
 
-def queue_scores(book: Gradebook, spec: AssignmentSpec, student: Student) -> int:
-    """Put the student's current score on ``spec`` in the outbox, for every line item of it in a
-    platform course they belong to; a score of theirs still waiting there is replaced (the newer
-    wins: one POST, not one per grade). Call it inside the transaction that changed the score.
-    Returns how many line items will get it."""
-    from lti_tool.models import LtiLineItem, LtiUser
+def queue_scores(book: Gradebook, spec: AssignmentSpec, student: Student, again: bool = False) -> int:
+    """Put the student's current score on ``spec`` in the outbox, for their column of it in each
+    platform course they belong to (placements.queue_score: the placement they launched); a score
+    of theirs still waiting there is replaced (the newer wins: one POST, not one per grade). With
+    ``again``, sent even if the platform has it already. Call it inside the transaction that
+    changed the score. Returns how many line items will get it."""
+    from lti_tool.models import LtiLineItem
 
-    from ..models import ScoreToSend
-
-    member = getattr(student, "member", None)
-    if member is None or not LtiLineItem.objects.filter(resource_id=spec.name).exists():
-        return 0  # no platform has this assignment, or the student never came from one
-    now, queued, score = timezone.now(), 0, None
-    for lti_user in LtiUser.objects.filter(auth_user=member.user_id):
-        items = LtiLineItem.objects.filter(
-            resource_id=spec.name, context__members=lti_user, context__can_publish_scores=True
-        ).distinct()
-        for item in items:
-            score = score or current_score(book, spec, student)  # the report once, whatever the courses
-            ScoreToSend.objects.update_or_create(
-                lti_user=lti_user,
-                line_item=item,
-                defaults={
-                    "student": student,
-                    "assignment": spec.name,
-                    "score_given": score.given,
-                    "score_maximum": score.maximum,
-                    "activity_progress": score.activity_progress,
-                    "grading_progress": score.grading_progress,
-                    "graded_at": now,
-                    "revision": uuid.uuid4().hex,
-                    "state": ScoreToSend.PENDING,
-                    "attempts": 0,
-                    "next_attempt_at": now,
-                    "last_error": "",
-                },
-            )
-            queued += 1
-    return queued
+    if getattr(student, "member", None) is None or not LtiLineItem.objects.filter(resource_id=spec.name).exists():
+        return 0  # no platform has this assignment, or the student never came from one (no report read)
+    return queue_score(student, spec.name, current_score(book, spec, student), again=again)
 
 
 def score_changed(spec: AssignmentSpec, student: Student) -> list[str]:

@@ -5,7 +5,7 @@ named ``service_<model>`` as before the split); grades themselves live in the gr
   LTI launches;
 - ``queue``: the jobs of hand-ins to grade, and the assignments closed to hand-ins;
 - ``reviews``: review requests and their messages;
-- ``lti``: the outbox of scores for the course platforms;
+- ``lti``: the outbox of scores for the course platforms, and the placement each student launched;
 - ``exams``: exams taken online (settings, accommodations, attempts, answers, their log, their gradings);
 - ``workers``: the grading workers seen alive.
 
@@ -14,7 +14,7 @@ Every model is imported here, so that ``from service.models import Job`` reads a
 
 from .accounts import ApiToken, Member, SignInLink, UsedLaunch, digest
 from .exams import ExamAnswer, ExamAttempt, ExamGrading, ExamLogEntry, OnlineExam
-from .lti import ScoreToSend
+from .lti import ScorePlacement, ScoreToSend
 from .queue import ClosedAssignment, Job
 from .reviews import ReviewMessage, ReviewRequest
 from .workers import WorkerSeen
@@ -31,6 +31,7 @@ __all__ = [
     "OnlineExam",
     "ReviewMessage",
     "ReviewRequest",
+    "ScorePlacement",
     "ScoreToSend",
     "SignInLink",
     "UsedLaunch",
