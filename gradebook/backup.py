@@ -18,10 +18,10 @@ The secret key is included, so that sessions, sign-in links and the tool's signa
 restore: the backup is as secret as the state folder, and is written readable by its owner only.
 
 Restore refuses to replace a gradebook or a state folder that holds anything unless ``force``
-(then what was there is moved aside, never deleted), reads the archive as hostile (tarfile's
-``data`` filter, and no links or special files at all), checks the copy (``integrity_check``) and
-brings it up to today's tables (the gradebook's migrations; the service migrates its own tables
-when it starts).
+(then what was there is moved aside, never deleted), reads the archive as hostile (only its own
+names, no absolute paths, no ``..``, no links or special files at all, on every Python it runs on),
+checks the copy (``integrity_check``) and brings it up to today's tables (the gradebook's
+migrations; the service migrates its own tables when it starts).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import tarfile
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from copy import copy as shallow_copy
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -138,7 +139,7 @@ def backup(out: Path, gradebook: Path | None, url: str | None, state: Path | Non
         try:
             with os.fdopen(descriptor, "wb") as handle, tarfile.open(fileobj=handle, mode="w:gz") as archive:
                 _add_bytes(archive, MANIFEST, manifest.model_dump_json(indent=2).encode() + b"\n")
-                archive.add(dump, arcname=dump.name)
+                archive.add(dump, arcname=dump.name, filter=_owners_only)  # pg_dump writes it 0644
                 files = _add_state(archive, state, excluded) if state is not None else 0
             os.replace(partial, out)
         except OSError as exc:
@@ -198,6 +199,12 @@ def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
     info = tarfile.TarInfo(name)
     info.size, info.mode, info.mtime = len(data), 0o600, int(datetime.now(UTC).timestamp())
     archive.addfile(info, io.BytesIO(data))
+
+
+def _owners_only(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """The database's member as the archive stores it: readable by whoever restores it only."""
+    info.mode = 0o600
+    return info
 
 
 def _add_state(archive: tarfile.TarFile, state: Path, excluded: set[Path]) -> int:
@@ -479,23 +486,43 @@ def _manifest(archive: tarfile.TarFile, path: Path) -> Manifest:
 
 def _extract(archive: tarfile.TarFile, folder: Path, path: Path) -> None:
     """Every member into ``folder``, read as hostile: only folders and plain files, only the
-    backup's own names, nothing outside ``folder`` (tarfile's ``data`` filter: no absolute paths,
-    no ``..``, no device files, no setuid bits)."""
-
-    def only_ours(member: tarfile.TarInfo, destination: str) -> tarfile.TarInfo:
-        if not (member.isfile() or member.isdir()):
-            raise tarfile.FilterError(f"{member.name!r}: links and special files are refused")
-        top = PurePosixPath(member.name).parts[0] if member.name else ""
-        if top not in (MANIFEST, SQLITE_MEMBER, POSTGRES_MEMBER, STATE_MEMBER):
-            raise tarfile.FilterError(f"{member.name!r}: not a part of a backup")
-        return tarfile.data_filter(member, destination)
-
+    backup's own names, nothing outside ``folder`` (no absolute paths, no ``..``), no owner or
+    special bits (``_checked``, on every Python: tarfile's filters arrived in 3.11.4, and Debian
+    12's is 3.11.2); where tarfile has its ``data`` filter, it is applied as well."""
     try:
-        archive.extractall(folder, filter=only_ours)
-    except tarfile.FilterError as exc:
+        members = [_checked(member) for member in archive.getmembers()]
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(folder, members=members, filter="data")
+        else:  # Python < 3.11.4: what the data filter would refuse, _checked has refused
+            archive.extractall(folder, members=members)
+    except _Refused as exc:
         raise BadFile(f"{path}: {exc}; nothing was restored") from None
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise BadFile(f"{path}: cannot be read whole ({exc}); nothing was restored") from None
+
+
+class _Refused(Exception):
+    """A member a restore refuses (said with the archive's name by ``_extract``)."""
+
+
+def _checked(member: tarfile.TarInfo) -> tarfile.TarInfo:
+    """The member as it may be extracted, or ``_Refused``: a plain file or a folder, under one of
+    the backup's own names, relative and without ``..``, extracted as this user's with its
+    permission bits only (no setuid, setgid or sticky bit; no write for others)."""
+    name = PurePosixPath(member.name)
+    if not (member.isfile() or member.isdir()):
+        raise _Refused(f"{member.name!r}: links and special files are refused")
+    if name.is_absolute():
+        raise _Refused(f"member {member.name!r} has an absolute path")
+    if ".." in name.parts:
+        raise _Refused(f"{member.name!r} would be extracted outside the destination")
+    top = name.parts[0] if name.parts else ""
+    if top not in (MANIFEST, SQLITE_MEMBER, POSTGRES_MEMBER, STATE_MEMBER):
+        raise _Refused(f"{member.name!r}: not a part of a backup")
+    safe = shallow_copy(member)
+    safe.mode = member.mode & 0o755 | (0o700 if member.isdir() else 0o600)
+    safe.uid, safe.gid, safe.uname, safe.gname = os.getuid(), os.getgid(), "", ""
+    return safe
 
 
 def _refuse_occupied(state: Path, force: bool, what: str, ignore: set[Path]) -> None:

@@ -268,9 +268,10 @@ def _link(name: str, target: str, kind: bytes = tarfile.SYMTYPE):
         (_file("state/../../escaped"), "'state/../../escaped'"),
         (_link("state/key", "/etc/passwd"), "links and special files are refused"),
         (_link("state/hard", "/etc/passwd", tarfile.LNKTYPE), "links and special files are refused"),
+        (_link("state/null", "", tarfile.CHRTYPE), "links and special files are refused"),
         (_file("elsewhere.txt"), "not a part of a backup"),
     ],
-    ids=["absolute", "dot-dot", "symlink", "hard-link", "foreign"],
+    ids=["absolute", "dot-dot", "symlink", "hard-link", "device", "foreign"],
 )
 def test_a_hostile_archive_is_refused_and_nothing_is_restored(tmp_path, capsys, add, said):
     bad = _hostile(tmp_path, _small_backup(tmp_path, capsys), add)
@@ -281,6 +282,25 @@ def test_a_hostile_archive_is_refused_and_nothing_is_restored(tmp_path, capsys, 
     assert len(err.strip().splitlines()) == 1
     assert not (target / "state").exists() and not (tmp_path / "escaped").exists()
     assert not list(tmp_path.glob("**/gradewright-owned"))
+
+
+def test_a_restored_file_keeps_no_setuid_bit_and_no_write_for_others(tmp_path, capsys):
+    def setuid(archive: tarfile.TarFile) -> None:
+        info = tarfile.TarInfo("state/run")
+        info.size, info.mode = 1, 0o6777
+        archive.addfile(info, io.BytesIO(b"x"))
+
+    archive = _hostile(tmp_path, _small_backup(tmp_path, capsys), setuid)
+    target = tmp_path / "target" / "state"
+    code, _, err = cli(capsys, "gradebook", "restore", archive, "--state", target)
+    assert code == 0, err
+    assert (target / "run").stat().st_mode & 0o7777 == 0o755
+
+
+def test_every_member_of_a_backup_is_its_owners_only(tmp_path, capsys):
+    with tarfile.open(_small_backup(tmp_path, capsys)) as opened:
+        modes = {member.name: member.mode for member in opened.getmembers()}
+    assert modes["gradebook.sqlite3"] == 0o600 and all(mode & 0o077 == 0 for mode in modes.values()), modes
 
 
 def test_a_file_that_is_not_a_backup_gets_one_line(tmp_path, capsys):
