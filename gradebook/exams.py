@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from course.exams.grade import OPEN_POINTS, ExamGradeResult, OpenMark, grade_exam, load_key
 from course.exams.variants import ExamKey
+from course.private_files import private_text
 from untrusted import spreadsheet
 
 from .book import Gradebook
@@ -41,7 +42,7 @@ def export_exam_marks(book: Gradebook, exam: Path, out: Path) -> int:
     title = load_key(exam).title
     answers = open_answers(book, exam)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="", encoding="utf-8") as handle:
+    with private_text(out, newline="") as handle:
         writer = spreadsheet.writer(handle)
         writer.writerow(COLUMNS)
         for answer in answers:

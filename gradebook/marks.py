@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import Question
+from course.private_files import private_text
 from untrusted import spreadsheet
 
 from .book import Gradebook, who
@@ -114,7 +115,7 @@ def export_marks(book: Gradebook, spec: AssignmentSpec, out: Path) -> int:
     rows = 0
     grades = book.run(lambda: current_grades(book, spec))
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="", encoding="utf-8") as handle:
+    with private_text(out, newline="") as handle:
         writer = spreadsheet.writer(handle)
         writer.writerow(COLUMNS)
         for grade in grades:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.batch import write_reports
+from course.private_files import private_text
 from course.wording import shown_score
 from untrusted import spreadsheet
 
@@ -20,7 +21,7 @@ def write_grades_csv(book: Gradebook, spec: AssignmentSpec, path: Path) -> Path:
     score, the late penalty, the final score."""
     questions = [q.id for q in spec.questions]
     grades = book.run(lambda: current_grades(book, spec))
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with private_text(path, newline="") as handle:
         writer = spreadsheet.writer(handle)
         writer.writerow(["student", *questions, "score", "late_penalty", "final_score", "max_score"])
         for grade in grades:

@@ -34,6 +34,7 @@ from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.errors import AutograderError
+from course.private_files import write_private
 from course.wording import plural
 
 from .errors import GradebookError, LeaseLost, NotFound
@@ -722,5 +723,5 @@ def write_html(report: SimilarityReport, out: Path) -> Path:
             parts.append("</div>")
         parts.append("</div>")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(parts), encoding="utf-8")
+    write_private(out, "".join(parts))  # the students' own code, side by side
     return out

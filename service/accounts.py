@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from pydantic import BaseModel
 
+from course.private_files import private_text
 from gradebook.models import STAFF_PREFIX, Student
 from untrusted import spreadsheet
 
@@ -27,7 +28,7 @@ def sign_in_links(base_url: str, out: Path) -> int:
     link to set its password, written to ``out`` (student_id, name, email, link) for a mail merge."""
     count = 0
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="", encoding="utf-8") as handle:
+    with private_text(out, newline="") as handle:  # live sign-in links
         writer = spreadsheet.writer(handle)
         writer.writerow(["student_id", "name", "email", "link"])
         for student in Student.objects.filter(on_roster=True).order_by("student_id"):

@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 
+from course.private_files import private_text
+
 from .errors import ClientError
 
 WAIT_SECONDS = 600  # how long submit waits for its feedback
@@ -55,8 +57,7 @@ def login(server: str, username: str, password: str) -> Path:
     saved[LAST] = server.rstrip("/")
     path = config_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+    with private_text(path) as handle:  # the tokens: a 0644 file of an older version is made 0600 too
         json.dump(saved, handle, indent=2)
     return path
 

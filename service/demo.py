@@ -33,6 +33,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from course.private_files import write_private
 from course.wording import plural
 
 from .errors import ServiceSetupError
@@ -175,8 +176,7 @@ def open_demo(course_root: Path, say: Callable[[str], None] = print) -> Demo:
         "in the sandbox (under a minute, once)"
     )
     accounts = _seed(folder, state, now, dues)
-    (state / ACCOUNTS).write_text(json.dumps(accounts), encoding="utf-8")
-    (state / ACCOUNTS).chmod(0o600)
+    write_private(state / ACCOUNTS, json.dumps(accounts))  # the demo's passwords
     (state / SEEDED).write_text(now.isoformat(), encoding="utf-8")
     return Demo(root=folder, accounts=accounts, made=True)
 

@@ -32,6 +32,7 @@ from course.exams.grade import (
 )
 from course.exams.variants import ExamKey, Variant, make_variant
 from course.exams.variants import Student as ExamStudent
+from course.private_files import write_private
 from course.wording import plural
 from gradebook.exams import OpenAnswer, grade_exam_into_gradebook
 from gradebook.models import STAFF_PREFIX, ExamExtension, ExamMark, ExamResult, Student
@@ -335,7 +336,7 @@ def grade_online(name: str, folder: Path):
     out.mkdir(parents=True, exist_ok=True)
     responses = out / "responses.csv"
     counted = counted_attempts(name)
-    responses.write_text(responses_csv(key, counted), encoding="utf-8")
+    write_private(responses, responses_csv(key, counted))
     graded = grade_exam_into_gradebook(book(), folder, responses, out / "results")
     students = {attempt.student.student_id: attempt.student for attempt in counted}
     for result in graded.results:  # the open questions' marks counted now: the platforms' scores again

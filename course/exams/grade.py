@@ -10,6 +10,7 @@ from untrusted import spreadsheet
 from untrusted.text import for_markdown
 
 from ..errors import Problem
+from ..private_files import private_text, write_private
 from ..wording import plural, shown_score
 from .csvfiles import ExamError, problem, read_rows
 from .stats import difficulty, point_biserial
@@ -104,9 +105,7 @@ def grade_exam(
     _write_scores(out / "scores.csv", results)
     (out / "feedback").mkdir(exist_ok=True)
     for result in results:
-        (out / "feedback" / f"{result.student_id}.md").write_text(
-            _feedback(key, variants[result.student_id], result), encoding="utf-8"
-        )
+        write_private(out / "feedback" / f"{result.student_id}.md", _feedback(key, variants[result.student_id], result))
     items = item_analysis(key, results)
     _write_items(out / "items.csv", items)
     _chart(out / "items.png", items)
@@ -219,7 +218,7 @@ def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatis
 
 
 def _write_scores(path: Path, results: list[StudentResult]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with private_text(path, newline="") as handle:
         writer = spreadsheet.writer(handle, lineterminator="\n")
         writer.writerow(
             [

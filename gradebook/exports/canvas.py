@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from course.private_files import private_text
 from course.wording import plural, shown_score
 from untrusted import spreadsheet
 from untrusted.text import one_line
@@ -68,7 +69,7 @@ def column(table: GradesTable, name: str, title: str) -> str:
 
 
 def write(table: GradesTable, out: Path) -> Path:
-    with out.open("w", newline="", encoding="utf-8") as handle:
+    with private_text(out, newline="") as handle:
         writer = spreadsheet.writer(handle)
         writer.writerow([*HEADER, *(column(table, name, title) for name, title, _ in table.assignments)])
         writer.writerow(

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from course.private_files import private_text
 from course.wording import plural, shown_score
 from untrusted import spreadsheet
 from untrusted.text import one_line
@@ -46,7 +47,7 @@ def plan(table: GradesTable) -> Plan:
 
 
 def write(table: GradesTable, out: Path) -> Path:
-    with out.open("w", newline="", encoding="utf-8") as handle:
+    with private_text(out, newline="") as handle:
         writer = spreadsheet.writer(handle)
         writer.writerow([*HEADER, *(title or name for name, title, _ in table.assignments)])
         for row in plan(table).rows:

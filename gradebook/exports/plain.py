@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from course.private_files import private_text
 from course.wording import shown_score
 from untrusted import spreadsheet
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def write(table: GradesTable, out: Path) -> Path:
-    with out.open("w", newline="", encoding="utf-8") as handle:
+    with private_text(out, newline="") as handle:
         writer = spreadsheet.writer(handle)
         writer.writerow(["student_id", "name", "email", *(name for name, _, _ in table.assignments)])
         for row in table.students:
