@@ -17,6 +17,7 @@ due = 2026-12-01T23:59:00+01:00  # optional, with late_penalty and late_until: s
 feedback = "immediate"           # hidden tests' results in the service: "immediate", "after_due", "hidden"
 max_submissions = 10             # optional limits on submissions through the service: in all,
 submissions_per_hour = 3         # and per rolling hour
+counts = "last"                  # the submission whose grade counts: "last", "best", "last_before_due"
 """
 
 from __future__ import annotations
@@ -116,6 +117,12 @@ class Assignment(BaseModel):
     max_submissions: int | None = Field(default=None, ge=1)
     # Hand-ins a student may make through the service in any rolling hour.
     submissions_per_hour: int | None = Field(default=None, ge=1)
+    # Which of a student's submissions their grade is: "last" (the last handed in), "best" (the
+    # highest final score, late penalty taken off; of equal ones, the later), or "last_before_due"
+    # (the last handed in by their due time, their extension's included; the last of all when none
+    # was on time). The staff may make any submission the one that counts instead (`autograder
+    # grades count`, or the student's page), until they undo it.
+    counts: Literal["last", "best", "last_before_due"] = "last"
     # Late work (see autograder.lateness): no due time, no penalty.
     # The due time, ISO 8601 with its time zone (2026-12-01T23:59:00+01:00).
     due: datetime | None = None

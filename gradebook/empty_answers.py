@@ -65,13 +65,13 @@ def is_empty_exam_answer(typed: str | None) -> bool:
 def empty_answers(
     book: Gradebook, spec: AssignmentSpec, starters: Mapping[str, Collection[str]]
 ) -> dict[str, set[int]]:
-    """Per hand-graded question of ``starters``, the latest submissions (their ids) whose answer is
-    empty; one with no result for the question has nothing to read either. Two queries."""
-    from .grades import latest_rows
+    """Per hand-graded question of ``starters``, the submissions that count (their ids) whose answer
+    is empty; one with no result for the question has nothing to read either. Two queries."""
+    from .grades import counted_rows
     from .models import Result
 
     def read() -> dict[str, set[int]]:
-        latest = latest_rows(book, spec.name).select_related(None)
+        latest = counted_rows(book, spec).select_related(None)
         written: dict[tuple[int, str], dict] = {
             (submission_id, question_id): answers or {}
             for submission_id, question_id, answers in book.objects(Result)

@@ -1,15 +1,18 @@
-"""A student's grade, derived each time it is asked for, never stored: their latest graded
-submission's automatic results, the marks given by hand, and the late penalty (after any extension)."""
+"""A student's grade, derived each time it is asked for, never stored: the automatic results of the
+submission that counts (``which_counts``: the assignment's rule, or the staff's choice), the marks
+given by hand, and the late penalty (after any extension)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import Question
+from autograder.lateness import extended_due
 from autograder.reports.model import HandMark, QuestionResult, Report, TestOutcome
 
 if TYPE_CHECKING:
@@ -26,13 +29,125 @@ class CurrentGrade(BaseModel):
     canvas_id: str = ""
     moodle_id: str = ""
     sis_id: str = ""
-    submissions: int = 0
-    report: Report | None = None
+    submissions: int = 0  # hand-ins (a regrade is none)
+    report: Report | None = None  # the report of the submission that counts
     dropped: bool = False  # the course's platform says the student left: kept, out of the grade files
 
     @property
     def final_score(self) -> float | None:
         return None if self.report is None else self.report.final_score
+
+
+class HandIn(NamedTuple):
+    """One submission as the rule of what counts reads it."""
+
+    id: int
+    at: datetime  # handed in
+    final_score: float = 0.0  # its final score (late penalty taken off): read by the rule "best" alone
+
+
+COUNTS_HELP = {
+    "last": "the last submission counts",
+    "best": "the best submission counts (the highest final score; of equal ones, the later)",
+    "last_before_due": "the last submission by the due time counts (the last of all when none was on time)",
+}
+
+
+def which_counts(
+    rule: str, hand_ins: Sequence[HandIn], due: datetime | None, chosen: int | None = None
+) -> HandIn | None:
+    """The rule of the submission that counts, in one place: of a student's ``hand_ins`` (earliest
+    first), the one the staff ``chosen`` (a submission's id) while it is there; else by the
+    assignment's ``rule`` (``counts`` in assignment.toml): "last", the last handed in; "best", the
+    highest final score, the later of equal ones; "last_before_due", the last handed in by ``due``
+    (the student's own, their extension's included), or the last of all when none was on time.
+    None: nothing handed in."""
+    if not hand_ins:
+        return None
+    if chosen is not None:
+        for hand_in in hand_ins:
+            if hand_in.id == chosen:
+                return hand_in
+    if rule == "best":
+        return max(enumerate(hand_ins), key=lambda pair: (pair[1].final_score, pair[0]))[1]
+    if rule == "last_before_due" and due is not None:
+        on_time = [hand_in for hand_in in hand_ins if hand_in.at <= due]
+        if on_time:
+            return on_time[-1]
+    return hand_ins[-1]
+
+
+def student_due(spec: AssignmentSpec, extended_until: datetime | None) -> datetime | None:
+    """A student's due time on the assignment, their extension's end included (None: no due time)."""
+    return None if spec.due is None else extended_due(spec.due, extended_until)
+
+
+def chosen_submissions(book: Gradebook, assignment: str, students: set[int] | None = None) -> dict[int, int | None]:
+    """The staff's standing choice of the submission that counts, by student pk: the latest choice's
+    submission id, or None where the latest undid the one before (the rule decides). Students with
+    no choice are left out."""
+    from .models import CountedChoice
+
+    choices = book.objects(CountedChoice).filter(assignment__name=assignment)
+    if students is not None:
+        choices = choices.filter(student_id__in=students)
+    latest: dict[int, int | None] = {}
+    for student_pk, submission_id in choices.order_by("id").values_list("student_id", "submission_id"):
+        latest[student_pk] = submission_id
+    return latest
+
+
+def counting_submission(book: Gradebook, spec: AssignmentSpec, student: models.Student) -> models.Submission | None:
+    """The student's submission that counts for their grade on the assignment (None: nothing handed
+    in): what every page, file, the API, the statistics and the course platforms' scores read. Call
+    it inside ``book.run`` or the site's own database work."""
+    from .rubrics import current_rubrics
+
+    submissions = list(submissions_in_order(book, spec.name, student))
+    if not submissions:
+        return None
+    spec = current_rubrics(book, spec)
+    reading = _Reading(book, spec, submissions, student=student, detail=False)
+    return _counted(spec, reading, submissions, chosen_submissions(book, spec.name, {student.pk}).get(student.pk))[0]
+
+
+def _counted(
+    spec: AssignmentSpec, reading: _Reading, submissions: list[models.Submission], chosen: int | None
+) -> tuple[models.Submission, Report | None]:
+    """Of one student's submissions (earliest first, not empty), the one that counts, and its report
+    where the rule read it already."""
+    reports: dict[int, Report] = {}
+    if spec.counts == "best":
+        reports = {submission.id: reading.report(submission) for submission in submissions}
+    hand_ins = [
+        HandIn(s.id, s.submitted_at or s.graded_at, reports[s.id].final_score if reports else 0.0) for s in submissions
+    ]
+    extension = reading.extensions.get(submissions[0].student_id)
+    picked = which_counts(spec.counts, hand_ins, student_due(spec, extension.until if extension else None), chosen)
+    assert picked is not None
+    counted = next(s for s in submissions if s.id == picked.id)
+    return counted, reports.get(counted.id)
+
+
+def counted_rows(book: Gradebook, spec: AssignmentSpec):
+    """The query of each student's submission that counts (never the staff's tries), in the order
+    they were handed in: what the marking pages mark."""
+    choices = chosen_submissions(book, spec.name)
+    if spec.counts == "last" and not any(choice is not None for choice in choices.values()):
+        return latest_rows(book, spec.name)
+    return submissions_in_order(book, spec.name).filter(id__in=_counted_ids(book, spec, choices))
+
+
+def _counted_ids(book: Gradebook, spec: AssignmentSpec, choices: dict[int, int | None]) -> list[int]:
+    from .rubrics import current_rubrics
+
+    spec = current_rubrics(book, spec)
+    rows = list(submissions_in_order(book, spec.name).defer("output", "errors"))
+    reading = _Reading(book, spec, rows, detail=False)
+    by_student: dict[int, list[models.Submission]] = {}
+    for row in rows:
+        by_student.setdefault(row.student_id, []).append(row)
+    return [_counted(spec, reading, mine, choices.get(pk))[0].id for pk, mine in by_student.items()]
 
 
 def submissions_in_order(book: Gradebook, assignment: str, student: models.Student | None = None):
@@ -212,6 +327,7 @@ class _Reading:
             late=late,
             feedback=spec.feedback,
             seconds=submission.seconds,
+            test_faults=[test.fault for question in questions for test in question.tests if test.fault is not None],
         )
 
     def _hand_mark(
@@ -344,7 +460,12 @@ def _current_grades(
     from .rubrics import current_rubrics
 
     spec = current_rubrics(book, spec)
-    rows = latest_rows(book, spec.name).select_related(None)  # each row's student is the one read below
+    choices = chosen_submissions(book, spec.name, only)
+    # The rule "last" with no choice of the staff's standing: the database picks each student's
+    # latest (a subquery, whatever the course's size); else every submission is read, and the rule
+    # picks (``which_counts``).
+    plain = spec.counts == "last" and not any(choice is not None for choice in choices.values())
+    rows = (latest_rows(book, spec.name) if plain else submissions_in_order(book, spec.name)).select_related(None)
     submissions = book.objects(Submission).filter(assignment__name=spec.name)
     students = book.objects(Student)
     if only is not None:
@@ -355,8 +476,16 @@ def _current_grades(
         )
     if not detail:
         rows = rows.defer("output", "errors")
-    latest = {row.student_id: row for row in rows}
-    reading = _Reading(book, spec, rows, detail=detail, only=only)
+    mine: dict[int, list[models.Submission]] = {}
+    if plain:
+        reading = _Reading(book, spec, rows, detail=detail, only=only)
+        for row in rows:
+            mine[row.student_id] = [row]
+    else:
+        listed = list(rows)
+        reading = _Reading(book, spec, listed, detail=detail, only=only)
+        for row in listed:
+            mine.setdefault(row.student_id, []).append(row)
     counts = dict(submissions.values_list("student_id").annotate(n=Count("id")).values_list("student_id", "n"))
     handed_in = Exists(book.objects(Submission).filter(student=OuterRef("pk"), assignment__name=spec.name)) & ~Q(
         student_id__startswith=STAFF_PREFIX
@@ -364,9 +493,12 @@ def _current_grades(
     students = students.filter(handed_in | Q(on_roster=True) if everyone else handed_in)
     grades = []
     for student in students.order_by("student_id"):
-        submission = latest.get(student.id)
-        if submission is not None:
-            submission.student = student
+        report = None
+        if student.id in mine:
+            for row in mine[student.id]:
+                row.student = student
+            counted, report = _counted(spec, reading, mine[student.id], choices.get(student.id))
+            report = report or reading.report(counted)
         grades.append(
             (
                 student.id,
@@ -379,7 +511,7 @@ def _current_grades(
                     sis_id=student.sis_id,
                     dropped=student.dropped_at is not None,
                     submissions=counts.get(student.id, 0),
-                    report=reading.report(submission) if submission is not None else None,
+                    report=report,
                 ),
             )
         )

@@ -120,8 +120,9 @@ def store_for(book: Gradebook, spec: AssignmentSpec) -> AssignmentStore:
 
 
 class AssignmentStore:
-    """The gradebook as one assignment's ``GradeStore``: a submission is recorded once per file
-    (student and hash); regrading the same file replaces its results and keeps its marks."""
+    """The gradebook as one assignment's ``GradeStore``: a hand-in is its own submission row; the
+    same hand-in graded again (the same student, file and hand-in time: a command run again on the
+    same download, or ``--force``) replaces its results and keeps its marks."""
 
     def __init__(self, book: Gradebook, spec: AssignmentSpec, assignment: models.Assignment):
         self.book = book
@@ -129,26 +130,28 @@ class AssignmentStore:
         self.assignment = assignment  # its rows as the manifest has them, synced once for the batch
 
     def is_graded(self, submission: Submission) -> bool:
-        from .models import Submission
-
         def graded() -> bool:
             student = self.book.student_for(submission)
-            return (
-                self.book.objects(Submission)
-                .filter(student=student, assignment__name=self.spec.name, sha256=submission.sha256)
-                .exists()
-            )
+            return same_hand_in(self.book, self.assignment, student, submission.sha256, _seconds(submission)).exists()
 
         return self.book.run(graded)
 
-    def record(self, report: Report, then: Callable[[models.Submission], None] | None = None) -> Report:
+    def record(
+        self,
+        report: Report,
+        then: Callable[[models.Submission], None] | None = None,
+        into: int | None = None,
+        submitted_at: datetime | None = None,
+    ) -> Report:
         """Record ``report`` and give it back as the gradebook now reads it (its marks, its lateness),
         in one transaction; ``then(submission)`` runs in that transaction too (the service's job store
-        ends its job there, so a grade never lacks its job's end)."""
+        ends its job there, so a grade never lacks its job's end). ``into``: the submission (its id)
+        this report grades again (a regrade); ``submitted_at``: the hand-in's own time, to the
+        microsecond (the report's is to the second)."""
         from .grades import report_of
 
         def write() -> Report:
-            submission = record_report(self.book, self.assignment, report)
+            submission = record_report(self.book, self.assignment, report, into, submitted_at)
             if then is not None:
                 then(submission)
             return report_of(self.book, self.spec, submission)
@@ -156,35 +159,65 @@ class AssignmentStore:
         return self.book.run(write)
 
 
-def record_report(book: Gradebook, assignment: models.Assignment, report: Report) -> models.Submission:
-    """A graded report as a submission's rows (replacing the results of the same file graded before:
-    all of them, or the one question a one-question regrade graded). ``assignment`` is the row the
-    caller synced with the manifest (``store_for``: once for a batch, not per submission)."""
+def _seconds(submission: Submission) -> datetime | None:
+    """A submission's hand-in time as its report keeps it (to the second)."""
+    return submission.submitted_at.replace(microsecond=0) if submission.submitted_at else None
+
+
+def same_hand_in(
+    book: Gradebook, assignment: models.Assignment, student: models.Student, sha256: str, at: datetime | None
+):
+    """The rows of the same hand-in: the student's file of this hash handed in at ``at`` (with no
+    time known, handed in at any time), latest first."""
+    from .models import Submission
+
+    rows = book.objects(Submission).filter(student=student, assignment=assignment, sha256=sha256)
+    if at is not None:
+        rows = rows.filter(submitted_at=at)
+    return rows.order_by("-submitted_at", "-id")
+
+
+def record_report(
+    book: Gradebook,
+    assignment: models.Assignment,
+    report: Report,
+    into: int | None = None,
+    submitted_at: datetime | None = None,
+) -> models.Submission:
+    """A graded report as a submission's rows: a new hand-in's, or (replacing the results graded
+    before: all of them, or the one question a one-question regrade graded) the submission ``into``
+    names, else the same hand-in's (``same_hand_in``). Its hand-in time is never changed.
+    ``assignment`` is the row the caller synced with the manifest (``store_for``: once for a batch,
+    not per submission)."""
     from .book import who
     from .models import Result, Student, Submission
 
     student = book.objects(Student).get_or_create(student_id=report.student)[0]
-    submitted_at = datetime.fromisoformat(report.submitted_at) if report.submitted_at else None
-    row, created = book.objects(Submission).update_or_create(
-        student=student,
-        assignment=assignment,
-        sha256=report.sha256,
-        defaults={
-            "file": report.submission,
-            "graded_at": datetime.fromisoformat(report.graded_at),
-            "graded_by": who(),
-            "grader_version": report.grader_version,
-            "reference": report.reference,
-            "sandbox": report.sandbox,
-            "ran": report.ran,
-            "errors": report.errors,
-            "output": report.output,
-            "seconds": report.seconds,
-        },
-    )
-    if created or row.submitted_at is None:
-        row.submitted_at = submitted_at or datetime.now(UTC)
-        row.save(using=book.alias, update_fields=["submitted_at"])
+    at = submitted_at or (datetime.fromisoformat(report.submitted_at) if report.submitted_at else None)
+    graded = {
+        "file": report.submission,
+        "graded_at": datetime.fromisoformat(report.graded_at),
+        "graded_by": who(),
+        "grader_version": report.grader_version,
+        "reference": report.reference,
+        "sandbox": report.sandbox,
+        "ran": report.ran,
+        "errors": report.errors,
+        "output": report.output,
+        "seconds": report.seconds,
+    }
+    if into is not None:
+        row = book.objects(Submission).get(id=into, student=student, assignment=assignment)
+    else:
+        row = same_hand_in(book, assignment, student, report.sha256, at).first()
+    if row is None:
+        row = book.objects(Submission).create(
+            student=student, assignment=assignment, sha256=report.sha256, submitted_at=at or datetime.now(UTC), **graded
+        )
+    else:
+        for field, value in graded.items():
+            setattr(row, field, value)
+        row.save(using=book.alias, update_fields=list(graded))
     if report.submission:  # fingerprinted once per file, for similarity (milliseconds): never tokenized again
         from .fingerprints import remember
 
@@ -194,6 +227,8 @@ def record_report(book: Gradebook, assignment: models.Assignment, report: Report
     if report.only_question is not None:
         replaced = replaced.filter(question_id=report.only_question)
     replaced.delete()
+    # A hidden test's own fault (the staff's to read: Report.test_faults) is kept with its outcome.
+    faults = {(fault.question, fault.test): fault.model_dump(mode="json") for fault in report.test_faults}
     book.objects(Result).bulk_create(
         [
             Result(
@@ -203,7 +238,11 @@ def record_report(book: Gradebook, assignment: models.Assignment, report: Report
                 max_score=q.max_score,
                 status=q.status,
                 feedback=q.feedback,
-                tests=[t.model_dump(mode="json") for t in q.tests],
+                tests=[
+                    t.model_dump(mode="json")
+                    | ({"fault": faults[key]} if (key := (t.question, t.name)) in faults else {})
+                    for t in q.tests
+                ],
                 answers=q.answers,
             )
             for q in report.questions

@@ -19,7 +19,7 @@ from untrusted import spreadsheet
 from .book import Gradebook, who
 from .errors import BadEdit
 from .files import MarksImport, marks_sheet, score_problem, scored_rows
-from .grades import current_grades, latest_submissions
+from .grades import counted_rows, current_grades
 
 if TYPE_CHECKING:
     from . import models
@@ -110,7 +110,7 @@ def manual_questions(spec: AssignmentSpec) -> dict[str, float]:
 
 
 def export_marks(book: Gradebook, spec: AssignmentSpec, out: Path) -> int:
-    """The marks sheet of an assignment (each student's latest submission); the number of rows."""
+    """The marks sheet of an assignment (each student's submission that counts); the number of rows."""
     manual = manual_questions(spec)
     rows = 0
     grades = book.run(lambda: current_grades(book, spec))
@@ -149,7 +149,7 @@ def export_marks(book: Gradebook, spec: AssignmentSpec, out: Path) -> int:
 
 
 def import_marks(book: Gradebook, spec: AssignmentSpec, path: Path) -> MarksImport:
-    """Record the marks of a filled-in sheet, for each student's latest submission. A sheet of another
+    """Record the marks of a filled-in sheet, for each student's submission that counts. A sheet of another
     assignment changes nothing (BadFile); a row with an unknown student or question, or a score
     outside 0..points, is reported with its number and the other rows are recorded."""
     rows = marks_sheet(path, REQUIRED, "assignment", spec.name, "assignment")
@@ -159,7 +159,7 @@ def import_marks(book: Gradebook, spec: AssignmentSpec, path: Path) -> MarksImpo
     result = MarksImport()
 
     def record() -> None:
-        latest = latest_submissions(book, spec.name)
+        latest = {row.student.student_id: row for row in counted_rows(book, spec)}
         now = datetime.now(UTC)
 
         def points_of(row: dict[str, str]) -> float | str:

@@ -1,6 +1,8 @@
-"""The gradebook's tables. Every submission is kept; a student's current grade is derived (their
-latest graded submission, plus the marks given by hand, less the late penalty: ``grades.py``),
-never stored."""
+"""The gradebook's tables. Every hand-in is kept, as it happened: one submission row per hand-in,
+with its own time, whatever its bytes (a regrade grades a submission again: never a new row); and
+every choice the staff made of the submission that counts. A student's current grade is derived
+(the submission that counts by the assignment's rule or the staff's choice, plus the marks given by
+hand, less the late penalty: ``grades.py``), never stored."""
 
 from __future__ import annotations
 
@@ -64,11 +66,15 @@ class Question(models.Model):
 
 
 class Submission(models.Model):
+    """One hand-in: the file a student handed in at one time, and its latest grading (a regrade
+    replaces its results and its ``graded_at``; its hand-in time never changes)."""
+
     student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="submissions")
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="submissions")
     sha256 = models.CharField(max_length=64)
     file = models.TextField(blank=True)  # the path it was graded from
     submitted_at = models.DateTimeField(null=True)  # the file's time in the platform's download, or the upload's
+    # When it was graded last: the hand-in's grading, or a regrade's (the staff's, not a hand-in).
     graded_at = models.DateTimeField()
     graded_by = models.CharField(max_length=200, blank=True)  # the account that ran the grader
     grader_version = models.CharField(max_length=100, blank=True)
@@ -80,13 +86,32 @@ class Submission(models.Model):
     output = models.TextField(blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["student", "assignment", "sha256"], name="one_row_per_submitted_file")
-        ]
         indexes = [models.Index(fields=["assignment", "student"])]
 
     def __str__(self) -> str:
         return f"{self.student} on {self.assignment}, submission {self.pk}"
+
+
+class CountedChoice(models.Model):
+    """The staff's choice of the submission that counts for a student's grade on an assignment, or
+    its undoing (``submission`` None: the assignment's rule decides again). Never changed nor
+    deleted: the latest choice stands (``gradebook.grades.counting_submission``), and every one is
+    kept, with who and why, in the student's history."""
+
+    student = models.ForeignKey(Student, on_delete=models.CASCADE, related_name="counted_choices")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="counted_choices")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, null=True, related_name="choices")
+    chosen_at = models.DateTimeField()
+    chosen_by = models.CharField(max_length=200, blank=True)
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["assignment", "student"], name="gradebook_counted_by_student")]
+
+    def __str__(self) -> str:
+        what = f"submission {self.submission_id} counts" if self.submission_id else "the rule decides"
+        return f"{self.student} on {self.assignment}: {what}"
 
 
 class Result(models.Model):

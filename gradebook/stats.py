@@ -144,14 +144,14 @@ def failed_checks(book: Gradebook, spec: AssignmentSpec) -> Counter[tuple[str, s
 def _failed_by_student(
     book: Gradebook, spec: AssignmentSpec, only: set[int] | None = None
 ) -> dict[int, frozenset[tuple[str, str]]]:
-    """(question, test function) pairs failed by each student's latest submission (with ``only``,
-    of those students alone), one query."""
+    """(question, test function) pairs failed by each student's submission that counts (with
+    ``only``, of those students alone), one query."""
     from django.db import connections
 
-    from .grades import latest_rows
+    from .grades import counted_rows
     from .models import Result
 
-    latest = latest_rows(book, spec.name).select_related(None)
+    latest = counted_rows(book, spec).select_related(None)
     if only is not None:
         latest = latest.filter(student_id__in=only)
     connection = connections[book.alias]

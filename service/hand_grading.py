@@ -20,7 +20,7 @@ from course.exams.csvfiles import ExamError
 from course.wording import plural
 from gradebook.empty_answers import empty_answers, is_empty_exam_answer, starter_texts
 from gradebook.exams import OpenAnswer, open_answers
-from gradebook.grades import current_grades, latest_rows
+from gradebook.grades import counted_rows, current_grades
 
 from .access import book, course, state
 from .exam_sessions import counted_attempts, online_texts
@@ -61,7 +61,7 @@ class ToMark:
 def to_mark(spec: AssignmentSpec, questions: list[Question]) -> dict[str, ToMark]:
     """Per hand-graded question, its answers by where they stand: from the whole course's grades
     at once (a fixed number of queries, whatever the course's size)."""
-    students = dict(latest_rows(book(), spec.name).select_related(None).values_list("student__student_id", "id"))
+    students = dict(counted_rows(book(), spec).select_related(None).values_list("student__student_id", "id"))
     unmarked: dict[str, set[int]] = {question.id: set() for question in questions}
     for grade in current_grades(book(), spec, detail=False):
         for result in grade.report.questions if grade.report else []:

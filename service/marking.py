@@ -17,11 +17,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
+from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import Question
 from course.wording import plural
 from gradebook.empty_answers import NO_ANSWER, empty_answers, give_empty_zero
 from gradebook.errors import BadEdit
-from gradebook.grades import latest_rows, mark_score
+from gradebook.grades import counted_rows, mark_score
 from gradebook.marks import give_mark, replaced_notice
 from gradebook.models import Mark, Result, Submission
 from gradebook.rubrics import current_rubrics, edit_item
@@ -34,10 +35,10 @@ from .hand_grading import empty_listing, manual_question, neighbours, starters, 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
 
 
-def _order(assignment: str) -> list[int]:
-    """Each student's latest submission (its id), in the order they were recorded (not by name:
-    anonymous); one query, whatever the course's size."""
-    return list(latest_rows(book(), assignment).select_related(None).order_by("id").values_list("id", flat=True))
+def _order(spec: AssignmentSpec) -> list[int]:
+    """Each student's submission that counts (its id), in the order they were recorded (not by
+    name: anonymous); a fixed number of queries, whatever the course's size."""
+    return list(counted_rows(book(), spec).select_related(None).order_by("id").values_list("id", flat=True))
 
 
 def _answer_page(name: str, question_id: str, submission: int) -> str:
@@ -50,7 +51,7 @@ def _answer_page(name: str, question_id: str, submission: int) -> str:
 def marking_index(request: HttpRequest, name: str) -> HttpResponse:
     spec = assignment_or_404(name)
     manual = [q for q in spec.questions if q.manual]
-    order = _order(spec.name) if manual else []
+    order = _order(spec) if manual else []
     standing = to_mark(spec, manual) if manual else {}
     rows = [
         {"question": q, "answers": len(order), "to_mark": len(standing[q.id].waiting)}
@@ -72,7 +73,7 @@ def marking_index(request: HttpRequest, name: str) -> HttpResponse:
 def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
     spec = assignment_or_404(name)
     question = manual_question(spec, question_id)
-    order = _order(spec.name)
+    order = _order(spec)
     standing = to_mark(spec, [question])[question.id]
     queue = [s for s in order if s not in standing.empty]
     if not queue:
@@ -88,7 +89,7 @@ def marking_start(request: HttpRequest, name: str, question_id: str) -> HttpResp
 def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id: int) -> HttpResponse:
     spec = current_rubrics(book(), assignment_or_404(name))
     question = manual_question(spec, question_id)
-    order = _order(spec.name)
+    order = _order(spec)
     if submission_id not in order:
         raise Http404("not an answer to mark")
     empty = empty_answers(book(), spec, {question.id: starters(spec).get(question.id, frozenset())})[question.id]

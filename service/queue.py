@@ -24,10 +24,10 @@ GAVE_UP = "the grader stopped during every attempt"
 
 
 def latest_graded(assignment: str, student_id: str | None = None) -> list[Job]:
-    """Each student's latest graded job of the assignment (or that one student's): what a regrade of
-    the whole assignment grades again."""
+    """Each student's latest graded hand-in of the assignment (or that one student's): what a regrade
+    of the whole assignment grades again."""
     latest: dict[int, Job] = {}
-    jobs = Job.objects.filter(assignment=assignment, state=Job.GRADED).order_by("id")
+    jobs = Job.objects.filter(assignment=assignment, state=Job.GRADED, regrade=False).order_by("id")
     if student_id is not None:
         jobs = jobs.filter(student__student_id=student_id)
     for job in jobs:
@@ -36,26 +36,36 @@ def latest_graded(assignment: str, student_id: str | None = None) -> list[Job]:
 
 
 def regrade(originals: list[Job], question: str = "") -> list[Job]:
-    """Queue each job's file to be graded again (even a file graded before): of every question, or of
-    ``question`` alone (its hidden tests, the other results kept). Each is a job like any other."""
+    """Queue each job's submission to be graded again: of every question, or of ``question`` alone
+    (its hidden tests, the other results kept). A regrade is an event of the submission (a new
+    grading of it, its hand-in time kept), never a hand-in: a job of its own, naming the submission.
+    A hand-in that failed, never graded, is queued again itself (its own grading, at its own time)."""
     from .wakeup import announce
 
     received = timezone.now()
+    made = []
     with transaction.atomic():  # the jobs, and one wake-up for the workers when they are committed
-        made = [
-            Job.objects.create(
-                student=job.student,
-                assignment=job.assignment,
-                file=job.file,
-                question=question,
-                original_name=job.original_name,
-                size=job.size,
-                sha256=job.sha256,
-                regrade=True,
-                received_at=received,
+        for job in originals:
+            if job.submission_id is None and not job.regrade and job.state == Job.FAILED:
+                Job.objects.filter(id=job.id, state=Job.FAILED).update(
+                    state=Job.QUEUED, attempts=0, error="", worker="", lease="", lease_expires_at=None
+                )
+                made.append(job)
+                continue
+            made.append(
+                Job.objects.create(
+                    student=job.student,
+                    assignment=job.assignment,
+                    file=job.file,
+                    question=question,
+                    original_name=job.original_name,
+                    size=job.size,
+                    sha256=job.sha256,
+                    regrade=True,
+                    received_at=received,
+                    submission_id=job.submission_id,
+                )
             )
-            for job in originals
-        ]
         announce()
     return made
 

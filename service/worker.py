@@ -53,7 +53,7 @@ class JobStore:
         self.book, self.spec, self.job = book, spec, job
 
     def is_graded(self, submission: Submission) -> bool:
-        return self.inner.is_graded(submission)
+        return False  # a hand-in is graded as its own submission, whatever its bytes; a regrade, forced
 
     def record(self, report: Report) -> Report:
         from .lti.scores import queue_scores
@@ -62,15 +62,25 @@ class JobStore:
             finish(self.job, recorded.id)
             queue_scores(self.book, self.spec, self.job.student)  # the outbox: sent later, never on grading's time
 
-        return self.inner.record(report, then=end_job)
+        # A hand-in: a submission of its own, at the job's time. A regrade: the submission it grades
+        # again (a regrade queued before regrades named theirs: the same file's latest).
+        if self.job.regrade:
+            return self.inner.record(report, then=end_job, into=self.job.submission_id or self._same_file())
+        return self.inner.record(report, then=end_job, submitted_at=self.job.created_at)
+
+    def _same_file(self) -> int | None:
+        from gradebook.models import Submission as Recorded
+
+        rows = Recorded.objects.filter(
+            student=self.job.student, assignment__name=self.spec.name, sha256=self.job.sha256
+        )
+        return rows.order_by("-submitted_at", "-id").values_list("id", flat=True).first()
 
 
 def grade_one(
     job: Job, course: CourseFolder, state: Path, options: GradeOptions, executor: Executor | None = None
 ) -> None:
     """Grade a claimed job into the gradebook, and end it."""
-    from gradebook.models import Submission as Recorded
-
     spec = course_assignment(course, job.assignment)
     book = Gradebook("default", "the service's database")
     path = stored_upload(state, job.file)
@@ -81,7 +91,11 @@ def grade_one(
         raise UploadUnreadable(
             f"the stored upload {job.file} cannot be read ({exc.strerror or exc}); no grade was changed"
         ) from None
-    submission = Submission(student=job.student.student_id, path=path, sha256=job.sha256, submitted_at=job.created_at)
+    # A regrade keeps its submission's hand-in time (the late penalty is the hand-in's, never the regrade's).
+    handed_in = job.submission.submitted_at if job.regrade and job.submission is not None else None
+    submission = Submission(
+        student=job.student.student_id, path=path, sha256=job.sha256, submitted_at=handed_in or job.created_at
+    )
     if job.regrade:
         options = options.model_copy(update={"force": True, "question": job.question or None})
     from django.utils import timezone
@@ -99,16 +113,6 @@ def grade_one(
         )
     if result.failed:
         raise AutograderError("the grader failed on this submission")
-    if result.skipped:  # the same file, graded before: this job shows that grade
-        from .lti.scores import queue_scores
-
-        recorded = Recorded.objects.get(student=job.student, assignment__name=spec.name, sha256=job.sha256)
-
-        def end() -> None:  # the job's end and its score for the platforms, together
-            finish(job, recorded.id)
-            queue_scores(book, spec, job.student)
-
-        book.run(end)
     job_outcome(job, "graded", _took(job))
 
 

@@ -1,0 +1,126 @@
+"""The staff's choice of the submission that counts: ``choose`` makes any of a student's
+submissions the one their grade is, or (``submission`` None) undoes the choice, the assignment's
+rule (``counts`` in assignment.toml) deciding again. Each is a new ``CountedChoice`` row, with who
+and why, never an edit: the history shows every one, and the grade is derived from the latest
+(``gradebook.grades.which_counts``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from autograder.assignment import Assignment as AssignmentSpec
+
+from .book import Gradebook, who
+from .errors import BadEdit, NotFound
+
+if TYPE_CHECKING:
+    from . import models
+
+
+def choose(
+    book: Gradebook,
+    spec: AssignmentSpec,
+    student_id: str,
+    submission: int | None,
+    reason: str,
+    by: str | None = None,
+) -> models.CountedChoice:
+    """Make the student's ``submission`` (its id in the gradebook) the one that counts on the
+    assignment, or with None undo the standing choice; ``reason`` is kept, and shown with it. A
+    submission of another student or assignment is NotFound; no reason, or an undo with no choice
+    standing, is a BadEdit. Nothing is written then."""
+    from .grades import chosen_submissions
+    from .models import CountedChoice, Submission
+
+    reason = " ".join(reason.split())
+    if not reason:
+        raise BadEdit("say why (--reason): it is kept with the choice and shown in the student's history")
+
+    def record() -> models.CountedChoice:
+        student = book.student(student_id)
+        assignment = book.sync_assignment(spec)
+        row = None
+        if submission is not None:
+            row = book.objects(Submission).filter(id=submission, student=student, assignment=assignment).first()
+            if row is None:
+                raise NotFound(f"{student_id} has no submission {submission} of {spec.name}")
+        elif chosen_submissions(book, spec.name, {student.pk}).get(student.pk) is None:
+            raise BadEdit(f"{student_id}: no choice of the staff's stands on {spec.name}; the rule decides already")
+        return book.objects(CountedChoice).create(
+            student=student,
+            assignment=assignment,
+            submission=row,
+            chosen_at=datetime.now(UTC),
+            chosen_by=who() if by is None else by,
+            reason=reason[:2000],
+        )
+
+    return book.run(record)
+
+
+def hand_in_warnings(
+    book: Gradebook, spec: AssignmentSpec, student: models.Student, now: datetime, scores_shown: bool = True
+) -> list[str]:
+    """What a student is told before a hand-in now, in whole sentences: that it is late (and what
+    that costs), and whether it would replace the grade that counts now (a better one may be lost,
+    an on-time one replaced by a late one), or not count at all, by the assignment's rule or the
+    staff's choice. The site's hand-in page, the API's list (``hand_in_warnings``), ``submit()``
+    and ``autograder submit`` all say these. ``scores_shown``: the student may see their scores
+    (the assignment's ``feedback``); else the grade is named without its number."""
+    from course.wording import plural, shown_score
+
+    from .grades import chosen_submissions, counting_submission, report_of, student_due
+    from .models import Extension
+
+    def read() -> list[str]:
+        extension = book.objects(Extension).filter(student=student, assignment__name=spec.name).first()
+        due = student_due(spec, extension.until if extension else None)
+        warnings = []
+        late = due is not None and now > due
+        if late and due is not None:
+            policy = spec.late_policy
+            assert policy is not None
+            cost = policy.penalty(now, 1.0, extension.until if extension else None)
+            if cost.after_late_until:
+                what = "earns nothing: late work is no longer accepted"
+            else:
+                what = f"is late and loses {cost.percent:g}% of its score"
+            warnings.append(f"The due time ({_when(due)}) has passed: a hand-in now {what}.")
+        counted = counting_submission(book, spec, student)
+        if counted is None:
+            return warnings
+        report = report_of(book, spec, counted)
+        at = counted.submitted_at or counted.graded_at
+        grade = (
+            f"your grade now, {shown_score(report.final_score)} of {plural(spec.max_score, 'point')} (your hand-in of {_when(at)})"
+            if scores_shown
+            else f"your grade now (your hand-in of {_when(at)})"
+        )
+        on_time = due is None or at <= due
+        if chosen_submissions(book, spec.name, {student.pk}).get(student.pk) is not None:
+            warnings.append(
+                f"The staff chose which hand-in counts: {grade} stays your grade after a new hand-in, until they undo that choice."
+            )
+        elif spec.counts == "last_before_due" and late and on_time:
+            warnings.append(
+                f"This assignment counts your last hand-in by the due time: a hand-in now does not count, and {grade} stays."
+            )
+        elif spec.counts in ("last", "last_before_due"):
+            if late and on_time:
+                warnings.append(
+                    f"A hand-in now replaces {grade}, which was on time, with a late one, even if it scores lower: "
+                    "this assignment counts your last hand-in."
+                )
+            elif not scores_shown or report.final_score > 0:
+                warnings.append(
+                    f"A hand-in now replaces {grade}, even if it scores lower: this assignment counts your last hand-in."
+                )
+        return warnings
+
+    return book.run(read)
+
+
+def _when(moment: datetime) -> str:
+    moment = moment.astimezone(UTC)
+    return f"{moment.day} {moment:%b %Y, %H:%M} UTC"
