@@ -1,10 +1,14 @@
 """Answer groups for hand grading: a question's answers gathered so that a grader marks a group once.
 
-First the answers that are the same once case, spacing and punctuation are set aside; then, among
-written answers, the near-duplicates (a typo, a word swapped, sentences in another order) whose
-similarity (``similarity``) reaches ``threshold``. Each group of exact duplicates, largest first,
-joins the group whose representative it is most like, if that reaches the threshold: a group is
-never chained through a string of answers each a little further from where it began. Code answers group
+First the answers that are the same once case, spacing, punctuation and contractions are set aside
+("don't" is "do not"); then, among written answers, the near-duplicates (a typo, sentences in another
+order) whose similarity (``similarity``) reaches ``threshold`` and whose words differ only by
+misspellings (``Words.differ_by_typos``): two answers whose differing words are not misspellings of
+each other ("the seeds stay the same" against "the seeds changed"), or are two words either the
+rubric, the question or the class uses ("casual" against "causal", "not" against "no"), are never
+merged, however alike their letters. Each group of exact duplicates, largest first, joins the group
+whose representative it is most like, if both hold: a group is never chained through a string of
+answers each a little further from where it began. Code answers group
 by their graded outcome (the failing checks, the named mistake) and by their code with comments and
 layout set aside, and never by likeness: two programs a character apart may do different things.
 
@@ -22,6 +26,7 @@ notebook's starter text: gradebook.empty_answers) is never grouped: it has nothi
 
 from __future__ import annotations
 
+import difflib
 import io
 import re
 import tokenize
@@ -31,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
 
 from .errors import BadEdit
 
@@ -41,6 +47,26 @@ if TYPE_CHECKING:
 
 DEFAULT_THRESHOLD = 0.9  # benchmarks/answer_groups.py: the lowest with no wrong mark is 0.88; one step above it
 _NOT_WORD = re.compile(r"[^\w]+")
+_CONTRACTIONS = [  # the longer forms first: "can't" before "n't"
+    (re.compile(r"\bcan't\b"), "cannot"),
+    (re.compile(r"\bwon't\b"), "will not"),
+    (re.compile(r"\bshan't\b"), "shall not"),
+    (re.compile(r"n't\b"), " not"),
+    (re.compile(r"\b(it|that|there|here|what|who|he|she|where)'s\b"), r"\1 is"),
+    (re.compile(r"\blet's\b"), "let us"),
+    (re.compile(r"'re\b"), " are"),
+    (re.compile(r"'ve\b"), " have"),
+    (re.compile(r"'ll\b"), " will"),
+    (re.compile(r"'m\b"), " am"),
+    (re.compile(r"'d\b"), " would"),
+    (re.compile(r"'s\b"), "s"),  # the possessive: "the model's" is "the models", one word
+]
+# Words an answer may have that its group's representative has not (and the other way), and still be
+# the same answer: articles, and the fillers students put before a sentence ("I think", "basically").
+FILLERS = frozenset({"a", "an", "the", "i", "think", "basically", "well", "so", "just", "actually"})
+# Two different words of these are never a misspelling of each other: "not" against "no".
+NEGATIONS = frozenset({"no", "not", "nor", "never", "none", "nothing", "cannot", "without", "neither", "nobody"})
+KNOWN_FROM = 3  # a word in this many of a class's answers is a word, not a misspelling
 
 
 @dataclass(frozen=True)
@@ -67,8 +93,112 @@ class AnswerGroup:
 
 
 def normalised(text: str) -> str:
-    """The text with case, spacing and punctuation set aside (Unicode's compatible forms alike)."""
-    return " ".join(_NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+    """The text with case, spacing, punctuation and contractions set aside (Unicode's compatible
+    forms alike): "It's NOT random!" is "it is not random"."""
+    text = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    for contraction, expanded in _CONTRACTIONS:
+        text = contraction.sub(expanded, text)
+    return " ".join(_NOT_WORD.sub(" ", text).split())
+
+
+def _typo_budget(first: str, second: str) -> int:
+    """How many edits (a letter dropped, added, changed, or two swapped) a misspelling may cost: none
+    in a word of three letters or fewer (but two letters swapped), one up to seven, two beyond."""
+    shorter = min(len(first), len(second))
+    if shorter <= 3:
+        return 1 if sorted(first) == sorted(second) else 0
+    return 1 if shorter <= 7 else 2
+
+
+@dataclass(frozen=True)
+class Words:
+    """What tells a misspelling from another word in one question's answers: ``known``, the words
+    of the rubric and the question, and those in ``KNOWN_FROM`` or more of the class's answers."""
+
+    known: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, texts: Iterable[str], vocabulary: Iterable[str] = ()) -> Words:
+        """The known words of a class's normalised answers ``texts`` and of ``vocabulary`` (the
+        rubric's and the question's text, as written)."""
+        counts: dict[str, int] = {}
+        for text in texts:
+            for word in set(text.split()):
+                counts[word] = counts.get(word, 0) + 1
+        given = {word for text in vocabulary for word in normalised(text).split()}
+        return cls(frozenset({w for w, n in counts.items() if n >= KNOWN_FROM} | (given - FILLERS)))
+
+    def misspelt(self, first: str, second: str) -> bool:
+        """Whether two different words can be one word misspelt: close by their edit distance for
+        their length, no digit changed, not two negations, and not both words the class knows."""
+        if any(c.isdigit() for c in first + second):
+            return False
+        if first in NEGATIONS and second in NEGATIONS:
+            return False
+        if first in self.known and second in self.known:
+            return False
+        return OSA.distance(first, second, score_cutoff=2) <= _typo_budget(first, second)
+
+    def differ_by_typos(self, first: str, second: str) -> bool:
+        """Whether two answers (as written) say the same words in the same order, but for
+        misspellings, fillers, and their sentences' order: their words aligned (difflib), each word
+        of one replaced by a misspelling of it in the other, none added or left out but an article
+        or a filler; first as a whole, then sentence by sentence, each with its likeliest match."""
+        if self._aligned(normalised(first).split(), normalised(second).split()):
+            return True
+        ones, others = sentences(first), sentences(second)
+        if len(ones) != len(others) or len(ones) < 2:
+            return False
+        left = list(others)
+        for sentence in ones:
+            match = max(left, key=lambda other: fuzz.ratio(" ".join(sentence), " ".join(other)))
+            if not self._aligned(sentence, match):
+                return False
+            left.remove(match)
+        return True
+
+    def _aligned(self, first: list[str], second: list[str]) -> bool:
+        blocks = difflib.SequenceMatcher(None, first, second, autojunk=False).get_opcodes()
+        for kind, i1, i2, j1, j2 in blocks:
+            if kind == "equal":
+                continue
+            ones = [word for word in first[i1:i2] if word not in FILLERS]
+            others = [word for word in second[j1:j2] if word not in FILLERS]
+            if len(ones) != len(others) or not all(map(self.misspelt, ones, others)):
+                return False
+        return True
+
+
+def sentences(text: str) -> list[list[str]]:
+    """An answer's sentences (or clauses after a semicolon or a colon), each as its normalised words."""
+    return [words for part in re.split(r"[.;:!?\n]+", text) if (words := normalised(part).split())]
+
+
+def _bag(text: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for word in text.split():
+        counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+def differing_words(representative: str, text: str) -> list[tuple[str, bool]]:
+    """``text`` as written, cut into its words and what lies between them, each piece with whether
+    it is a word the ``representative`` has not (as many times): what a grader reads highlighted in
+    a group's member."""
+    left = _bag(normalised(representative))
+    pieces: list[tuple[str, bool]] = []
+    for piece in re.split(r"(\w[\w'\u2019]*)", text):
+        if not piece:
+            continue
+        words = normalised(piece).split() if re.match(r"\w", piece) else []
+        differs = False
+        for word in words:
+            if left.get(word, 0) > 0:
+                left[word] -= 1
+            else:
+                differs = True
+        pieces.append((piece, differs))
+    return pieces
 
 
 def normalised_code(code: str) -> str:
@@ -93,14 +223,21 @@ def similarity(first: str, second: str) -> float:
     return fuzz.token_sort_ratio(first, second) / 100
 
 
-def group_answers(answers: Iterable[Answer], threshold: float = DEFAULT_THRESHOLD) -> list[AnswerGroup]:
+def group_answers(
+    answers: Iterable[Answer],
+    threshold: float = DEFAULT_THRESHOLD,
+    vocabulary: Iterable[str] = (),
+    apart: Collection[str] = frozenset(),
+) -> list[AnswerGroup]:
     """The answers in groups, largest first (then in the answers' order); ``threshold`` in 0..1 (1:
-    identical answers only, once normalised)."""
+    identical answers only, once normalised); ``vocabulary``: the rubric's and the question's texts,
+    whose words are never taken for misspellings; ``apart``: the keys of answers a grader split out,
+    each a group of its own."""
     if not 0 <= threshold <= 1:
         raise BadEdit(f"a similarity threshold is between 0 and 1, not {threshold:g}")
     exact: dict[tuple, list[Answer]] = {}
     for number, answer in enumerate(answers):
-        if answer.text is None:
+        if answer.text is None or answer.key in apart:
             key: tuple = ("none", number)
         elif answer.outcome is not None:
             key = ("code", answer.outcome, normalised_code(answer.text))
@@ -109,6 +246,8 @@ def group_answers(answers: Iterable[Answer], threshold: float = DEFAULT_THRESHOL
         exact.setdefault(key, []).append(answer)
     by_size = sorted(exact, key=lambda k: -len(exact[k]))  # stable: ties in the answers' order
     compared = {key for key in by_size if key[0] == "text" and threshold < 1}
+    words = Words.of((key[1] for key in exact for _ in exact[key] if key[0] == "text"), vocabulary)
+    written = {key: exact[key][0].text or "" for key in compared}  # as the first of them wrote it
     leaders: list[tuple] = []  # the written groups' representatives, largest first
     joined: dict[tuple, list[tuple]] = {}
     for key in by_size:
@@ -116,7 +255,7 @@ def group_answers(answers: Iterable[Answer], threshold: float = DEFAULT_THRESHOL
         if key in compared:
             for leader in leaders:
                 score = similarity(key[1], leader[1])
-                if score >= best_score:
+                if score >= best_score and words.differ_by_typos(written[key], written[leader]):
                     best, best_score = leader, score
         if best is None:
             joined[key] = [key]

@@ -176,6 +176,16 @@ class Regrade(Form):
         self.fields["question"].choices = _choices(["", *questions])
 
 
+class CountedChoice(Form):
+    """The staff's choice of the submission that counts (gradebook.counting.choose): a student's
+    ``submission`` (its id in the gradebook), or none to undo the choice; with why."""
+
+    student = forms.CharField(strip=False, max_length=400)
+    submission = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
+    reason = forms.CharField(max_length=2000)
+    back = SitePath()
+
+
 class Threshold(Form):
     """The similarity report's threshold: a share between 0 and 1."""
 
@@ -244,6 +254,19 @@ class GroupQuery(Form):
     threshold = Number(required=False, min_value=0, max_value=1)
     group = forms.IntegerField(required=False, min_value=1, max_value=MAX_ID)
     names = forms.BooleanField(required=False)
+
+
+class GroupSplit(Form):
+    """A group page's other post: one member split out of its group (``split``: its token), or every
+    answer split out put back (``rejoin``)."""
+
+    split = forms.CharField(required=False, max_length=40)
+    rejoin = forms.BooleanField(required=False)
+
+    @staticmethod
+    def asked(data: Any) -> bool:
+        """Whether a post is this one rather than a mark."""
+        return "split" in data or "rejoin" in data
 
 
 class SeenMarks(forms.Field):

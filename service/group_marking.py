@@ -5,7 +5,12 @@ representative answer, its members (each can be taken out before saving), the ru
 the same writer as the single-answer page (gradebook.marks.give_mark, or record_exam_mark), with
 the group's key in common, so history, regrades, overrides and exports see marks like any other.
 Members are named by their place in the question's answers unless the grader asks for names, as on
-the single-answer page; students never reach these pages."""
+the single-answer page; students never reach these pages.
+
+Each member whose words differ from the representative's shows its own, the words that differ
+highlighted, so that a near-twin is seen before it is marked with the rest; a grader splits one out
+of its group in one key (``x``, or its button): it is a group of its own on this grader's pages (the
+session keeps who was split out, question by question) until they are put back."""
 
 from __future__ import annotations
 
@@ -19,12 +24,20 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import escape
 from django.views.decorators.http import require_http_methods
 
 from autograder.assignment import Question
 from course.exams.grade import OPEN_POINTS
 from course.wording import plural
-from gradebook.answer_groups import DEFAULT_THRESHOLD, Answer, AnswerGroup, assignment_answers, group_answers
+from gradebook.answer_groups import (
+    DEFAULT_THRESHOLD,
+    Answer,
+    AnswerGroup,
+    assignment_answers,
+    differing_words,
+    group_answers,
+)
 from gradebook.errors import BadEdit
 from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
 from gradebook.marks import give_mark, replaced_notice
@@ -43,8 +56,9 @@ class ShownMember:
     token: str  # what the form posts: a submission's id (an assignment), the answer's place (an exam)
     label: str  # "answer 7", or the student's id and name when names are shown
     status: str  # "to mark", "answer changed since marked", "marked"
-    html: str | None  # the member's own answer, where it differs from the representative's
+    html: str | None  # the member's own words, where they differ from the representative's (those marked)
     seen: str  # when its mark was made, as the page shows it ("" for none): a save since is told
+    differs: bool = False  # a word of its own differs from the representative's (not only case or punctuation)
 
 
 @dataclass
@@ -64,6 +78,7 @@ class Page:
     points: float = OPEN_POINTS
     question_html: str = ""
     left_out: str = ""  # what the page leaves out, said under its title (the empty answers)
+    apart: int = 0  # how many answers this grader split out of their groups
 
 
 def _query(request: HttpRequest) -> tuple[float, int, bool]:
@@ -84,9 +99,10 @@ def _render(request: HttpRequest, page: Page, threshold: float, number: int, nam
         shown = page.texts[group.representative]
         for key in group.members:
             text = page.texts[key]
-            differs = key != group.representative and text != shown
-            html = (_MARKDOWN.render(text) if text else "<p><em>No answer.</em></p>") if differs else None
-            members.append(ShownMember(page.tokens[key], page.labels[key], page.statuses[key], html, page.seen[key]))
+            html, differs = _own_words(shown, text) if key != group.representative and text != shown else (None, False)
+            members.append(
+                ShownMember(page.tokens[key], page.labels[key], page.statuses[key], html, page.seen[key], differs)
+            )
     representative = page.texts[group.representative] if group else None
     summary = [
         {
@@ -114,6 +130,41 @@ def _render(request: HttpRequest, page: Page, threshold: float, number: int, nam
     return render(request, "service/mark_group.html", context)
 
 
+def _own_words(representative: str | None, text: str | None) -> tuple[str, bool]:
+    """A member's answer as escaped HTML, each word the representative has not in a <mark>; and
+    whether there is one."""
+    if not text:
+        return "<em>No answer.</em>", bool(representative)
+    pieces = differing_words(representative or "", text)
+    html = "".join(f"<mark>{escape(piece)}</mark>" if differs else escape(piece) for piece, differs in pieces)
+    return html, any(differs for _, differs in pieces)
+
+
+def _apart_key(request: HttpRequest) -> str:
+    return f"groups-apart:{request.path}"
+
+
+def _apart(request: HttpRequest) -> frozenset[str]:
+    """The answers (their keys) this grader split out of their groups on this question's page."""
+    return frozenset(request.session.get(_apart_key(request), []))
+
+
+def _split(request: HttpRequest, form: forms.GroupSplit, keys: dict[str, str], labels: dict[str, str]) -> None:
+    """A member split out of its group (``keys``: each member's token to its answer's key), or every
+    answer split out put back."""
+    apart = set(_apart(request))
+    if form.value("rejoin", False):
+        request.session[_apart_key(request)] = []
+        messages.success(request, f"{plural(len(apart), 'answer')} split out put back in their groups")
+        return
+    token = form.value("split", "")
+    if token not in keys:
+        messages.error(request, "that answer is no longer one of the question's: nothing was split out")
+        return
+    request.session[_apart_key(request)] = sorted(apart | {keys[token]})
+    messages.success(request, f"{labels[keys[token]]} split out: it is a group of its own now")
+
+
 def _saved(
     request: HttpRequest, threshold: float, number: int, names: bool, count: int, form: forms.GroupMark
 ) -> HttpResponse:
@@ -138,6 +189,11 @@ def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpRespons
     every = assignment_answers(book(), spec, question.id, starters(spec).get(question.id, frozenset()))
     place = {f.student_id: n for n, f in enumerate(every, start=1)}  # as the marking list names them
     found = [f for f in every if not f.empty]  # the empty answers: the marking list's button
+    if request.method == "POST" and forms.GroupSplit.asked(request.POST):
+        keys = {str(f.submission_id): f.student_id for f in found}
+        labels = {f.student_id: _label(place[f.student_id], f.student_id, names) for f in found}
+        _split(request, forms.GroupSplit(request.POST), keys, labels)
+        return redirect(_here(request.path, threshold, number, names))
     if request.method == "POST":
         form = forms.GroupMark(
             request.POST, items=[item.id for item in question.rubric], members=[str(f.submission_id) for f in found]
@@ -165,7 +221,12 @@ def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpRespons
             (reverse("marking", args=[spec.name]), "Hand grading"),
         ],
         single=reverse("mark-start", args=[spec.name, question.id]),
-        groups=group_answers([f.answer for f in found], threshold),
+        groups=group_answers(
+            [f.answer for f in found],
+            threshold,
+            vocabulary=[question.title, *(item.text for item in question.rubric)],
+            apart=_apart(request),
+        ),
         texts={f.student_id: f.answer.text for f in found},
         labels={f.student_id: _label(place[f.student_id], f.student_id, names) for f in found},
         tokens={f.student_id: str(f.submission_id) for f in found},
@@ -176,6 +237,7 @@ def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpRespons
         left_out=(
             f"{plural(empty, 'empty answer')} left out: the hand-grading list gives them 0 at once." if empty else ""
         ),
+        apart=len(_apart(request) & {f.student_id for f in found}),
     )
     return _render(request, page, threshold, number, names)
 
@@ -266,6 +328,11 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
     standing = exam_questions(name, answers)[question]
     found = {n: a for n, a in enumerate(answers, start=1) if a.student_id not in standing.empty}
     threshold, number, names = _query(request)
+    if request.method == "POST" and forms.GroupSplit.asked(request.POST):
+        keys = {str(n): a.student_id for n, a in found.items()}
+        labels = {a.student_id: _label(n, a.student_id, names) for n, a in found.items()}
+        _split(request, forms.GroupSplit(request.POST), keys, labels)
+        return redirect(_here(request.path, threshold, number, names))
     if request.method == "POST":
         # Members are named by their place, never by a student id, in the page (anonymous).
         form = forms.GroupMark(request.POST, items=[], members=[str(n) for n in found])
@@ -281,7 +348,12 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         title=f"{question} ({OPEN_POINTS:g} point)",
         crumbs=[(reverse("exams"), "Exams")],
         single=reverse("exam-start", args=[name, question]),
-        groups=group_answers([Answer(key, text) for key, text in texts.items()], threshold),
+        groups=group_answers(
+            [Answer(key, text) for key, text in texts.items()],
+            threshold,
+            vocabulary=[answers[0].text],
+            apart=_apart(request),
+        ),
         texts=texts,
         labels={a.student_id: _label(n, a.student_id, names) for n, a in found.items()},
         tokens={a.student_id: str(n) for n, a in found.items()},
@@ -289,6 +361,7 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         seen={a.student_id: a.marked_at.isoformat() if a.marked_at else "" for a in found.values()},
         question_html=_MARKDOWN.render(answers[0].text),
         left_out=f"{plural(empty, 'empty answer')} left out: the exams' list gives them 0 at once." if empty else "",
+        apart=len(_apart(request) & set(texts)),
     )
     return _render(request, page, threshold, number, names)
 

@@ -6,6 +6,7 @@ pages nor see a group or who shares their answer."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from datetime import timedelta
 
@@ -48,6 +49,44 @@ def test_identical_answers_group_first_then_near_duplicates_and_never_a_sentence
     assert exact[0].exact and not group_answers(answers)[0].exact
     with pytest.raises(BadEdit, match="between 0 and 1"):
         group_answers(answers, threshold=1.5)
+
+
+def test_typos_contractions_and_reorderings_group_but_a_changed_meaningful_word_never_does():
+    """Issue #49: the near-twins an edit similarity of 0.9 took for typos stay apart."""
+    rubric = ["Says the pairs are artefacts.", "Checks by an intervention on the input."]
+    base = "The strongest pairs are artefacts. Intervene on the input sentence to measure the output."
+    answers = [
+        Answer("a", base),
+        Answer("b", "The strongest pairs are artefacts. Intervene on the imput sentence to measure the otuput."),
+        Answer("c", "Intervene on the input sentence to measure the output. The strongest pairs are artefacts!"),
+        Answer("d", "I think the strongest pairs are artefacts. Intervene on the input sentence to measure the output"),
+        Answer("e", "The strongest pairs are artefacts. A map of the input sentence to measure the output."),  # a twin
+        Answer("f", "It's random: the seeds don't change the pattern, so the pairs are artefacts."),
+        Answer("g", "It is random: the seeds do not change the pattern, so the pairs are artefacts."),  # contractions
+        Answer("h", "It is random: the seeds do change the pattern, so the pairs are artefacts."),  # "not" dropped
+        Answer("i", "It is random: the seeds no change the pattern, so the pairs are artefacts."),  # not against no
+        Answer("j", "Heatmaps show correlation, not causation; remove the word and measure the output to find out."),
+        Answer("k", "Heatmaps show causation, not correlation; remove the word and measure the output to find out."),
+    ]
+    assert normalised("It's random: the seeds don't change") == normalised("it is random the seeds do not change")
+    groups = group_answers(answers, threshold=0.8, vocabulary=rubric)
+    assert _keys(groups) == [["a", "b", "c", "d"], ["f", "g"], ["e"], ["h"], ["i"], ["j"], ["k"]]
+    # A word the rubric uses is never a misspelling of another word the class or the rubric knows.
+    casual = [
+        Answer("x", "The link is causal, so it is a finding."),
+        Answer("y", "The link is casual, so it is a finding."),
+    ]
+    assert _keys(group_answers(casual, threshold=0.8, vocabulary=["A causal link", "casual reading"])) == [["x"], ["y"]]
+    # A grader's split: the answer is a group of its own, and no other joins it.
+    assert _keys(group_answers(answers[:4], threshold=0.8, apart={"b"})) == [["a", "c", "d"], ["b"]]
+
+
+def test_a_members_own_words_show_what_differs_from_the_representative():
+    from gradebook.answer_groups import differing_words
+
+    pieces = differing_words("The pairs are artefacts; intervene.", "The pairs are artefacts, and a map!")
+    assert [piece for piece, differs in pieces if differs] == ["and", "a", "map"]
+    assert "".join(piece for piece, _ in pieces) == "The pairs are artefacts, and a map!"  # as typed
 
 
 def test_code_answers_group_by_their_outcome_and_their_code_without_comments_or_layout():
@@ -171,6 +210,36 @@ def test_a_group_marked_on_the_page_gives_each_member_its_own_mark(hand_class):
     assert "1 answer handed in again since the page was read was left out" in ta.get(again["Location"]).content.decode()
     assert Mark.objects.get(student__student_id=students[0], question_id="written").comment == "two of three"
     assert Mark.objects.get(student__student_id=students[1], question_id="written").comment == "again"
+
+
+def test_a_near_twin_shows_its_own_words_and_is_split_out_in_one_post(hand_class):
+    students, ids, tag = hand_class
+    _, ta = student(Member.TA)
+    number = _group_of(students[0])
+    url = f"/staff/groups/{HAND}/written/?group={number}"
+    page = ta.get(url).content.decode()
+    assert "<mark>wrod</mark>" in page  # the typo, highlighted in the member's own words
+    assert f'name="split" value="{ids[students[2]]}"' in page and "data-member" in page
+    assert "<kbd>x</kbd>" in page  # the one key, said on the page
+    split = _post(ta, url, split=str(ids[students[2]]))
+    assert split.status_code == 302
+    told = ta.get(split["Location"]).content.decode()
+    assert (
+        re.search(r"answer \d+ split out: it is a group of its own now", told) and "1 answer split out by you" in told
+    )
+    count = int(re.search(r"Group \d+ of (\d+)", told).group(1))
+    pages = [ta.get(f"/staff/groups/{HAND}/written/?group={n}").content.decode() for n in range(1, count + 1)]
+    holding = [[ids[s] for s in students[:3] if f'name="members" value="{ids[s]}"' in page] for page in pages]
+    assert [ids[students[0]], ids[students[1]]] in holding and [ids[students[2]]] in holding  # a group of its own
+    unknown = _post(ta, url, split="999999999")
+    assert "nothing was split out" in ta.get(unknown["Location"]).content.decode()
+    back = _post(ta, url, rejoin="1")
+    assert "1 answer split out put back" in ta.get(back["Location"]).content.decode()
+    assert f'name="members" value="{ids[students[2]]}"' in ta.get(url).content.decode()
+    # Anonymous visitors and students never split anything.
+    assert Client().post(url, {"split": str(ids[students[2]])}).status_code == 302  # to the login page
+    _, outsider = student()
+    assert outsider.post(url, {"split": str(ids[students[2]])}).status_code in (403, 404)
 
 
 def test_students_and_anonymous_visitors_are_refused_and_a_student_never_sees_the_group(hand_class):

@@ -145,6 +145,16 @@ def site(tmp_path_factory) -> Iterator[Site]:
     Result.objects.filter(
         submission__student__student_id=f"{prefix}00007", submission__assignment__name=HAND, question_id="written"
     ).update(answers={"written_link": "YOUR ANSWER HERE"})
+    # Students 2 and 3 wrote one answer, the second with a typo: a group, the member's own words marked.
+    for number, text in (
+        ("00002", "Artefacts: check by removing a word."),
+        ("00003", "Artefacts: check by removing a wrod."),
+    ):
+        Result.objects.filter(
+            submission__student__student_id=f"{prefix}{number}",
+            submission__assignment__name=HAND,
+            question_id="written",
+        ).update(answers={"written_link": text})
     # Student 1: their hand-graded answer is not marked yet (course_data marks every other one).
     row = Student.objects.get(student_id=f"{prefix}00001")
     student = User.objects.create_user(f"student-{tag}")
@@ -461,6 +471,7 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             # By groups: at a low threshold the seeded answers gather, each member's own words shown.
             groups = browser.check(f"/staff/groups/{HAND}/written/?threshold=0.5")
             assert "Ctrl+Enter" in groups and "its own words" in groups
+            assert browser.pages[1440].locator(".own-words mark").all_inner_texts() == ["wrod"]  # highlighted
 
             def next_group(page) -> None:  # the n key, as on the single-answer page
                 page.keyboard.press("n")

@@ -9,6 +9,7 @@ document.addEventListener("keydown", (event) => {
   if (box) { box.checked = !box.checked; total(); }
   else if (event.key === "n") { document.getElementById("next").click(); }
   else if (event.key === "p") { document.getElementById("previous").click(); }
+  else if (event.key === "x") { split(event.target); }
   else if (event.ctrlKey && event.key === "Enter") { document.querySelector("button[value=next]").click(); }
 });
 
@@ -25,3 +26,10 @@ function total() {
   output.textContent = String(Math.round(within * 100) / 100);
 }
 document.getElementById("mark")?.addEventListener("input", total);
+
+// On a group's page, x splits out of the group the member whose box has the focus, or else the first
+// whose own words differ from the representative's (its button posts the split form).
+function split(focused) {
+  const member = focused.closest?.("[data-member]") ?? document.querySelector("[data-member][data-differs]");
+  member?.querySelector("button[name=split]")?.click();
+}
