@@ -71,30 +71,73 @@ def check_notebook(path: Path, question: str | None = None, timeout: float = 120
 def unsafe_place(notebook: Path) -> str | None:
     """Why running ``notebook``'s code here, unsandboxed, would be unsafe, or None. ``check`` runs a
     notebook with its caller's rights: it is the student's own tool for their own notebook, on their
-    own machine. Not as root, and not inside a course or assignment folder that holds hidden tests
-    (the notebook's code could read them, or anything else its caller may read)."""
+    own machine. Not as root, and never where hidden tests are in reach (``hidden_tests_in_reach``):
+    the notebook's code could read them, or anything else its caller may read."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         return "it would run the notebook's code as root"
-    for start in (notebook.resolve().parent, Path.cwd().resolve()):
-        for folder in (start, *start.parents):
+    found = hidden_tests_in_reach(notebook.resolve().parent, Path.cwd().resolve())
+    if found is not None:
+        folder, hidden = found
+        return f"{folder} holds hidden tests ({hidden}) that the notebook's code could read"
+    return None
+
+
+# How far below a place the search for hidden tests looks: a course's assignments sit two folders
+# down (assignments/<name>/assignment.toml), a course in a student's folder one or two further.
+REACH_DEPTH = 4
+# Folders no course keeps its assignments in, passed over by the search (they can be large).
+NOT_COURSE_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", ".venv"})
+
+
+def hidden_tests_in_reach(*places: Path) -> tuple[Path, Path] | None:
+    """The one rule of where an unsandboxed run may not happen: a (folder, hidden test) such that the
+    folder holds hidden tests and is in reach of one of ``places`` (the notebook's folder, the
+    folder it is started from), or None. In reach: the place's highest ancestor that is a course or
+    an assignment (holding course.toml or assignment.toml), else the place itself, and every folder
+    below it up to ``REACH_DEPTH`` down. So a notebook is refused from a course's root, from its
+    ``assignments/``, from beside or under an assignment, and from a folder holding a course."""
+    seen: set[Path] = set()
+    for place in places:
+        top = place
+        for folder in (place, *place.parents):
             if (folder / "course.toml").is_file() or (folder / MANIFEST).is_file():
-                hidden = _hidden_tests(folder)
-                if hidden is not None:
-                    return f"{folder} holds hidden tests ({hidden}) that the notebook's code could read"
+                top = folder
+        if top in seen:
+            continue
+        seen.add(top)
+        for manifest in _manifests_below(top):
+            hidden = _hidden_test(manifest)
+            if hidden is not None:
+                return manifest.parent, hidden
     return None
 
 
-def _hidden_tests(folder: Path) -> Path | None:
-    """A hidden test of an assignment in ``folder`` (a course's or an assignment's), or None."""
-    for manifest in [folder / MANIFEST, *folder.glob(f"*/{MANIFEST}")]:
-        try:
-            hidden = tomllib.loads(manifest.read_text(encoding="utf-8")).get("hidden_tests", "hidden")
-        except (OSError, ValueError):
-            hidden = "hidden"
-        found = next(iter(sorted((manifest.parent / str(hidden)).glob("*.py"))), None)
-        if found is not None:
-            return found
-    return None
+def _manifests_below(top: Path) -> list[Path]:
+    """Every assignment.toml in ``top`` and the folders below it, ``REACH_DEPTH`` down at most."""
+    found: list[Path] = []
+    for folder, names, files in os.walk(top):
+        depth = len(Path(folder).relative_to(top).parts)
+        if MANIFEST in files:
+            found.append(Path(folder) / MANIFEST)
+        names[:] = (
+            []
+            if depth >= REACH_DEPTH
+            else sorted(name for name in names if not name.startswith(".") and name not in NOT_COURSE_FOLDERS)
+        )
+    return found
+
+
+def _hidden_test(manifest: Path) -> Path | None:
+    """A file of the hidden tests of the assignment ``manifest`` describes, or None."""
+    try:
+        hidden = tomllib.loads(manifest.read_text(encoding="utf-8")).get("hidden_tests", "hidden")
+    except (OSError, ValueError):
+        hidden = "hidden"
+    folder = manifest.parent / str(hidden)
+    try:
+        return next(iter(sorted(path for path in folder.rglob("*") if path.is_file())), None)
+    except OSError:
+        return None
 
 
 def read_cells(path: Path) -> tuple[list[Cell], list[TestCell]]:

@@ -6,6 +6,7 @@ database is the gradebook's: ``<course>/.gradewright/gradebook.db`` by default, 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from datetime import timedelta
 from pathlib import Path
@@ -239,7 +240,7 @@ def build(
         "GRADEWRIGHT_COURSE": str(course_root),
         "GRADEWRIGHT_STATE": str(folder),
         "GRADEWRIGHT_DEMO": (course_root / DEMO_MARK).is_file(),
-        **(_behind_https() if read("GRADEWRIGHT_HTTPS") == "1" else {}),
+        **(_behind_https(service_prefix()) if read("GRADEWRIGHT_HTTPS") == "1" else {}),
         **_hub(),
     }
 
@@ -253,6 +254,15 @@ def started_by_hub() -> bool:
     return all(read(name) for name in ("JUPYTERHUB_API_URL", "JUPYTERHUB_CLIENT_ID", "JUPYTERHUB_API_TOKEN"))
 
 
+def service_prefix() -> str:
+    """The address prefix the hub's proxy serves the site under (``/services/gradewright``), or ""
+    where no hub runs the site: Django's addresses, and so ``request.path``, begin with it."""
+    if not started_by_hub():
+        return ""
+    prefix = "/" + read("JUPYTERHUB_SERVICE_PREFIX").strip("/")
+    return "" if prefix == "/" else prefix
+
+
 def _hub() -> dict[str, Any]:
     """The site as a JupyterHub service (service/hub.py, docs/operators/jupyterhub.md), when the hub
     gave it an OAuth client: JupyterHub's own variables, which the hub sets for a service it starts
@@ -263,8 +273,7 @@ def _hub() -> dict[str, Any]:
     api_url = read("JUPYTERHUB_API_URL").rstrip("/")
     client_id = read("JUPYTERHUB_CLIENT_ID")
     api_token = read("JUPYTERHUB_API_TOKEN")
-    prefix = "/" + read("JUPYTERHUB_SERVICE_PREFIX").strip("/")
-    prefix = "" if prefix == "/" else prefix
+    prefix = service_prefix()
     base = "/" + read("JUPYTERHUB_BASE_URL").strip("/")
     host = read("JUPYTERHUB_HOST").rstrip("/")
     try:
@@ -306,14 +315,16 @@ def _hub() -> dict[str, Any]:
     return extra
 
 
-def _behind_https() -> dict[str, Any]:
+def _behind_https(prefix: str = "") -> dict[str, Any]:
     """Production: the site is reached over HTTPS, through a proxy that terminates TLS and says so
-    in X-Forwarded-Proto. With these, ``django-admin check --deploy`` passes."""
+    in X-Forwarded-Proto. With these, ``django-admin check --deploy`` passes. ``prefix``: the hub's
+    (``service_prefix``), which the paths Django's redirect compares begin with."""
+    under = re.escape(prefix.strip("/") + "/") if prefix.strip("/") else ""
     return {
         "SECURE_PROXY_SSL_HEADER": ("HTTP_X_FORWARDED_PROTO", "https"),
         "SECURE_SSL_REDIRECT": True,
         # The orchestrator's and Prometheus's probes come over plain HTTP from inside (service/probes.py).
-        "SECURE_REDIRECT_EXEMPT": [r"^healthz$", r"^readyz$", r"^metrics$"],
+        "SECURE_REDIRECT_EXEMPT": [rf"^{under}(?:healthz|readyz|metrics)$"],
         "SESSION_COOKIE_SECURE": True,
         "CSRF_COOKIE_SECURE": True,
         "SECURE_HSTS_SECONDS": 31_536_000,

@@ -62,6 +62,7 @@ class Platform:
         self.answering.set()
         self.held = 0  # requests taken and not answered (while hanging)
         self.delay = 0.0  # seconds between storing a score and answering (``slow``)
+        self.score_refusal: tuple[int, bytes] | None = None  # (status, raw body) answered to every score posted
         self.lock = threading.Lock()
         served = self._serve(0)
         self.server: ThreadingHTTPServer | None = served
@@ -288,6 +289,13 @@ def _handler(platform: Platform):
             if path.startswith("/lineitems/") and path.endswith("/scores"):
                 if self.headers.get("Content-Type") != "application/vnd.ims.lis.v1.score+json":
                     return self._send(415)
+                if platform.score_refusal is not None:  # a platform's own words, control characters and all
+                    status, raw = platform.score_refusal
+                    self.send_response(status)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    return self.wfile.write(raw)
                 item = f"{platform.base}{path.removesuffix('/scores')}"
                 if item not in {line["id"] for line in platform.line_items}:
                     return self._send(404)
@@ -303,3 +311,19 @@ def _handler(platform: Platform):
             return self._send(404)
 
     return Handler
+
+
+def course_column(platform: Platform, registration, context_id: str | None = None):
+    """A course of ``platform`` with one column ("A", out of 10, resource "a"), as the tool stores them
+    after a launch (``registration``: the tool's record of the platform): its stored line item."""
+    from lti_tool.models import LtiContext, LtiLineItem
+
+    context = LtiContext.objects.create(
+        deployment=registration.deployments.get(),
+        id_on_platform=context_id or platform.context_id,
+        lineitems_url=f"{platform.base}/lineitems",
+        can_publish_scores=True,
+        can_manage_lineitems=True,
+    )
+    column = platform.add_line_item({"label": "A", "scoreMaximum": 10, "resourceId": "a"})
+    return LtiLineItem.objects.create(context=context, url=column["id"], label="A", maximum_score=10, resource_id="a")

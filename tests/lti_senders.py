@@ -28,13 +28,13 @@ def main(database_url: str) -> None:
     from django.db import connection
     from django.test import Client
     from django.utils import timezone
-    from lti_tool.models import LtiContext, LtiLineItem, LtiUser
+    from lti_tool.models import LtiUser
 
     from gradebook.models import Student
     from service.lti.outbox import send_due
     from service.lti.platforms import add_platform, platform_settings
     from service.models import ScoreToSend
-    from tests.lti_platform import Platform
+    from tests.lti_platform import Platform, course_column
 
     platform = Platform(tool_jwks=lambda: Client().get("/lti/jwks.json").json())
     registration = add_platform(
@@ -46,15 +46,7 @@ def main(database_url: str) -> None:
             **platform.endpoints,
         )
     )
-    context = LtiContext.objects.create(
-        deployment=registration.deployments.get(),
-        id_on_platform=platform.context_id,
-        lineitems_url=f"{platform.base}/lineitems",
-        can_publish_scores=True,
-        can_manage_lineitems=True,
-    )
-    column = platform.add_line_item({"label": "A", "scoreMaximum": 10, "resourceId": "a"})
-    item = LtiLineItem.objects.create(context=context, url=column["id"], label="A", maximum_score=10, resource_id="a")
+    item = course_column(platform, registration)
     now = timezone.now()
     for number in range(SCORES):
         ScoreToSend.objects.create(

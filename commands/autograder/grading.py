@@ -330,8 +330,9 @@ def _add_check(commands: argparse._SubParsersAction) -> None:
         description="Run a notebook and its public tests, quickly and WITHOUT the sandbox, and say which "
         "questions pass. The notebook's code runs with your rights and can read and change whatever you "
         "can: this is the student's own tool, for their own notebook on their own machine; staff grade "
-        "with `autograder grade`. It refuses to run as root or inside a course or assignment folder that "
-        "holds hidden tests, unless given --allow-unsandboxed. Exit 0 when all pass, 1 otherwise.",
+        "with `autograder grade`. It refuses to run as root, or where hidden tests are in reach: when the "
+        "notebook or the folder it is started from is in a course or an assignment, or holds one a few "
+        "folders down; --allow-unsandboxed runs it anyway. Exit 0 when all pass, 1 otherwise.",
     )
     check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     check.add_argument("--question", metavar="ID", help="only this question's public tests")

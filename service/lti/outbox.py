@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from autograder.assignment import course_assignment
 from gradebook.leases import LeaseRule
+from untrusted.text import one_line
 
 from ..logs import LTI
 from ..models import ScoreToSend
@@ -253,7 +254,7 @@ def _call(request):
         return request()
     except LtiServiceException as exc:
         status = exc.response.status_code
-        body = " ".join(exc.response.text.split())[:120]
+        body = _outside(exc.response.text, 120)
         raise _Refused(f"the platform answered {status}" + (f": {body}" if body else ""), status=status) from None
     except ReadTimeout:  # asked, and no answer: the platform may have done it
         raise _Refused("the platform did not answer in time", unreachable=True, unanswered=True) from None
@@ -262,9 +263,16 @@ def _call(request):
     except ConnectionError:
         raise _Refused("the platform could not be reached", unreachable=True) from None
     except (LtiException, RequestException, ValueError) as exc:
-        raise _Refused(" ".join(str(exc).split())[:200] or type(exc).__name__) from None
+        raise _Refused(_outside(str(exc), 200) or type(exc).__name__) from None
     except Exception as exc:  # whatever a platform's odd answer makes of pylti1p3: this score's problem alone
         raise _Refused(f"the platform's answer could not be read ({type(exc).__name__})") from None
+
+
+def _outside(text: str, limit: int) -> str:
+    """A platform's text (its error body, pylti1p3's message of it) as one printable line of at most
+    about ``limit`` characters: whitespace folded, then controls (ESC, BEL) escaped by the one rule
+    for text from outside, so that neither the log nor the staff's page and terminal act on it."""
+    return one_line(" ".join(text.split())[:limit])
 
 
 def _record_failure(row: ScoreToSend, now: datetime, refused: _Refused, outcome: Outcome) -> None:
