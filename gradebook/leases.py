@@ -17,6 +17,7 @@ writer thread per site process (``service.exam_saves``), and nothing else ever t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import threading
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connections, models, transaction
+from django.db import DatabaseError, connections, models, transaction
 from django.utils import timezone
 
 from .errors import LeaseLost
@@ -138,13 +139,28 @@ class Renewer:
         self.thread.join()
 
     def _run(self) -> None:
+        alias = self.row._state.db or "default"
         try:
             while not self.stopped.wait(self.every()):
-                if not self.rule.renew(self.row):
+                try:
+                    renewed = self.rule.renew(self.row)
+                except DatabaseError as exc:  # the database away for a while (a restart): try at the next turn
+                    logger.warning(
+                        "%s %s: its lease could not be renewed (%s); trying again in %g s",
+                        self.rule.what,
+                        self.row.pk,
+                        " ".join(str(exc).split())[:200],
+                        self.every(),
+                    )
+                    with contextlib.suppress(DatabaseError):
+                        connections[alias].close()  # a broken connection is never reused
+                    continue
+                if not renewed:
                     self.lost.set()
                     return
         finally:
-            connections[self.row._state.db or "default"].close()  # this thread's own connection
+            with contextlib.suppress(DatabaseError):
+                connections[alias].close()  # this thread's own connection
 
 
 def expired(rule: LeaseRule, now: datetime | None = None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from collections.abc import Callable, Iterable
 
 from django import forms
@@ -112,15 +113,38 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 SERVER_ERROR = "the service failed on this request; it is logged, and nothing was changed by this answer"
 
 
+UNAVAILABLE = "the service cannot reach its database just now (a restart, most likely); nothing was changed: try again in a few seconds"
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
     """A real bug: a plain answer, rendered from no template (a broken template may be the bug),
-    with no traceback; Django logs the exception itself (django.request)."""
+    with no traceback; Django logs the exception itself (django.request). The database away for a
+    while (service/outage.py: a restart) is no bug: a 503 that asks to come back in RETRY_AFTER
+    seconds, from whatever view or middleware met it (Django calls this with the exception being
+    handled)."""
+    from .outage import RETRY_AFTER, database_lost
+
+    if database_lost(sys.exc_info()[1]):
+        response = _unavailable(request)
+        response["Retry-After"] = str(RETRY_AFTER)
+        return response
     if is_api(request):
         return error_json(500, SERVER_ERROR)
     return HttpResponse(
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Server error · Gradewright</title>'
         f"</head><body><h1>Server error</h1><p>{SERVER_ERROR}.</p></body></html>",
         status=500,
+        content_type="text/html; charset=utf-8",
+    )
+
+
+def _unavailable(request: HttpRequest) -> HttpResponse:
+    if is_api(request):
+        return error_json(503, UNAVAILABLE)
+    return HttpResponse(  # from no template and no database: neither is there to be had
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Unavailable · Gradewright</title>'
+        f"</head><body><h1>Back in a moment</h1><p>{UNAVAILABLE}.</p></body></html>",
+        status=503,
         content_type="text/html; charset=utf-8",
     )
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +25,8 @@ from .setup import DEMO_INSTRUCTOR, prepare
 
 if TYPE_CHECKING:
     from course.folder import CourseFolder
+
+logger = logging.getLogger("gradewright.workers")
 
 
 def serve(
@@ -47,17 +52,80 @@ def serve(
     from django.conf import settings
 
     server = _listen(host, port, Path(settings.GRADEWRIGHT_STATE))
-    started = [_start_worker(course_root, database_url) for _ in range(workers)]
+    kept = Workers(lambda: _start_worker(course_root, database_url), workers).start()
     say(f"serving {course_root} on http://{host}:{port}/ with {plural(workers, 'grading worker')}; Ctrl-C stops")
     try:
         server.run()
     finally:
         _forget_pid(Path(settings.GRADEWRIGHT_STATE))
-        for process in started:
-            process.send_signal(signal.SIGTERM)
-        for process in started:
+        kept.stop()
+
+
+class Workers:
+    """The site's grading workers, each replaced when it ends while the site serves (a crash, a
+    kill, a database that was away when it started): after ``FIRST`` seconds, doubled each time
+    the slot's worker ended within ``STEADY`` seconds of its start, at most ``MOST`` (a worker
+    that cannot start does not spin), back to ``FIRST`` once one ran ``STEADY`` seconds. Each end
+    and each replacement is a warning in the log. Watched from a thread of its own; ``stop()``
+    ends the watch, then the workers (SIGTERM, then SIGKILL after ``STOP_WITHIN`` seconds)."""
+
+    FIRST, MOST, STEADY = 1.0, 60.0, 60.0
+    EVERY = 0.5  # seconds between looks at the workers
+    STOP_WITHIN = 10.0
+
+    def __init__(self, start: Callable[[], subprocess.Popen], count: int):
+        self.launch = start
+        self.processes = [start() for _ in range(count)]
+        now = time.monotonic()
+        self.started_at = [now] * count
+        self.delays = [0.0] * count  # the slot's last wait before a replacement
+        self.due: list[float | None] = [None] * count  # when the slot's replacement starts
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="grading-workers", daemon=True)
+
+    def start(self) -> Workers:
+        if self.processes:
+            self.thread.start()
+        return self
+
+    def _watch(self) -> None:
+        while not self.stopping.wait(self.EVERY):
+            self.look(time.monotonic())
+
+    def look(self, now: float) -> None:
+        """Note each worker that ended, and start each replacement that is due."""
+        for slot, process in enumerate(self.processes):
+            if process.poll() is None or self.stopping.is_set():
+                continue
+            due = self.due[slot]
+            if due is None:
+                ran = now - self.started_at[slot]
+                last = self.delays[slot]
+                self.delays[slot] = self.FIRST if ran >= self.STEADY or not last else min(self.MOST, 2 * last)
+                self.due[slot] = now + self.delays[slot]
+                logger.warning(
+                    "grading worker %d (process %d) ended (exit code %s) after %.0f s; another starts in %g s",
+                    slot + 1,
+                    process.pid,
+                    process.returncode,
+                    ran,
+                    self.delays[slot],
+                )
+            elif now >= due:
+                self.processes[slot] = self.launch()
+                self.started_at[slot], self.due[slot] = now, None
+                logger.warning("grading worker %d started again (process %d)", slot + 1, self.processes[slot].pid)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self.thread.is_alive():
+            self.thread.join()
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes:
             try:
-                process.wait(timeout=10)
+                process.wait(timeout=self.STOP_WITHIN)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
@@ -177,7 +245,7 @@ def work(
     """``autograder worker``: grade the queue's jobs, one at a time, until stopped (with ``once``:
     until the queue is empty), here or on the Dask cluster ``scheduler`` names (else
     ``$DASK_SCHEDULER_ADDRESS``). The number graded."""
-    prepare(course.root, database_url)
+    prepare(course.root, database_url, demo=False)  # the starting accounts are the site's to make and say
     from autograder.batch import GradeOptions
     from autograder.cluster import GradingNeeds
     from autograder.distributed import executor_for

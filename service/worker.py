@@ -5,6 +5,7 @@ database and the course folder."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import time
@@ -25,19 +26,23 @@ from course.folder import CourseFolder
 from gradebook.book import Gradebook
 from gradebook.errors import GradebookError, LeaseLost
 from gradebook.grading import store_for
+from untrusted.text import one_line
 
 from .errors import UploadUnreadable
 from .exam_grading import grade_queued_exam
 from .health import gone, seen
-from .logs import job_outcome
+from .logs import job_context, job_outcome
 from .lti.outbox import ScoreSender
 from .models import Job
+from .outage import Backoff, database_lost, forget_connections
 from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
 from .uploads import stored_upload
 from .wakeup import Waiter
 
 if TYPE_CHECKING:
     from gradebook.models import Submission as Recorded
+
+logger = logging.getLogger("gradewright.worker")
 
 
 def worker_name() -> str:
@@ -60,6 +65,7 @@ class JobStore:
 
         def end_job(recorded: Recorded) -> None:
             finish(self.job, recorded.id)
+            self.job.submission_id = recorded.id  # as the row now says: the job's "graded" line names it
             queue_scores(self.book, self.spec, self.job.student)  # the outbox: sent later, never on grading's time
 
         # A hand-in: a submission of its own, at the job's time. A regrade: the submission it grades
@@ -153,35 +159,83 @@ def _grade_jobs(
     # follows it (service/wakeup.py). `once` never waits.
     waiter = None if once else Waiter()
     woken_by, said = "", False
+    retry = Backoff()
+    in_flight: Job | None = None  # a job whose grading the database's going away interrupted
     while True:
-        if not once:
-            seen(name)  # alive, for /readyz and the metrics (service/health.py)
-        job = claim(name, woken_by)
-        woken_by = ""  # a look straight after a job, or after a similarity report, was woken by nothing
-        if job is None:
-            # No hand-in waits: a similarity report the staff asked for, which stops for the hand-ins
-            # that come while it runs (grading first: a report may take a minute).
-            if grade_queued_exam(name):  # an online exam the staff asked to grade
-                continue
-            first = GradeFirst(name, course, state, options, executor)
-            if similarity_queued(course, name, first):
-                graded += first.graded
-                continue
-            if waiter is None:
-                return graded
-            if not said:  # said once: the worker is ready and waits (what an operator or a test waits for)
-                print(f"worker {name}: waiting for hand-ins ({waiter.how})", flush=True)
-                said = True
-            woken_by = waiter.wait()
+        try:
+            if in_flight is not None:
+                release(in_flight)  # with its lease: if another worker took it meanwhile, nothing changes
+                in_flight = None
+            if not once:
+                seen(name)  # alive, for /readyz and the metrics (service/health.py)
+            job = claim(name, woken_by)
+            retry.reset()
+        except Exception as exc:
+            if not database_lost(exc):
+                raise
+            _ride_out(name, exc, retry)
             continue
-        graded += grade_claimed(job, course, state, options, executor)
+        woken_by = ""  # a look straight after a job, or after a similarity report, was woken by nothing
+        try:
+            if job is None:
+                # No hand-in waits: a similarity report the staff asked for, which stops for the hand-ins
+                # that come while it runs (grading first: a report may take a minute).
+                if grade_queued_exam(name):  # an online exam the staff asked to grade
+                    continue
+                first = GradeFirst(name, course, state, options, executor)
+                if similarity_queued(course, name, first):
+                    graded += first.graded
+                    continue
+                if waiter is None:
+                    return graded
+                if not said:  # said once: the worker is ready and waits (what an operator or a test waits for)
+                    print(f"worker {name}: waiting for hand-ins ({waiter.how})", flush=True)
+                    said = True
+                woken_by = waiter.wait()
+                continue
+            graded += grade_claimed(job, course, state, options, executor)
+        except DatabaseAway as away:
+            in_flight = away.job
+            _ride_out(name, away.__cause__, retry)
+        except Exception as exc:
+            if not database_lost(exc):
+                raise
+            _ride_out(name, exc, retry)
+
+
+class DatabaseAway(Exception):
+    """The database went away while ``job`` was graded (``grade_claimed``): the worker's loop gives
+    the job back to the queue once the database is there again."""
+
+    def __init__(self, job: Job):
+        super().__init__(f"job {job.pk}: the database went away")
+        self.job = job
+
+
+def _ride_out(name: str, exc: BaseException | None, retry: Backoff) -> None:
+    """The database is away: one warning line (no traceback), its broken connections closed, a wait."""
+    delay = retry.next()
+    logger.warning(
+        "worker %s: the database cannot be reached (%s: %s); trying again in %g s",
+        name,
+        type(exc).__name__,
+        one_line(str(exc))[:200],
+        delay,
+    )
+    forget_connections()
+    time.sleep(delay)
 
 
 def grade_claimed(job: Job, course: CourseFolder, state: Path, options: GradeOptions, executor: Executor | None) -> int:
     """Grade a claimed job: 1 when it was graded, 0 when the grader failed (the job is then tried
     again by a later claim, or ended as failed once its attempts run out)."""
     try:
-        grade_one(job, course, state, options, executor)
+        try:
+            grade_one(job, course, state, options, executor)
+        except Exception as exc:
+            if database_lost(exc):  # the machine's fault, not the grader's: given back, never failed
+                raise DatabaseAway(job) from exc
+            raise
     except LeaseLost:
         return 0  # another worker holds the job now: nothing of this grading was kept (logged by the rule)
     except UploadUnreadable as exc:  # trying again would not help: the job fails at once, with why
@@ -198,6 +252,8 @@ def grade_claimed(job: Job, course: CourseFolder, state: Path, options: GradeOpt
             release(job)
             job_outcome(job, "retried", _took(job), str(exc))
         return 0
+    except DatabaseAway:
+        raise  # given back by the loop, once the database is there again
     except BaseException:
         # Stopped mid-job (SIGTERM, Ctrl-C): the job goes back to the queue for the next worker.
         release(job)
@@ -223,7 +279,8 @@ class GradeFirst:
             return
         seen(self.name)  # alive through a long report too
         while (job := claim(self.name)) is not None:
-            self.graded += grade_claimed(job, self.course, self.state, self.options, self.executor)
+            with job_context(job):
+                self.graded += grade_claimed(job, self.course, self.state, self.options, self.executor)
         self.last = time.monotonic()
 
 
