@@ -10,6 +10,7 @@ hidden inputs.
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import UTC, datetime
 from types import ModuleType
@@ -27,9 +28,14 @@ from .sandbox.limits import Limits
 from .sandbox.runners import Runner
 from .sandbox.session import LoadResult, StudentSession
 from .submissions import Extracted, Submission, Unreadable, answers_after_heading, extract
-from .suite import hidden_suite
+from .suite import HiddenSuite, hidden_suite
 from .version import grader_version
 
+logger = logging.getLogger(__name__)
+# A hidden test that failed by its own code: what its check and its question say to the student.
+TEST_FAULT = "The grader's own check failed here, not your code; it is not counted against you."
+NOT_GRADED_TESTS_FAILED = "Not graded: the assignment's tests failed (not your code):"
+_TOLD: set[tuple[str, str, str, str]] = set()  # the tests' own faults this process has logged
 # A report's size is bounded whatever the submission does: at most this many problems, each this long.
 MAX_REPORT_ERRORS = 50
 MAX_ERROR_CHARS = 500
@@ -80,6 +86,7 @@ def grade_submission(
                 # What the student's code answered, kept to compare with the known mistakes' answers.
                 recorder = AnswerRecorder(session.student, suite)
                 outcomes = suite.run(recorder, reference, (secret, submission.sha256), only_question)
+                outcomes = confirmed_faults(suite, outcomes, reference, (secret, submission.sha256))
                 if only_question is None:  # the other questions' results are needed to point at a cause
                     measured = [_question_result(q, outcomes, load, answers, question_ids) for q in graded]
                     causes = find_causes(assignment, measured, session, suite, reference, (secret, submission.sha256))
@@ -91,6 +98,22 @@ def grade_submission(
         questions = with_dependencies(assignment, questions, causes)
     if recorder is not None:
         questions = with_known_mistakes(assignment, questions, recorder, mistakes_seen)
+    faults = list({(o.question, o.name): o.fault for o in outcomes if o.fault is not None}.values())
+    for fault in faults:
+        told = (assignment.name, fault.question, fault.test, fault.error)
+        if told in _TOLD:  # once per process: every submission's report keeps it for the staff's pages
+            continue
+        _TOLD.add(told)
+        logger.warning(
+            "assignment %s: the hidden test %s of question %s failed by its own code at %s (%s): the question "
+            "is not graded; fix the test, then grade it again (autograder grade --question %s)",
+            assignment.name,
+            fault.test,
+            fault.question,
+            fault.where,
+            fault.error,
+            fault.question,
+        )
     return Report(
         student=submission.student,
         assignment=assignment.name,
@@ -110,7 +133,43 @@ def grade_submission(
         feedback=assignment.feedback,
         seconds=round(time.monotonic() - started, 3),
         only_question=only_question,
+        test_faults=faults,
     )
+
+
+class _ReferenceAsStudent:
+    """The reference standing in for the student: a test that fails with it too fails by its own code."""
+
+    def __init__(self, reference: ModuleType):
+        self._reference = reference
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._reference, name)
+
+
+def confirmed_faults(
+    suite: HiddenSuite, outcomes: list[TestOutcome], reference: ModuleType, seed_material: tuple[str, str]
+) -> list[TestOutcome]:
+    """``outcomes`` with each test that raised in its own code (``TestOutcome.fault``) run again, on
+    the same inputs, with the reference as the student: one that fails by its own code again is the
+    assignment's fault (an error the student is not charged for, its fault kept); one that passes
+    failed on what the student's code returned (an answer of the wrong kind), and stays a failure."""
+    suspects = {(o.question, o.name) for o in outcomes if o.fault is not None}
+    if not suspects:
+        return outcomes
+    again = suite.run(_ReferenceAsStudent(reference), reference, seed_material, tests={name for _, name in suspects})
+    broken = {(o.question, o.name) for o in again if o.fault is not None}
+    updated = []
+    for outcome in outcomes:
+        if outcome.fault is None:
+            updated.append(outcome)
+        elif (outcome.question, outcome.name) in broken:
+            updated.append(outcome.model_copy(update={"status": "error", "message": TEST_FAULT}))
+        else:
+            updated.append(outcome.model_copy(update={"fault": None}))
+    return updated
 
 
 def answer_cells(assignment: Assignment, extracted: Extracted) -> dict[str, str]:
@@ -154,10 +213,21 @@ def _question_result(
     missing = [f for f in question.functions if f not in load.defined]
     status: Status
     passed = sum(test.status == "passed" for test in tests)
-    score = question.points * passed / len(tests)  # exact: rounded only where it is shown
+    broken = [test for test in tests if test.fault is not None]  # the assignment's fault: counted as passed
+    score = question.points * (passed + len(broken)) / len(tests)  # exact: rounded only where it is shown
     if missing:
         status, feedback = "error", f"{', '.join(missing)} is not defined in your submission"
         score = 0.0
+    elif broken:
+        working = [test for test in tests if test.fault is None]
+        failing = [test for test in working if test.status != "passed"]
+        status = "not_graded"
+        feedback = (
+            f"{NOT_GRADED_TESTS_FAILED} {plural(len(broken), 'check')} of {len(tests)} could not run; "
+            "they count as passed until your instructor fixes them and grades this question again."
+        )
+        if failing:
+            feedback += "\n" + checks_feedback(working)
     elif passed == len(tests):
         status, feedback = (
             "passed",
@@ -188,7 +258,12 @@ def with_known_mistakes(
 ) -> list[QuestionResult]:
     """Each failing question's feedback opened by the sentence of the known mistake whose answers
     the student's match on every failing check (mistakes.py); the others as they are."""
-    failing = {result.id for result in results if result.status not in ("passed", "manual")}
+    failing = {  # a question whose only failures are its tests' own faults shows no mistake of the student
+        result.id
+        for result in results
+        if result.status not in ("passed", "manual")
+        and not (result.tests and all(test.status == "passed" or test.fault for test in result.tests))
+    }
     mistakes = known_mistakes(assignment) if failing else []  # loaded once a submission fails something
     if not mistakes:
         return results

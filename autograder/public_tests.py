@@ -19,7 +19,8 @@ from .assignment import MANIFEST, question_of_cell
 from .environment import read
 from .errors import SubmissionError
 from .sandbox.limits import Limits
-from .sandbox.runners import UnsafeRunner
+from .sandbox.reported import CellError
+from .sandbox.runners import Runner, UnsafeRunner
 from .sandbox.session import Cell, StudentSession
 from .submissions import Unreadable, extract, strip_magics
 
@@ -30,6 +31,8 @@ class PublicResult(BaseModel):
     question: str
     passed: bool
     message: str = ""
+    cell: int | None = None  # the public test cell (its 1-based index in the notebook)
+    raised: CellError | None = None  # what failed it, where
 
 
 class TestCell(BaseModel):
@@ -46,26 +49,41 @@ def check_notebook(path: Path, question: str | None = None, timeout: float = 120
         if not tests:
             raise SubmissionError(f"{path}: no public tests for question {question!r}")
     limits = Limits(call_timeout=timeout, submission_timeout=timeout)
-    with StudentSession(UnsafeRunner(), cells, limits) as session:
+    results, _ = run_public_tests(cells, tests, UnsafeRunner(), limits)
+    by_question: dict[str, PublicResult] = {}
+    for result in results:  # a question's first failing test cell, else its pass
+        if result.question not in by_question or by_question[result.question].passed:
+            by_question[result.question] = result
+    return list(by_question.values())
+
+
+def run_public_tests(
+    cells: list[Cell], tests: list[TestCell], runner: Runner, limits: Limits
+) -> tuple[list[PublicResult], list[CellError]]:
+    """Run the notebook's ``cells`` with ``runner``: each public test cell's result, in order (its
+    ``cell``, and what it ``raised``), and the errors of the cells that are not tests."""
+    with StudentSession(runner, cells, limits) as session:
         load = session.load()
     if load.failure:
-        return [PublicResult(question=test.question, passed=False, message=load.failure) for test in tests]
+        failed = [PublicResult(question=t.question, passed=False, message=load.failure, cell=t.index) for t in tests]
+        return failed, []
     errors = {error.running: error for error in load.cell_errors}  # by the test cell that ran
-    results: dict[str, PublicResult] = {}
+    results = []
     for test in tests:
         error = errors.get(test.index)
-        if test.question in results and not results[test.question].passed:
-            continue
         if error is None:
-            results[test.question] = PublicResult(question=test.question, passed=True)
+            results.append(PublicResult(question=test.question, passed=True, cell=test.index))
         else:
             message = (
                 error.message
                 if error.type == "AssertionError" and error.message
                 else f"{error.type}: {error.message}".rstrip(": ")
             )
-            results[test.question] = PublicResult(question=test.question, passed=False, message=message)
-    return list(results.values())
+            results.append(
+                PublicResult(question=test.question, passed=False, message=message, cell=test.index, raised=error)
+            )
+    indexes = {test.index for test in tests}
+    return results, [error for error in load.cell_errors if error.running not in indexes]
 
 
 def unsafe_place(notebook: Path) -> str | None:

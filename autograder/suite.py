@@ -32,13 +32,17 @@ from _pytest.config import ConftestImportFailure, _prepareconfig
 from _pytest.main import Session
 from _pytest.runner import runtestprotocol
 
+from untrusted.text import bounded
+
 from .assignment import MANIFEST, Assignment
+from .authoring.origin import master_place
 from .errors import AssignmentError, StudentFault
-from .reports.model import TestOutcome
+from .reports.model import TestFault, TestOutcome
 from .secret import input_seed
 from .testing import Mismatch
 
 GENERIC_FAILURE = "The result was not what the question asks for."
+MAX_FAULT_CHARS = 500  # a hidden test's own error, as the staff read it
 # pytest plugins a hidden suite never needs; leaving them out saves about a third of a grading.
 # (Checks go through Mismatch, so assertion rewriting is not needed either: --assert=plain.)
 UNUSED_PLUGINS = [
@@ -81,7 +85,8 @@ class _Run:
 class SuitePlugin:
     """Gives the hidden tests their fixtures, records each test's outcome, and the collection's errors."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder  # the suite's own files: an error raised in them is the test's own
         self.run: _Run | None = None
         self.collection_errors: list[pytest.CollectReport] = []
         self.labels: dict[pytest.Item, dict[str, str]] = {}  # each test's question, name and description
@@ -127,7 +132,7 @@ class SuitePlugin:
         excinfo = call.excinfo
         skipped = excinfo is not None and isinstance(excinfo.value, pytest.skip.Exception)
         if call.when == "call" or (call.when == "setup" and excinfo is not None and not skipped):
-            self._current().outcomes.append(_outcome(self.labels[item], excinfo))
+            self._current().outcomes.append(_outcome(self.labels[item], excinfo, self.folder))
         if excinfo is None:
             outcome, longrepr = "passed", None
         elif skipped or not isinstance(excinfo.value, Exception) or isinstance(excinfo.value, BaseExceptionGroup):
@@ -162,15 +167,51 @@ def _labels(item) -> dict[str, str]:
     return {"question": question, "name": item.name, "description": description}
 
 
-def _outcome(common: dict[str, str], excinfo) -> TestOutcome:
+def _outcome(common: dict[str, str], excinfo, folder: Path | None = None) -> TestOutcome:
+    question, name, description = common["question"], common["name"], common["description"]
     if excinfo is None:
-        return TestOutcome(status="passed", **common)
+        return TestOutcome(status="passed", question=question, name=name, description=description)
     error = excinfo.value
     if isinstance(error, StudentFault):
-        return TestOutcome(status=error.status, message=sentence(str(error)), **common)
+        status, message = error.status, sentence(str(error))
+        return TestOutcome(status=status, message=message, question=question, name=name, description=description)
     if isinstance(error, Mismatch):
-        return TestOutcome(status="failed", message=sentence(str(error)), **common)
-    return TestOutcome(status="failed", message=GENERIC_FAILURE, **common)
+        message = sentence(str(error))
+        return TestOutcome(status="failed", message=message, question=question, name=name, description=description)
+    # Raised in the suite's own code: the test's fault, unless what the student returned made it
+    # fail (grading.py runs the test again with the reference standing in for the student to tell).
+    fault = _own_fault(common, excinfo, folder) if folder is not None else None
+    return TestOutcome(
+        status="failed", message=GENERIC_FAILURE, fault=fault, question=question, name=name, description=description
+    )
+
+
+def _own_fault(common: dict[str, str], excinfo, folder: Path) -> TestFault | None:
+    """The test's own error, when the innermost frame of its traceback is in the suite's files (the
+    test's module, its conftest, its helpers), with those frames, each named where the instructor
+    wrote it (the master notebook's cell and line, when assign wrote the file); else None."""
+    frames = []
+    for entry in excinfo.traceback:
+        path = Path(str(entry.path))
+        if path.is_absolute() and path.resolve().is_relative_to(folder):
+            line = entry.lineno + 1
+            where = master_place(path, line) or f"{path}, line {line}"
+            try:
+                code = str(entry.statement).strip().splitlines()[0]
+            except Exception:  # noqa: BLE001 - the code is only shown; its place is enough
+                code = ""
+            frames.append((where, entry.name, code, entry is excinfo.traceback[-1]))
+    if not frames or not frames[-1][3]:
+        return None
+    error = bounded(f"{type(excinfo.value).__name__}: {excinfo.value}".rstrip(": "), MAX_FAULT_CHARS)
+    lines = [f"  {where}, in {name}" + (f"\n    {code}" if code else "") for where, name, code, _ in frames]
+    return TestFault(
+        question=common["question"],
+        test=common["name"],
+        error=error,
+        where=frames[-1][0],
+        traceback="\n".join([*lines, error]),
+    )
 
 
 def sentence(text: str) -> str:
@@ -188,7 +229,9 @@ def _collection_error(folder: Path, report: pytest.CollectReport) -> str:
     # A traceback's "test_x.py:3: in <module>", or a SyntaxError's 'File ".../test_x.py", line 3'.
     found = re.findall(rf'{re.escape(where.name)}(?::(\d+): in |", line (\d+))', text)
     line = next((a or b for a, b in reversed(found)), None)
-    return f"{where}{f', line {line}' if line else ''}: a hidden test cannot be collected: {cause}"
+    place = master_place(where, int(line)) if line else None  # the master's cell, when assign wrote the file
+    named = place or f"{where}{f', line {line}' if line else ''}"
+    return f"{named}: a hidden test cannot be collected: {cause}"
 
 
 def _fingerprint(folder: Path) -> tuple:
@@ -207,7 +250,7 @@ class HiddenSuite:
     def __init__(self, folder: Path):
         self.folder = folder
         self.fingerprint = _fingerprint(folder)
-        self.plugin = SuitePlugin()
+        self.plugin = SuitePlugin(folder)
         # Plugins installed beside the grader (pytest-benchmark, pytest-timeout...) are not loaded: a
         # hidden suite needs none, and loading them cost a fifth of each grading.
         arguments = [
@@ -346,7 +389,8 @@ def check_questions(assignment: Assignment, suite: HiddenSuite) -> None:
         if question not in ids:
             file, line, _ = item.location
             what = "is marked with no question" if question == "unmarked" else f"is marked with question {question!r}"
+            place = master_place(suite.folder / file, (line or 0) + 1)  # the master's cell, when assign wrote it
             raise AssignmentError(
-                f"{suite.folder / file}:{(line or 0) + 1}: {item.name} {what}, which {MANIFEST} lacks "
+                f"{place or f'{suite.folder / file}:{(line or 0) + 1}'}: {item.name} {what}, which {MANIFEST} lacks "
                 f"(its questions: {', '.join(sorted(ids))})"
             )

@@ -21,9 +21,10 @@ from typing import Literal
 from pydantic import BaseModel
 
 from .assignment import Assignment
+from .authoring.origin import master_of, master_place
 from .grading import grade_submission
 from .known import PASSING, FeedbackRule, known_feedback, known_sentences, known_verdicts
-from .reports.model import Report
+from .reports.model import Report, TestFault
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
 from .submissions import find_submissions
@@ -61,6 +62,31 @@ class Verification(BaseModel):
     disagreements: list[Disagreement]
     unlisted: list[str] = []  # files in known/ that verdicts.toml does not list: not graded
     alike: list[Alike] = []
+    # The hidden tests that failed by their own code (each once), and the public tests the solution
+    # fails (one line each, naming the master notebook's cell): the assignment's faults, not a student's.
+    test_faults: list[TestFault] = []
+    solution_failures: list[str] = []
+    # Where each known file was written (the master notebook's cell, when assign wrote it), and what
+    # holds the expected verdicts: known/verdicts.toml, or the master notebook it is written from.
+    places: dict[str, str] = {}
+    verdicts_from: str = "known/verdicts.toml"
+
+    def fault_lines(self) -> list[str]:
+        """The assignment's own faults, as ``verify`` prints them: each public test the solution
+        fails, then each hidden test that failed by its own code, with its traceback."""
+        lines = [f"FAIL the solution: {failure}" for failure in self.solution_failures]
+        for fault in self.test_faults:
+            lines.append(
+                f"FAIL the hidden test {fault.test} of {fault.question} fails by its own code, whatever the submission "
+                "(its question is not graded for anyone until it is fixed):"
+            )
+            lines += [f"     {line}" for line in fault.traceback.splitlines()]
+        return lines
+
+    @property
+    def holds(self) -> bool:
+        """Every verdict holds, and the assignment's own tests and solution are sound."""
+        return not (self.disagreements or self.test_faults or self.solution_failures)
 
     def findings(self, file: str) -> list[Finding]:
         """``file``'s disagreements, one per kind of difference (question, expected, got, margin),
@@ -159,9 +185,27 @@ def verify_assignment(
         on_start(gradings_needed(verdicts, len(secrets), margin))
     runner = make_runner(unsafe_no_sandbox, tuple(assignment.sandbox_packages))
     module = load_reference(assignment, resolve_reference(reference, assignment))
-    return verify_known(
+    verification = verify_known(
         assignment, verdicts, secrets, runner, module, options.limits(assignment), margin, on_grading=on_grading
     )
+    verification.solution_failures = _solution_failures(assignment, runner)
+    return verification
+
+
+def _solution_failures(assignment: Assignment, runner: Runner) -> list[str]:
+    """Each public test of the source notebook (solutions in place) that fails, run in ``runner``:
+    a solution that fails one passes every comparison with itself, and fails every correct student."""
+    from .authoring.master import read_master
+    from .authoring.solution import solution_failures
+    from .errors import AssignmentError
+
+    master_path = master_of(assignment.folder)
+    try:
+        master = read_master(master_path) if master_path is not None and master_path.is_file() else None
+    except AssignmentError:
+        master = None  # named by the source notebook's own cells instead
+    results = solution_failures(assignment.notebook_path, runner, master)
+    return [result.message for result in results if not result.passed]
 
 
 def verify_known(
@@ -185,6 +229,7 @@ def verify_known(
     gradings = 0
     disagreements: list[Disagreement] = []
     alike: list[Alike] = []
+    faults: dict[tuple[str, str, str], TestFault] = {}
     for file, expected in verdicts.items():
         (submission,) = find_submissions([known / file]).submissions
         for secret in secrets:
@@ -195,6 +240,7 @@ def verify_known(
                         assignment, submission, runner, reference, limits, secret, mistakes_seen=seen
                     )
                 gradings += 1
+                faults |= {(f.question, f.test, f.error): f for f in report.test_faults}
                 disagreements += _differences(file, expected, report, secret, factor)
                 disagreements += _broken_rules(file, feedback.get(file, {}), report, secret, factor)
                 if file in sentences:
@@ -221,7 +267,24 @@ def verify_known(
         disagreements=disagreements,
         unlisted=unlisted,
         alike=alike,
+        test_faults=list(faults.values()),
+        places=_places(assignment, verdicts),
+        verdicts_from=f"the master notebook {master}"
+        if (master := master_of(assignment.folder))
+        else "known/verdicts.toml",
     )
+
+
+def _places(assignment: Assignment, verdicts: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Each known file's place in the master notebook it was written from (the solution for correct.py)."""
+    master = master_of(assignment.folder)
+    if master is None:
+        return {}
+    places = {file: master_place(assignment.folder / "known" / file) for file in verdicts}
+    named = {file: place for file, place in places.items() if place is not None}
+    if "correct.py" in verdicts:
+        named.setdefault("correct.py", f"{master}: the solution (its ### BEGIN SOLUTION cells)")
+    return named
 
 
 def _unnamed(

@@ -183,6 +183,8 @@ def shown_report(job: Job, spec: AssignmentSpec, for_staff: bool) -> dict[str, A
         return None
     report: Report = report_of(book(), spec, job.submission)
     data = report.model_dump(mode="json", exclude={"submission", "reference", "sandbox"})
+    if not for_staff:  # a hidden test's own fault shows its code: the staff's alone
+        data.pop("test_faults", None)
     if for_staff or hidden_results_visible(spec, job.student):
         data["hidden_results"] = "shown"
         return data

@@ -14,10 +14,12 @@ hand (or was never its own), before anything is written.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any, get_args
 
@@ -33,8 +35,8 @@ from ..release import BEGIN_HIDDEN, END_HIDDEN
 from ..reports.model import Status
 from .master import NBGRADER_CELL_ID, WRITTEN_SOLUTION, Master, StudentCell, defined_functions, read_master
 from .math import jupyter_math
+from .origin import RECORD, origin_mark
 
-RECORD = ".assign-record.json"
 REFERENCE_FILE = "reference.py"
 # The reference's NAME when the solution is the reference: what reports say they were graded against.
 SOLUTION_REFERENCE = "solution"
@@ -44,7 +46,8 @@ NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
 class AssignRefused(AssignmentError):
-    """Files the run would overwrite that were edited by hand (or never written by it): one line each."""
+    """Why nothing is written, one line each: files the run would overwrite that were edited by hand
+    (or never written by it), or the public tests the solution fails."""
 
     def __init__(self, problems: list[str]):
         self.problems = problems
@@ -60,6 +63,7 @@ class Assigned(BaseModel):
     unchanged: list[str]
     removed: list[str]
     registered: Path | None  # the course.toml that now lists the folder, when this run added it
+    warnings: list[str] = []  # what was written but deserves a look (a saved output left out), one line each
 
 
 def default_folder(master: Path, name: str) -> Path:
@@ -76,11 +80,14 @@ def assign(
     name = master.name
     if not NAME.match(name):
         raise AssignmentError(
-            f"{master_path}: cell {master.settings_cell}: name = {name!r}: lowercase words joined by -, e.g. "
+            f"{master.where(master.settings_cell)}: name = {name!r}: lowercase words joined by -, e.g. "
             '"recurrent-networks"'
         )
     folder = (out or default_folder(master_path, name)).resolve()
     files = assignment_files(master, folder)
+    failing = _solution_failures(master, files[f"source/{name}.ipynb"])
+    if failing:
+        raise AssignRefused(failing)
     record = _read_record(folder)
     problems, unchanged = _check_overwrites(folder, files, record)
     stale = [rel for rel in record if rel not in files and (folder / rel).is_file()]
@@ -97,15 +104,50 @@ def assign(
         written.append(rel)
     for rel in stale:
         (folder / rel).unlink()
-    _write(folder / RECORD, json.dumps({"files": {rel: _hash(text) for rel, text in files.items()}}, indent=1) + "\n")
+    kept = {
+        "master": os.path.relpath(master.path.resolve(), folder),
+        "files": {rel: _hash(t) for rel, t in files.items()},
+    }
+    _write(folder / RECORD, json.dumps(kept, indent=1) + "\n")
     registered = register(course_file, folder) if course_file is not None else None
-    return Assigned(folder=folder, written=written, unchanged=sorted(unchanged), removed=stale, registered=registered)
+    return Assigned(
+        folder=folder,
+        written=written,
+        unchanged=sorted(unchanged),
+        removed=stale,
+        registered=registered,
+        warnings=saved_outputs(master, f"source/{name}.ipynb"),
+    )
+
+
+def _solution_failures(master: Master, source: str) -> list[str]:
+    """Each public test the solution fails, run from the source notebook as written (unsandboxed: the
+    instructor's own code, as running the master in Jupyter would), one line naming its cell."""
+    from ..sandbox.runners import UnsafeRunner
+    from .solution import solution_failures
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / f"{master.name}.ipynb"
+        path.write_text(source, encoding="utf-8")
+        results = solution_failures(path, UnsafeRunner(), master)
+    return [result.message for result in results if not result.passed]
+
+
+def saved_outputs(master: Master, source_name: str) -> list[str]:
+    """A warning for each cell of the student's notebook saved with outputs, which ``assign`` leaves
+    out of it: an output can show the answer."""
+    return [
+        f"{master.where(cell.number)}: its saved output is left out of {source_name} (an output can show the answer); "
+        "clear the master's outputs before saving it"
+        for cell in master.cells
+        if cell.cell["cell_type"] == "code" and cell.cell.get("outputs")
+    ]
 
 
 def assignment_files(master: Master, folder: Path) -> dict[str, str]:
     """Every file of the assignment folder, by its path inside ``folder``, as text."""
-    where = f"{master.path}: cell"
     questions = [_question(master, settings) for settings in master.questions]
+    _check_names(master, questions)
     notebook = student_notebook(master, questions)
     files: dict[str, str] = {}
     source_name = f"source/{master.name}.ipynb"
@@ -114,7 +156,7 @@ def assignment_files(master: Master, folder: Path) -> dict[str, str]:
         cells = master.hidden.get(question["id"], [])
         if not cells and not question.get("manual"):
             raise AssignmentError(
-                f"{where} {question['cell']}: question {question['id']!r} has no # HIDDEN TESTS cell: "
+                f"{master.where(question['cell'])}: question {question['id']!r} has no # HIDDEN TESTS cell: "
                 "nothing would grade it"
             )
         if cells:
@@ -141,11 +183,14 @@ def assignment_files(master: Master, folder: Path) -> dict[str, str]:
     verdicts: dict[str, dict[str, Any]] = {"correct.py": _verdicts(questions, master, None)}
     for version in master.known:
         if version.file in verdicts:
-            raise AssignmentError(f"{where} {version.number}: file {version.file!r} is already a known version's")
+            raise AssignmentError(f"{master.where(version.number)}: file {version.file!r} is already a known version's")
+        mark = origin_mark(
+            master.path.name, version.number, master.code_starts.get(version.number, 1), master.firsts[version.number]
+        )
         files[f"known/{version.file}"] = (
             f"# A known {'correct' if version.correct else 'wrong'} version (cell {version.number} of "
             f"{master.path.name}): the solution, with {', '.join(version.defines)} replaced.\n\n"
-            f"{solution}\n\n# The known version\n{version.code}"
+            f"{solution}\n\n# The known version\n{mark}\n{version.code}"
         )
         table = _verdicts(questions, master, version)
         verdicts[version.file] = {"mistake": version.mistake, **table} if version.mistake else table
@@ -161,7 +206,7 @@ def assignment_files(master: Master, folder: Path) -> dict[str, str]:
 def _question(master: Master, settings: dict[str, Any]) -> dict[str, Any]:
     """A question's manifest entry: its settings, with functions, points and manual found in its cells
     when the settings leave them out."""
-    where = f"{master.path}: cell {settings['cell']}"
+    where = master.where(settings["cell"])
     unknown = sorted(set(settings) - QUESTION_KEYS - {"cell"})
     if unknown:
         raise AssignmentError(f"{where}: unknown setting {unknown[0]!r} ({', '.join(sorted(QUESTION_KEYS))})")
@@ -182,7 +227,7 @@ def _question(master: Master, settings: dict[str, Any]) -> dict[str, Any]:
     if given_points and sum(float(p) for _, p in given_points) != float(question["points"]):
         cell = given_points[0][0]
         raise AssignmentError(
-            f"{master.path}: cell {cell.number}: its graded cells hold "
+            f"{master.where(cell.number)}: its graded cells hold "
             f"{plural(sum(float(p) for _, p in given_points), 'point')}, question {settings['id']!r} says {question['points']:g}"
         )
     if not question["functions"] and not question["manual"]:
@@ -191,6 +236,96 @@ def _question(master: Master, settings: dict[str, Any]) -> dict[str, Any]:
             'in a def, name functions = ["..."], or mark it manual = true'
         )
     return question
+
+
+RUBRIC_KEYS = {"id", "text", "points"}
+ID = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _check_names(master: Master, questions: list[dict[str, Any]]) -> None:
+    """Every name the master uses is one it defines, or AssignmentError names the cell and line that
+    uses it: a function in ``uses``, a rubric item's id, a question in a hidden test's mark or in a
+    known version's feedback rules."""
+    ids = [str(q["id"]) for q in questions]
+    graded = sorted({f for q in questions for f in q["functions"]})
+    for question in questions:
+        number = question["cell"]
+        uses = question.get("uses", [])
+        if not isinstance(uses, list) or not all(isinstance(name, str) for name in uses):
+            where = master.where(number, master.line_of(number, r"^\s*uses\s*="))
+            raise AssignmentError(
+                f'{where}: uses = ["function", ...]: the graded functions that this question\'s functions call'
+            )
+        for name in uses:
+            if name not in graded:
+                where = master.where(number, master.line_of(number, r"^\s*uses\s*="))
+                hint = f" ({name!r} is a question; name the function it grades)" if name in ids else ""
+                raise AssignmentError(
+                    f"{where}: uses = {uses!r}: {name!r} is no function a question grades{hint} "
+                    f"(graded functions: {', '.join(graded) or 'none'})"
+                )
+        _check_rubric(master, question)
+    for number, code in [(n, c) for cells in master.hidden.values() for n, c in cells]:
+        _check_marks(master, number, code, ids)
+    for version in master.known:
+        unknown = sorted(set(version.feedback) - set(ids))
+        if unknown:
+            where = master.where(version.number, master.line_of(version.number, r"feedback"))
+            raise AssignmentError(
+                f"{where}: feedback for {unknown[0]!r}, which is no question of the master (its questions: "
+                f"{', '.join(ids)})"
+            )
+
+
+def _check_rubric(master: Master, question: dict[str, Any]) -> None:
+    number, seen = question["cell"], set()
+    rubric = question.get("rubric", [])
+    if not isinstance(rubric, list):
+        raise AssignmentError(f'{master.where(number)}: rubric: [[rubric]] items with id = "...", text and points')
+    for index, item in enumerate(rubric, start=1):
+        item_id = item.get("id") if isinstance(item, dict) else None
+        # The item's own line: its id after its [[rubric]] header (the index-th), else that header.
+        header = master.line_of(number, r"^\s*\[\[rubric\]\]", index) or 0
+        below = master.sources.get(number, "").splitlines()[header:]
+        own = next((header + i for i, text in enumerate(below, start=1) if re.match(r"\s*id\s*=", text)), None)
+        where = master.where(number, own or header or None)
+        if not isinstance(item, dict):
+            raise AssignmentError(
+                f'{where}: rubric item {index}: a table ([[rubric]]) with id = "...", text and points'
+            )
+        unknown = sorted(set(item) - RUBRIC_KEYS)
+        if unknown:
+            raise AssignmentError(f"{where}: rubric item {index}: unknown setting {unknown[0]!r} (id, text, points)")
+        if not isinstance(item_id, str) or not ID.match(item_id):
+            raise AssignmentError(
+                f'{where}: rubric item {index}: id = "..." (lowercase letters, digits and _, a letter first), '
+                f"not {item_id!r}"
+            )
+        if item_id in seen:
+            raise AssignmentError(f"{where}: rubric id {item_id!r} is already used in question {question['id']!r}")
+        seen.add(item_id)
+
+
+def _check_marks(master: Master, number: int, code: str, ids: list[str]) -> None:
+    """A hidden test cell parses, and marks its tests only with questions of the master."""
+    start = master.code_starts.get(number)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as error:
+        line = start + (error.lineno or 1) - 1 if start else None
+        raise AssignmentError(f"{master.where(number, line)}: {error.msg}") from None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "question"):
+            continue
+        if not (isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "mark"):
+            continue
+        named = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
+        if named not in ids:
+            line = start + node.lineno - 1 if start else None
+            raise AssignmentError(
+                f"{master.where(number, line)}: pytest.mark.question({named!r}) marks a test with no question of "
+                f"the master (its questions: {', '.join(ids)})"
+            )
 
 
 def _graded(cell: StudentCell) -> bool:
@@ -226,9 +361,11 @@ def student_notebook(master: Master, questions: list[dict[str, Any]]) -> nbforma
             copy.source = _without_hidden_regions(
                 "".join(copy.source) if isinstance(copy.source, list) else copy.source
             )
+        if copy.cell_type == "code":  # a saved output can show the answer (saved_outputs warns)
+            copy.outputs, copy.execution_count = [], None
         if cell.question is None:
             if _graded(cell):
-                raise AssignmentError(f"{master.path}: cell {cell.number}: a graded cell that belongs to no question")
+                raise AssignmentError(f"{master.where(cell.number)}: a graded cell that belongs to no question")
             meta = copy.get("metadata", {}).get("nbgrader")
             if meta and meta.get("grade_id"):
                 used.add(meta["grade_id"])
@@ -306,7 +443,15 @@ def hidden_module(master: Master, question_id: str, cells: list[tuple[int, str]]
         "import pytest\n\n"
         f'pytestmark = pytest.mark.question("{question_id}")\n'
     )
-    body = "\n\n".join(code.strip("\n") for _, code in cells)
+    parts = []
+    for number, code in cells:
+        body = code.lstrip("\n")
+        if number in master.code_starts:  # a # HIDDEN TESTS cell: each line maps back to the cell's (origin.py)
+            start = master.code_starts[number] + len(code) - len(body)
+            parts.append(f"{origin_mark(master.path.name, number, start, master.firsts[number])}\n{body.rstrip()}")
+        else:
+            parts.append(body.rstrip())
+    body = "\n\n".join(parts)
     return f"{header}\n\n{body}\n"
 
 
@@ -321,7 +466,7 @@ def _verdicts(questions: list[dict[str, Any]], master: Master, version: Any) -> 
     for question, verdict in own.items():
         if question not in ids or verdict not in statuses:
             raise AssignmentError(
-                f"{master.path}: cell {version.number}: verdicts: {question} = {verdict!r}: a question of the master "
+                f"{master.where(version.number)}: verdicts: {question} = {verdict!r}: a question of the master "
                 f"({', '.join(sorted(ids))}) and a verdict ({', '.join(sorted(statuses))})"
             )
     result = {}
@@ -347,7 +492,7 @@ def _manifest(
     bad = sorted(set(settings) & SETTINGS_NOT_ALLOWED)
     if bad:
         raise AssignmentError(
-            f"{master.path}: cell {master.settings_cell}: {bad[0]} is written by assign; leave it out of # ASSIGNMENT"
+            f"{master.where(master.settings_cell)}: {bad[0]} is written by assign; leave it out of # ASSIGNMENT"
         )
     manifest = {
         "name": settings.pop("name"),
@@ -375,7 +520,7 @@ def _manifest(
             where = f"cell {master.settings_cell}: {'.'.join(loc) or 'settings'}"
         raise AssignmentError(f"{master.path}: {where}: {first['msg']}") from None
     except TypeError as exc:
-        raise AssignmentError(f"{master.path}: cell {master.settings_cell}: {exc}") from None
+        raise AssignmentError(f"{master.where(master.settings_cell)}: {exc}") from None
     return manifest
 
 

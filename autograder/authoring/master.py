@@ -33,12 +33,11 @@ from pydantic import BaseModel
 
 from ..errors import AssignmentError
 from ..release import BEGIN_SOLUTION, END_SOLUTION
+from .origin import MASTER_MARKS, cell_place
 
-ASSIGNMENT_MARK = "# ASSIGNMENT"
-BEGIN_QUESTION = "# BEGIN QUESTION"
+ASSIGNMENT_MARK, BEGIN_QUESTION, HIDDEN_TESTS = MASTER_MARKS
 END_QUESTION = "# END QUESTION"
 PUBLIC_TESTS = "# PUBLIC TESTS"
-HIDDEN_TESTS = "# HIDDEN TESTS"
 KNOWN_WRONG = "# KNOWN WRONG"
 KNOWN_CORRECT = "# KNOWN CORRECT"
 WRITTEN_SOLUTION = "<!-- SOLUTION -->"
@@ -80,10 +79,30 @@ class Master(BaseModel):
     cells: list[StudentCell]
     hidden: dict[str, list[tuple[int, str]]]  # question id -> its hidden test cells (number, code)
     known: list[KnownVersion]
+    # Every cell's first line (``describe``), by number: what a message names a cell by; its source.
+    firsts: dict[int, str] = {}
+    sources: dict[int, str] = {}
+    # For a cell whose code is taken after its marker (# HIDDEN TESTS, # KNOWN ...): the line of the
+    # cell (1-based) that the code's first line is.
+    code_starts: dict[int, int] = {}
 
     @property
     def name(self) -> str:
         return str(self.settings.get("name", ""))
+
+    def where(self, number: int, line: int | None = None) -> str:
+        """The place of cell ``number`` (and ``line`` in it) as every message names it: the master's
+        path, the cell's number and first line."""
+        return cell_place(self.path, number, self.firsts.get(number, ""), line)
+
+    def line_of(self, number: int, pattern: str, nth: int = 1) -> int | None:
+        """The ``nth`` line of cell ``number`` (1-based) that ``pattern`` (a regular expression) matches."""
+        for index, line in enumerate(self.sources.get(number, "").splitlines(), start=1):
+            if re.search(pattern, line):
+                nth -= 1
+                if nth == 0:
+                    return index
+        return None
 
     def solution_code(self) -> str:
         """The program a correct student writes: every code cell the student receives outside the
@@ -96,6 +115,23 @@ class Master(BaseModel):
                 continue  # a demonstration inside a question: the student's notebook only
             parts.append(_without_markers(_source(cell.cell)))
         return "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
+
+
+MARKERS = frozenset(
+    {ASSIGNMENT_MARK, BEGIN_QUESTION, END_QUESTION, PUBLIC_TESTS, HIDDEN_TESTS, KNOWN_WRONG, KNOWN_CORRECT}
+    | {WRITTEN_SOLUTION, BEGIN_SOLUTION}
+)
+FIRST_LINE_CHARS = 60
+
+
+def describe(source: str) -> str:
+    """A cell's first line, as a message names the cell: after a marker, the line that follows it too
+    (``# BEGIN QUESTION: id = "conv"``), at most ``FIRST_LINE_CHARS`` characters."""
+    lines = [line.strip() for line in source.splitlines() if line.strip()]
+    if not lines:
+        return "empty"
+    text = f"{lines[0]}: {lines[1]}" if lines[0] in MARKERS and len(lines) > 1 else lines[0]
+    return text if len(text) <= FIRST_LINE_CHARS else text[: FIRST_LINE_CHARS - 3] + "..."
 
 
 def _source(cell: dict[str, Any]) -> str:
@@ -122,14 +158,24 @@ def _after_first_line(source: str) -> str:
     return ""
 
 
-def _toml(text: str, where: str) -> dict[str, Any]:
+def _code_start(source: str) -> int:
+    """The line of a cell (1-based) that ``_after_first_line``'s first line is."""
+    for index, line in enumerate(source.splitlines()):
+        if line.strip():
+            return index + 2
+    return 1
+
+
+def _toml(text: str, where: str, start: int = 2) -> dict[str, Any]:
+    """``text``, the TOML of a cell from its line ``start``; an error names the cell's own line."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise AssignmentError(f"{where}: {exc}") from None
+        said = re.sub(r"\(at line (\d+)", lambda m: f"(at line {int(m.group(1)) + start - 1} of the cell", str(exc))
+        raise AssignmentError(f"{where}: {said}") from None
 
 
-def _known_header(body: str, where: str) -> tuple[dict[str, Any], str]:
+def _known_header(body: str, where: str, start: int) -> tuple[dict[str, Any], str]:
     """A KNOWN cell's ``# key = value`` lines (TOML once the ``#`` goes) and the code after them."""
     lines = body.splitlines()
     header = []
@@ -137,7 +183,7 @@ def _known_header(body: str, where: str) -> tuple[dict[str, Any], str]:
     while index < len(lines) and lines[index].lstrip().startswith("#"):
         header.append(lines[index].lstrip()[1:].strip())
         index += 1
-    return _toml("\n".join(header), where), "\n".join(lines[index:]).strip("\n") + "\n"
+    return _toml("\n".join(header), where, start), "\n".join(lines[index:]).strip("\n") + "\n"
 
 
 def defined_functions(code: str) -> list[str]:
@@ -162,18 +208,22 @@ def read_master(path: Path) -> Master:
     cells: list[StudentCell] = []
     hidden: dict[str, list[tuple[int, str]]] = {}
     known: list[KnownVersion] = []
+    firsts: dict[int, str] = {}
+    sources: dict[int, str] = {}
+    code_starts: dict[int, int] = {}
     current: str | None = None
     for number, cell in enumerate(notebook.cells, start=1):
-        where = f"{path}: cell {number}"
         source = _source(cell)
         first = _first_line(source)
+        firsts[number], sources[number] = describe(source), source
+        where = cell_place(path, number, firsts[number])
         nbgrader = (cell.get("metadata") or {}).get("nbgrader") or {}
         if cell.cell_type == "raw" and first == ASSIGNMENT_MARK:
             if settings is not None:
                 raise AssignmentError(f"{where}: a second {ASSIGNMENT_MARK} cell (the first is cell {settings_cell})")
-            settings, settings_cell = _toml(_after_first_line(source), where), number
+            settings, settings_cell = _toml(_after_first_line(source), where, _code_start(source)), number
         elif cell.cell_type == "raw" and first == BEGIN_QUESTION:
-            question = _toml(_after_first_line(source), where)
+            question = _toml(_after_first_line(source), where, _code_start(source))
             question_id = question.get("id")
             if not isinstance(question_id, str) or not ID.match(question_id):
                 raise AssignmentError(
@@ -189,8 +239,10 @@ def read_master(path: Path) -> Master:
             if current is None:
                 raise AssignmentError(f"{where}: {HIDDEN_TESTS} outside a question (after its {BEGIN_QUESTION} cell)")
             hidden.setdefault(current, []).append((number, _after_first_line(source)))
+            code_starts[number] = _code_start(source)
         elif cell.cell_type in ("code", "raw") and first in (KNOWN_WRONG, KNOWN_CORRECT):
-            header, code = _known_header(_after_first_line(source), where)
+            header, code = _known_header(_after_first_line(source), where, _code_start(source))
+            code_starts[number] = _code_start(source)
             known.append(_known_version(header, code, number, current, first == KNOWN_CORRECT, where))
         else:
             cells.append(
@@ -214,6 +266,9 @@ def read_master(path: Path) -> Master:
         cells=cells,
         hidden=hidden,
         known=known,
+        firsts=firsts,
+        sources=sources,
+        code_starts=code_starts,
     )
 
 

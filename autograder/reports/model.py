@@ -4,11 +4,25 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, computed_field
+from pydantic import BaseModel, Field, computed_field
 
 # not_graded: the question depends on a function that fails its own question, and the assignment
 # does not charge dependents (``charge_dependents = false``); it scores nothing until that passes.
+# Or the assignment's own tests failed (``Report.test_faults``): a check that failed by the hidden
+# test's own code counts as passed until the staff fix it and grade the question again.
 Status = Literal["passed", "partial", "failed", "error", "timeout", "manual", "not_graded"]
+
+
+class TestFault(BaseModel):
+    """A hidden test that failed by its own code, not by the student's (a NameError in the test, a
+    broken fixture): the assignment's fault, told to the staff alone, never to the student (its
+    traceback shows the hidden test's code)."""
+
+    question: str
+    test: str  # the test's name
+    error: str  # what it raised: "NameError: name 'np' is not defined"
+    where: str  # where: the master notebook's cell and line when assign wrote the test, else its file and line
+    traceback: str  # the test's own frames, innermost last: each place and its line of code, then the error
 
 
 class TestOutcome(BaseModel):
@@ -19,6 +33,9 @@ class TestOutcome(BaseModel):
     description: str
     status: Literal["passed", "failed", "error", "timeout"]
     message: str = ""
+    # Set while grading (never stored with the outcome) when the test failed by its own code: the
+    # report's ``test_faults`` keep it for the staff.
+    fault: TestFault | None = Field(default=None, exclude=True)
 
 
 class HandMark(BaseModel):
@@ -97,6 +114,10 @@ class Report(BaseModel):
     seconds: float | None = None  # how long grading took
     # A regrade of one question: only its result is in ``questions``; the others stand as recorded.
     only_question: str | None = None
+    # For the staff alone: the hidden tests that failed by their own code (the assignment's fault).
+    # Their questions are not_graded, each such check counted as passed; fix the test, then grade
+    # the question again (``autograder grade --question``).
+    test_faults: list[TestFault] = []
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -31,7 +31,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         description="Read a master notebook and write the assignment's folder: assignment.toml, the source notebook, "
         "hidden/test_*.py, the reference, known/ with verdicts.toml; and list the folder in course.toml. Files edited "
         "by hand since assign wrote them are named and nothing is written (--force replaces them). Exit 0 when "
-        "written, 2 otherwise.",
+        "written, 2 otherwise. The solution is run (unsandboxed: your own code) against its public tests first, and a "
+        "solution that fails one is refused. Saved outputs are left out of the student's notebook, with a warning.",
     )
     assign.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="the master notebook")
     assign.add_argument(
@@ -77,4 +78,6 @@ def _assign(args: argparse.Namespace) -> int:
         print(f"{plural(len(done.unchanged), 'file')} already up to date")
     if done.registered:
         print(f"listed {one_line(str(done.folder))} in {one_line(str(done.registered))}")
+    for warning in done.warnings:
+        print(f"{AUTOGRADER}: warning: {one_line(warning)}", file=sys.stderr)
     return 0

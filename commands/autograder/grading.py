@@ -288,9 +288,12 @@ def _verify(args: argparse.Namespace) -> int:
         f"{result.assignment}: {plural(len(result.files), 'known submission')}, {plural(len(result.secrets), 'secret')}, "
         f"{plural(result.gradings, 'grading')} (margin {result.margin:g})"
     )
+    for line in result.fault_lines():
+        print(one_line(line))
     for file in result.files:
         findings = result.findings(file)
-        print(f"{'ok  ' if not findings else 'FAIL'} {one_line(file)}")
+        place = f" ({one_line(result.places[file])})" if findings and file in result.places else ""
+        print(f"{'ok  ' if not findings else 'FAIL'} {one_line(file)}{place}")
         for found in findings:
             under = f" with tolerances divided by {found.margin:g}" if found.margin > 1 else ""
             print(
@@ -306,15 +309,24 @@ def _verify(args: argparse.Namespace) -> int:
             f"hidden inputs under {count} of {plural(len(result.secrets), 'secret')}: neither is named there unless the questions "
             "each gets wrong tell them apart (give them one sentence, or add a check that separates them)"
         )
-    if not result.disagreements:
+    if result.holds:
         print("every verdict holds")
         return 0
+    if result.solution_failures:
+        print(
+            f"the solution fails {plural(len(result.solution_failures), 'public test')}: fix the solution or the test"
+        )
+    if result.test_faults:
+        faults = len(result.test_faults)
+        print(
+            f"{plural(faults, 'hidden test')} {'fails' if faults == 1 else 'fail'} by {'its' if faults == 1 else 'their'} own code"
+        )
     if result.verdicts_wrong:
         differ = "differs" if result.verdicts_wrong == 1 else "differ"
-        print(f"{plural(result.verdicts_wrong, 'verdict')} {differ} from known/verdicts.toml")
+        print(f"{plural(result.verdicts_wrong, 'verdict')} {differ} from {one_line(result.verdicts_from)}")
     if result.rules_broken:
         broken = "is" if result.rules_broken == 1 else "are"
-        print(f"{plural(result.rules_broken, 'feedback rule')} of known/verdicts.toml {broken} broken")
+        print(f"{plural(result.rules_broken, 'feedback rule')} of {one_line(result.verdicts_from)} {broken} broken")
     if result.mistakes_unnamed:
         print(
             f"{plural(result.mistakes_unnamed, 'time')} a known mistake's sentence was not the first thing its "
@@ -345,8 +357,12 @@ def _add_check(commands: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from autograder.authoring.origin import is_master
     from autograder.errors import SubmissionError
     from autograder.public_tests import check_notebook, unsafe_place
+
+    if is_master(args.notebook):
+        return _check_master(args)
 
     unsafe = None if args.allow_unsandboxed else unsafe_place(args.notebook)
     if unsafe:
@@ -361,3 +377,20 @@ def _check(args: argparse.Namespace) -> int:
     passed = sum(result.passed for result in results)
     print(f"{passed} of {plural(len(results), 'question')} pass their public tests")
     return 0 if passed == len(results) else 1
+
+
+def _check_master(args: argparse.Namespace) -> int:
+    """A master notebook: its solution against its public tests, in the sandbox (--allow-unsandboxed: without)."""
+    from autograder.authoring.solution import check_master
+    from autograder.sandbox.runners import make_runner
+    from course.folder import course_or_none
+
+    course = course_or_none(args.course)
+    runner = make_runner(args.allow_unsandboxed, *([tuple(course.sandbox.packages)] if course else []))
+    results = [r for r in check_master(args.notebook, runner) if args.question in (None, r.question)]
+    for result in results:
+        mark = "\u2713" if result.passed else "\u2717"
+        print(f"{mark} {result.question}: {one_line(result.message)}")
+    passed = sum(result.passed for result in results)
+    print(f"the solution passes {passed} of {plural(len(results), 'public test')}")
+    return 0 if results and passed == len(results) else 1
