@@ -27,14 +27,12 @@ from gradebook.empty_answers import NO_ANSWER, give_empty_exam_zero
 from gradebook.errors import BadEdit
 from gradebook.exams import OpenAnswer, open_answers, record_exam_mark, sheets_graded
 from gradebook.marks import replaced_notice
-from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import book, course, staff_required
+from .exam_text import question_html, question_title
 from .hand_grading import ExamQuestion, empty_listing, exam_answers, exam_or_404, exam_questions, neighbours, taken
 from .models import OnlineExam
-
-_MARKDOWN = answer_markdown()  # a question's text: Markdown with math, never raw HTML
 
 
 def _answer_page(name: str, question: str, student: str) -> str:
@@ -55,7 +53,7 @@ def exams_index(request: HttpRequest) -> HttpResponse:
             exams.append({"name": name, "problem": str(exc), "questions": []})
             continue
         questions = [
-            {"id": question, "text": standing.answers[0].text}
+            {"id": question, "text": standing.answers[0].text, "html": question_html(standing.answers[0].text)}
             | {"answers": len(standing.answers), "to_mark": len(standing.waiting)}
             | empty_listing(
                 standing.order,
@@ -123,7 +121,8 @@ def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -
         "title": load_key(folder).title,
         "answer": answer,
         "points": OPEN_POINTS,
-        "text_html": _MARKDOWN.render(answer.text),
+        "text_html": question_html(answer.text),  # as the student saw it, math as MathML
+        "question_title": question_title(answer.text),
         "position": queue.index(student_id) + 1 if student_id in queue else None,
         "count": len(queue),
         "to_mark": len(standing.waiting),

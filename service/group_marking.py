@@ -46,6 +46,7 @@ from untrusted.mathml import answer_markdown
 
 from . import forms
 from .access import assignment_or_404, book, course, staff_required
+from .exam_text import question_html, question_title
 from .hand_grading import exam_answers, exam_or_404, exam_questions, manual_question, starters, taken, to_mark
 
 _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; its math as safe MathML
@@ -345,7 +346,7 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
     texts = {a.student_id: standing.texts[a.student_id] for a in found.values()}
     empty = len(standing.empty)
     page = Page(
-        title=f"{question} ({OPEN_POINTS:g} point)",
+        title=f"{question_title(answers[0].text)} ({plural(OPEN_POINTS, 'point')})",
         crumbs=[(reverse("exams"), "Exams")],
         single=reverse("exam-start", args=[name, question]),
         groups=group_answers(
@@ -359,7 +360,7 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         tokens={a.student_id: str(n) for n, a in found.items()},
         statuses={a.student_id: "to mark" if a.score is None else "marked" for a in found.values()},
         seen={a.student_id: a.marked_at.isoformat() if a.marked_at else "" for a in found.values()},
-        question_html=_MARKDOWN.render(answers[0].text),
+        question_html=question_html(answers[0].text),
         left_out=f"{plural(empty, 'empty answer')} left out: the exams' list gives them 0 at once." if empty else "",
         apart=len(_apart(request) & set(texts)),
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ipaddress
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from course.errors import ExamError
 from course.exams.grade import score_summary
-from course.exams.pages import inline_html
 from course.exams.variants import ExamKey
-from course.loaders.markdown import parse_inline
 from course.wording import plural, shown_score
 from gradebook.errors import GradebookError
 from gradebook.extensions import extend_exam
@@ -36,6 +33,7 @@ from . import exam_sessions as sessions
 from .access import book, instructor_only, member_of, staff_required, student_of
 from .errors import ExamRefused
 from .exam_grading import latest_grading, queue_grading
+from .exam_text import question_html
 from .models import ExamAttempt, OnlineExam
 
 _MARKDOWN = feedback_markdown()  # the feedback: Markdown with math (as MathML), never raw HTML
@@ -87,13 +85,6 @@ class AnswerForm(forms.Form):
     value = forms.CharField(required=False, strip=False, max_length=sessions.MAX_TEXT + 1)
 
 
-@lru_cache(maxsize=4096)
-def _html(markdown: str) -> str:
-    """A stem's or an option's inline Markdown as the printed page shows it (math as MathML), once
-    per text: every student's page shows the same few texts."""
-    return inline_html(parse_inline(markdown))
-
-
 def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, Any]]:
     """The variant's questions as the page shows them: stems and options with math as MathML,
     the letters of this variant, the answers saved; never which option is right or why one tempts."""
@@ -106,8 +97,8 @@ def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, An
             {
                 "position": question.position,
                 "kind": question.kind,
-                "stem": _html(bank.stem),
-                "options": [(letter, _html(texts[option])) for letter, option in question.letters.items()],
+                "stem": question_html(bank.stem),
+                "options": [(letter, question_html(texts[option])) for letter, option in question.letters.items()],
                 "value": given.get(question.position, ""),
             }
         )
@@ -458,12 +449,25 @@ def _results(name: str) -> dict[str, Any] | None:
 @staff_required
 def result_file(request: HttpRequest, name: str, file: str) -> HttpResponse:
     """One file of the exam's last grading (``course exam grade``'s): scores.csv, items.csv, items.png,
-    or a student's feedback (``feedback/<student>.md``); nothing else of the state folder."""
+    or a student's feedback: ``feedback/<student>`` the page the student reads, ``feedback/<student>.md``
+    its Markdown file; nothing else of the state folder."""
     folder = _results_folder(name)
     if file in RESULT_FILES:
         path, kind = folder / file, RESULT_FILES[file]
-    elif file.startswith("feedback/") and file.removeprefix("feedback/") in (_results(name) or {}).get("feedback", []):
-        path, kind = folder / "feedback" / f"{file.removeprefix('feedback/')}.md", "text/markdown; charset=utf-8"
+    elif file.startswith("feedback/") and file.removesuffix(".md").removeprefix("feedback/") in (
+        _results(name) or {}
+    ).get("feedback", []):
+        student = file.removesuffix(".md").removeprefix("feedback/")
+        path, kind = folder / "feedback" / f"{student}.md", "text/markdown; charset=utf-8"
+        if not file.endswith(".md") and path.is_file():  # the page the student reads, its math as MathML
+            context = {
+                "name": name,
+                "title": _exam(name)[2].title,
+                "student": student,
+                "markdown": f"feedback/{student}.md",
+                "feedback_html": _MARKDOWN.render(path.read_text(encoding="utf-8")),
+            }
+            return render(request, "service/exam_result_feedback.html", context)
     else:
         raise Http404("no such result")
     if not path.is_file():

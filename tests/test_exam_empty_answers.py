@@ -63,7 +63,9 @@ def _section(page: str, question: str) -> str:
 
 def _counts(page: str, question: str) -> tuple[int, int, int]:
     """The exams' list's row for ``question``: answers, still to mark, empty."""
-    row = re.search(rf"<td>{question}: .*?</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>", page)
+    row = re.search(
+        rf"<td class=\"question\" data-question=\"{question}\">.*?</td><td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>", page
+    )
     assert row, page
     return int(row.group(1)), int(row.group(2)), int(row.group(3))
 

@@ -13,6 +13,7 @@ from gradebook.exams import grade_exam_into_gradebook, open_answers
 from gradebook.models import ExamMark
 from service import exam_marking, hand_grading
 from service.access import book, course
+from service.exam_text import question_html, question_title
 from service.models import Member
 
 from .conftest import open_question_drawn
@@ -44,7 +45,13 @@ def test_the_staff_mark_an_exams_open_questions_one_answer_at_a_time(exam):
     assert first_url == f"/staff/exams/midterm/{question}/{students[0].student_id}/"
     page = ta.get(first_url).content.decode()
     position = next(q.position for q in key.variants[0].questions if q.question == question)
-    assert f"question <strong>q{position}</strong>" in page and key.questions[question].stem[:40] in page
+    assert f"question <strong>q{position}</strong>" in page
+    # The question as the student saw it (its math as MathML, never TeX), the page titled by its text.
+    stem = key.questions[question].stem
+    assert question_html(stem) in page and f"<title>Marking: {question_title(stem)}" in page.replace("&#x27;", "'")
+    assert "\\(" not in page and f"<title>Marking {question}" not in page
+    groups = ta.get(f"/staff/exam-groups/midterm/{question}/").content.decode()
+    assert question_html(stem) in groups and "\\(" not in groups
     assert students[0].name not in page and students[0].student_id not in page.split("<form")[0]  # anonymous
     assert students[0].name in ta.get(first_url + "?names=1").content.decode()
 

@@ -648,12 +648,22 @@ def test_a_paper_exam_and_an_online_exam_of_the_same_folder_grade_identically(mi
         assert f'href="{results}{file}"' in staff_page, file
     scores_csv = instructor.get(results + "scores.csv")
     assert scores_csv["Content-Type"] == "text/csv" and scores_csv.content == (online / "scores.csv").read_bytes()
-    assert instructor.get(f"{results}feedback/{ids[0]}").content == (online / "feedback" / f"{ids[0]}.md").read_bytes()
+    # A student's feedback: the page they read (its math as MathML), and its Markdown file beside it.
+    read = instructor.get(f"{results}feedback/{ids[0]}")
+    assert (
+        read["Content-Type"].startswith("text/html")
+        and f'href="{results}feedback/{ids[0]}.md"' in read.content.decode()
+    )
+    assert 'id="feedback"' in read.content.decode() and "\\(" not in read.content.decode()
+    assert (
+        instructor.get(f"{results}feedback/{ids[0]}.md").content == (online / "feedback" / f"{ids[0]}.md").read_bytes()
+    )
     for refused in ("responses.csv", "feedback/../scores.csv", "../responses.csv", "feedback/nobody"):
         assert instructor.get(results + refused).status_code == 404, refused
     # Grades: another student and an anonymous visitor get none of them.
     assert account_client(ids[1]).get(results + "scores.csv").status_code == 404
     assert account_client(ids[1]).get(f"{results}feedback/{ids[0]}").status_code == 404
+    assert account_client(ids[1]).get(f"{results}feedback/{ids[0]}.md").status_code == 404
     assert Client().get(results + "scores.csv").status_code == 302
 
     paper = tmp_path / "paper.csv"
