@@ -288,6 +288,21 @@ def result_of(attempt: ExamAttempt, key: ExamKey) -> StudentResult | None:
     return result
 
 
+def scores_of(attempts: list[ExamAttempt], key: ExamKey) -> dict[int, str]:
+    """Each ended attempt's score as the student's page and scores.csv give it (``3 of 5``, the open
+    questions' marks so far counted: course.exams.grade.score_of), by the attempt's id."""
+    from course.exams.grade import score_of
+
+    scores = {}
+    for attempt in attempts:
+        if attempt.ended_at is None:
+            continue
+        result = result_of(attempt, key)
+        if result is not None:
+            scores[attempt.pk] = score_of(result)
+    return scores
+
+
 def feedback_of(attempt: ExamAttempt, key: ExamKey, heading: bool = True) -> str | None:
     """The student's feedback, the very text the paper path writes to feedback/<student>.md (without
     ``heading``, its title and score, which the page states itself)."""

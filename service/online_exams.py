@@ -371,13 +371,17 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
             queue_grading(name, request.user.get_username())
             messages.info(request, "queued: a worker grades the attempts; this page says when it is done")
             return redirect("exam-online", name=name)
+    attempts = list(
+        ExamAttempt.objects.filter(exam=name).select_related("student").order_by("student__student_id", "number")
+    )
     try:
-        title = sessions.key_of(folder).title
+        key = sessions.key_of(folder)
     except ExamError as exc:
-        title, problem = name, str(exc)
+        title, problem, scores = name, str(exc), {}
     else:
-        problem = ""
-    attempts = ExamAttempt.objects.filter(exam=name).select_related("student").order_by("student__student_id", "number")
+        title, problem, scores = key.title, "", sessions.scores_of(attempts, key)
+    for attempt in attempts:
+        attempt.shown_score = scores.get(attempt.pk, "")  # the column the table shows
     context = {
         "name": name,
         "title": title,

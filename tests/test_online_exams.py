@@ -189,6 +189,38 @@ def test_a_student_starts_saves_resumes_on_another_device_submits_and_reads_the_
     assert all(address == "127.0.0.1" for _, address in actions)
 
 
+def test_once_an_open_answer_is_marked_every_face_says_the_same_score(midterm):
+    """The staff's attempts table, the student's page and scores.csv give one score (check questions
+    right plus the open questions' marks, of all the points), from one function: never the staff's
+    table the check questions alone."""
+    import csv
+
+    from service.access import state
+    from service.exam_sessions import folders, grade_online
+
+    key, ids = midterm["key"], midterm["ids"]
+    student_id = ids[0]
+    mine = variant(key, student_id)
+    client = account(student_id)
+    send(client, "/exams/midterm/")
+    first, written = mine.questions[0], next(q for q in mine.questions if q.kind == "open")
+    send(client, "/exams/midterm/answer", position=first.position, value=key.correct_letter(first))
+    send(client, "/exams/midterm/answer", position=written.position, value="Softmax saturates.")
+    send(client, "/exams/midterm/submit")
+    staff = account(role=Member.INSTRUCTOR)
+    marked = send(staff, f"/staff/exams/midterm/{written.question}/{student_id}/", score="1", comment="Right.")
+    assert marked.status_code == 302
+    said = "2 of 5"
+    assert f"Score: {said}:" in client.get("/exams/midterm/").content.decode()
+    page = staff.get("/staff/online-exams/midterm/").content.decode()
+    row = re.search(rf"<tr><td>{student_id}</td>.*?</tr>", page, re.S)
+    assert row is not None and f"<td>{said}</td>" in row.group(0)
+    grade_online("midterm", folders()["midterm"])
+    with (state() / "exams" / "midterm" / "results" / "scores.csv").open(encoding="utf-8") as handle:
+        (line,) = [line for line in csv.DictReader(handle) if line["student_id"] == student_id]
+    assert f"{line['score']} of {line['max_score']}" == said
+
+
 def test_the_time_limit_and_the_close_end_an_attempt_on_the_servers_clock(midterm):
     key, (first_id, second_id, _) = midterm["key"], midterm["ids"]
     client = account(first_id)

@@ -317,10 +317,17 @@ def _chart(path: Path, items: list[ItemStatistics]) -> None:
     plt.close(figure)
 
 
+def score_of(result: StudentResult) -> str:
+    """A student's exam score as every face shows it (``3 of 5``: the check questions right plus
+    the open questions' marks so far, of all their points): the feedback, the student's page, the
+    staff's attempts and scores.csv's numbers, rounded by the one rule (shown_score)."""
+    return f"{shown_score(result.score)} of {shown_score(result.max_score)}"
+
+
 def score_summary(result: StudentResult) -> str:
     """The score, stated once, as the feedback file and the online exam's page both state it:
     ``Score: 3 of 5: 3 of 4 questions right; 1 open question graded by hand, not marked yet.``"""
-    summary = f"Score: {shown_score(result.score)} of {shown_score(result.max_score)}"
+    summary = f"Score: {score_of(result)}"
     if not result.by_hand:
         return summary + "."
     right = f"{result.correct} of {plural(result.automatic, 'question')} right"
