@@ -84,6 +84,8 @@ def hand_in_warnings(
             cost = policy.penalty(now, 1.0, extension.until if extension else None)
             if cost.after_late_until:
                 what = "earns nothing: late work is no longer accepted"
+            elif cost.percent >= 100:
+                what = "is late and earns nothing"
             else:
                 what = f"is late and loses {cost.percent:g}% of its score"
             warnings.append(f"The due time ({_when(due)}) has passed: a hand-in now {what}.")
@@ -93,18 +95,18 @@ def hand_in_warnings(
         report = report_of(book, spec, counted)
         at = counted.submitted_at or counted.graded_at
         grade = (
-            f"your grade now, {shown_score(report.final_score)} of {plural(spec.max_score, 'point')} (your hand-in of {_when(at)})"
+            f"your current grade, {shown_score(report.final_score)} of {plural(spec.max_score, 'point')} (your hand-in of {_when(at)})"
             if scores_shown
-            else f"your grade now (your hand-in of {_when(at)})"
+            else f"your current grade (your hand-in of {_when(at)})"
         )
         on_time = due is None or at <= due
         if chosen_submissions(book, spec.name, {student.pk}).get(student.pk) is not None:
             warnings.append(
-                f"The staff chose which hand-in counts: {grade} stays your grade after a new hand-in, until they undo that choice."
+                f"The staff chose which of your hand-ins counts: a new hand-in leaves {grade} as it is, until they undo that choice."
             )
         elif spec.counts == "last_before_due" and late and on_time:
             warnings.append(
-                f"This assignment counts your last hand-in by the due time: a hand-in now does not count, and {grade} stays."
+                f"This assignment counts your last hand-in by the due time: a hand-in now does not count, and {grade} is kept."
             )
         elif spec.counts in ("last", "last_before_due"):
             if late and on_time:

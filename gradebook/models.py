@@ -110,7 +110,7 @@ class CountedChoice(models.Model):
         indexes = [models.Index(fields=["assignment", "student"], name="gradebook_counted_by_student")]
 
     def __str__(self) -> str:
-        what = f"submission {self.submission_id} counts" if self.submission_id else "the rule decides"
+        what = f"submission {self.submission_id} is the one that counts" if self.submission_id else "the rule decides"
         return f"{self.student} on {self.assignment}: {what}"
 
 

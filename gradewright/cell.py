@@ -22,7 +22,7 @@ from autograder.environment import is_set, read
 from autograder.reports.summary import score_summary
 from course.wording import shown_score
 
-from .errors import GradewrightError, NotebookExists, Unreachable, WhichAssignment
+from .errors import GradewrightError, HandInWarned, NotebookExists, Unreachable, WhichAssignment
 
 WAIT_SECONDS = 600  # how long submit() waits for its feedback
 HUB_USER_HEADER = "X-Gradewright-Hub-User"  # service/hub.py CLAIMED_USER_HEADER
@@ -173,14 +173,20 @@ def submit(
     notebook: str | os.PathLike[str] | None = None,
     server: str | None = None,
     wait: bool = True,
+    anyway: bool = False,
 ) -> Feedback:
     """Hand in ``notebook`` (default: this one, as last saved: save it first) for ``assignment``
-    (default: the one fetch() marked, or the file's name); with ``wait``, until it is graded."""
+    (default: the one fetch() marked, or the file's name); with ``wait``, until it is graded. Where
+    the server warns of a hand-in now (late, or replacing a better or an on-time grade), nothing is
+    handed in (HandInWarned says why) unless ``anyway``."""
     connection = connect(server)
     path = Path(notebook) if notebook is not None else current_notebook()
+    listed = [a for a in connection.json("GET", "/api/v1/assignments").get("assignments", []) if isinstance(a, dict)]
     if assignment is None:
-        listed = connection.json("GET", "/api/v1/assignments").get("assignments", [])
-        assignment = assignment_of(path, [a["name"] for a in listed if isinstance(a, dict)])
+        assignment = assignment_of(path, [a["name"] for a in listed])
+    warned = next((a.get("hand_in_warnings") for a in listed if a.get("name") == assignment), None)
+    if warned and not anyway:
+        raise HandInWarned([str(sentence) for sentence in warned])
     try:
         content = path.read_bytes()
     except OSError as exc:

@@ -28,7 +28,9 @@ from .access import (
     assignment_or_404,
     assignments,
     book,
+    counted_submission_id,
     due_for,
+    hand_in_warnings,
     job_for,
     member_of,
     shown_report,
@@ -133,6 +135,9 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
                 "feedback": spec.feedback,
                 "can_submit": refused is None,
                 "why_not": refused,
+                "counts": spec.counts,
+                # Said before a hand-in now: late, would replace a better or an on-time grade.
+                "hand_in_warnings": hand_in_warnings(spec, student),
             }
         )
     return JsonResponse({"assignments": listed})
@@ -187,10 +192,12 @@ def grades(request: HttpRequest, name: str) -> HttpResponse:
 def submissions(request: HttpRequest) -> HttpResponse:
     student = student_of(request.user)
     if request.method == "GET":
-        jobs = Job.objects.filter(student=student).order_by("-id")
+        # The student's hand-ins (a regrade the staff queued is none: it grades one of them again).
+        jobs = Job.objects.filter(student=student, regrade=False).order_by("-id")
         if assignment := forms.SubmissionsQuery(request.GET).value("assignment"):
             jobs = jobs.filter(assignment=assignment)
-        return JsonResponse({"submissions": [_job(job) for job in jobs]})
+        counted = _counted(student, {job.assignment for job in jobs})
+        return JsonResponse({"submissions": [_job(job, counted) for job in jobs]})
     received = timezone.now()  # the job's first time (service/live.py), before the upload is read
     form = forms.ApiHandIn(request.POST, request.FILES)
     spec = assignment_or_404(form.value("assignment", ""))
@@ -205,7 +212,7 @@ def submissions(request: HttpRequest) -> HttpResponse:
         return answer
     except UploadRefused as refused:
         return error(400, str(refused))
-    return JsonResponse(_job(job), status=201)
+    return JsonResponse(_job(job, set()), status=201)
 
 
 @api_view({"GET"})
@@ -214,7 +221,7 @@ def submission(request: HttpRequest, job_id: int) -> HttpResponse:
 
     job = job_for(request.user, job_id)
     member = member_of(request.user)
-    data = _job(job)
+    data = _job(job, _counted(job.student, {job.assignment}))
     if job.state == Job.GRADED:
         data["report"] = shown_report(job, assignment_or_404(job.assignment), member.is_staff_member)
     live.record_shown(job, member)
@@ -223,7 +230,14 @@ def submission(request: HttpRequest, job_id: int) -> HttpResponse:
     return JsonResponse(data)
 
 
-def _job(job: Job) -> dict[str, Any]:
+def _counted(student, names: set[str]) -> set[int]:
+    """The ids of the student's submissions that count, on the assignments named that still exist."""
+    specs = assignments()
+    counted = (counted_submission_id(specs[name], student) for name in names if name in specs)
+    return {pk for pk in counted if pk is not None}
+
+
+def _job(job: Job, counted: set[int]) -> dict[str, Any]:
     return {
         "id": job.id,
         "assignment": job.assignment,
@@ -233,6 +247,7 @@ def _job(job: Job) -> dict[str, Any]:
         "submitted_at": job.created_at.isoformat(timespec="seconds"),
         "graded_at": job.finished_at.isoformat(timespec="seconds") if job.finished_at else None,
         "page": reverse("submission", args=[job.id]),
+        "counts": job.submission_id is not None and job.submission_id in counted,  # the grade is this one's
         "error": "the grader could not grade this submission; your instructor has been told"
         if job.state == Job.FAILED
         else "",

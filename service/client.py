@@ -13,7 +13,7 @@ import httpx
 
 from course.private_files import private_text
 
-from .errors import ClientError
+from .errors import ClientError, HandInWarned
 
 WAIT_SECONDS = 600  # how long submit waits for its feedback
 LAST = "_last"  # servers.json's key for the server of the last login: submit's default
@@ -62,9 +62,14 @@ def login(server: str, username: str, password: str) -> Path:
     return path
 
 
-def submit(server: str | None, notebook: Path, assignment: str, wait: bool = True) -> dict[str, Any]:
+def submit(
+    server: str | None, notebook: Path, assignment: str, wait: bool = True, anyway: bool = False
+) -> dict[str, Any]:
     """Upload a notebook to ``server`` (None: the one of the last login); with ``wait``, the
-    submission once graded (its report as shown to the student), with the ``server`` it went to."""
+    submission once graded (its report as shown to the student), with the ``server`` it went to.
+    Where the server warns of a hand-in now (late, replacing a better or an on-time grade: the
+    assignment's ``hand_in_warnings``), nothing is handed in (HandInWarned, with its sentences)
+    unless ``anyway``."""
     saved = saved_logins()
     if server is None:
         server = saved.get(LAST)
@@ -79,6 +84,11 @@ def submit(server: str | None, notebook: Path, assignment: str, wait: bool = Tru
         content = notebook.read_bytes()
     except OSError as exc:
         raise ClientError(f"{notebook}: cannot be read ({exc.strerror})") from None
+    if not anyway:
+        listed = _call("GET", f"{server}/api/v1/assignments", headers=headers).get("assignments", [])
+        warned = next((a.get("hand_in_warnings") for a in listed if a.get("name") == assignment), None)
+        if warned:
+            raise HandInWarned([str(sentence) for sentence in warned])
     job = _call(
         "POST",
         f"{server}/api/v1/submissions",

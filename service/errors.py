@@ -8,6 +8,8 @@ ServiceError          base
  ├── UploadUnreadable   a job's stored upload cannot be read (gone, or not readable after a
  │                      restore): the job fails with why, and no grade is changed
  ├── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused
+ │   └── HandInWarned   ``submit`` without --anyway, where the server warns of the hand-in (late,
+ │                      replacing a better or an on-time grade): nothing was handed in
  ├── LtiError           a platform's registration is incomplete, or a platform's service refused
  │                      (pylti1p3's LtiException is translated here, in service/lti/)
  └── ExamRefused        an online exam's start, save or submit refused (not open, ended, wrong
@@ -41,6 +43,14 @@ class TooManyHandIns(UploadRefused):
 
 class ClientError(ServiceError):
     pass
+
+
+class HandInWarned(ClientError):
+    """Not handed in: the server's warnings (``hand_in_warnings``), each a whole sentence."""
+
+    def __init__(self, warnings: list[str]) -> None:
+        super().__init__("nothing was handed in: " + " ".join(warnings) + " Hand in all the same with --anyway.")
+        self.warnings = warnings
 
 
 class LtiError(ServiceError):

@@ -14,11 +14,12 @@ from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 
 from course.wording import plural
 from gradebook.errors import NotFound
-from gradebook.grades import CurrentGrade, current_grades
+from gradebook.grades import COUNTS_HELP, CurrentGrade, current_grades
 from gradebook.history import history
 from gradebook.stats import statistics
 
@@ -105,29 +106,47 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
 @require_safe
 @staff_required
 def student_page(request: HttpRequest, student_id: str) -> HttpResponse:
-    from gradebook.models import Student, Submission
+    from gradebook.history import choices
+    from gradebook.models import Student
 
+    specs = list(assignments().values())
     try:
-        entries = history(book(), student_id, list(assignments().values()))
+        entries = history(book(), student_id, specs)
     except NotFound:
         raise Http404("no such student") from None
-    jobs = {job.sha256: job.id for job in Job.objects.filter(student__student_id=student_id)}
-    ids = dict(Submission.objects.filter(student__student_id=student_id).values_list("sha256", "id"))
+    # Each submission's hand-in page (its job: a regrade's is not a hand-in).
+    jobs = dict(
+        Job.objects.filter(student__student_id=student_id, regrade=False, submission__isnull=False).values_list(
+            "submission_id", "id"
+        )
+    )
     # Each submission beside the one before it, in the same assignment: the pair to compare.
     before: dict[str, int] = {}
     rows = []
-    for entry in entries:
-        rows.append({"entry": entry, "id": ids.get(entry.sha256), "previous": before.get(entry.assignment)})
-        before[entry.assignment] = ids.get(entry.sha256, 0)
     titles = {name: spec.title for name, spec in assignments().items()}
-    for row, entry in zip(rows, entries, strict=True):  # each assignment by its title, where still listed
-        row["title"] = titles.get(entry.assignment, entry.assignment)
+    for entry in entries:
+        rows.append(
+            {
+                "entry": entry,
+                "id": entry.id,
+                "job": jobs.get(entry.id),
+                "previous": before.get(entry.assignment),
+                "title": titles.get(entry.assignment, entry.assignment),  # by its title, where still listed
+            }
+        )
+        before[entry.assignment] = entry.id
+    chosen = [
+        (choice, titles.get(choice.assignment, choice.assignment)) for choice in choices(book(), student_id, specs)
+    ]
+    standing = {choice.assignment: choice.submission for choice, _ in chosen}  # the latest of each assignment
     name = Student.objects.filter(student_id=student_id).values_list("name", flat=True).first() or ""
     context = {
         "student_id": student_id,
         "student_name": name,
         "rows": rows,
-        "jobs": jobs,
+        "choices": chosen,
+        "undo": [spec for spec in specs if standing.get(spec.name) is not None],
+        "rules": {spec.name: COUNTS_HELP[spec.counts] for spec in specs},
         "assignments": assignments().values(),
     }
     return render(request, "service/student.html", context)
@@ -243,6 +262,50 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
     if back:  # a page of this site, never another's
         return redirect(back)
     return redirect("gradebook", name=spec.name)
+
+
+@login_required
+@require_http_methods(["POST"])
+@staff_required
+def choose_counted(request: HttpRequest, name: str) -> HttpResponse:
+    """Make one of a student's submissions the one that counts, or (no submission) undo the choice,
+    with why (gradebook.counting.choose): recorded with who, shown in their history, and their
+    score sent to the course platforms."""
+    from django.contrib import messages
+
+    from gradebook.counting import choose
+    from gradebook.errors import BadEdit
+    from gradebook.models import Student
+
+    spec = assignment_or_404(name)
+    form = forms.CountedChoice(request.POST)
+    student_id = form.value("student", "")
+    student = Student.objects.filter(student_id=student_id).first()
+    if student is None:
+        raise Http404("no such student")
+    back = form.value("back") or reverse("student", args=[student_id])
+    if "submission" in form.errors:
+        raise BadRequest("the submission is named by its id, a whole number")
+    if not form.value("reason"):
+        messages.error(request, "say why: the reason is kept with the choice, in the student's history")
+        return redirect(back)
+    submission = form.value("submission")
+    try:
+        choose(book(), spec, student_id, submission, form.value("reason"), request.user.get_username())
+    except NotFound:
+        raise Http404("no such submission of this student") from None
+    except BadEdit as refused:
+        messages.error(request, str(refused))
+        return redirect(back)
+    from .lti.scores import score_changed
+
+    for problem in score_changed(spec, student):
+        messages.warning(request, problem)
+    if submission is None:
+        messages.info(request, f"{spec.name}: the choice is undone; {COUNTS_HELP[spec.counts]}")
+    else:
+        messages.info(request, f"{spec.name}: submission {submission} is the one that counts now")
+    return redirect(back)
 
 
 @login_required

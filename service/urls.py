@@ -58,6 +58,7 @@ urlpatterns = [
     path("staff/students/<str:student_id>/diff/<id:first>/<id:second>/", staff.diff_page, name="diff"),
     path("staff/override/<id:job_id>/", staff.override, name="override"),
     path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
+    path("staff/counts/<str:name>/", staff.choose_counted, name="choose-counted"),
     path("staff/similarity/<str:name>/", staff.similarity_page, name="similarity"),
     path("staff/exports/", staff.exports_page, name="exports"),
     path("staff/extensions/<str:name>/", extensions.extensions_page, name="extensions"),

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
 from course.wording import plural
+from gradebook.grades import COUNTS_HELP, counting_submission
 
 from . import forms
 from .access import (
@@ -20,10 +21,12 @@ from .access import (
     assignments,
     book,
     due_for,
+    hand_in_warnings,
     instructor_required,
     job_for,
     member_of,
     shown_report,
+    shown_submission,
     state,
     student_of,
 )
@@ -40,12 +43,13 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
     staff = member_of(request.user).is_staff_member
     rows = []
     for spec in assignments().values():
-        jobs = Job.objects.filter(student=student, assignment=spec.name).select_related("submission")
+        # The student's hand-ins (a regrade the staff queued is none), the latest one's state, and
+        # the grade that counts (gradebook.grades.counting_submission) as its reader may see it (the
+        # hidden tests' rules kept).
+        jobs = Job.objects.filter(student=student, assignment=spec.name, regrade=False).select_related("submission")
         latest = jobs.order_by("-id").first()
-        graded = jobs.filter(state=Job.GRADED).order_by("-id").first()
-        # The latest hand-in's state, and the latest graded one's score (the current grade) as its
-        # reader may see it (the hidden tests' rules kept).
-        shown = shown_report(graded, spec, staff) if graded is not None else None
+        counted = counting_submission(book(), spec, student)
+        shown = shown_submission(counted, spec, student, staff) if counted is not None else None
         rows.append(
             {
                 "spec": spec,
@@ -83,15 +87,28 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
             else:
                 return redirect("submission", job_id=job.id)
         return redirect("assignment", name=name)
-    jobs = list(Job.objects.filter(student=student, assignment=spec.name).select_related("submission").order_by("-id"))
-    for job in jobs:  # each one's score beside it, as its reader may see it (README "The pages")
+    # The student's hand-ins, each with its own time, and its score as it stands now (a regrade
+    # the staff queued grades one of them again: never a hand-in of its own), as its reader may see
+    # it (README "The pages"); the one that counts for their grade marked.
+    jobs = list(
+        Job.objects.filter(student=student, assignment=spec.name, regrade=False)
+        .select_related("submission")
+        .order_by("-id")
+    )
+    counted = counting_submission(book(), spec, student)
+    for job in jobs:
         job.shown = shown_report(job, spec, member.is_staff_member) if job.state == Job.GRADED else None
+        job.counts = counted is not None and job.submission_id == counted.id
+        job.regraded = (
+            job.submission is not None and job.finished_at is not None and job.submission.graded_at > job.finished_at
+        )
     context = {
         "spec": spec,
         "due": due_for(spec, student),
         "jobs": jobs,
         "refused": allowance(student, spec),
-        "late": spec.due is not None and timezone.now() > (due_for(spec, student) or spec.due),
+        "warnings": hand_in_warnings(spec, student),
+        "counts": COUNTS_HELP[spec.counts],
         "closed": ClosedAssignment.objects.filter(name=spec.name).first(),
         "instructor": member.is_instructor,
     }

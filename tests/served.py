@@ -41,6 +41,7 @@ PASSWORD = "a long password 123"
 POSTED = {
     "override",
     "regrade",
+    "choose-counted",
     "review-answer",
     "review-ask",
     "rubric-edit",

@@ -84,6 +84,7 @@ def _arguments(name: str) -> list:
         "mark-empty": marked,
         "exam-mark-empty": ["midterm", "q"],
         "regrade": assignment,
+        "choose-counted": assignment,
         "similarity": assignment,
         "review-answer": [1],
         "review-ask": [1],

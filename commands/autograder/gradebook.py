@@ -18,6 +18,7 @@ from untrusted.text import one_line
 from ..common import AUTOGRADER, console, number, open_book, problems, progress_bar, shown
 from ..common import gradebook_options as _options
 from ..groups import add_assignment_groups
+from .counting import add_count, print_choices
 
 
 def gradebook_options(command: argparse.ArgumentParser) -> None:
@@ -129,8 +130,8 @@ def _add_history(commands: argparse._SubParsersAction) -> None:
     history = commands.add_parser(
         "history",
         help="every submission of a student",
-        description="Every submission of a student (to one assignment, or to all of the course's), with its "
-        "time, hash and scores; * marks the one their grade comes from.",
+        description="Every submission of a student (to one assignment, or to all of the course's), with its id, "
+        "time, hash and scores; * marks the one their grade comes from; then the staff's choices of it, with why.",
     )
     history.add_argument("student", metavar="STUDENT")
     history.add_argument("assignment", nargs="?", metavar="ASSIGNMENT")
@@ -142,17 +143,19 @@ def _history(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from autograder.assignment import find_assignments
-    from gradebook.history import history
+    from gradebook.history import choices, history
 
     specs = find_assignments([args.assignment] if args.assignment else [], args.course)
     with open_book(args, create=False) as book:
         entries = history(book, args.student, specs)
+        chosen = choices(book, args.student, specs)
     table = Table(title=f"{shown(args.student)}: {plural(len(entries), 'submission')}")
-    for column in ("", "assignment", "submitted", "sha256", "score", "late", "final"):
+    for column in ("", "id", "assignment", "submitted", "sha256", "score", "late", "final"):
         table.add_column(column)
     for entry in entries:
         table.add_row(
             "*" if entry.current else "",
+            str(entry.id),
             shown(entry.assignment),
             shown(entry.submitted_at),
             entry.sha256[:12],
@@ -161,6 +164,7 @@ def _history(args: argparse.Namespace) -> int:
             shown_score(entry.final_score),
         )
     console().print(table)
+    print_choices(chosen)
     return 0
 
 
@@ -260,6 +264,7 @@ def _add_grades(commands: argparse._SubParsersAction) -> None:
     )
     gradebook_options(grades_export)
     grades_export.set_defaults(handler=_grades_export)
+    add_count(grades_what)
 
 
 def _grades_export(args: argparse.Namespace) -> int:

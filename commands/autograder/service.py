@@ -262,19 +262,33 @@ def _add_submit(commands: argparse._SubParsersAction) -> None:
         "submit",
         help="hand in a notebook to a grading service and print its feedback",
         description="Upload a notebook (or .py file) to the service and, unless --no-wait, print its feedback when "
-        "it is graded. Exit 0 when graded, 1 when the grader failed on it, 2 when it was refused.",
+        "it is graded. Before it, the service's warnings of a hand-in now (late, or replacing a better or an on-time "
+        "grade) are printed and nothing is handed in without --anyway. Exit 0 when graded, 1 when the grader failed "
+        "on it or it was not handed in for a warning, 2 when it was refused.",
     )
     submit.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     submit.add_argument("--assignment", required=True, metavar="NAME")
     submit.add_argument("--server", metavar="URL", help="(default: the server of the last autograder login)")
     submit.add_argument("--no-wait", action="store_true", help="only hand it in")
+    submit.add_argument(
+        "--anyway",
+        action="store_true",
+        help="hand it in even where the service warns (late, or replacing a better or an on-time grade)",
+    )
     submit.set_defaults(handler=_submit)
 
 
 def _submit(args: argparse.Namespace) -> int:
     from service.client import submit
+    from service.errors import HandInWarned
 
-    job = submit(args.server, args.notebook, args.assignment, wait=not args.no_wait)
+    try:
+        job = submit(args.server, args.notebook, args.assignment, wait=not args.no_wait, anyway=args.anyway)
+    except HandInWarned as warned:  # told before anything is handed in: exit 1, nothing changed
+        for sentence in warned.warnings:
+            print(f"warning: {one_line(sentence)}")
+        print("nothing was handed in; hand it in all the same with --anyway")
+        return 1
     print(f"submission {job['id']}: {job['state']} ({one_line(job['server'] + job['page'])})")
     report = job.get("report")
     if report:

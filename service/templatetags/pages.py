@@ -32,6 +32,7 @@ BADGES = {
     "hidden": ("hidden", "secondary"),
     "late": ("late", "warning"),
     "awaiting": ("awaiting hand grading", "primary"),
+    "counts": ("counts", "primary"),  # the submission that counts for the grade (gradebook.grades.which_counts)
 }
 
 
