@@ -50,6 +50,17 @@ RUN_AXE = f"""async () => {{
   return result.violations.map((v) => `${{v.id}} (${{v.impact}}): ${{v.help}}: ` +
     v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", "));
 }}"""
+# The gradebook at a phone's width: the tabs that reach beyond the window (none), and where the student
+# column's first cell is, from its table's box's left, once the table scrolled to its far right.
+SEEN_AT_360 = """() => {
+  const tabs = [...document.querySelectorAll("nav.tabs a")].filter((a) => a.getBoundingClientRect().right > window.innerWidth)
+    .map((a) => a.textContent);
+  const box = document.querySelector(".table-responsive");
+  box.scrollLeft = box.scrollWidth;
+  const cell = box.querySelector("tr:nth-child(2) > :first-child");
+  const left = Math.round(cell.getBoundingClientRect().left - box.getBoundingClientRect().left - box.clientLeft);
+  return {tabs, student_left: left, scrolled: box.scrollLeft > 0};
+}"""
 # How far the document reaches beyond the window, and the widest element that reaches it.
 OVERFLOW = """() => {
   const root = document.documentElement;
@@ -453,6 +464,9 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
                     "Grade files",
                 ]
                 assert browser.pages[1440].locator("nav.tabs a[aria-current=page]").inner_text() == "Gradebook"
+                # At 360 px every tab is in sight, and the student column stays while the table scrolls.
+                phone = browser.pages[360]
+                assert phone.evaluate(SEEN_AT_360) == {"tabs": [], "student_left": 0, "scrolled": True}
             browser.check(f"/staff/gradebook/{HAND}/?show=hand")
             browser.check(f"/staff/statistics/{GRADED}/")
             browser.check(f"/staff/extensions/{GRADED}/")
