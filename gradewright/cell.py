@@ -13,6 +13,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,32 @@ def _number(value: Any) -> str:
     return shown_score(value) if isinstance(value, int | float) else "?"
 
 
+def question_score(question: dict[str, Any]) -> str:
+    """A question's score as the site shows it (``0.38 / 0.5``: course.wording.shown_score), or
+    ``hidden``: what submit()'s summary and JupyterLab's panel both show."""
+    if question.get("score") is None:
+        return "hidden"
+    return f"{_number(question['score'])} / {_number(question.get('max_score'))}"
+
+
+def hand_in_warnings(listed: dict[str, Any], now: datetime | None = None) -> list[str]:
+    """What the student is told before a hand-in now, as the API lists the assignment: its
+    ``hand_in_warnings``; from a server older than them, that the due time has passed, as the
+    site's hand-in page said it."""
+    from service.templatetags.pages import moment
+
+    if "hand_in_warnings" in listed:
+        return [str(sentence) for sentence in listed.get("hand_in_warnings") or []]
+    try:
+        due = datetime.fromisoformat(str(listed.get("due")))
+    except ValueError:
+        return []
+    due = due if due.tzinfo else due.replace(tzinfo=UTC)
+    if (now or datetime.now(UTC)) <= due:
+        return []
+    return [f"The due time ({moment(due)}) has passed: a hand-in now is late."]
+
+
 @dataclass
 class Feedback:
     """A submission as the service shows it to its student: shown in a notebook as its summary."""
@@ -147,12 +174,7 @@ class Feedback:
         elif job["state"] == "graded":
             lines.append(f"hidden tests' results: {report.get('hidden_results', 'not shown')}")
         for question in report.get("questions", []):
-            score = (
-                "hidden"
-                if question.get("score") is None
-                else f"{_number(question['score'])} / {_number(question.get('max_score'))}"
-            )
-            lines.append(f"  {question['id']}: {score} {question.get('status', '')}".rstrip())
+            lines.append(f"  {question['id']}: {question_score(question)} {question.get('status', '')}".rstrip())
             if question.get("status") != "passed":  # what went wrong, as every face shows it (autograder/explain.py)
                 lines += [f"      {line.strip()}" for line in str(question.get("feedback") or "").splitlines()]
         if job.get("error"):
@@ -184,9 +206,9 @@ def submit(
     listed = [a for a in connection.json("GET", "/api/v1/assignments").get("assignments", []) if isinstance(a, dict)]
     if assignment is None:
         assignment = assignment_of(path, [a["name"] for a in listed])
-    warned = next((a.get("hand_in_warnings") for a in listed if a.get("name") == assignment), None)
+    warned = hand_in_warnings(next((a for a in listed if a.get("name") == assignment), {}))
     if warned and not anyway:
-        raise HandInWarned([str(sentence) for sentence in warned])
+        raise HandInWarned(warned)
     try:
         content = path.read_bytes()
     except OSError as exc:

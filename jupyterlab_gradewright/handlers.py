@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,13 @@ from tornado import web
 
 from autograder.reports.summary import score_summary
 from gradewright import cell
-from gradewright.errors import GradewrightError, NotebookExists, Unreachable, WhichAssignment
+from gradewright.errors import GradewrightError, HandInWarned, NotebookExists, Unreachable, WhichAssignment
 
 # The answer's status for each kind of refusal (the first that matches, most specific first).
 STATUSES: list[tuple[type[GradewrightError], int]] = [
     (NotebookExists, 409),  # the panel offers to replace it or keep it
     (WhichAssignment, 422),  # the panel offers the course's assignments
+    (HandInWarned, 428),  # the panel shows the warnings, and hands in only if the student confirms
     (Unreachable, 502),
     (GradewrightError, 400),
 ]
@@ -62,6 +64,8 @@ class Base(APIHandler):
             answer: dict[str, Any] = {"error": str(refused)}
             if isinstance(refused, WhichAssignment):
                 answer["assignments"] = refused.known
+            if isinstance(refused, HandInWarned):
+                answer["warnings"] = refused.warnings
             self.finish(json.dumps(answer))
             return
         self.set_status(status)
@@ -70,21 +74,57 @@ class Base(APIHandler):
 
 def _job(job: dict[str, Any], server: str) -> dict[str, Any]:
     """The submission as the API gives it, with what the panel shows in the site's words: the score
-    and lateness lines (autograder/reports/summary.py, as the submission page writes them)."""
+    and lateness lines (autograder/reports/summary.py, as the submission page writes them), and
+    each question's score as the site rounds it (``shown``: gradewright.cell.question_score), so
+    that the panel never rounds a number itself."""
     feedback = cell.Feedback(job, server)
-    told = score_summary(job.get("report") or {})
+    report = job.get("report") or {}
+    told = score_summary(report)
+    shown = dict(job)
+    if isinstance(report, dict) and isinstance(report.get("questions"), list):
+        questions = [
+            {**question, "shown": cell.question_score(question)} if isinstance(question, dict) else question
+            for question in report["questions"]
+        ]
+        shown["report"] = {**report, "questions": questions}
     return {
-        **job,
+        **shown,
         "page_url": feedback.page,
         "summary": feedback.summary(),
         "score_lines": told.lines() if told is not None else [],
     }
 
 
+def _listed(answer: dict[str, Any]) -> dict[str, Any]:
+    """The course's assignments as the API lists them, each with the line Fetch offers it by: its
+    title and due time as the site writes them ("Attention (due 3 Dec 2026, 20:00 UTC)")."""
+    from service.templatetags.pages import moment
+
+    listed = [entry for entry in answer.get("assignments") or [] if isinstance(entry, dict) and entry.get("name")]
+    for entry in listed:
+        due = moment(entry.get("due"))
+        entry["label"] = f"{entry.get('title') or entry['name']} ({f'due {due}' if due else 'no due time'})"
+    labels = [entry["label"] for entry in listed]
+    for entry in listed:  # two alike (the same title and due time): told apart by their names
+        if labels.count(entry["label"]) > 1:
+            entry["label"] += f" [{entry['name']}]"
+    return {**answer, "assignments": listed}
+
+
 class Assignments(Base):
     @web.authenticated
     async def get(self) -> None:
-        await self.answer(lambda: cell.connect().json("GET", "/api/v1/assignments"))
+        await self.answer(lambda: _listed(cell.connect().json("GET", "/api/v1/assignments")))
+
+
+def fetched(root: Path, name: str, overwrite: bool) -> dict[str, Any]:
+    """The assignment's notebook fetched into ``root/name/``; its path, and a notebook there already
+    (NotebookExists), named from ``root`` (the student's notebooks' folder), not from the server's."""
+    try:
+        made = cell.fetch(name, folder=root / name, overwrite=overwrite)
+    except NotebookExists as exists:
+        raise NotebookExists(str(exists).replace(f"{root}{os.sep}", "", 1)) from None
+    return {"path": made.relative_to(root).as_posix()}
 
 
 class Fetch(Base):
@@ -100,11 +140,7 @@ class Fetch(Base):
             self.finish(json.dumps({"error": str(refused)}))
             return
 
-        def fetch() -> dict[str, Any]:
-            made = cell.fetch(name, folder=self.root / name, overwrite=data.get("overwrite") is True)
-            return {"path": made.relative_to(self.root).as_posix()}
-
-        await self.answer(fetch)
+        await self.answer(fetched, self.root, name, data.get("overwrite") is True)
 
 
 class Check(Base):
@@ -129,7 +165,10 @@ class Submit(Base):
         def submit() -> dict[str, Any]:
             data = self.body()
             assignment = data.get("assignment") if isinstance(data.get("assignment"), str) else None
-            feedback = cell.submit(assignment or None, self.within_root(data.get("path")), wait=False)
+            # Warned (late, or a better or an on-time grade replaced): 428 with the warnings, which the
+            # panel shows; it hands in only when the student confirms (anyway).
+            anyway = data.get("anyway") is True
+            feedback = cell.submit(assignment or None, self.within_root(data.get("path")), wait=False, anyway=anyway)
             return _job(feedback.data, feedback.server)
 
         await self.answer(submit, status=201)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -366,7 +367,10 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
                 lab.locator(".lm-CommandPalette-input").fill("Fetch an assignment")
                 lab.keyboard.press("Enter")
                 dialog = lab.locator(".jp-Dialog")
-                dialog.locator("select").select_option(ASSIGNMENT)
+                # Offered by its title and due time (handlers.py _listed), not by its id.
+                title = tomllib.loads((ASSIGNMENTS / ASSIGNMENT / "assignment.toml").read_text())["title"]
+                offered = dialog.locator("option", has_text=f"{title} (").first.inner_text()
+                dialog.locator("select").select_option(label=offered)
                 dialog.get_by_role("button", name="OK").click()
 
             # Only Gradewright's tools: nbgrader (a dependency of the project) shows no menu or panel.
@@ -431,6 +435,11 @@ def test_in_jupyterlab_a_student_fetches_edits_checks_submits_and_sees_the_feedb
             expect(which.get_by_text("Hand this notebook in for which assignment?")).to_be_visible(timeout=60_000)
             which.locator("select").select_option(ASSIGNMENT)
             which.get_by_role("button", name="OK").click()
+            # Her graded hand-in counts now: the server's warning (a hand-in replaces it, even if it
+            # scores lower) is shown first, and she hands in only once she confirms.
+            warned = lab.locator(".jp-gradewright-warnings")
+            expect(warned).to_contain_text("A hand-in now replaces your grade now", timeout=60_000)
+            lab.get_by_role("button", name="Hand in anyway").click()
             expect(lab.locator(".jp-gradewright-feedback").last.get_by_text(f"of {ASSIGNMENT}").first).to_be_visible(
                 timeout=60_000
             )

@@ -95,3 +95,82 @@ def test_the_server_side_answers_each_refusal_by_its_type(tmp_path, monkeypatch)
     assert status_of(NotebookExists("x exists already")) == 409
     # The status follows the type, whatever the words.
     assert status_of(GradewrightError("pass overwrite=True to replace it")) == 400
+
+
+def test_the_panel_shows_titles_due_times_rounded_scores_and_a_notebook_named_from_the_students_folder(
+    tmp_path, monkeypatch
+):
+    """What JupyterLab's panel shows comes written by its server side, in the site's words: Fetch's
+    list by title and due time, each question's score rounded as the site rounds (0.38, not 0.375),
+    and a notebook there already named from the student's own folder, never the server's path."""
+    import httpx
+
+    from jupyterlab_gradewright.handlers import _job, _listed, fetched, status_of
+
+    listed = _listed(
+        {
+            "assignments": [
+                {"name": "week-1", "title": "Attention", "due": "2026-12-03T20:00:00+00:00"},
+                {"name": "week-2", "title": "", "due": None},
+                {"name": "week-3", "title": "Same", "due": None},
+                {"name": "week-4", "title": "Same", "due": None},
+            ]
+        }
+    )
+    assert [entry["label"] for entry in listed["assignments"]] == [
+        "Attention (due 3 Dec 2026, 20:00 UTC)",
+        "week-2 (no due time)",
+        "Same (no due time) [week-3]",
+        "Same (no due time) [week-4]",
+    ]
+    questions = [
+        {"id": "q1", "score": 0.375, "max_score": 0.5},
+        {"id": "q2", "score": 1 / 3, "max_score": 1.0},
+        {"id": "q3", "score": None, "max_score": 2.0},
+    ]
+    job = {"id": 7, "assignment": "a", "state": "graded", "report": {"questions": questions}, "page": "/s/7/"}
+    shown = _job(job, "http://site.example")
+    assert [question["shown"] for question in shown["report"]["questions"]] == ["0.38 / 0.5", "0.33 / 1", "hidden"]
+    assert "q1: 0.38 / 0.5" in shown["summary"]  # submit()'s summary in a cell: the same words
+
+    class Server:  # the service's notebook download, as the API answers it
+        def call(self, method: str, path: str, **options) -> httpx.Response:
+            assert (method, path) == ("GET", "/api/v1/assignments/week-1/notebook")
+            disposition = {"Content-Disposition": 'attachment; filename="week-1.ipynb"'}
+            return httpx.Response(200, json={"cells": [], "metadata": {}}, headers=disposition)
+
+    monkeypatch.setattr(cell, "connect", lambda server=None: Server())
+    root = tmp_path / "home"
+    assert fetched(root, "week-1", overwrite=False) == {"path": "week-1/week-1.ipynb"}
+    with pytest.raises(NotebookExists) as exists:
+        fetched(root, "week-1", overwrite=False)
+    assert str(exists.value).startswith("week-1/week-1.ipynb exists already (your work?): kept")
+    assert str(tmp_path) not in str(exists.value) and status_of(exists.value) == 409
+
+
+def test_a_hand_in_after_the_due_time_is_warned_of_first_even_by_a_server_that_lists_no_warnings():
+    """Submit (JupyterLab's and submit() in a cell) hands in only once the student confirms where the
+    server warns (its hand_in_warnings, each a sentence); a server older than them lists none, and
+    the due time passed is said all the same, as the site's hand-in page says it."""
+    from datetime import UTC
+
+    from gradewright.cell import hand_in_warnings
+    from gradewright.errors import HandInWarned
+    from jupyterlab_gradewright.handlers import status_of
+
+    due, after, before = (
+        "2026-12-03T20:00:00+00:00",
+        datetime(2026, 12, 4, tzinfo=UTC),
+        datetime(2026, 12, 3, tzinfo=UTC),
+    )
+    assert hand_in_warnings({"name": "a", "due": due}, now=after) == [
+        "The due time (3 Dec 2026, 20:00 UTC) has passed: a hand-in now is late."
+    ]
+    assert hand_in_warnings({"name": "a", "due": due}, now=before) == []
+    assert hand_in_warnings({"name": "a", "due": None}, now=after) == []
+    # The server's own sentences win, and its silence (an empty list) is heeded.
+    assert hand_in_warnings({"due": due, "hand_in_warnings": ["It replaces 10 of 10."]}, now=after) == [
+        "It replaces 10 of 10."
+    ]
+    assert hand_in_warnings({"due": due, "hand_in_warnings": []}, now=after) == []
+    assert status_of(HandInWarned(["It is late."])) == 428  # the panel asks before handing in

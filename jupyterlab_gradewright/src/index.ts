@@ -46,6 +46,7 @@ class Refused extends Error {
 // The server side's statuses (handlers.py STATUSES): each kind of refusal has its own.
 const NOTEBOOK_EXISTS = 409;
 const WHICH_ASSIGNMENT = 422;
+const HAND_IN_WARNED = 428;
 
 async function call(path: string, method = 'GET', body?: Json): Promise<Json> {
   const settings = ServerConnection.makeSettings();
@@ -105,12 +106,6 @@ function feedbackNode(feedback: string): HTMLElement {
   return node;
 }
 
-function score(value: unknown): string {
-  return typeof value === 'number'
-    ? String(Math.round(value * 1000) / 1000)
-    : 'hidden';
-}
-
 /** A submission's state, then its feedback, as the site shows it to its student. */
 class FeedbackPanel extends Widget {
   constructor(private job: Json) {
@@ -161,9 +156,8 @@ class FeedbackPanel extends Widget {
       for (const question of report.questions ?? []) {
         const row = document.createElement('tr');
         row.appendChild(text('td', String(question.id)));
-        row.appendChild(
-          text('td', `${score(question.score)} / ${score(question.max_score)}`)
-        );
+        // Rounded by the server side as the site rounds (gradewright.cell.question_score).
+        row.appendChild(text('td', String(question.shown ?? '')));
         row.appendChild(text('td', String(question.status ?? '')));
         table.appendChild(row);
         if (question.feedback && question.status !== 'passed') {
@@ -207,19 +201,25 @@ async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
     );
     return;
   }
-  const names: string[] = (listed.assignments ?? []).map((a: Json) =>
-    String(a.name)
-  );
-  const chosen = await InputDialog.getItem({
+  // Each offered by its title and due time, as the server side words them (handlers.py _listed).
+  const byLabel = new Map<string, string>();
+  for (const assignment of listed.assignments ?? []) {
+    byLabel.set(
+      String(assignment.label ?? assignment.name),
+      String(assignment.name)
+    );
+  }
+  const picked = await InputDialog.getItem({
     title: trans.__('Fetch which assignment?'),
-    items: names
+    items: [...byLabel.keys()]
   });
-  if (!chosen.button.accept || !chosen.value) {
+  const name = byLabel.get(picked.value ?? '');
+  if (!picked.button.accept || !name) {
     return;
   }
   let fetched: Json;
   try {
-    fetched = await call('fetch', 'POST', { assignment: chosen.value });
+    fetched = await call('fetch', 'POST', { assignment: name });
   } catch (error) {
     if (!(error instanceof Refused) || error.status !== NOTEBOOK_EXISTS) {
       await showErrorMessage(
@@ -241,7 +241,7 @@ async function fetchAssignment(app: JupyterFrontEnd): Promise<void> {
       return;
     }
     fetched = await call('fetch', 'POST', {
-      assignment: chosen.value,
+      assignment: name,
       overwrite: true
     });
   }
@@ -277,41 +277,70 @@ async function checkNotebook(panel: NotebookPanel): Promise<void> {
   }
 }
 
+/**
+ * The server's warnings of a hand-in now (late; a better or an on-time grade replaced), each a
+ * sentence, as the site's hand-in page shows them: true if the student hands in all the same.
+ */
+async function confirmHandIn(warnings: string[]): Promise<boolean> {
+  const body = document.createElement('div');
+  body.className = 'jp-gradewright-warnings';
+  for (const sentence of warnings) {
+    body.appendChild(text('p', sentence));
+  }
+  const answer = await showDialog({
+    title: trans.__('Hand in now?'),
+    body: new Widget({ node: body }),
+    buttons: [
+      Dialog.cancelButton({ label: trans.__('Do not hand in') }),
+      Dialog.warnButton({ label: trans.__('Hand in anyway') })
+    ]
+  });
+  return answer.button.accept;
+}
+
 async function submitNotebook(
   app: JupyterFrontEnd,
   panel: NotebookPanel
 ): Promise<void> {
   await panel.context.save(); // what is handed in is what the student sees
+  const asked: Json = { path: panel.context.path };
   let job: Json;
-  try {
-    job = await call('submit', 'POST', { path: panel.context.path });
-  } catch (error) {
-    if (!(error instanceof Refused) || error.status !== WHICH_ASSIGNMENT) {
-      await showErrorMessage(
-        trans.__('Submit refused'),
-        String((error as Error).message)
-      );
-      return;
-    }
-    // A notebook not fetched from the course does not say its assignment: the student chooses.
-    const chosen = await InputDialog.getItem({
-      title: trans.__('Hand this notebook in for which assignment?'),
-      items: (error.data.assignments ?? []).map(String)
-    });
-    if (!chosen.button.accept || !chosen.value) {
-      return;
-    }
+  for (;;) {
     try {
-      job = await call('submit', 'POST', {
-        path: panel.context.path,
-        assignment: chosen.value
-      });
-    } catch (again) {
-      await showErrorMessage(
-        trans.__('Submit refused'),
-        String((again as Error).message)
-      );
-      return;
+      job = await call('submit', 'POST', asked);
+      break;
+    } catch (error) {
+      if (
+        error instanceof Refused &&
+        error.status === WHICH_ASSIGNMENT &&
+        asked.assignment === undefined
+      ) {
+        // A notebook not fetched from the course does not say its assignment: the student chooses.
+        const chosen = await InputDialog.getItem({
+          title: trans.__('Hand this notebook in for which assignment?'),
+          items: (error.data.assignments ?? []).map(String)
+        });
+        if (!chosen.button.accept || !chosen.value) {
+          return;
+        }
+        asked.assignment = chosen.value;
+      } else if (
+        error instanceof Refused &&
+        error.status === HAND_IN_WARNED &&
+        asked.anyway === undefined
+      ) {
+        // Late, or a better or an on-time grade replaced: said first, handed in only if confirmed.
+        if (!(await confirmHandIn((error.data.warnings ?? []).map(String)))) {
+          return;
+        }
+        asked.anyway = true;
+      } else {
+        await showErrorMessage(
+          trans.__('Submit refused'),
+          String((error as Error).message)
+        );
+        return;
+      }
     }
   }
   const content = new FeedbackPanel(job);
