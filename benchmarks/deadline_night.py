@@ -1,10 +1,12 @@
 """Benchmark: a deadline night. Many students hand in within minutes through the API, on PostgreSQL,
 graded by the service's workers; then the same with a worker killed mid-burst; then with the
-workers' grading sent to a Dask cluster of two workers (`autograder worker --scheduler`).
+workers' grading sent to a Dask cluster of two workers (`autograder worker --scheduler`); then each
+student handing in a file, another and the first again (A, B, A), after which every student's
+recorded grade is checked to be the submission their assignment's rule (counts) picks.
 
     python benchmarks/deadline_night.py [--students 1000] [--seconds 300] [--workers 2]
         [--postgres postgresql://gradewright:gradewright@127.0.0.1:5432/postgres] [--wait 3600]
-        [--runs burst killed dask]
+        [--runs burst killed dask again]
 
 Everything is on this machine (loopback only): a fresh PostgreSQL database made for the run on the
 server --postgres names (dropped at the end), `autograder serve` on a copy of the shipped course, and
@@ -106,12 +108,17 @@ def accounts(prefix: str, count: int) -> dict[str, str]:
 
 
 def burst(
-    url: str, tokens: dict[str, str], seconds: float, events: tuple[tuple[float, Callable[[], object]], ...] = ()
+    url: str,
+    tokens: dict[str, str],
+    seconds: float,
+    events: tuple[tuple[float, Callable[[], object]], ...] = (),
+    shift: int = 0,
 ) -> tuple[list[int], list[str], int]:
-    """Each student uploads one known submission, spread evenly over ``seconds``, while ``events``
-    happen at their times (a worker or a site killed). An upload the front answers 502 (its site
-    died under it) is sent again once, as a browser's user would. The job ids, the uploads refused or
-    failed (none, in a run that counts) and how many were sent again."""
+    """Each student uploads one known submission (the ``shift``-th after their own: another round's
+    file), spread evenly over ``seconds``, while ``events`` happen at their times (a worker or a site
+    killed). An upload the front answers 502 (its site died under it) is sent again once, as a
+    browser's user would. The job ids, the uploads refused or failed (none, in a run that counts)
+    and how many were sent again."""
     known = sorted(p for p in KNOWN.iterdir() if p.suffix == ".py")
     ids: list[int] = []
     refused: list[str] = []
@@ -122,7 +129,7 @@ def burst(
     def upload(index: int, name: str) -> None:
         nonlocal again
         time.sleep(max(0.0, began + index * seconds / len(tokens) - time.monotonic()))
-        path = known[index % len(known)]
+        path = known[(index + shift) % len(known)]
         for attempt in range(2):
             try:
                 with httpx.Client(base_url=url, timeout=120) as client:
@@ -224,7 +231,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--postgres", default="postgresql://gradewright:gradewright@127.0.0.1:5432/postgres")
     parser.add_argument("--wait", type=float, default=3600, help="seconds a run's queue may take to drain")
-    parser.add_argument("--runs", nargs="+", choices=["burst", "killed", "dask"], default=["burst", "killed", "dask"])
+    runs = ["burst", "killed", "dask", "again"]
+    parser.add_argument("--runs", nargs="+", choices=runs, default=runs)
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="gradewright-deadline-night-"))
     url, name = create_database("gradewright_night", args.postgres)
@@ -232,7 +240,8 @@ def main() -> None:
     course = course_copy(home)
     port = free_port()
     site = f"http://127.0.0.1:{port}"
-    rows = []
+    rows: list[str] = []
+    notes: list[str] = []  # what a run checked, said under the table
     try:
         from service.settings import configure
 
@@ -245,6 +254,11 @@ def main() -> None:
             warm = tokens.pop(next(iter(tokens)))
             if run == "dask":
                 rows.append(dask_run(course, port, site, tokens, warm, args))
+                continue
+            if run == "again":
+                row, note = again_run(course, port, site, tokens, warm, args)
+                rows.append(row)
+                notes.append(note)
                 continue
             server = serve(course, port, args.workers)
             try:
@@ -270,6 +284,8 @@ def main() -> None:
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     print("\n".join(rows))
+    for note in notes:
+        print(f"\n{note}")
 
 
 def dask_run(course: Path, port: int, site: str, tokens: dict[str, str], warm: str, args: argparse.Namespace) -> str:
@@ -306,6 +322,81 @@ def dask_run(course: Path, port: int, site: str, tokens: dict[str, str], warm: s
             stop(server)
     print(row, file=sys.stderr)
     return row
+
+
+def again_run(
+    course: Path, port: int, site: str, tokens: dict[str, str], warm: str, args: argparse.Namespace
+) -> tuple[str, str]:
+    """Each student hands in a file, another, then the first again (A, B, A: three rounds over
+    --seconds), graded by the site's workers; then every student's recorded grade (the gradebook's
+    table, which the grade files, the API and the platforms read) is checked against the submission
+    their assignment's rule picks from their own hand-ins, in order, and every hand-in is checked to
+    be a submission of its own."""
+    server = serve(course, port, args.workers)
+    ids: list[int] = []
+    refused: list[str] = []
+    try:
+        warm_up(site, warm)
+        for shift in (0, 1, 0):
+            round_ids, round_refused, _ = burst(site, tokens, args.seconds / 3, shift=shift)
+            ids += round_ids
+            refused += round_refused
+        row = outcome(f"{args.workers} workers, each student handing in A, B, A", ids, refused, args.seconds, args.wait)
+    finally:
+        stop(server)
+    print(row, file=sys.stderr)
+    note = rule_check(list(tokens))
+    print(note, file=sys.stderr)
+    return row, note
+
+
+def rule_check(students: list[str]) -> str:
+    """Whether each student's recorded grade is their rule's submission, and each hand-in its own."""
+    from gradebook.grades import HandIn, current_grades, report_of, student_due, which_counts
+    from service.access import assignments, book
+    from service.models import Job
+
+    spec = assignments()[ASSIGNMENT]
+    grades = {g.student_id: g for g in current_grades(book(), spec)}
+    right, recorded, handed = 0, 0, 0
+    wrong: list[str] = []
+    for name in students:
+        jobs = list(
+            Job.objects.filter(student__student_id=name, regrade=False, state=Job.GRADED)
+            .select_related("submission", "student")
+            .order_by("id")
+        )
+        handed += len(jobs)
+        recorded += len({job.submission_id for job in jobs})
+        reports = [report_of(book(), spec, job.submission) for job in jobs]
+        hand_ins = [
+            HandIn(job.submission_id, job.submission.submitted_at, report.final_score)
+            for job, report in zip(jobs, reports, strict=True)
+        ]
+        picked = which_counts(spec.counts, hand_ins, student_due(spec, None))
+        expected = next(
+            (r for j, r in zip(jobs, reports, strict=True) if picked and j.submission_id == picked.id), None
+        )
+        grade = grades.get(name)
+        got = grade.report if grade is not None else None
+        if (
+            expected is None
+            or got is None
+            or (got.sha256, got.submitted_at, got.final_score)
+            != (
+                expected.sha256,
+                expected.submitted_at,
+                expected.final_score,
+            )
+        ):
+            wrong.append(name)
+        else:
+            right += 1
+    said = (
+        f"Re-hand-in check (rule: {spec.counts}): {right} of {len(students)} students' recorded grades are their "
+        f"rule's submission; {recorded} of {handed} graded hand-ins recorded as submissions of their own."
+    )
+    return said + (f" Not their rule's: {', '.join(wrong[:10])}." if wrong else "")
 
 
 if __name__ == "__main__":
