@@ -59,8 +59,14 @@ def run(
         # Every grading process and sandbox has been ended by now (the batch kills them on its way out).
         print(f"{prog}: {interrupted}", file=sys.stderr)
         return 128 + (received[0] if received else signal.SIGINT)
-    except Exception as exc:  # a bug of ours: still one line, never a traceback
-        print(f"{prog}: internal error ({type(exc).__name__}: {one_line(str(exc))}); please report it", file=sys.stderr)
+    except Exception as exc:  # a bug of ours: still one line, never a traceback (the site's JSON log keeps it)
+        from service.logs import crashed
+
+        if not crashed(prog, exc):
+            print(
+                f"{prog}: internal error ({type(exc).__name__}: {one_line(str(exc))}); please report it",
+                file=sys.stderr,
+            )
         return 2
     finally:
         _restore(previous)

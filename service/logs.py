@@ -1,9 +1,17 @@
-"""The service's log, in one configuration (Django's ``LOGGING``, built by ``configuration()``): the
-site's request errors with their tracebacks (``django.request``), each job's outcome
+"""The service's log, in one configuration (Django's ``LOGGING``, built by ``configuration()``): a
+line for every request answered (``gradewright.requests``, by the ``LogRequests`` middleware: method,
+path, status, seconds, the user's id, the client's address as the trusted proxy gave it, the request
+id), the site's request errors with their tracebacks (``django.request``), each job's outcome
 (``gradewright.jobs``, through ``job_outcome``), each delivery of a score to a course platform
 (``gradewright.lti``), each sign-in refused (``gradewright.sign_in``). One line per event, plain by
 default or one JSON object per line (``GRADEWRIGHT_LOG_FORMAT=json``), to standard error or the file
-``GRADEWRIGHT_LOG_FILE`` names (autograder/environment.py).
+``GRADEWRIGHT_LOG_FILE`` names (autograder/environment.py); a crash too (``crashed``, and an
+exception no thread caught).
+
+Every line logged while a request is answered carries its request id (returned to the client in
+X-Request-ID), and every line a worker logs while grading a job carries the job's id and its
+submission's: the context (``log_context``, a contextvar, so each of waitress's threads has its own)
+is added to each record by the handler's ``WithContext`` filter.
 
 What is expected is said without a traceback: a refusal (4xx), however Django raised it. A 500 and
 any error our code logs keep theirs."""
@@ -11,6 +19,13 @@ any error our code logs keep theirs."""
 from __future__ import annotations
 
 import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from autograder.environment import read
@@ -20,16 +35,52 @@ from .errors import ServiceSetupError
 JOBS = "gradewright.jobs"
 LTI = "gradewright.lti"
 SIGN_IN = "gradewright.sign_in"
-PLAIN = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+REQUESTS = "gradewright.requests"
+PLAIN = "%(asctime)s %(levelname)s %(name)s: %(message)s%(context)s"
 FORMATS = ("plain", "json")
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 OURS = ("gradewright", "service", "autograder", "gradebook", "course", "waitress")
 # Fields of Django's records that are objects for a handler, not values for a log line.
-NOT_LOGGED = ("request", "server_time")
+NOT_LOGGED = ("request", "server_time", "context")
+# A request id taken from the trusted proxy's X-Request-ID: letters, digits and . _ : -, 8 to 128 of
+# them (a UUID, nginx's $request_id); anything else is replaced by one of ours.
+SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{7,127}")
+# The orchestrator's and Prometheus's probes, every few seconds: their lines only at DEBUG.
+PROBES = frozenset({"/healthz", "/readyz", "/metrics"})
 
 jobs_log = logging.getLogger(JOBS)
 lti_log = logging.getLogger(LTI)
 sign_in_log = logging.getLogger(SIGN_IN)
+requests_log = logging.getLogger(REQUESTS)
+_context: ContextVar[dict[str, Any]] = ContextVar("gradewright_log_context", default={})  # noqa: B039 (never mutated)
+
+
+@contextmanager
+def log_context(**fields: Any) -> Iterator[None]:
+    """Every line logged within carries ``fields`` (those not None), besides the outer context's."""
+    token = _context.set({**_context.get(), **{name: value for name, value in fields.items() if value is not None}})
+    try:
+        yield
+    finally:
+        _context.reset(token)
+
+
+def job_context(job: Any) -> Any:
+    """The context of a worker's lines while it grades ``job`` (a service.models.Job)."""
+    return log_context(job_id=job.id, submission_id=job.submission_id)
+
+
+class WithContext(logging.Filter):
+    """Adds the context's fields to each record (for JSON) and ``context``, them as text (for plain
+    lines: `` [request_id=... job_id=...]``); a field the line gave itself is kept as it gave it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        fields = _context.get()
+        for name, value in fields.items():
+            if not hasattr(record, name):
+                setattr(record, name, value)
+        record.context = " [" + " ".join(f"{name}={value}" for name, value in fields.items()) + "]" if fields else ""
+        return True
 
 
 class ExpectedWithoutTraceback(logging.Filter):
@@ -67,7 +118,7 @@ def configuration() -> dict[str, Any]:
     path = read("GRADEWRIGHT_LOG_FILE")
     handler: dict[str, Any] = {
         "formatter": log_format,
-        "filters": ["expected"],
+        "filters": ["expected", "context"],
         **(
             {"class": "logging.FileHandler", "filename": path, "encoding": "utf-8"}
             if path
@@ -77,7 +128,7 @@ def configuration() -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"expected": {"()": ExpectedWithoutTraceback}},
+        "filters": {"expected": {"()": ExpectedWithoutTraceback}, "context": {"()": WithContext}},
         "formatters": {"plain": {"format": PLAIN}, "json": {"()": json_formatter}},
         "handlers": {"log": handler},
         # A library's chatter (httpx's line per request, say) only when it warns; ours and Django's
@@ -115,6 +166,7 @@ def job_outcome(job: Any, outcome: str, seconds: float | None = None, error: str
         why,
         extra={
             "job_id": job.id,
+            "submission_id": job.submission_id,
             "outcome": outcome,
             "student": student,
             "assignment": job.assignment,
@@ -122,6 +174,78 @@ def job_outcome(job: Any, outcome: str, seconds: float | None = None, error: str
             "error": error,
         },
     )
+
+
+def incoming_request_id(request: Any) -> str | None:
+    """The request id the trusted proxy sent (X-Request-ID), when it is sane and the request came
+    through that proxy: waitress keeps X-Forwarded-For only from GRADEWRIGHT_TRUSTED_PROXY, and puts
+    its last address in REMOTE_ADDR (service/server.py proxy_options). From anyone else, None."""
+    meta = request.META
+    given = meta.get("HTTP_X_REQUEST_ID", "")
+    if not read("GRADEWRIGHT_TRUSTED_PROXY").strip() or not SANE_REQUEST_ID.fullmatch(given):
+        return None
+    hops = [hop.strip() for hop in meta.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+    return given if hops and hops[-1] == meta.get("REMOTE_ADDR") else None
+
+
+class LogRequests:
+    """Middleware, outermost: each request's id (the proxy's, or a new one), in the context of every
+    line logged while it is answered and in the answer's X-Request-ID; then one line for it."""
+
+    def __init__(self, get_response: Callable[[Any], Any]):
+        self.get_response = get_response
+
+    def __call__(self, request: Any) -> Any:
+        request_id = incoming_request_id(request) or uuid.uuid4().hex
+        started = time.perf_counter()
+        with log_context(request_id=request_id):
+            response = self.get_response(request)
+            response["X-Request-ID"] = request_id
+            user = getattr(request, "user", None)
+            user_id = user.pk if user is not None and user.is_authenticated else None
+            took = time.perf_counter() - started
+            status = response.status_code
+            level = logging.DEBUG if request.path_info in PROBES else logging.WARNING if status >= 500 else logging.INFO
+            requests_log.log(
+                level,
+                "%s %s %s %.3f s user %s from %s",
+                request.method,
+                request.path,
+                status,
+                took,
+                user_id if user_id is not None else "-",
+                _address(request) or "-",
+                extra={
+                    "method": request.method,
+                    "path": request.path,
+                    "status": status,
+                    "duration_seconds": round(took, 6),
+                    "user_id": user_id,
+                    "address": _address(request),
+                },
+            )
+        return response
+
+
+def crashed(prog: str, exc: BaseException) -> bool:
+    """A command ended by an error of ours: in the log with its traceback, as one JSON object, where
+    the site's log is set up and is JSON (the site's and the workers' processes). Whether that line
+    went to standard error, where the command's own plain line would otherwise go."""
+    from django.conf import settings
+
+    if not settings.configured or read("GRADEWRIGHT_LOG_FORMAT").lower() != "json":
+        return False
+    logging.getLogger("gradewright").critical(
+        "%s: internal error (%s: %s); please report it", prog, type(exc).__name__, exc, exc_info=exc
+    )
+    return not read("GRADEWRIGHT_LOG_FILE")
+
+
+def _thread_crashed(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:
+        return
+    name = args.thread.name if args.thread is not None else "a thread"
+    logging.getLogger("gradewright").critical("%s stopped: %s", name, args.exc_value, exc_info=args.exc_value or True)
 
 
 def _address(request: Any) -> str:
@@ -155,9 +279,11 @@ def _locked_out(sender: Any, request: Any = None, username: str = "", ip_address
 
 
 def connect_signals() -> None:
-    """Sign-in refusals reach the log (called once, when the app is ready)."""
+    """Sign-in refusals reach the log, and so does an exception no thread caught (called once, when
+    the app is ready)."""
     from axes.signals import user_locked_out
     from django.contrib.auth.signals import user_login_failed
 
     user_login_failed.connect(_password_failed, dispatch_uid="gradewright-sign-in-failed")
     user_locked_out.connect(_locked_out, dispatch_uid="gradewright-locked-out")
+    threading.excepthook = _thread_crashed

@@ -142,7 +142,9 @@ def build(
             "service",
         ],
         "MIDDLEWARE": [
-            "service.metrics.CountRequests",  # outermost: every answer counted, whichever layer gave it
+            # Outermost: each request's id in every line logged while it is answered, and its line.
+            "service.logs.LogRequests",
+            "service.metrics.CountRequests",  # every answer counted, whichever layer gave it
             "django.middleware.security.SecurityMiddleware",
             # The site's security headers, first: every response gets them, whichever layer answers
             # (whitenoise's files, a NUL refused below, a host refused by CommonMiddleware).
