@@ -77,7 +77,7 @@ class Verification(BaseModel):
         lines = [f"FAIL the solution: {failure}" for failure in self.solution_failures]
         for fault in self.test_faults:
             lines.append(
-                f"FAIL the hidden test {fault.test} of {fault.question} fails by its own code, whatever the submission "
+                f"FAIL the hidden test {fault.test} (question {fault.question}) fails by its own code, whatever the submission "
                 "(its question is not graded for anyone until it is fixed):"
             )
             lines += [f"     {line}" for line in fault.traceback.splitlines()]

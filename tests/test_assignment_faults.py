@@ -105,7 +105,7 @@ def test_a_hidden_tests_own_error_is_not_charged_and_is_told_to_the_staff(course
     assert verified.returncode == 1
     lines = verified.stdout.splitlines()
     fault = lines.index(
-        "FAIL the hidden test test_zero_values of spread fails by its own code, whatever the submission (its "
+        "FAIL the hidden test test_zero_values (question spread) fails by its own code, whatever the submission (its "
         "question is not graded for anyone until it is fixed):"
     )
     assert lines[fault + 1 : fault + 4] == [

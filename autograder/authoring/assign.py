@@ -21,7 +21,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import nbformat
 import tomli_w
@@ -36,6 +36,10 @@ from ..reports.model import Status
 from .master import NBGRADER_CELL_ID, WRITTEN_SOLUTION, Master, StudentCell, defined_functions, read_master
 from .math import jupyter_math
 from .origin import RECORD, origin_mark
+
+if TYPE_CHECKING:
+    from ..public_tests import PublicResult
+    from ..sandbox.runners import Runner
 
 REFERENCE_FILE = "reference.py"
 # The reference's NAME when the solution is the reference: what reports say they were graded against.
@@ -590,3 +594,18 @@ def register(course_file: Path, folder: Path) -> Path | None:
         raise AssignmentError(f'{course_file}: no module has assignments = [...]; add assignments = ["{relative}"]')
     course_file.write_text(text, encoding="utf-8")
     return course_file
+
+
+def check_master(path: Path, runner: Runner) -> list[PublicResult]:
+    """``autograder check`` on a master notebook: its solution (the student's notebook as ``assign``
+    writes it, solutions in place) run in ``runner`` with its public tests, each test cell's result
+    with a message naming the master's cell. AssignmentError for a master ``assign`` would refuse."""
+    from .solution import solution_failures
+
+    master = read_master(path)
+    questions = [_question(master, settings) for settings in master.questions]
+    _check_names(master, questions)
+    with tempfile.TemporaryDirectory() as scratch:
+        written = Path(scratch) / f"{master.name or 'master'}.ipynb"
+        nbformat.write(student_notebook(master, questions), written)
+        return solution_failures(written, runner, master)

@@ -72,21 +72,3 @@ def _places(notebook: Path, master: Master | None):
         return cell_place(notebook, index, describe(source if isinstance(source, str) else "".join(source)), line)
 
     return own
-
-
-def check_master(path: Path, runner: Runner) -> list[PublicResult]:
-    """``autograder check`` on a master notebook: its solution (the student's notebook as ``assign``
-    writes it, solutions in place) run in ``runner`` with its public tests, each test cell's result
-    with a message naming the master's cell. AssignmentError for a master ``assign`` would refuse."""
-    import tempfile
-
-    from .assign import _check_names, _question, student_notebook
-    from .master import read_master
-
-    master = read_master(path)
-    questions = [_question(master, settings) for settings in master.questions]
-    _check_names(master, questions)
-    with tempfile.TemporaryDirectory() as scratch:
-        written = Path(scratch) / f"{master.name or 'master'}.ipynb"
-        nbformat.write(student_notebook(master, questions), written)
-        return solution_failures(written, runner, master)

@@ -381,7 +381,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _check_master(args: argparse.Namespace) -> int:
     """A master notebook: its solution against its public tests, in the sandbox (--allow-unsandboxed: without)."""
-    from autograder.authoring.solution import check_master
+    from autograder.authoring.assign import check_master
     from autograder.sandbox.runners import make_runner
     from course.folder import course_or_none
 
