@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from functools import lru_cache, wraps
+from functools import wraps
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -13,10 +13,9 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from django.utils import timezone
 
-from autograder.assignment import MANIFEST, course_assignments
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.reports.model import Report
-from course.folder import COURSE_FILE, CourseFolder, find_course
+from course.folder import CourseFolder
 from gradebook.book import Gradebook
 from gradebook.extensions import due_for as student_due
 from gradebook.grades import report_of
@@ -24,6 +23,7 @@ from gradebook.models import STAFF_PREFIX, Student
 from untrusted.text import bounded, storable
 
 from .boundary import is_api
+from .live_settings import LIVE, assignments_in_force, course_in_force
 from .models import Job, Member
 
 View = TypeVar("View", bound=Callable[..., Any])
@@ -31,46 +31,22 @@ View = TypeVar("View", bound=Callable[..., Any])
 STAFF_ONLY_API = "only the course's staff see everyone's grades"
 
 
-def _version(path: Path) -> tuple[int, int]:
-    """A file's version as the site sees it: its modification time and size (0, 0: none; reading it
-    then says what is wrong)."""
-    try:
-        status = path.stat()
-    except OSError:
-        return (0, 0)
-    return (status.st_mtime_ns, status.st_size)
-
-
-@lru_cache(maxsize=4)
-def _course_at(root: Path, version: tuple[int, int]) -> CourseFolder:
-    return find_course(root)
-
-
-@lru_cache(maxsize=4)
-def _assignments_at(root: Path, versions: tuple[tuple[int, int], ...]) -> dict[str, AssignmentSpec]:
-    return {spec.name: spec for spec in course_assignments(course())}
-
-
 def course() -> CourseFolder:
     """The course as course.toml says now: read again whenever the file changes (as the worker reads
-    it per job), so that the pages and the grader never disagree about a due date or a policy."""
-    root = Path(settings.GRADEWRIGHT_COURSE)
-    return _course_at(root, _version(root / COURSE_FILE))
+    it per job), so that the pages and the grader never disagree about a due date or a policy; while
+    the file does not read, as it last read (service/live_settings.py)."""
+    return course_in_force(Path(settings.GRADEWRIGHT_COURSE))
 
 
 def assignments() -> dict[str, AssignmentSpec]:
-    """Every assignment as its assignment.toml says now (read again when it or course.toml changes)."""
-    folder = course()
-    versions = (_version(folder.root / COURSE_FILE),) + tuple(
-        _version(path / MANIFEST) for path in folder.assignment_folders.values()
-    )
-    return _assignments_at(folder.root, versions)
+    """Every assignment as its assignment.toml says now (read again when it or course.toml changes),
+    or as it last read while it does not read (service/live_settings.py)."""
+    return assignments_in_force(course())
 
 
 def reread_course() -> None:
     """Forget the course as read (a change made within the file system's clock tick)."""
-    _course_at.cache_clear()
-    _assignments_at.cache_clear()
+    LIVE.forget()
 
 
 def state() -> Path:

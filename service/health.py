@@ -1,5 +1,6 @@
 """Whether the service can do its work, in one place: the database reached, its migrations applied,
-a grading worker alive, the queue's oldest job's age. ``/readyz`` answers from these, the metrics
+its live settings files read (service/live_settings.py), a grading worker alive, the queue's oldest
+job's age. ``/readyz`` answers from these, the metrics
 (service/metrics.py) report them, and ``check --deploy`` (service/checks.py) warns of a site that no
 worker serves.
 
@@ -10,7 +11,7 @@ its lease is renewed while it does)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import DatabaseError, connection
@@ -71,25 +72,53 @@ def unapplied_migrations() -> list[str]:
     ]
 
 
+NO_WORKER = "no worker alive: hand-ins are taken and wait in the queue until one starts"
+
+
 @dataclass
 class Readiness:
+    """What ``/readyz`` says. Ready means this site process can serve requests (the database answers,
+    its migrations are applied): what a load balancer asks before it sends it requests. A site with
+    no grading worker alive still serves (its pages, the grades, hand-ins taken into the queue), so
+    it stays ready and says ``grading``; alert on that and on ``oldest_queued_seconds`` instead. A
+    settings file that does not read leaves the last good settings in force: said in ``settings``,
+    and still ready."""
+
     database: str  # "ok", or why not
     migrations: str
     workers: int
     oldest_queued_seconds: float
+    settings: list[str] = field(default_factory=list)  # each live settings file that does not read
 
     @property
     def ready(self) -> bool:
-        return self.database == "ok" and self.migrations == "ok" and self.workers > 0
+        return self.database == "ok" and self.migrations == "ok"
 
     def as_dict(self) -> dict[str, object]:
         return {
             "ready": self.ready,
             "database": self.database,
             "migrations": self.migrations,
+            "settings": self.settings or "ok",
+            "grading": "ok" if self.workers > 0 else NO_WORKER,
             "workers_alive": self.workers,
             "oldest_queued_seconds": round(self.oldest_queued_seconds, 1),
         }
+
+
+def settings_faults() -> list[str]:
+    """Each live settings file that does not read now, in one line (read here if it changed)."""
+    from course.errors import CourseError
+
+    from .access import assignments, course
+    from .live_settings import faults
+
+    try:
+        assignments()  # course.toml and every assignment.toml, read again where they changed
+        folder = course()
+    except CourseError as exc:  # course.toml never read in this process: nothing is in force
+        return [str(exc)]
+    return [fault.said(folder.root) for fault in faults(folder)]
 
 
 def readiness() -> Readiness:
@@ -101,6 +130,6 @@ def readiness() -> Readiness:
     try:
         unapplied = unapplied_migrations()
         migrations = "ok" if not unapplied else f"{len(unapplied)} not applied: autograder manage migrate"
-        return Readiness("ok", migrations, workers_alive(), oldest_queued_age())
+        return Readiness("ok", migrations, workers_alive(), oldest_queued_age(), settings_faults())
     except DatabaseError as exc:
         return Readiness(f"failed: {type(exc).__name__}", "unknown", 0, 0.0)

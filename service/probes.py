@@ -23,7 +23,8 @@ def healthz(request: HttpRequest) -> HttpResponse:
 @never_cache
 @require_safe
 def readyz(request: HttpRequest) -> HttpResponse:
-    """200 when the database answers, its migrations are applied and a worker is alive; 503 with
+    """200 when this site can serve (the database answers, its migrations are applied), whether or
+    not a grading worker is alive or a settings file reads (both said: service/health.py); 503 with
     the facts otherwise (JSON either way)."""
     from .health import readiness
 

@@ -206,6 +206,7 @@ def build(
                         "service.hub.context",  # the sign-in page's "Sign in with JupyterHub"
                         "service.demo.context",  # every page's "Demo course" notice, when it is the demo
                         "service.reviews.context",  # the staff's count of review requests waiting
+                        "service.live_settings.context",  # the staff's banner: a settings file that does not read
                     ]
                 },
             }

@@ -31,6 +31,7 @@ from untrusted.text import one_line
 from .errors import UploadUnreadable
 from .exam_grading import grade_queued_exam
 from .health import gone, seen
+from .live_settings import grading_spec
 from .logs import job_context, job_outcome
 from .lti.outbox import ScoreSender
 from .models import Job
@@ -87,7 +88,7 @@ def grade_one(
     job: Job, course: CourseFolder, state: Path, options: GradeOptions, executor: Executor | None = None
 ) -> None:
     """Grade a claimed job into the gradebook, and end it."""
-    spec = course_assignment(course, job.assignment)
+    spec = grading_spec(course, job.assignment)  # as it last read, while a typo keeps it from reading
     book = Gradebook("default", "the service's database")
     path = stored_upload(state, job.file)
     try:
@@ -290,7 +291,7 @@ def similarity_queued(course: CourseFolder, name: str, pause: Callable[[], None]
     from gradebook.similarity import work_on_queued
 
     book = Gradebook("default", "the service's database")
-    return work_on_queued(book, lambda assignment: course_assignment(course, assignment), name, pause)
+    return work_on_queued(book, lambda assignment: grading_spec(course, assignment), name, pause)
 
 
 def warm_up(course: CourseFolder, options: GradeOptions) -> None:

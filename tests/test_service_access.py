@@ -103,8 +103,9 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
 
 
 def test_the_probes_answer_anyone_as_documented():
-    """/healthz answers; /readyz is 503 while no worker is alive and 200 once one is, with the site's
-    security headers either way; /metrics is a 404 while the operator has not opened it."""
+    """/healthz answers; /readyz is 200 (ready: the site serves) while no worker is alive, and says
+    so, and says grading is ok once one is, with the site's security headers either way; /metrics is
+    a 404 while the operator has not opened it."""
     from django.utils import timezone
 
     from service.models import WorkerSeen
@@ -112,15 +113,16 @@ def test_the_probes_answer_anyone_as_documented():
     anonymous = Client()
     assert anonymous.get("/healthz").content == b"ok\n"
     WorkerSeen.objects.all().delete()
-    not_ready = anonymous.get("/readyz")
-    assert not_ready.status_code == 503 and not_ready.json()["ready"] is False
+    no_worker = anonymous.get("/readyz")
+    assert no_worker.status_code == 200 and no_worker.json()["ready"] is True
+    assert no_worker.json()["grading"] == "no worker alive: hand-ins are taken and wait in the queue until one starts"
     WorkerSeen.objects.create(name=f"w{uuid.uuid4().hex[:8]}", seen_at=timezone.now())
     try:
         ready = anonymous.get("/readyz")
     finally:
         WorkerSeen.objects.all().delete()
-    assert ready.status_code == 200 and ready.json()["ready"] is True
-    for answer in (not_ready, ready):
+    assert ready.status_code == 200 and ready.json()["ready"] is True and ready.json()["grading"] == "ok"
+    for answer in (no_worker, ready):
         assert "frame-ancestors 'none'" in answer["Content-Security-Policy"]
         assert answer["X-Frame-Options"] == "DENY" and answer["X-Content-Type-Options"] == "nosniff"
     with override_settings(GRADEWRIGHT_METRICS="off"):
