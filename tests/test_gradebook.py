@@ -339,6 +339,24 @@ def test_moodle_leaves_the_id_number_empty_without_an_sis_id_and_says_how_to_map
     )
 
 
+def test_a_moodle_file_no_student_can_be_matched_in_says_so(tmp_path, capsys):
+    """Students with neither an sis_id nor an email (graded from files, as the grade files page's
+    example is): Moodle could match no row, so the file has none, and the command says why rather
+    than writing a header alone without a word."""
+    book = ["--gradebook", str(tmp_path / "gradebook.db")]
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,email,canvas_id,moodle_id,sis_id\nq001,Quiet One,,,,\nq002,Quiet Two,,,,\n")
+    assert cli(capsys, "roster", "import", roster, *book)[0] == 0
+    out = tmp_path / "moodle.csv"
+    code, said, err = cli(capsys, "grades", "export", ASSIGNMENT, "--format", "moodle", "--out", out, *book)
+    assert code == 0 and said == f"{out}: 2 students, 1 assignment\n"
+    assert out.read_text(encoding="utf-8").splitlines()[1:] == []
+    assert err == (
+        "warning: the file has no rows: Moodle can match none of the 2 students (none has an sis_id or an "
+        "email: q001, q002); autograder roster import gives them an sis_id and email\n"
+    )
+
+
 def test_a_roster_with_a_repeated_id_changes_nothing(tmp_path, capsys):
     book = tmp_path / "gradebook.db"
     roster = _roster(tmp_path, "s004,Ada Again,ada2@example.edu,1001,54,SIS-4\n")

@@ -65,15 +65,16 @@ def warnings(table: GradesTable) -> list[str]:
     chosen = plan(table)
     other = "ID number" if chosen.by == "Email address" else "Email address"
     if not chosen.rows:
-        return (
-            [
-                f"{plural(len(table.skipped), 'student')} handed in none of these assignments and "
-                f"{'is' if len(table.skipped) == 1 else 'are'} left out "
-                "(--missing skip): Moodle keeps the grades it has for them"
-            ]
-            if table.skipped
-            else []
-        )
+        said: list[str] = []
+        if chosen.left_out:  # the students there are, none of whom Moodle could match: a file of no rows
+            said.append(
+                f"the file has no rows: Moodle can match none of the {plural(len(chosen.left_out), 'student')} "
+                f"(none has an sis_id or an email: {_listed(chosen.left_out)}); autograder roster import "
+                "gives them an sis_id and email"
+            )
+        if table.skipped:
+            said.append(_skipped(table))
+        return said
     said = [f"map the import by {chosen.by} on Moodle's import page"]
     guard = chosen.rows[:1] and not (chosen.rows[0].sis_id if chosen.by == "Email address" else chosen.rows[0].email)
     if guard:
@@ -97,9 +98,13 @@ def warnings(table: GradesTable) -> list[str]:
             "students who handed in none of these assignments"
         )
     if table.skipped:
-        said.append(
-            f"{plural(len(table.skipped), 'student')} handed in none of these assignments and "
-            f"{'is' if len(table.skipped) == 1 else 'are'} left out "
-            "(--missing skip): Moodle keeps the grades it has for them"
-        )
+        said.append(_skipped(table))
     return said
+
+
+def _skipped(table: GradesTable) -> str:
+    return (
+        f"{plural(len(table.skipped), 'student')} handed in none of these assignments and "
+        f"{'is' if len(table.skipped) == 1 else 'are'} left out "
+        "(--missing skip): Moodle keeps the grades it has for them"
+    )
