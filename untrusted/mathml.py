@@ -110,3 +110,42 @@ def _highlighted(code: str, language: str, _attributes: str) -> str:
     except ClassNotFound:
         lexer = TextLexer()
     return highlight(code, lexer, HtmlFormatter(nowrap=True))
+
+
+# Math as feedback writes it in plain text: "$...$" where an author marked it, and the two forms the
+# checks' and mistakes' sentences use unmarked: sqrt(d_k) and QK^T (a name of one to three letters
+# raised to one letter or digit), with a one-letter name's one-character subscript (d_k). Code is
+# left alone: a dotted name and its call or index (np.sqrt(d_k), Q.shape[-1]), multi_head_attention.
+_PLAIN_MATH = re.compile(
+    r"(?P<code>\b\w+(?:\.\w+)+(?:\([^()\n]*\)|\[[^\]\n]*\])?)"
+    r"|\$(?P<marked>[^$\n]{1,200})\$"
+    r"|(?<![\w.])sqrt\((?P<root>[A-Za-z](?:_[A-Za-z0-9])?)\)"
+    r"|(?<![\w.])(?P<base>[A-Za-z]{1,3})\^(?P<power>[A-Za-z0-9])(?![\w(])"
+    r"|(?<![\w.])(?P<name>[A-Za-z])_(?P<index>[A-Za-z0-9])(?![\w(])"
+)
+
+
+def _subscripted(name: str) -> str:
+    return re.sub(r"^([A-Za-z])_([A-Za-z0-9])$", r"\1_{\2}", name)
+
+
+def plain_text_math(text: str) -> str:
+    """``text`` as HTML: escaped, its math (as ``_PLAIN_MATH`` finds it) as safe MathML."""
+    pieces, at = [], 0
+    for found in _PLAIN_MATH.finditer(text):
+        pieces.append(html.escape(text[at : found.start()]))
+        at = found.end()
+        if found["code"] is not None:  # np.sqrt(d_k), Q.shape[-1]: code, as written
+            pieces.append(html.escape(found["code"]))
+            continue
+        if found["marked"] is not None:
+            tex = found["marked"]
+        elif found["root"] is not None:
+            tex = f"\\sqrt{{{_subscripted(found['root'])}}}"
+        elif found["base"] is not None:
+            tex = f"{found['base']}^{{{found['power']}}}"
+        else:
+            tex = f"{found['name']}_{{{found['index']}}}"
+        pieces.append(tex_to_mathml(tex))
+    pieces.append(html.escape(text[at:]))
+    return "".join(pieces)

@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.safestring import mark_safe
 
 from autograder.explain import parts
+from untrusted.mathml import plain_text_math
 
 register = template.Library()
 
@@ -17,3 +19,10 @@ def feedback_parts(feedback: str | None) -> dict[str, Any]:
     """``{"lead": [paragraph, ...], "checks": [(check, folded), ...]}`` for a question's feedback."""
     lead, checks = parts(feedback or "")
     return {"lead": lead, "checks": checks}
+
+
+@register.filter
+def math_text(text: str | None) -> str:
+    """A line of feedback as HTML: escaped, its math (sqrt(d_k), QK^T, $...$) as MathML, as the
+    exam pages show theirs (untrusted.mathml.plain_text_math)."""
+    return mark_safe(plain_text_math(text or ""))  # noqa: S308  (escaped there, the MathML rebuilt from an allowlist)
