@@ -80,6 +80,28 @@ class Page:
     question_html: str = ""
     left_out: str = ""  # what the page leaves out, said under its title (the empty answers)
     apart: int = 0  # how many answers this grader split out of their groups
+    # Each marked answer's mark as the form takes it (rubric ids, adjustment, score, comment), by its
+    # key: a group whose marked members agree opens with that mark filled in (shared_mark).
+    marks: dict[str, GivenMark] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GivenMark:
+    """A mark as the group's form shows it: reopened, the group shows what it was given."""
+
+    rubric: tuple[str, ...] = ()
+    adjustment: float = 0.0
+    score: float | None = None
+    comment: str = ""
+
+
+def shared_mark(group: AnswerGroup, page: Page) -> tuple[GivenMark | None, bool]:
+    """The mark the group's marked members share, to fill the form in with (None where none is
+    marked); and whether their marks differ (then nothing is filled in, and the page says so)."""
+    given = {page.marks[key] for key in group.members if key in page.marks and page.statuses[key] == "marked"}
+    if len(given) == 1:
+        return next(iter(given)), False
+    return None, len(given) > 1
 
 
 def _query(request: HttpRequest) -> tuple[float, int, bool]:
@@ -105,6 +127,7 @@ def _render(request: HttpRequest, page: Page, threshold: float, number: int, nam
                 ShownMember(page.tokens[key], page.labels[key], page.statuses[key], html, page.seen[key], differs)
             )
     representative = page.texts[group.representative] if group else None
+    given, differing = shared_mark(group, page) if group is not None else (None, False)
     summary = [
         {
             "number": n,
@@ -127,6 +150,8 @@ def _render(request: HttpRequest, page: Page, threshold: float, number: int, nam
         "previous": _here(request.path, threshold, number - 1 if number > 1 else len(page.groups), names),
         "next": _here(request.path, threshold, number % max(len(page.groups), 1) + 1, names),
         "rubric": list(enumerate(page.rubric, start=1)),
+        "given": given,  # the group's mark, shown when it is reopened
+        "marks_differ": differing,
     }
     return render(request, "service/mark_group.html", context)
 
@@ -209,11 +234,14 @@ def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpRespons
     marked = {f.submission_id for f in found} - waiting
     from gradebook.models import Mark
 
-    marks = dict(
-        Mark.objects.filter(assignment__name=spec.name, question_id=question.id).values_list(
-            "student__student_id", "marked_at"
-        )
+    rows = Mark.objects.filter(assignment__name=spec.name, question_id=question.id).values_list(
+        "student__student_id", "marked_at", "rubric", "adjustment", "score", "comment"
     )
+    marks = {student: at for student, at, *_ in rows}
+    given = {
+        student: GivenMark(tuple(sorted(rubric or [])), adjustment, None if rubric else score, comment)
+        for student, _, rubric, adjustment, score, comment in rows
+    }
     empty = len(every) - len(found)
     page = Page(
         title=f"{question.title or question.id} ({plural(question.points, 'point')})",
@@ -239,6 +267,7 @@ def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpRespons
             f"{plural(empty, 'empty answer')} left out: the hand-grading list gives them 0 at once." if empty else ""
         ),
         apart=len(_apart(request) & {f.student_id for f in found}),
+        marks={student: mark for student, mark in given.items() if student in {f.student_id for f in found}},
     )
     return _render(request, page, threshold, number, names)
 
@@ -363,6 +392,9 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         question_html=question_html(answers[0].text),
         left_out=f"{plural(empty, 'empty answer')} left out: the exams' list gives them 0 at once." if empty else "",
         apart=len(_apart(request) & set(texts)),
+        marks={
+            a.student_id: GivenMark(score=a.score, comment=a.comment) for a in found.values() if a.score is not None
+        },
     )
     return _render(request, page, threshold, number, names)
 

@@ -179,6 +179,12 @@ def test_a_group_marked_on_the_page_gives_each_member_its_own_mark(hand_class):
         ids[students[0]],
     )
     assert students[2] not in marks or marks[students[2]].group == ""
+    # Reopened, the group shows the mark its marked answers have (the rubric's ticks, the comment),
+    # as each answer's own page does: never an empty form beside answers that show their score.
+    reopened = ta.get(url).content.decode()
+    ticked = re.findall(r'name="rubric" value="([^"]+)" data-key="\d+" checked', reopened)
+    assert sorted(ticked) == ["artefacts", "intervention"] and ">two of three</textarea>" in reopened
+    assert 'id="given"' in reopened and "Marked already" in reopened
     # Every member taken out: nothing is written, and the grader is told.
     refused = _post(ta, url, members=[], rubric=["artefacts"], adjustment="0", comment="none")
     assert "nothing was marked" in ta.get(refused["Location"]).content.decode()
@@ -334,6 +340,9 @@ def test_an_exams_open_question_marked_by_groups_and_its_command(exam, monkeypat
     marks = {m.student.student_id: m for m in ExamMark.objects.filter(exam=key.title).select_related("student")}
     assert set(marks) == {first, second}
     assert marks[first].group == marks[second].group != "" and marks[first].marked_by == ta_user.username
+    reopened = ta.get(url).content.decode()  # the group's mark, shown again
+    assert 'name="score" class="form-control form-control-sm d-inline-block w-auto" size="4" value="0.5"' in reopened
+    assert ">half</textarea>" in reopened
 
     # The command: the same groups, as JSON (its site's settings are this process's already).
     from commands import groups as command
