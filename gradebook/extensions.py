@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from . import models
 
 
-def extend(book: Gradebook, student_id: str, spec: AssignmentSpec, until: datetime) -> None:
-    """Record (or replace) the student's extension on the assignment."""
+def extend(book: Gradebook, student_id: str, spec: AssignmentSpec, until: datetime, by: str | None = None) -> None:
+    """Record (or replace) the student's extension on the assignment, granted ``by`` an account (the
+    site's signed-in member; None: the account running the command)."""
     from .models import Extension
 
     if until.tzinfo is None:
@@ -33,7 +34,7 @@ def extend(book: Gradebook, student_id: str, spec: AssignmentSpec, until: dateti
         book.objects(Extension).update_or_create(
             student=student,
             assignment=assignment,
-            defaults={"until": until, "granted_at": datetime.now(UTC), "granted_by": who()},
+            defaults={"until": until, "granted_at": datetime.now(UTC), "granted_by": who() if by is None else by},
         )
 
     book.run(record)
@@ -73,9 +74,11 @@ def extend_exam(
     extra_minutes: float | None = None,
     until: datetime | None = None,
     attempts: int | None = None,
+    by: str | None = None,
 ) -> models.ExamExtension:
     """Record (or change) the student's terms on an exam taken online: what is given replaces what
-    they had, what is not given stays. ``exam`` is the exam's name in course.toml."""
+    they had, what is not given stays. ``exam`` is the exam's name in course.toml; ``by``: the
+    account granting it (the site's signed-in member; None: the account running the command)."""
     from .models import ExamExtension
 
     if extra_minutes is None and until is None and attempts is None:
@@ -102,7 +105,7 @@ def extend_exam(
             given.until = until
         if attempts is not None:
             given.attempts = attempts
-        given.granted_at, given.granted_by = datetime.now(UTC), who()
+        given.granted_at, given.granted_by = datetime.now(UTC), who() if by is None else by
         given.save(using=book.alias)
         return given
 

@@ -516,7 +516,7 @@ def _extension(book: Any, specs: list[Any], students: dict[str, Any], dues: dict
     name, username = EXTENDED
     spec = next((spec for spec in specs if spec.name == name), None)
     if spec is not None:
-        extend(book, students[username].student_id, spec, dues[name] + timedelta(days=2))
+        extend(book, students[username].student_id, spec, dues[name] + timedelta(days=2), by="instructor")
 
 
 def _reviews(jobs: dict[tuple[str, str], Any], now: datetime) -> None:
@@ -633,7 +633,7 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
                 ends_at=started + timedelta(minutes=45),
                 ended_at=started + timedelta(minutes=28 + 3 * n),
             )
-    extend_exam(book(), students["iris"].student_id, exam.name, extra_minutes=15)
+    extend_exam(book(), students["iris"].student_id, exam.name, extra_minutes=15, by="instructor")
 
 
 def _list_exam(manifest: Path, exam: str) -> None:

@@ -76,7 +76,7 @@ def _change(request: HttpRequest, spec, form: ExtensionForm) -> None:
             messages.error(request, "give the student's own due time")
             return
         else:
-            extend(book(), student_id, spec, until)
+            extend(book(), student_id, spec, until, by=request.user.get_username())
             said = f"{student_id}: due {moment(until)}"
     except GradebookError as refused:
         messages.error(request, str(refused))

@@ -408,6 +408,7 @@ def _accommodate(request: HttpRequest, name: str, data: dict[str, Any]) -> bool:
             extra_minutes=data.get("extra_minutes"),
             until=data.get("closes_at"),
             attempts=data.get("attempts"),
+            by=request.user.get_username(),
         )
     except GradebookError as refused:
         messages.error(request, str(refused))

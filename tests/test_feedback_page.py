@@ -49,3 +49,19 @@ def test_the_feedback_page_shows_the_mistakes_math_as_mathml():
     page = client.get(f"/submissions/{job.id}/").content.decode()
     feedback = page[page.index('class="table stack') :]
     assert "<msqrt>" in feedback and "sqrt(d_k)" not in feedback.replace("np.sqrt(d_k)", "")
+
+
+def test_where_the_time_went_says_dates_and_durations_in_words():
+    from datetime import timedelta
+
+    from service.models import Job
+
+    _, _, job = graded_hand_in(PARTIAL)
+    started = job.finished_at - timedelta(seconds=304668.063)
+    Job.objects.filter(id=job.id).update(received_at=None, started_at=started.replace(microsecond=0))
+    _, ta = student(Member.TA)
+    page = ta.get(f"/submissions/{job.id}/").content.decode()
+    times = page[page.index("Where the time went") :]
+    assert "received</td><td>not recorded" in times and "shown</td><td>not yet" in times  # graded: never "not yet"
+    assert "3 days 12 h" in times and "304668" not in times and ".000000" not in times
+    assert re.search(r"started</td><td>\d+ \w{3} \d{4}, \d\d:\d\d:\d\d UTC", times)  # with its date

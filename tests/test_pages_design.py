@@ -603,23 +603,26 @@ def test_the_signed_out_and_platform_pages_fit_both_widths_and_have_no_axe_viola
 
 
 def test_every_page_writes_its_dates_one_way():
-    """One filter writes every date ("1 Dec 2026, 14:44 UTC"); no template formats one itself (an
-    exam log's fractions of a second excepted)."""
+    """One filter writes every date ("1 Dec 2026, 14:44 UTC"), with its seconds or milliseconds where
+    they matter, and one every length of time; no template formats one itself."""
     from datetime import UTC, datetime
 
-    from service.templatetags.pages import ago, moment, moment_seconds
+    from service.templatetags.pages import ago, duration, moment, moment_precise, moment_seconds
 
     when = datetime(2026, 12, 1, 14, 44, 5, tzinfo=UTC)
     assert moment(when) == "1 Dec 2026, 14:44 UTC" and moment_seconds(when) == "1 Dec 2026, 14:44:05 UTC"
     assert moment("2026-12-01T15:44:05+01:00") == "1 Dec 2026, 14:44 UTC" and moment(None) == ""
     assert ago(timezone.now() - timedelta(hours=3, minutes=5)) == "3\xa0hours ago"
     assert ago(timezone.now() + timedelta(days=2, hours=1)).startswith("in 2")
+    assert moment_precise(when.replace(microsecond=155477)) == "1 Dec 2026, 14:44:05.155 UTC"
+    assert moment_precise(when) == "1 Dec 2026, 14:44:05 UTC"  # never ".000000"
+    shown = [duration(s) for s in (0.314, 12.44, 249, 11520, 304668.063, 86400, None)]
+    assert shown == ["0.31 s", "12.4 s", "4 min 9 s", "3 h 12 min", "3 days 12 h", "1 day", ""]
     templates = ROOT / "service" / "templates"
     formatted = [
         f"{path.name}: {match}"
         for path in sorted(templates.rglob("*.html"))
         for match in re.findall(r"\|date:\"[^\"]*\"", path.read_text())
-        if match != '|date:"H:i:s.u"'
     ]
     assert formatted == []
 

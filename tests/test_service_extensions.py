@@ -39,10 +39,13 @@ def post(client, **fields):
 
 def test_the_instructor_grants_changes_and_takes_back_an_extension(with_due):
     alice, as_alice = student()
-    _, instructor = student(Member.INSTRUCTOR)
+    teacher, instructor = student(Member.INSTRUCTOR)
     assert post(instructor, action="grant", student_id=alice.username, until="2026-12-10T12:00").status_code == 302
     page = instructor.get(PAGE).content.decode()
     assert "10 Dec 2026, 12:00 UTC" in page and alice.username in page and "Take back" in page
+    # Granted by the signed-in instructor, never the account the site runs as (issue #49: "by root").
+    assert Extension.objects.get(student__student_id=alice.username).granted_by == teacher.username
+    assert f"by {teacher.username}" in page
     assert Extension.objects.get(student__student_id=alice.username).until == datetime(2026, 12, 10, 12, tzinfo=UTC)
     post(instructor, action="grant", student_id=alice.username, until="2026-12-11T09:30")  # changed
     assert Extension.objects.get(student__student_id=alice.username).until == datetime(2026, 12, 11, 9, 30, tzinfo=UTC)

@@ -1,5 +1,5 @@
-"""What every page writes the same way: dates (``{{ when|moment }}``: "1 Dec 2026, 14:44 UTC"),
-how long ago, a job's or a question's state as a badge in words (colour is never the only
+"""What every page writes the same way: dates (``{{ when|moment }}``: "1 Dec 2026, 14:44 UTC", with
+seconds or milliseconds where they matter), lengths of time (``{{ seconds|duration }}``), how long ago, a job's or a question's state as a badge in words (colour is never the only
 signal), the points still waiting for hand grading, and the course's title for the top bar."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from django.utils.safestring import SafeString
 from django.utils.timesince import timesince, timeuntil
 
 from autograder.reports.summary import awaiting_points
+from course.wording import plural
 
 register = template.Library()
 
@@ -61,6 +62,43 @@ def moment_seconds(value: Any) -> str:
     """The same with seconds, where they matter (an exam's log): ``1 Dec 2026, 14:44:05 UTC``."""
     when = _as_datetime(value)
     return "" if when is None else f"{when.day} {when:%b %Y, %H:%M:%S} UTC"
+
+
+@register.filter
+def moment_precise(value: Any) -> str:
+    """The same to the millisecond, where moments a fraction of a second apart are read side by side
+    (an attempt's log, where the time went): ``1 Dec 2026, 14:44:05.155 UTC``; a whole second as
+    ``moment_seconds`` writes it."""
+    when = _as_datetime(value)
+    if when is None:
+        return ""
+    fraction = f".{when.microsecond // 1000:03d}" if when.microsecond // 1000 else ""
+    return f"{when.day} {when:%b %Y, %H:%M:%S}{fraction} UTC"
+
+
+@register.filter
+def duration(seconds: Any) -> str:
+    """A length of time as every page writes it: ``0.31 s``, ``12.4 s``, ``4 min 9 s``, ``3 h 12 min``,
+    ``3 days 12 h`` (empty for none)."""
+    try:
+        value = float(seconds)
+    except (TypeError, ValueError):
+        return ""
+    if value < 0:
+        return f"-{duration(-value)}"
+    if value < 10:
+        return f"{value:.2f} s".replace(".00 s", " s")
+    if value < 60:
+        return f"{value:.1f} s".replace(".0 s", " s")
+    whole = round(value)
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return plural(days, "day") + (f" {hours} h" if hours else "")
+    if hours:
+        return f"{hours} h" + (f" {minutes} min" if minutes else "")
+    return f"{minutes} min" + (f" {secs} s" if secs else "")
 
 
 @register.filter
