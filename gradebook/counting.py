@@ -6,6 +6,7 @@ and why, never an edit: the history shows every one, and the grade is derived fr
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -70,7 +71,15 @@ def hand_in_warnings(
     (the assignment's ``feedback``); else the grade is named without its number."""
     from course.wording import plural, shown_score
 
-    from .grades import chosen_submissions, counting_submission, report_of, student_due
+    from .grades import (
+        COUNTS_HELP,
+        HandIn,
+        chosen_submissions,
+        reports_of,
+        student_due,
+        submissions_in_order,
+        which_counts,
+    )
     from .models import Extension
 
     def read() -> list[str]:
@@ -89,35 +98,45 @@ def hand_in_warnings(
             else:
                 what = f"is late and loses {cost.percent:g}% of its score"
             warnings.append(f"The due time ({_when(due)}) has passed: a hand-in now {what}.")
-        counted = counting_submission(book, spec, student)
-        if counted is None:
+        # The rule itself (which_counts) says what a hand-in now would do: one scoring nothing, and
+        # one scoring more than any could.
+        submissions = list(submissions_in_order(book, spec.name, student))
+        if not submissions:
             return warnings
-        report = report_of(book, spec, counted)
-        at = counted.submitted_at or counted.graded_at
+        reports = reports_of(book, spec, submissions, student)
+        hand_ins = [
+            HandIn(s.id, s.submitted_at or s.graded_at, r.final_score)
+            for s, r in zip(submissions, reports, strict=True)
+        ]
+        chosen = chosen_submissions(book, spec.name, {student.pk}).get(student.pk)
+        counted = which_counts(spec.counts, hand_ins, due, chosen)
+        assert counted is not None
+        report = reports[hand_ins.index(counted)]
         grade = (
-            f"your current grade, {shown_score(report.final_score)} of {plural(spec.max_score, 'point')} (your hand-in of {_when(at)})"
+            f"your current grade, {shown_score(report.final_score)} of {plural(spec.max_score, 'point')} "
+            f"(your hand-in of {_when(counted.at)})"
             if scores_shown
-            else f"your current grade (your hand-in of {_when(at)})"
+            else f"your current grade (your hand-in of {_when(counted.at)})"
         )
-        on_time = due is None or at <= due
-        if chosen_submissions(book, spec.name, {student.pk}).get(student.pk) is not None:
+
+        def counts_if(score: float) -> bool:
+            new = HandIn(0, now, score)
+            return which_counts(spec.counts, [*hand_ins, new], due, chosen) == new
+
+        rule = f"on this assignment {COUNTS_HELP[spec.counts]}"
+        if chosen is not None and not counts_if(math.inf):
             warnings.append(
-                f"The staff chose which of your hand-ins counts: a new hand-in leaves {grade} as it is, until they undo that choice."
+                f"The staff chose which of your hand-ins counts: a new hand-in leaves {grade} as it is, "
+                "until they undo that choice."
             )
-        elif spec.counts == "last_before_due" and late and on_time:
+        elif not counts_if(math.inf):
+            warnings.append(f"A hand-in now does not count, {rule}: {grade} is kept.")
+        elif counts_if(0.0) and late and (due is None or counted.at <= due):
             warnings.append(
-                f"This assignment counts your last hand-in by the due time: a hand-in now does not count, and {grade} is kept."
+                f"A hand-in now replaces {grade}, which was on time, with a late one, even if it scores lower: {rule}."
             )
-        elif spec.counts in ("last", "last_before_due"):
-            if late and on_time:
-                warnings.append(
-                    f"A hand-in now replaces {grade}, which was on time, with a late one, even if it scores lower: "
-                    "this assignment counts your last hand-in."
-                )
-            elif not scores_shown or report.final_score > 0:
-                warnings.append(
-                    f"A hand-in now replaces {grade}, even if it scores lower: this assignment counts your last hand-in."
-                )
+        elif counts_if(0.0) and (report.final_score > 0 or not scores_shown):
+            warnings.append(f"A hand-in now replaces {grade}, even if it scores lower: {rule}.")
         return warnings
 
     return book.run(read)

@@ -190,7 +190,7 @@ def test_a_regrade_is_seen_by_the_student_as_a_new_grading_of_their_hand_in_neve
 # The staff's choice, and its undoing, in the history.
 
 
-def _two_hand_ins(spec) -> tuple[str, list[int]]:
+def _two_hand_ins(spec):
     """A student with a full-marks hand-in and a later half-marks one, in the site's gradebook."""
     from gradebook.models import Submission
     from service.access import book
@@ -199,12 +199,12 @@ def _two_hand_ins(spec) -> tuple[str, list[int]]:
     _record(book(), spec, user.username, 1.0, 1, "a")
     _record(book(), spec, user.username, 0.5, 2, "b")
     ids = list(Submission.objects.filter(student__student_id=user.username).order_by("id").values_list("id", flat=True))
-    return user.username, ids
+    return user.username, ids, client
 
 
 def test_the_staff_make_a_submission_the_one_that_counts_and_undo_it_with_why():
     spec = assignments()[GRADED]
-    name, (first, second) = _two_hand_ins(spec)
+    name, (first, second), as_them = _two_hand_ins(spec)
     _, ta = student(Member.TA)
     ta.get(f"/staff/students/{name}/")
     token = ta.cookies["csrftoken"].value
@@ -224,6 +224,13 @@ def test_the_staff_make_a_submission_the_one_that_counts_and_undo_it_with_why():
         {"student": name, "submission": first, "reason": "the late file was a mistake", "csrfmiddlewaretoken": token},
     )
     assert chosen.status_code == 302 and final() == 10.0
+    (told,) = [
+        a["hand_in_warnings"] for a in as_them.get("/api/v1/assignments").json()["assignments"] if a["name"] == GRADED
+    ]
+    assert told == [
+        "The staff chose which of your hand-ins counts: a new hand-in leaves your current grade, 10 of 10 points "
+        "(your hand-in of 1 Nov 2026, 10:00 UTC) as it is, until they undo that choice."
+    ]
     page = ta.get(f"/staff/students/{name}/").content.decode()
     assert "the late file was a mistake" in page and ">chosen<" in page and "Undo: the rule decides again" in page
     undone = ta.post(
@@ -233,7 +240,7 @@ def test_the_staff_make_a_submission_the_one_that_counts_and_undo_it_with_why():
     page = ta.get(f"/staff/students/{name}/").content.decode()
     assert "undone: the rule decides" in page and "asked again" in page and "the late file was a mistake" in page
     # Another student's submission, a student, an anonymous visitor: refused, nothing recorded.
-    other, _ = _two_hand_ins(spec)
+    other, _, _ = _two_hand_ins(spec)
     from gradebook.models import CountedChoice, Submission
 
     theirs = Submission.objects.filter(student__student_id=other).first().id
@@ -291,23 +298,26 @@ def test_the_student_is_told_before_a_hand_in_that_would_replace_an_on_time_or_a
     assert late == f"The due time ({moment(due)}) has passed: a hand-in now is late and loses 30% of its score."
     assert replaced == (
         f"A hand-in now replaces your current grade, 10 of 10 points (your hand-in of {moment(handed)}), which was "
-        "on time, with a late one, even if it scores lower: this assignment counts your last hand-in."
+        "on time, with a late one, even if it scores lower: on this assignment the last submission counts."
     )
     page = client.get(f"/assignments/{GRADED}/").content.decode()
     assert "which was on time, with a late one" in page and "the last submission counts" in page
     patched[GRADED] = spec.model_copy(update={"counts": "last_before_due"})
-    assert "a hand-in now does not count, and your current grade, 10 of 10 points" in told(client)[1]
+    assert told(client)[1].startswith(
+        "A hand-in now does not count, on this assignment the last submission by the due time counts (the last of "
+        "all when none was on time): your current grade, 10 of 10 points"
+    )
     patched[GRADED] = spec.model_copy(update={"counts": "best", "due": None})
     assert told(client) == []
     patched[GRADED] = spec.model_copy(update={"due": None})  # before the due time: a better grade may be replaced
     assert told(client) == [
         f"A hand-in now replaces your current grade, 10 of 10 points (your hand-in of {moment(handed)}), even if it "
-        "scores lower: this assignment counts your last hand-in."
+        "scores lower: on this assignment the last submission counts."
     ]
     patched[GRADED] = spec.model_copy(update={"due": None, "feedback": "hidden"})  # no score where scores are hidden
     assert told(client) == [
         f"A hand-in now replaces your current grade (your hand-in of {moment(handed)}), even if it scores lower: "
-        "this assignment counts your last hand-in."
+        "on this assignment the last submission counts."
     ]
     _, stranger = student()  # another student is told nothing of this one's grade
     assert told(stranger) == []

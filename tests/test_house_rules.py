@@ -328,6 +328,21 @@ def empty_answer_rules(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
                 yield where, node.lineno, ast.unparse(node)[:120]
 
 
+COUNTING_RULES = {"last", "best", "last_before_due"}  # assignment.toml's counts
+
+
+def counting_rules(root: Path = ROOT) -> Iterator[tuple[str, int, str]]:
+    """Every comparison with one of the rules of which submission counts (``counts == "best"``,
+    ``rule in ("last", ...)``): what a rule means is said by gradebook.grades.which_counts alone;
+    everything else asks it."""
+    for where, tree in trees(root):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and any(
+                isinstance(c, ast.Constant) and c.value in COUNTING_RULES for c in ast.walk(node)
+            ):
+                yield where, node.lineno, ast.unparse(node)[:120]
+
+
 RULES = {
     # rule: (its finder, the one file allowed to state it)
     "how a queue claims a row": (queue_claims, "gradebook/leases.py"),
@@ -338,6 +353,7 @@ RULES = {
     "environment variables": (environment_reads, "autograder/environment.py"),
     "score rounding": (score_roundings, "course/wording.py"),
     "empty answer": (empty_answer_rules, "gradebook/empty_answers.py"),
+    "which submission counts": (counting_rules, "gradebook/grades.py"),
 }
 
 
