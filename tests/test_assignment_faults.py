@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_output
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from autograder.authoring.assign import assign
 from autograder.authoring.template import new_master
@@ -95,13 +95,13 @@ def test_a_hidden_tests_own_error_is_not_charged_and_is_told_to_the_staff(course
     course = course_folder
     master = new_master("averages", course / "assignments" / "averages")
     _edit(master, SPREAD_HIDDEN, _append(BROKEN_TESTS))
-    assert run("autograder", "assign", master, cwd=course).returncode == 0
+    assign(master, course_file=course / "course.toml")  # the solution passes its public tests
     hidden_line = 1 + nbformat.read(master, as_version=4).cells[SPREAD_HIDDEN - 1].source.splitlines().index(
         "    values = np.zeros(4)"
     )
     place = f"{master}: cell {SPREAD_HIDDEN} (# HIDDEN TESTS: from autograder.testing import expect_clo...), line {hidden_line}"
 
-    verified = run("autograder", "verify", "averages", "--secret", "s1", "--margin", "1", "--no-mutants", cwd=course)
+    verified = run("autograder", "verify", "averages", "--secret", "s1", "--margin", "1", cwd=course)
     assert verified.returncode == 1
     lines = verified.stdout.splitlines()
     fault = lines.index(
@@ -149,13 +149,13 @@ def test_a_hidden_tests_own_error_is_not_charged_and_is_told_to_the_staff(course
 def test_a_solution_that_fails_its_public_test_is_refused_and_check_says_so(course_folder):
     course = course_folder
     master = new_master("averages", course / "assignments" / "averages")
-    assert run("autograder", "assign", master, cwd=course).returncode == 0
+    assign(master, course_file=course / "course.toml")
 
     # The folder's solution then edited by hand to return the minimum: verify refuses it.
     source = master.parent / "source" / "averages.ipynb"
     wrong = "return float(np.min(values))"
     source.write_text(source.read_text().replace("return float(np.sum(values) / len(values))", wrong))
-    verified = run("autograder", "verify", "averages", "--secret", "s1", "--margin", "1", "--no-mutants", cwd=course)
+    verified = run("autograder", "verify", "averages", "--secret", "s1", "--margin", "1", cwd=course)
     assert verified.returncode == 1
     public = f"{master}: cell {MEAN_PUBLIC} (# PUBLIC TESTS: assert mean_of(np.array([2.0, 4.0, 9.0]))...), line 2"
     said = f"{public}: the solution fails this public test (question mean): the mean of 2, 4 and 9 is 5"
@@ -211,6 +211,16 @@ CASES = {
         _replace("points = 2", "points = "),
         f'cell {SPREAD_QUESTION} (# BEGIN QUESTION: id = "spread"): Invalid value (at line 4 of the cell, column 10)',
     ),
+    "points that are no number of points": (
+        SPREAD_QUESTION,
+        _replace("points = 2", "points = -2"),
+        f'cell {SPREAD_QUESTION} (# BEGIN QUESTION: id = "spread"), line 4: points: Input should be greater than 0',
+    ),
+    "a setting of the assignment": (
+        1,
+        _append("\nmax_submissions = 0"),
+        'cell 1 (# ASSIGNMENT: name = "averages"), line 4: max_submissions: Input should be greater than or equal to 1',
+    ),
 }
 
 
@@ -236,3 +246,13 @@ def test_assign_leaves_saved_outputs_out_with_a_warning(tmp_path):
     ]
     source = nbformat.read(master.parent / "source" / "averages.ipynb", as_version=4)
     assert all(not cell.get("outputs") for cell in source.cells) and "the answer" not in json.dumps(source)
+
+
+def test_check_on_a_notebook_without_public_tests_says_so(tmp_path):
+    notebook = tmp_path / "plain.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("x = 1")]), notebook)
+    checked = run("autograder", "check", notebook, "--allow-unsandboxed", cwd=tmp_path)
+    assert checked.returncode == 2 and checked.stdout == ""  # never "0 of 0 questions pass", exit 0
+    assert checked.stderr.splitlines() == [
+        f"autograder: {notebook}: no public tests to run (nbgrader's graded code cells)"
+    ]

@@ -518,11 +518,11 @@ def _manifest(
         first = exc.errors()[0]
         loc = [str(part) for part in first["loc"]]
         if loc and loc[0] == "questions" and len(loc) > 1 and loc[1].isdigit():
-            cell = questions[int(loc[1])]["cell"]
-            where = f"cell {cell}: {'.'.join(loc[2:]) or 'question'}"
+            cell, key = questions[int(loc[1])]["cell"], loc[2:]
         else:
-            where = f"cell {master.settings_cell}: {'.'.join(loc) or 'settings'}"
-        raise AssignmentError(f"{master.path}: {where}: {first['msg']}") from None
+            cell, key = master.settings_cell, loc
+        line = master.line_of(cell, rf"^\s*{re.escape(key[0])}\s*=") if key else None  # the setting's own line
+        raise AssignmentError(f"{master.where(cell, line)}: {'.'.join(key) or 'settings'}: {first['msg']}") from None
     except TypeError as exc:
         raise AssignmentError(f"{master.where(master.settings_cell)}: {exc}") from None
     return manifest

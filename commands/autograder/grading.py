@@ -344,7 +344,9 @@ def _add_check(commands: argparse._SubParsersAction) -> None:
         "can: this is the student's own tool, for their own notebook on their own machine; staff grade "
         "with `autograder grade`. It refuses to run as root, or where hidden tests are in reach: when the "
         "notebook or the folder it is started from is in a course or an assignment, or holds one a few "
-        "folders down; --allow-unsandboxed runs it anyway. Exit 0 when all pass, 1 otherwise.",
+        "folders down; --allow-unsandboxed runs it anyway. On a master notebook it checks the solution instead, in the "
+        "sandbox: each public test cell, named by its cell. Exit 0 when all pass, 1 otherwise, 2 when there is no "
+        "public test to run.",
     )
     check.add_argument("notebook", type=Path, metavar="NOTEBOOK")
     check.add_argument("--question", metavar="ID", help="only this question's public tests")
@@ -371,6 +373,8 @@ def _check(args: argparse.Namespace) -> int:
             "(--allow-unsandboxed runs it anyway; staff grade with `autograder grade`)"
         )
     results = check_notebook(args.notebook, args.question)
+    if not results:  # "0 of 0 questions pass" would read as a pass
+        raise SubmissionError(f"{args.notebook}: no public tests to run (nbgrader's graded code cells)")
     for result in results:
         mark = "\u2713" if result.passed else "\u2717"
         print(f"{mark} {result.question}" + ("" if result.passed else f": {one_line(result.message)}"))
