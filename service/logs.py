@@ -201,6 +201,12 @@ class LogRequests:
         with log_context(request_id=request_id):
             response = self.get_response(request)
             response["X-Request-ID"] = request_id
+            if response.status_code >= 400 and not getattr(response, "_has_been_logged", False):
+                # Django's own line for a refusal (a 404, a 403), which it would write once this
+                # middleware has returned, outside the request's context: written here, within it.
+                from django.utils.log import log_response
+
+                log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request)
             user = getattr(request, "user", None)
             user_id = user.pk if user is not None and user.is_authenticated else None
             took = time.perf_counter() - started

@@ -1,12 +1,18 @@
-"""Prometheus metrics (prometheus_client), one registry, served at ``/metrics`` to whom the operator
-lets read them (``GRADEWRIGHT_METRICS``: off, staff or open; autograder/environment.py).
+"""Prometheus metrics (prometheus_client), served at ``/metrics`` to whom the operator lets read them
+(``GRADEWRIGHT_METRICS``: off, staff or open; autograder/environment.py).
 
-What this process sees, counted as it happens: the requests it answered by view and status, and the
-exam answers it saved. What every process shares, read from the database at each scrape, so that any
-of the site's processes reports the same (workers on other machines included): the jobs by state and
-the time from hand-in to the end of grading, the queue's depth and its oldest job's age, the workers
-alive, the LTI outbox's pending and failed scores. Labels take bounded values only: a view's name, a
-status code, a state, never a student or a path."""
+Two registries. ``REGISTRY``, this process's own, counted as it happens: the requests it answered by
+view and status, the exam answers it saved, its CPU, memory and open files (prometheus_client's
+process and Python collectors), and the version it runs (``gradewright_build_info``). ``COURSE``,
+what every process shares, read from the database at each scrape, so that any of the site's
+processes reports the same (workers on other machines included): the jobs by state and the time from
+hand-in (or regrade) to the end of grading, the queue's depth and its oldest job's age, the workers
+alive, the LTI outbox's pending and failed scores. ``/metrics`` gives both; ``?scope=process`` the
+first alone (scrape each site process so), ``?scope=course`` the second alone (scrape it once, through
+the proxy), so that a sum over the site's processes counts nothing twice (``exposition``).
+
+Labels take bounded values only: a view's name, a status code, a state, never a student or a path.
+No ``_created`` series: a restart's time is in ``process_start_time_seconds``."""
 
 from __future__ import annotations
 
@@ -15,10 +21,31 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 from django.http import HttpRequest, HttpResponse
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import (
+    GC_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 
-REGISTRY = CollectorRegistry()
+from autograder.version import grader_version
+
+disable_created_metrics()
+REGISTRY = CollectorRegistry()  # this process's own
+COURSE = CollectorRegistry()  # read from the database: the same from every process
+SCOPES = ("process", "course")
+ProcessCollector(registry=REGISTRY)
+PlatformCollector(registry=REGISTRY)
+REGISTRY.register(GC_COLLECTOR)
+Info("gradewright_build", "The version of Gradewright this process runs", registry=REGISTRY).info(
+    {"version": grader_version()}
+)
 REQUESTS = Counter(
     "gradewright_http_requests",
     "Requests answered by this process, by view (the route's name) and status",
@@ -83,18 +110,25 @@ class SharedState:
         yield GaugeMetricFamily("gradewright_workers_alive", "Grading workers seen alive", value=workers_alive())
         took = ExpressionWrapper(F("finished_at") - F("created_at"), output_field=DurationField())
         ended = Job.objects.filter(state__in=[Job.GRADED, Job.FAILED], finished_at__isnull=False).annotate(took=took)
-        totals = ended.aggregate(
-            count=Count("id"),
-            total=Sum("took"),
-            **{f"le{b}": Count("id", filter=Q(took__lte=timedelta(seconds=b))) for b in JOB_BUCKETS},
-        )
-        total = totals["total"]
-        yield HistogramMetricFamily(
+        latency = HistogramMetricFamily(
             "gradewright_job_latency_seconds",
-            "Seconds from a hand-in to the end of its grading, for every job that ended",
-            buckets=[*((str(b), totals[f"le{b}"]) for b in JOB_BUCKETS), ("+Inf", totals["count"])],
-            sum_value=total.total_seconds() if isinstance(total, timedelta) else float(total or 0) / 1e6,
+            "Seconds from a hand-in (kind hand-in) or a regrade's request (kind regrade) to the end of its grading, "
+            "for every job that ended",
+            labels=["kind"],
         )
+        for kind, regrade in (("hand-in", False), ("regrade", True)):
+            totals = ended.filter(regrade=regrade).aggregate(
+                count=Count("id"),
+                total=Sum("took"),
+                **{f"le{b}": Count("id", filter=Q(took__lte=timedelta(seconds=b))) for b in JOB_BUCKETS},
+            )
+            total = totals["total"]
+            latency.add_metric(
+                [kind],
+                buckets=[*((str(b), totals[f"le{b}"]) for b in JOB_BUCKETS), ("+Inf", totals["count"])],
+                sum_value=total.total_seconds() if isinstance(total, timedelta) else float(total or 0) / 1e6,
+            )
+        yield latency
         outbox = GaugeMetricFamily(
             "gradewright_lti_outbox_scores", "Scores for the course platforms not sent, by state", labels=["state"]
         )
@@ -109,4 +143,11 @@ class SharedState:
         yield outbox
 
 
-REGISTRY.register(SharedState())
+COURSE.register(SharedState())
+
+
+def exposition(scope: str = "") -> bytes:
+    """The metrics in Prometheus's text format: this process's and the course's (``scope`` empty),
+    or one of them (``process``, ``course``); an unknown scope is both."""
+    registries = [REGISTRY, COURSE] if scope not in SCOPES else [REGISTRY if scope == "process" else COURSE]
+    return b"".join(generate_latest(registry) for registry in registries)

@@ -57,8 +57,8 @@ def _may_read_metrics(request: HttpRequest) -> bool:
 def metrics(request: HttpRequest) -> HttpResponse:
     if not _may_read_metrics(request):
         raise Http404("no such page")  # as any page one may not see: it reveals nothing
-    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+    from prometheus_client import CONTENT_TYPE_LATEST
 
-    from .metrics import REGISTRY
+    from .metrics import exposition
 
-    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
+    return HttpResponse(exposition(request.GET.get("scope", "")), content_type=CONTENT_TYPE_LATEST)

@@ -124,12 +124,16 @@ def test_a_request_the_site_fails_answers_a_page_and_logs_its_traceback_and_refu
     assert (refused.status_code, nothing.status_code) == (401, 404)
     said = _said_after(site.log, start, r"sign-in refused \(password\) for 'student' from 127\.0\.0\.1")
     errors = re.findall(
-        r"^\S+ \S+ ERROR django\.request: Internal Server Error: (\S+)\n(.*?)(?=^\d{4}-|\Z)", said, re.M | re.S
+        r"^\S+ \S+ ERROR django\.request: Internal Server Error: (\S+) \[request_id=\w+\]\n(.*?)(?=^\d{4}-|\Z)",
+        said,
+        re.M | re.S,
     )
     assert [path for path, _ in errors] == ["/api/v1/submissions", "/assignments/sequences-and-attention/"], said
     for _, traceback in errors:
         assert traceback.startswith("Traceback (most recent call last)") and "Error" in traceback.splitlines()[-1]
-    not_found = re.search(r"^.* WARNING django\.request: Not Found: /no-such-page\n(.*)", said, re.M | re.S)
+    not_found = re.search(
+        r"^.* WARNING django\.request: Not Found: /no-such-page \[request_id=\w+\]\n(.*)", said, re.M | re.S
+    )
     assert not_found and not not_found.group(1).startswith("Traceback"), said
     assert said.count("Traceback") == 2, said  # the faults' alone: no refusal or 404 has one
 
@@ -137,11 +141,13 @@ def test_a_request_the_site_fails_answers_a_page_and_logs_its_traceback_and_refu
 def test_probes_and_metrics_while_jobs_run(site):
     assert httpx.get(f"{site.url}/healthz", timeout=30).text == "ok\n"
     deadline = time.monotonic() + 120
-    while (ready := httpx.get(f"{site.url}/readyz", timeout=30)).status_code != 200 and time.monotonic() < deadline:
-        time.sleep(0.5)  # the worker says it is alive once it has started
+    # Ready as soon as the site serves; grading "ok" once the worker, started, says it is alive.
+    while (ready := httpx.get(f"{site.url}/readyz", timeout=30)).json().get("grading") != "ok":
+        assert time.monotonic() < deadline, ready.text
+        time.sleep(0.5)
     facts = ready.json()
     assert ready.status_code == 200 and facts["database"] == "ok" and facts["migrations"] == "ok", facts
-    assert facts["workers_alive"] >= 1
+    assert facts["ready"] is True and facts["settings"] == "ok" and facts["workers_alive"] >= 1
     # Who may read the metrics (GRADEWRIGHT_METRICS=staff): not anyone, not a student, not a wrong token.
     assert httpx.get(f"{site.url}/metrics").status_code == 404
     assert httpx.get(f"{site.url}/metrics", headers={"Authorization": "Bearer wrong"}, timeout=30).status_code == 404
@@ -168,10 +174,13 @@ def test_probes_and_metrics_while_jobs_run(site):
         during.append(scrape())
     after = during[-1]
     assert (
-        _metric(after, "gradewright_job_latency_seconds_count")
-        == _metric(before, "gradewright_job_latency_seconds_count") + 2
+        _metric(after, "gradewright_job_latency_seconds_count", kind="hand-in")
+        == _metric(before, "gradewright_job_latency_seconds_count", kind="hand-in") + 2
     )
-    assert _metric(after, "gradewright_job_latency_seconds_bucket", le="+Inf") >= 2
+    assert _metric(after, "gradewright_job_latency_seconds_count", kind="regrade") == _metric(
+        before, "gradewright_job_latency_seconds_count", kind="regrade"
+    )
+    assert _metric(after, "gradewright_job_latency_seconds_bucket", kind="hand-in", le="+Inf") >= 2
     assert any(
         _metric(text, "gradewright_queue_depth") + _metric(text, "gradewright_jobs", state="grading") >= 1
         for text in during

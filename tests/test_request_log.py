@@ -128,6 +128,7 @@ def test_an_exception_no_thread_caught_reaches_the_log_with_its_traceback(logged
     from service.logs import connect_signals
 
     connect_signals()  # as the site's start does (pytest puts its own hook in place for each test)
+
     def fail() -> None:
         raise RuntimeError("the sender fell over")
 
@@ -138,3 +139,16 @@ def test_an_exception_no_thread_caught_reaches_the_log_with_its_traceback(logged
     said = json.loads(json_formatter().format(crash))
     assert said["message"] == "lti-sender stopped: the sender fell over"
     assert "RuntimeError: the sender fell over" in said["traceback"]
+
+
+def test_djangos_line_for_a_refusal_carries_the_request_id_too(logged):
+    django_log = logging.getLogger("django")  # which keeps its lines to the site's handler (propagate off)
+    django_log.addHandler(logged.handler)
+    try:
+        answer = Client(REMOTE_ADDR=CLIENT).get("/no-such-page")
+    finally:
+        django_log.removeHandler(logged.handler)
+    lines = [record for record in logged.records if getattr(record, "request_id", None) == answer["X-Request-ID"]]
+    assert [(record.name, record.levelname) for record in lines] == [("django.request", "WARNING"), (REQUESTS, "INFO")]
+    assert lines[0].getMessage() == "Not Found: /no-such-page" and lines[0].exc_info is None
+    assert len([record for record in logged.records if record.name == "django.request"]) == 1  # written once
