@@ -20,6 +20,7 @@ from .access import (
     assignment_or_404,
     assignments,
     book,
+    counted_submission_id,
     due_for,
     hand_in_warnings,
     instructor_required,
@@ -161,6 +162,11 @@ def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
         "staff": staff,
         "threads": threads(job),
         "poll": live.poll_every(job),
+        # The student's grade is this submission's (by the rule, or the staff's choice).
+        "counts": job.state == Job.GRADED
+        and not job.regrade
+        and job.submission_id is not None
+        and counted_submission_id(spec, job.student) == job.submission_id,
         "timeline": live.timeline(job) if staff else None,
     }
     part = "service/submission_live.html" if live_part else "service/submission.html"

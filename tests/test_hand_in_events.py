@@ -155,6 +155,10 @@ def test_a_b_a_on_the_site_and_through_the_api_counts_a_with_three_hand_ins(tmp_
         assert "10 / 10" in mine
         history = ta.get(f"/staff/students/{name}/").content.decode()
         assert len(re.findall(r"<time datetime=\"([^\"]+)\">", history.split("<h2>")[0])) >= 3
+    first, _, last = Job.objects.filter(student__student_id=on_site.username).order_by("id")
+    assert "Make this the one that counts" in ta.get(f"/submissions/{first.id}/").content.decode()
+    assert "Your grade is this submission's." in as_site.get(f"/submissions/{last.id}/").content.decode()
+    assert "Your grade is this submission's." not in as_site.get(f"/submissions/{first.id}/").content.decode()
     gradebook_page = ta.get(f"/staff/gradebook/{GRADED}/").content.decode()
     assert on_site.username in gradebook_page
     out, _ = export_grades(book(), [assignments()[GRADED]], "csv", tmp_path / "grades.csv", "empty")
