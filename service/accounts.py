@@ -120,3 +120,52 @@ def set_password(username: str, password: str) -> None:
     for session in Session.objects.all():  # the sessions of that user only: Django keeps the user id inside
         if session.get_decoded().get("_auth_user_id") == str(user.pk):
             session.delete()
+
+
+STAFF_ROLES = (Member.INSTRUCTOR, Member.TA)
+
+
+def add_staff(username: str, role: str, password: str | None = None, email: str = "") -> str:
+    """Make ``username`` an instructor or a teaching assistant (``role``): a new account, with
+    ``password`` (checked by Django's password validators) or none usable until one is set (``accounts
+    password``), or an account that has no role yet (made by Django's ``createsuperuser``, say), or
+    a staff member's whose role changes. A student's account is never made staff's: their hand-ins
+    and grades are filed under it. What was done, in words."""
+    if role not in STAFF_ROLES:
+        raise ServiceError(f"{role!r} is not a staff role: give one of {', '.join(STAFF_ROLES)}")
+    label = dict(Member.ROLES)[role].lower()
+    username = username.strip()
+    if not username or len(username) > 150:
+        raise ServiceError("give a username of 1 to 150 characters")
+    user = User.objects.filter(username=username).first()
+    made = user is None
+    if user is None:
+        user = User(username=username, email=email)
+    if password is not None:
+        try:
+            validate_password(password, user)
+        except ValidationError as invalid:
+            raise ServiceError(f"{username}: {' '.join(invalid.messages)}") from None
+    member = Member.objects.filter(user=user).first() if not made else None
+    if member is not None and not member.is_staff_member:
+        raise ServiceError(
+            f"{username} is a student's account (their hand-ins are filed under it); make the staff member an account "
+            "of their own"
+        )
+    if made:
+        if password is None:
+            user.set_unusable_password()
+        else:
+            user.set_password(password)
+        user.save()
+    elif password is not None:
+        set_password(username, password)
+    if member is None:
+        Member.objects.create(user=user, role=role)
+        return f"{label} account made" if made else f"made {label} (it had no role)"
+    if member.role == role:
+        return f"{label} already"
+    was = member.get_role_display().lower()
+    member.role = role
+    member.save(update_fields=["role"])
+    return f"made {label} (was {was})"

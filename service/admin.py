@@ -1,14 +1,21 @@
 """The service's tables in Django's admin (service/console.py: the instructor's console), beside
 the gradebook's (gradebook/admin.py): read everywhere; changed only where the change is a course
-setting the pages also make (a member's role, an assignment opened again to hand-ins). Secrets are
-never shown: tokens and links are stored as digests, and the admin lists them without those."""
+setting the pages also make (a member's role, an account without one made staff, an assignment
+opened again to hand-ins). Secrets are never shown: tokens and links are stored as digests, and the
+admin lists them without those."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
+from django.contrib.auth.models import User
+from django.http import HttpRequest
 
 from gradebook.admin import ConsoleAdmin
 
+from .accounts import STAFF_ROLES
 from .models import (
     ApiToken,
     ClosedAssignment,
@@ -24,15 +31,47 @@ from .models import (
 )
 
 
+class StaffMemberForm(forms.ModelForm):
+    """A member added in the console: an account that has no role yet (one made by
+    ``createsuperuser``, a hub's or a platform's launch not yet a member) made an instructor or a
+    teaching assistant. A new account, with its password: ``autograder accounts add``."""
+
+    class Meta:
+        model = Member
+        fields = ("user", "role")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        user = self.fields["user"]
+        assert isinstance(user, forms.ModelChoiceField)
+        user.queryset = User.objects.filter(member__isnull=True).order_by("username")
+        user.help_text = "An account that is not a member of the course yet (a new one: autograder accounts add)."
+        role = self.fields["role"]
+        assert isinstance(role, forms.ChoiceField)
+        role.choices = [(value, label) for value, label in Member.ROLES if value in STAFF_ROLES]
+
+
 @admin.register(Member)
 class MemberAdmin(ConsoleAdmin):
-    editing = frozenset({"change"})  # a role changed: a student made a teaching assistant
+    # A role changed (a student made a teaching assistant); an account with no role made staff.
+    editing = frozenset({"change", "add"})
     list_display = ("user", "role", "student")
     list_filter = ("role",)
     search_fields = ("user__username", "student__student_id", "student__name")
     list_select_related = ("user", "student")
     fields = ("user", "role", "student")
     readonly_fields = ("user", "student")
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = StaffMemberForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ("user", "role") if obj is None else self.fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return () if obj is None else self.readonly_fields
 
 
 @admin.register(ApiToken)

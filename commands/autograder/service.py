@@ -137,9 +137,9 @@ def _links(args: argparse.Namespace) -> int:
 def _add_accounts(commands: argparse._SubParsersAction) -> None:
     accounts = commands.add_parser(
         "accounts",
-        help="the service's accounts: list them, set a password",
-        description="The grading service's accounts (the demo ones made on first start, the students' from "
-        "autograder links or their course platform's launches).",
+        help="the service's accounts: list them, add staff, set a password, unlock",
+        description="The grading service's accounts (the starting ones made on first start, the staff's from "
+        "accounts add, the students' from autograder links or their course platform's launches).",
     )
     accounts_commands = accounts.add_subparsers(dest="accounts_command", required=True, metavar="COMMAND")
     list_accounts = accounts_commands.add_parser(
@@ -162,6 +162,22 @@ def _add_accounts(commands: argparse._SubParsersAction) -> None:
     )
     database_option(password)
     password.set_defaults(handler=_accounts_password)
+    add = accounts_commands.add_parser(
+        "add",
+        help="make an instructor's or a teaching assistant's account",
+        description="Make USER an instructor or a teaching assistant of the course: a new account (its password asked "
+        "twice, read with --password-stdin, or with --no-password set later by accounts password), or one that has "
+        "no role yet (made by manage createsuperuser, say), or a staff member's whose role changes. A student's "
+        "account is never made staff's. The roster's students get theirs from autograder links.",
+    )
+    add.add_argument("username", metavar="USER")
+    add.add_argument("--role", required=True, metavar="ROLE", help="instructor, or ta (a teaching assistant)")
+    add.add_argument("--email", default="", help="their address, shown in the console")
+    given = add.add_mutually_exclusive_group()
+    given.add_argument("--password-stdin", action="store_true", help="read the password from standard input (scripts)")
+    given.add_argument("--no-password", action="store_true", help="set none now (accounts password USER later)")
+    database_option(add)
+    add.set_defaults(handler=_accounts_add)
     unlock = accounts_commands.add_parser(
         "unlock",
         help="let a locked-out account sign in again",
@@ -192,6 +208,18 @@ def _accounts_list(args: argparse.Namespace) -> int:
             *(for_terminal(text) for text in (account.username, role, account.student_id or "", account.name, seen))
         )
     Console(highlight=False, soft_wrap=True).print(table)
+    return 0
+
+
+def _accounts_add(args: argparse.Namespace) -> int:
+    open_service(args)
+    from django.contrib.auth.models import User
+
+    from service.accounts import add_staff
+
+    new = not User.objects.filter(username=args.username).exists()
+    password = None if args.no_password or not (new or args.password_stdin) else _password(args.password_stdin, True)
+    print(f"{one_line(args.username)}: {add_staff(args.username, args.role, password, args.email)}")
     return 0
 
 

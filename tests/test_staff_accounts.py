@@ -1,0 +1,99 @@
+"""Named staff accounts: `autograder accounts add NAME --role instructor|ta` makes one (or gives an
+account with no role, such as createsuperuser's, its role), never turns a student's account into
+staff's; the console adds a member for an account that has none, which it refused before (403)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.test import Client
+
+from service.accounts import add_staff
+from service.errors import ServiceError
+from service.models import Member
+
+pytestmark = pytest.mark.timeout(300)
+PASSWORD = "a long passphrase for the staff 9"
+
+
+def run(course: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", "--course", str(course), "accounts", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        env={**os.environ, "COLUMNS": "160"},
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_accounts_add_makes_staff_and_refuses_what_it_must(tmp_path):
+    subprocess.run([sys.executable, "-m", "course", "init", str(tmp_path / "c")], check=True, capture_output=True)
+    course = tmp_path / "c"
+    made = run(course, "add", "ada", "--role", "instructor", "--password-stdin", stdin=PASSWORD + "\n")
+    assert (made.returncode, made.stdout) == (0, "ada: instructor account made\n"), made.stderr
+    changed = run(course, "add", "ada", "--role", "ta", "--no-password")
+    assert changed.stdout == "ada: made teaching assistant (was instructor)\n", changed.stderr
+    no_terminal = run(course, "add", "ben", "--role", "ta")
+    assert no_terminal.returncode == 2 and "--password-stdin" in no_terminal.stderr
+    listed = run(course, "list")
+    rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines() if line.startswith("│")}
+    assert set(rows) == {"ada"} and "Teaching assistant" in rows["ada"]  # ben was never made
+
+
+@pytest.fixture
+def rolled_back() -> Iterator[None]:
+    with transaction.atomic():
+        yield
+        transaction.set_rollback(True)
+
+
+def test_an_account_without_a_role_is_made_staff_and_a_students_never_is(rolled_back):
+    name = f"root-{uuid.uuid4().hex[:8]}"
+    User.objects.create_superuser(name, password=PASSWORD)  # what createsuperuser makes: no role
+    assert add_staff(name, "instructor") == "made instructor (it had no role)"
+    assert Member.objects.get(user__username=name).role == Member.INSTRUCTOR
+    assert User.objects.get(username=name).check_password(PASSWORD)  # kept as it was
+    student = User.objects.create_user(f"s-{uuid.uuid4().hex[:8]}", password=PASSWORD)
+    Member.objects.create(user=student, role=Member.STUDENT)
+    with pytest.raises(ServiceError, match="is a student's account"):
+        add_staff(student.username, "ta")
+    assert Member.objects.get(user=student).role == Member.STUDENT
+    with pytest.raises(ServiceError, match="'student' is not a staff role: give one of instructor, ta"):
+        add_staff("ben", "student")
+    with pytest.raises(ServiceError, match="too short"):
+        add_staff("ben", "ta", password="ben")
+    assert not User.objects.filter(username="ben").exists()
+
+
+def test_the_console_adds_a_member_for_an_account_without_a_role(rolled_back):
+    instructor = User.objects.create_user(f"i-{uuid.uuid4().hex[:8]}", password=PASSWORD)
+    Member.objects.create(user=instructor, role=Member.INSTRUCTOR)
+    lonely = User.objects.create_user(f"n-{uuid.uuid4().hex[:8]}", password=PASSWORD)
+    student = User.objects.create_user(f"s-{uuid.uuid4().hex[:8]}", password=PASSWORD)
+    Member.objects.create(user=student, role=Member.STUDENT)
+    client = Client(REMOTE_ADDR="192.0.2.72")
+    client.force_login(instructor)
+    page = client.get("/admin/service/member/add/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert lonely.username in html and student.username not in html  # members already are not offered
+    assert 'value="ta"' in html and 'value="student"' not in html
+    refused = client.post("/admin/service/member/add/", {"user": student.pk, "role": "instructor"})
+    assert refused.status_code == 200 and Member.objects.get(user=student).role == Member.STUDENT
+    added = client.post("/admin/service/member/add/", {"user": lonely.pk, "role": "ta"})
+    assert added.status_code == 302, added.content.decode()[:2000]
+    assert Member.objects.get(user=lonely).role == Member.TA
+    # A teaching assistant does not reach the console at all.
+    ta = Client(REMOTE_ADDR="192.0.2.72")
+    ta.force_login(lonely)
+    assert ta.get("/admin/service/member/add/").status_code == 404
