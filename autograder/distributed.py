@@ -1,4 +1,4 @@
-"""Grading on a Dask cluster: the batch's executor is the cluster's (``client.get_executor``).
+"""Grading on a Dask cluster: the batch's executor is the cluster's (``DaskExecutor``, over a Dask client).
 
 Every worker must hold the project (``pip install -e '.[dask]'``), bubblewrap, and the assignments and
 submissions at the same paths as the machine that runs ``autograder grade`` (a shared filesystem).
@@ -12,8 +12,9 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from contextlib import contextmanager
+from typing import Any
 
 from .cluster import GradingNeeds, forget, probe_cluster, watch_joiners
 from .environment import read
@@ -76,8 +77,48 @@ def dask_executor(
         report = probe_cluster(client, needs, address)
         try:
             watch_joiners(client, report, on_refused or logger.warning)
-            yield client.get_executor(pure=False, resources={report.resource: 1})
+            yield DaskExecutor(client, pure=False, resources={report.resource: 1})
         finally:
             forget(client, report)
     finally:
         client.close()
+
+
+class DaskExecutor(Executor):
+    """A Dask client's executor whose every future ends: with the job's result, or with whatever
+    kept it from one.
+
+    Dask's own (``client.get_executor()``) hands a job's outcome on from a coroutine that fetches
+    the result once the task has finished and, when that fetch raises, drops the exception and
+    leaves the future pending for ever. That is what a job that kills every worker does to the jobs
+    beside it: a job finishes on a worker, the poisoned job kills that worker before the result is
+    fetched, Dask computes the lost result again, the poisoned job kills that worker too, and the
+    recomputed task ends as KilledWorker inside the fetch; the batch then waited for ever on a
+    busy machine (where the fetch comes late). Here the outcome is fetched in Dask's callback
+    thread, and any exception ends the future with it (the batch tries such a job again, or says it
+    failed)."""
+
+    def __init__(self, client: Any, **options: Any):
+        self.client, self.options = client, options
+        self._remote: dict[Future, Any] = {}  # each job's Dask future, alive until its outcome is in
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        outcome: Future = Future()
+        outcome.set_running_or_notify_cancel()
+        remote = self.client.submit(fn, *args, **{**self.options, **kwargs})
+        self._remote[outcome] = remote
+
+        def deliver(finished: Any) -> None:
+            try:
+                outcome.set_result(finished.result())
+            except BaseException as exc:  # KilledWorker, a lost result, a cancelled key, the job's own error
+                outcome.set_exception(exc)
+            finally:
+                self._remote.pop(outcome, None)
+
+        remote.add_done_callback(deliver)
+        return outcome
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if cancel_futures:
+            self.client.cancel(list(self._remote.values()))

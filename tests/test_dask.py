@@ -20,7 +20,7 @@ from distributed import Client, LocalCluster
 from autograder.assignment import load_assignment
 from autograder.batch import GradeOptions, grade_batch
 from autograder.cluster import GradingNeeds
-from autograder.distributed import dask_executor
+from autograder.distributed import DaskExecutor, dask_executor
 from autograder.errors import AutograderError, ClusterUnfit
 from autograder.submissions import find_submissions
 from gradebook.grading import grade_into_gradebook
@@ -172,7 +172,7 @@ def test_a_worker_killed_mid_job_is_rescheduled_and_recorded_once(cluster, tmp_p
         submissions,
         out,
         GradeOptions(reference="numpy"),
-        executor=cluster.get_executor(pure=False),
+        executor=DaskExecutor(cluster, pure=False),
         job=dask_jobs.dies_once,
     ).batch
     assert result.failed == []
@@ -190,7 +190,7 @@ def test_a_job_that_kills_every_worker_ends_as_an_error_and_the_batch_goes_on(cl
         submissions,
         out,
         GradeOptions(reference="numpy"),
-        executor=cluster.get_executor(pure=False),
+        executor=DaskExecutor(cluster, pure=False),
         job=dask_jobs.poison_for("poison"),
     ).batch
     assert result.failed == ["poison"]
@@ -198,6 +198,22 @@ def test_a_job_that_kills_every_worker_ends_as_an_error_and_the_batch_goes_on(cl
     report = (out / "poison.json").read_text()
     assert "the grader failed on this submission (KilledWorker" in report and '"status": "error"' in report
     assert _recorded(out)[0] == {"honest": 1, "steady": 1}  # nothing recorded for poison: a rerun regrades it
+
+
+def test_a_job_whose_result_cannot_be_fetched_ends_with_why_and_never_waits_for_ever(pair, monkeypatch):
+    """The race behind a batch that hung on a busy machine: a job's result lost with its worker (a
+    job that kills every worker killed it before the result was fetched) and computed again into a
+    KilledWorker, so that fetching it raised. Dask's own executor dropped that exception and left the
+    job's future pending for ever; the grader's ends the future with it, and the batch goes on."""
+    from distributed import Client as DaskClient
+    from distributed.scheduler import KilledWorker
+
+    async def lost(self, futures, *args, **kwargs):
+        raise KilledWorker(futures[0].key, None, allowed_failures=1)
+
+    monkeypatch.setattr(DaskClient, "_gather", lost)
+    job = DaskExecutor(pair, pure=False).submit(sum, [1, 2])
+    assert isinstance(job.exception(timeout=120), KilledWorker)
 
 
 def test_the_grader_killed_mid_batch_loses_nothing_and_a_rerun_finishes(cluster, tmp_path):
@@ -269,7 +285,11 @@ def test_the_services_worker_grades_its_queue_on_the_cluster(cluster):
     spec = load_assignment(ASSIGNMENTS / "sequences-and-attention")
     job = store(state(), row, spec, "mine.py", (KNOWN / "correct_vectorised.py").read_bytes())
     run_worker(
-        course(), state(), GradeOptions(jobs=1, reference="numpy"), once=True, executor=cluster.get_executor(pure=False)
+        course(),
+        state(),
+        GradeOptions(jobs=1, reference="numpy"),
+        once=True,
+        executor=DaskExecutor(cluster, pure=False),
     )
     job.refresh_from_db()
     assert job.state == Job.GRADED and job.submission is not None
