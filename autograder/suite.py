@@ -180,7 +180,9 @@ def _outcome(common: dict[str, str], excinfo, folder: Path | None = None) -> Tes
         return TestOutcome(status="failed", message=message, question=question, name=name, description=description)
     # Raised in the suite's own code: the test's fault, unless what the student returned made it
     # fail (grading.py runs the test again with the reference standing in for the student to tell).
-    fault = _own_fault(common, excinfo, folder) if folder is not None else None
+    # A failed assert is a check that failed (the verdicts verify holds it to), never the code's error.
+    own = folder is not None and not isinstance(error, AssertionError)
+    fault = _own_fault(common, excinfo, folder) if own and folder is not None else None
     return TestOutcome(
         status="failed", message=GENERIC_FAILURE, fault=fault, question=question, name=name, description=description
     )
