@@ -9,6 +9,7 @@ was written from one, else by the source notebook's own cell.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -55,7 +56,7 @@ def solution_failures(
     return named
 
 
-def _places(notebook: Path, master: Master | None):
+def _places(notebook: Path, master: Master | None) -> Callable[[int, int | None], str]:
     """A function naming cell ``index`` (1-based) of ``notebook``, and a line in it: the master's
     cell when the notebook has the master's student cells (one for one, in order)."""
     cells = nbformat.read(notebook, as_version=4).cells
