@@ -30,14 +30,26 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import tomli_w
+
 from untrusted.text import storable
 
 from .assignment import Assignment
 from .errors import AutograderError
 from .grading import grade_submission
+from .known import MISTAKE_KEY, VERDICTS_FILE
 from .references import load_reference, resolve_reference
 from .reports.gradescope import results
-from .sandbox.runners import make_runner, missing_for_sandbox
+from .sandbox.process import end_everything_started
+from .sandbox.runners import (
+    UNSANDBOXED_UID_BASE,
+    UNSANDBOXED_UID_SPAN,
+    UnsafeRunner,
+    make_runner,
+    missing_for_sandbox,
+    unprivileged_user,
+)
+from .sandbox.runtime import ensure_runtime
 from .secret import SECRET_FILE, grader_secret
 from .submissions import find_submissions
 from .suite import hidden_suite
@@ -96,7 +108,7 @@ def export_bundle(assignment: Assignment, project_root: Path, title: str, out: P
         folder_copy = course / "assignments" / assignment.name
         # The master notebook (autograder assign's source, known versions and all) is not the grader's.
         shutil.copytree(assignment.folder, folder_copy, ignore=shutil.ignore_patterns("*.master.ipynb", *SKIPPED_NAMES))
-        shutil.rmtree(folder_copy / "known", ignore_errors=True)  # the project's own test material
+        keep_known_mistakes(assignment, folder_copy / "known")
         for path in assignment.reference_paths.values():
             if path.is_file():
                 target = folder_copy / os.path.relpath(path, assignment.folder)
@@ -113,6 +125,26 @@ def export_bundle(assignment: Assignment, project_root: Path, title: str, out: P
                     info.compress_type = zipfile.ZIP_DEFLATED
                     bundle.writestr(info, path.read_bytes())
     return out
+
+
+def keep_known_mistakes(assignment: Assignment, known: Path) -> None:
+    """The bundle's known/ (a copy of the assignment's): only what names a known mistake in feedback, as
+    ``autograder grade`` does (mistakes.py): verdicts.toml's entries with a ``mistake`` sentence and
+    their files. The rest (correct submissions, the project's own test material) is left out."""
+    source = assignment.folder / "known" / VERDICTS_FILE
+    shutil.rmtree(known, ignore_errors=True)
+    try:
+        table = tomllib.loads(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no known mistakes (or a list `autograder verify` reports): feedback without them, as grade's
+    kept = {file: entry for file, entry in table.items() if isinstance(entry, dict) and MISTAKE_KEY in entry}
+    files = [source.parent / file for file in kept]
+    if not kept or not all(path.is_file() for path in files):
+        return
+    known.mkdir(parents=True)
+    for path in files:
+        shutil.copy(path, known / path.name)
+    (known / VERDICTS_FILE).write_text(tomli_w.dumps(kept), encoding="utf-8")
 
 
 def copy_project(root: Path, to: Path) -> None:
@@ -167,35 +199,133 @@ UNSANDBOXED = (
     "Graded without the sandbox: it cannot start in this container, so the submission ran with the "
     "grader's limits but not its namespaces, in the container Gradescope gives each submission"
 )
+# What stands for a line of the hidden tests (or the references, or the grader's secret) in a text the
+# submission's code shaped: its errors, its output. Lines shorter than this say nothing of them.
+HIDDEN_TEXT = "[hidden]"
+SECRET_LINE_CHARS = 12
 
 
 def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
     """Grade the submission in ``root/submission`` into ``root/results/results.json``, as Gradescope
-    expects; a submission that cannot be graded gets a results file saying why, never a crash."""
+    expects; a submission that cannot be graded gets a results file saying why, never a crash.
+
+    Without the sandbox (Gradescope's containers have no user namespaces for bubblewrap), the student's
+    code still runs as another user than the grader where the grader is root (``unprivileged_user``;
+    the course's folder is then closed to it), and whatever it started, in its own session or not, is
+    killed and collected before the results are written (``end_everything_started``); the results are
+    written where it cannot write, and no line of the hidden tests reaches a text its code shapes."""
     out = root / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     folder = root / "submission"
     try:
         found = find_submissions([folder], preferred=assignment.released_notebook).submissions
     except AutograderError as exc:
-        out.write_text(json.dumps({"score": 0, "output": f"Nothing to grade: {storable(str(exc))}"}), encoding="utf-8")
+        _write(out, {"score": 0, "output": f"Nothing to grade: {storable(str(exc))}"})
         return out
     if len(found) != 1:
         names = ", ".join(sorted(s.path.name for s in found))
-        message = f"Hand in one notebook, {assignment.released_notebook}; found {names}."
-        out.write_text(json.dumps({"score": 0, "output": message}), encoding="utf-8")
+        _write(out, {"score": 0, "output": f"Hand in one notebook, {assignment.released_notebook}; found {names}."})
         return out
     packages = tuple(assignment.sandbox_packages)
     # Gradescope's containers cannot start bubblewrap: the worker then runs without namespaces, in the
     # container Gradescope gives each submission, and the results say so, never silently.
     missing = missing_for_sandbox()
     runner = make_runner(unsafe=bool(missing), packages=packages)
+    user = None
+    if missing:
+        user = _student_user(packages)
+        if user is not None:
+            _close_to_others(assignment.folder.parent, out.parent)
+        runner = UnsafeRunner(user, packages)
     reference = load_reference(assignment, resolve_reference("auto", assignment))
-    report = grade_submission(assignment, found[0], runner, reference, assignment.limits, grader_secret(assignment))
-    graded = results(report)
+    secret = grader_secret(assignment)
+    try:
+        report = grade_submission(assignment, found[0], runner, reference, assignment.limits, secret)
+    finally:
+        if missing and not end_everything_started(user):
+            print("some of the submission's processes could not be ended", file=sys.stderr)
+    graded = _scrubbed(results(report), _secret_lines(assignment, secret))
     if missing:
         said = f"{UNSANDBOXED} (missing here: {'; '.join(missing)})."
         graded["output"] = f"{said}\n{graded.get('output', '')}".rstrip("\n")
         print(said, file=sys.stderr)  # Gradescope's log of the run, for the staff
-    out.write_text(json.dumps(graded, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _write(out, graded)
     return out
+
+
+def _student_user(packages: tuple[str, ...]) -> int | None:
+    """The uid the student's code runs as without the sandbox: another than the grader's where the
+    grader is root and that uid can run the sandbox's runtime here; else None (said in the log)."""
+    user = unprivileged_user(UNSANDBOXED_UID_BASE, UNSANDBOXED_UID_SPAN)
+    if user is None:
+        return None
+    import subprocess
+
+    try:
+        runtime = ensure_runtime(packages)
+        probe = subprocess.run(
+            [f"{runtime}/bin/python3", "-I", "-B", "-c", "import numpy"],
+            env={"PATH": "/usr/bin:/bin", "LD_LIBRARY_PATH": f"{runtime}/lib"},
+            user=user,
+            group=user,
+            extra_groups=[],
+            cwd="/",
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        print(f"the submission runs as the grader's user: uid {user} cannot run here ({exc})", file=sys.stderr)
+        return None
+    if probe.returncode != 0:
+        print(f"the submission runs as the grader's user: uid {user} cannot run the runtime here", file=sys.stderr)
+        return None
+    return user
+
+
+def _close_to_others(*folders: Path) -> None:
+    """The course's assignments (hidden tests, references, the secret) readable by the grader alone, and
+    the results' folder writable by the grader alone."""
+    for folder, mode in zip(folders, (0o700, 0o755), strict=True):
+        os.chmod(folder, mode)
+
+
+def _secret_lines(assignment: Assignment, secret: str) -> list[str]:
+    """Every line of the hidden tests and the references (and the grader's secret) long enough to say
+    something of them, longest first."""
+    files = [path for path in assignment.hidden_path.rglob("*") if path.is_file()]
+    files += [path for path in assignment.reference_paths.values() if path.is_file()]
+    lines = {secret.strip()} if secret.strip() else set()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        lines |= {line.strip() for line in text.splitlines() if len(line.strip()) >= SECRET_LINE_CHARS}
+    return sorted(lines, key=len, reverse=True)
+
+
+def _scrubbed(graded: dict, lines: list[str]) -> dict:
+    """The results with each line of ``lines`` taken out of the texts a submission's code can shape
+    (the output, each test's output)."""
+
+    def scrub(text: str) -> str:
+        for line in lines:
+            if line in text:
+                text = text.replace(line, HIDDEN_TEXT)
+        return text
+
+    if isinstance(graded.get("output"), str):
+        graded["output"] = scrub(graded["output"])
+    for test in graded.get("tests", []):
+        if isinstance(test.get("output"), str):
+            test["output"] = scrub(test["output"])
+    return graded
+
+
+def _write(out: Path, graded: dict) -> None:
+    """results.json, whole or not at all: written beside it, then moved over it (a link planted there is
+    replaced, never followed)."""
+    temporary = out.with_name(f".{out.name}.{os.getpid()}")
+    temporary.unlink(missing_ok=True)
+    temporary.write_text(json.dumps(graded, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(temporary, out)

@@ -6,6 +6,7 @@ made to show the hidden tests."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,92 @@ def test_check_runs_a_students_notebook_away_from_any_course(tmp_path):
     assert completed.returncode == 1, completed.stderr  # the released notebook's answers are stubs
     assert "0 of 6 questions pass their public tests" in completed.stdout
     assert mark.read_text() == "ran "  # it ran, and found no hidden test from where it was
+
+
+# A submission graded without the sandbox: it finds the course and the results from its grader's command
+# line, reads the first lines of two hidden test files, leaves a process in a session of its own that
+# rewrites results.json for half a minute, and raises the hidden lines in its error message.
+FORGER = """
+import glob, json, os, time
+said = open(f"/proc/{os.getppid()}/cmdline", "rb").read().split(b"\\0")
+course, root = (said[said.index(flag) + 1].decode() for flag in (b"--course", b"--root"))
+leaked = []
+for path in sorted(glob.glob(course + "/assignments/*/hidden/*.py"))[:2]:
+    try:
+        with open(path) as handle:
+            leaked += [handle.readline().strip(), handle.readline().strip()]
+    except OSError as exc:
+        leaked.append(type(exc).__name__)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open("__DROP__/forger.pid.new", "w") as handle:
+            handle.write(str(os.getpid()))
+        os.rename("__DROP__/forger.pid.new", "__DROP__/forger.pid")
+        for _ in range(3000):
+            try:
+                with open(root + "/results/results.json", "w") as handle:
+                    handle.write(json.dumps({"score": 10, "output": "forged"}))
+            except OSError:
+                pass
+            time.sleep(0.01)
+    os._exit(0)
+for _ in range(500):  # until the forger is under way
+    if os.path.exists("__DROP__/forger.pid"):
+        break
+    time.sleep(0.01)
+raise RuntimeError("LEAK " + " | ".join(leaked))
+"""
+
+
+@pytest.mark.slow  # a Gradescope bundle exported and run: about ten seconds each
+@pytest.mark.parametrize("as_root", [True, False], ids=["root", "not-root"])
+def test_gradescope_without_the_sandbox_is_neither_forged_nor_leaks_the_hidden_tests(tmp_path, as_root):
+    import os
+    import signal
+    import tempfile
+
+    from .test_gradescope import laid_out
+
+    root = laid_out(tmp_path)
+    drop = Path(tempfile.mkdtemp(prefix="gradewright-forger-", dir="/tmp"))  # where any user may write
+    drop.chmod(0o777)
+    (root / "submission" / "answer.py").write_text(FORGER.replace("__DROP__", str(drop)))
+    no_bwrap = tmp_path / "bin"
+    no_bwrap.mkdir()
+    environment = {**os.environ, "GRADEWRIGHT_ROOT": str(root), "PYTHON": sys.executable, "PATH": str(no_bwrap)}
+    outer = [] if as_root else [shutil.which("bwrap"), *AS_USER[1:]]
+    try:
+        completed = subprocess.run(
+            [*outer, "/bin/bash", str(root / "source" / "run_autograder")],
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=300,
+        )
+        forger = int((drop / "forger.pid").read_text())  # the attack ran
+        with pytest.raises(ProcessLookupError):  # and nothing of it outlived the grader
+            os.kill(forger, 0)
+    finally:
+        if (drop / "forger.pid").is_file():
+            try:
+                os.kill(int((drop / "forger.pid").read_text()), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        shutil.rmtree(drop, ignore_errors=True)
+    assert completed.returncode == 0, completed.stderr
+    written = (root / "results" / "results.json").read_text()
+    results = json.loads(written)
+    assert results["score"] == 0 and results["output"].startswith("Graded without the sandbox")
+    assert "LEAK" in results["output"]  # the submission's own error is shown, less the hidden tests
+    hidden = [
+        line.strip()
+        for path in sorted((root / "source" / "course" / "assignments").glob("*/hidden/*.py"))[:2]
+        for line in path.read_text().splitlines()[:2]
+        if len(line.strip()) >= 12
+    ]
+    assert hidden and not [line for line in hidden if line in written]
+    if as_root:  # another user than the grader's: it could not even find them
+        assert results["output"].endswith("RuntimeError: LEAK ")
+    else:  # the grader's own user: it read them, and what it raised is shown without them
+        assert "RuntimeError: LEAK [hidden]" in results["output"]

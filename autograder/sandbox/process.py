@@ -355,6 +355,85 @@ def _namespace_depth(pid: str) -> int:
     return 1
 
 
+def _descendants() -> list[int]:
+    """Every process below this one (children, theirs, and so on), from the kernel's lists of children."""
+    found: list[int] = []
+    parents = ["self"]
+    while parents:
+        parent = parents.pop()
+        try:
+            tasks = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{parent}/task/{task}/children", "rb") as handle:
+                    children = [int(pid) for pid in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += children
+            parents += [str(pid) for pid in children]
+    return found
+
+
+def _owned_by(user: int) -> list[int]:
+    """The pids of every process (zombies included) whose real uid is ``user``."""
+    owned = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as handle:
+                uid = next(line for line in handle if line.startswith(b"Uid:")).split()[1]
+        except (OSError, StopIteration, IndexError):
+            continue
+        if int(uid) == user:
+            owned.append(int(entry.name))
+    return owned
+
+
+def _kill_everything_of(user: int) -> None:
+    """SIGKILL every process ``user`` owns, at once: a child that becomes ``user`` and calls kill(-1),
+    which the kernel sends to all of that user's processes together, so that none forks away meanwhile."""
+    pid = os.fork()
+    if pid == 0:  # only system calls between fork and _exit
+        try:
+            os.setgroups([])
+            os.setgid(user)
+            os.setuid(user)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def end_everything_started(user: int | None = None, seconds: float = 10.0) -> bool:
+    """Kill and collect whatever the student's code left running, wherever it went: every process below
+    this one (orphans come here, as this process is a subreaper: ``become_subreaper``, before the
+    student's code starts), a new session or process group of its own included, and, with ``user`` (the
+    uid it ran as), every process that user owns. Waits until none is left; False if some still are
+    after ``seconds``. For a grader that grades one submission and exits (Gradescope's run)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if user is not None:
+            _kill_everything_of(user)
+        below = _descendants()
+        for pid in below:
+            _signal(pid, signal.SIGKILL)
+        while True:  # collect the dead: ours, and the orphans that came to us
+            try:
+                done, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if not done:
+                break
+        if not below and (user is None or not _owned_by(user)):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+
+
 def kill_groups_of(pid: int) -> None:
     """Kill what is left of the sandboxes that grading process ``pid`` started (it was killed before
     it could), and remove their control groups."""

@@ -29,6 +29,10 @@ from .runtime import RUNTIME_MOUNT, SANDBOX_PACKAGES, WORKER_SCRIPT, ZYGOTE_SCRI
 # each worker's process limit is its own.
 SANDBOX_UID_BASE = 61000
 SANDBOX_UID_SPAN = 4000
+# Uids for student code run without the sandbox (Gradescope's containers), apart from the sandbox's: every
+# process such a uid owns is killed after the submission (process.end_everything_started).
+UNSANDBOXED_UID_BASE = 65000
+UNSANDBOXED_UID_SPAN = 500
 
 # System calls a numerical submission has no use for, and that an escape would want.
 DENIED_SYSCALLS = (
@@ -299,7 +303,7 @@ class BubblewrapRunner:
 
     @staticmethod
     def _user() -> int | None:
-        return SANDBOX_UID_BASE + os.getpid() % SANDBOX_UID_SPAN if os.geteuid() == 0 else None
+        return unprivileged_user()
 
     def _start_alone(self, limits: Limits) -> WorkerProcess:
         seccomp_fd = memory_file("seccomp", self.seccomp)
@@ -333,21 +337,54 @@ class BubblewrapRunner:
 
 class UnsafeRunner:
     """The worker as a plain child process with resource limits only: for machines where the
-    sandbox cannot start, and only when the instructor asks for it by name."""
+    sandbox cannot start, and only when the instructor asks for it by name (or Gradescope's
+    container, where bubblewrap cannot start). With ``user`` (a grader running as root), the worker
+    runs as that unprivileged uid, from the sandbox's runtime, which any user can read; the grader
+    becomes a subreaper first, so that whatever the worker leaves running comes back to it
+    (process.end_everything_started)."""
 
     name = "unsafe-no-sandbox"
 
+    def __init__(self, user: int | None = None, packages: tuple[str, ...] = SANDBOX_PACKAGES) -> None:
+        self.user = user
+        self.packages = packages
+        self.folder: str | None = None
+
     def mode(self) -> str:
+        if self.user is not None:
+            return f"a plain process for each submission, without isolation, as uid {self.user}"
         return "a plain process for each submission, without isolation"
 
     def prestart(self, limits: Limits) -> None:
         pass  # nothing to start ahead
 
     def start(self, limits: Limits) -> WorkerProcess:
-        argv = [sys.executable, "-I", "-B", worker.__file__, "{request}", "{response}"]
+        become_subreaper()
         environment = worker_environment()
-        environment["MPLCONFIGDIR"] = tempfile.gettempdir()
-        return spawn(argv, limits, environment)
+        if self.user is None:
+            argv = [sys.executable, "-I", "-B", worker.__file__, "{request}", "{response}"]
+            environment["MPLCONFIGDIR"] = tempfile.gettempdir()
+            return spawn(argv, limits, environment)
+        runtime = ensure_runtime(self.packages)
+        argv = [f"{runtime}/bin/python3", "-I", "-B", f"{runtime}/{WORKER_SCRIPT}", "{request}", "{response}"]
+        environment["LD_LIBRARY_PATH"] = f"{runtime}/lib"
+        environment["MPLCONFIGDIR"] = environment["HOME"] = self._own_folder(self.user)
+        return spawn(argv, limits, environment, user=self.user)
+
+    def _own_folder(self, user: int) -> str:
+        """A folder of the student's uid alone (matplotlib's cache, its home): the machine's /tmp is shared."""
+        if self.folder is None:
+            self.folder = tempfile.mkdtemp(prefix="gradewright-unsandboxed-")
+            os.chown(self.folder, user, user)
+            atexit.register(shutil.rmtree, self.folder, ignore_errors=True)
+        return self.folder
+
+
+def unprivileged_user(base: int = SANDBOX_UID_BASE, span: int = SANDBOX_UID_SPAN) -> int | None:
+    """The uid student code runs as when the grader is root: one per grading process, from ``base``
+    (the sandbox's uids, or another range: ``UNSANDBOXED_UID_BASE``); None where the grader is not
+    root and cannot change its user."""
+    return base + os.getpid() % span if os.geteuid() == 0 else None
 
 
 def missing_for_sandbox() -> list[str]:
