@@ -1,5 +1,5 @@
-"""The grading service and its clients: ``serve``, ``worker``, ``links``, ``accounts`` (the
-service's side) and ``login``, ``submit`` (a student's machine)."""
+"""The grading service and its clients: ``serve``, ``worker``, ``systemd``, ``links``, ``accounts``
+(the service's side) and ``login``, ``submit`` (a student's machine)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..common import AUTOGRADER, database_option, number, open_service, said
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    for add in (_add_serve, _add_worker, _add_manage, _add_links, _add_accounts, _add_login, _add_submit):
+    for add in (_add_serve, _add_worker, _add_systemd, _add_manage, _add_links, _add_accounts, _add_login, _add_submit):
         add(commands)
 
 
@@ -87,6 +87,48 @@ def _worker(args: argparse.Namespace) -> int:
     )
     if args.once:
         print(f"{plural(graded, 'submission')} graded")
+    return 0
+
+
+def _add_systemd(commands: argparse._SubParsersAction) -> None:
+    systemd = commands.add_parser(
+        "systemd",
+        help="write the systemd units that run the course's site on a server",
+        description="Write the systemd units for the course (its absolute path) into DIR (/etc/systemd/system on "
+        "a server): gradewright.service (the site, autograder serve with no worker of its own), "
+        "gradewright-worker@.service (one grading worker per instance: gradewright-worker@1, @2, ...), "
+        "gradewright-backup.service and .timer (a backup every night). They run this install's autograder as USER, "
+        "with the settings of the environment file, restarted when they stop, and hardened "
+        "(docs/operators/install.md).",
+    )
+    systemd.add_argument("--out", type=Path, required=True, metavar="DIR", help="where to write the units")
+    systemd.add_argument("--user", default="gradewright", help="the account they run as (default gradewright)")
+    systemd.add_argument(
+        "--env-file",
+        type=Path,
+        default=Path("/etc/gradewright/site.env"),
+        metavar="FILE",
+        help="the site's settings (default /etc/gradewright/site.env)",
+    )
+    systemd.add_argument(
+        "--backups",
+        type=Path,
+        default=Path("/var/backups/gradewright"),
+        metavar="DIR",
+        help="where the nightly backups go, kept 14 days (default /var/backups/gradewright)",
+    )
+    systemd.add_argument("--port", type=number(int, 1, "a port number"), default=8000, help="the site's, default 8000")
+    systemd.set_defaults(handler=_systemd)
+
+
+def _systemd(args: argparse.Namespace) -> int:
+    from course.folder import find_course
+    from service.units import Install, write_units
+
+    course = find_course(args.course).root.absolute()
+    install = Install(course, args.user, args.env_file, args.backups, port=args.port)
+    for path in write_units(args.out, install):
+        print(one_line(str(path)))
     return 0
 
 
