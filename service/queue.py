@@ -154,13 +154,15 @@ def finish(job: Job, submission_id: int | None, error: str = "", strict: bool = 
     )
 
 
-def release(job: Job) -> None:
+def release(job: Job, charged: bool = True) -> None:
     """Give a job back to the queue at once (its worker is stopping, or the grader failed), and wake
-    another worker for it."""
+    another worker for it. Not ``charged``: this attempt does not count against the job's
+    ``MAX_ATTEMPTS`` (the machine's fault: the database went away while it was graded)."""
     from .wakeup import announce
 
+    uncounted = {} if charged else {"attempts": max(0, job.attempts - 1)}
     with transaction.atomic():
-        if JOBS.finish(job, state=Job.QUEUED, worker=""):
+        if JOBS.finish(job, state=Job.QUEUED, worker="", **uncounted):
             announce()
 
 

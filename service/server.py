@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.environment import read
 from course.wording import plural
+from untrusted.text import one_line
 
 from .errors import ServiceSetupError
 from .settings import MAX_UPLOAD_BYTES
@@ -244,8 +245,16 @@ def work(
 ) -> int:
     """``autograder worker``: grade the queue's jobs, one at a time, until stopped (with ``once``:
     until the queue is empty), here or on the Dask cluster ``scheduler`` names (else
-    ``$DASK_SCHEDULER_ADDRESS``). The number graded."""
-    prepare(course.root, database_url, demo=False)  # the starting accounts are the site's to make and say
+    ``$DASK_SCHEDULER_ADDRESS``). The number graded. A database that cannot be reached as it starts
+    is one line (under ``serve``, the worker is started again a little later)."""
+    from .outage import database_lost
+
+    try:
+        prepare(course.root, database_url, demo=False)  # the starting accounts are the site's to make and say
+    except Exception as exc:
+        if not database_lost(exc):
+            raise
+        raise ServiceSetupError(f"cannot reach the database ({one_line(str(exc))[:200]}); no job was taken") from None
     from autograder.batch import GradeOptions
     from autograder.cluster import GradingNeeds
     from autograder.distributed import executor_for

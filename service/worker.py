@@ -165,7 +165,9 @@ def _grade_jobs(
     while True:
         try:
             if in_flight is not None:
-                release(in_flight)  # with its lease: if another worker took it meanwhile, nothing changes
+                # With its lease (if another worker took it meanwhile, nothing changes), and without
+                # counting the attempt: the database's fault, not the submission's.
+                release(in_flight, charged=False)
                 in_flight = None
             if not once:
                 seen(name)  # alive, for /readyz and the metrics (service/health.py)

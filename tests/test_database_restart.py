@@ -160,13 +160,31 @@ def test_a_database_restart_under_serve_loses_no_hand_in_and_stops_no_worker(tmp
         said = log.read_text()
     with psycopg.connect(private_postgres.url) as connection:
         jobs = connection.execute("SELECT state, COUNT(*) FROM service_job GROUP BY state").fetchall()
+        attempts = connection.execute("SELECT DISTINCT attempts FROM service_job").fetchall()
         graded_correct = connection.execute(
             "SELECT COUNT(*) FROM service_job WHERE id = %s AND state = 'graded'", (interrupted["id"],)
         ).fetchone()
     assert dict(jobs) == {"graded": 3} and graded_correct == (1,)
+    assert attempts == [(1,)]  # the restart's interruption is the machine's: no attempt of the job's spent on it
     assert "the database cannot be reached" in said  # each worker's warning, one line a try
     assert "internal error" not in said  # no worker died of the restart
     assert said.count("ended (exit code") == 1 and f"(process {killed}) ended (exit code -9)" in said  # the one killed
+
+
+def test_a_worker_started_while_the_database_is_away_says_so_in_one_line(tmp_path):
+    from .served import autograder
+
+    nowhere = f"postgresql://nobody@127.0.0.1:{free_port()}/gradebook"
+    home = tmp_path / "home"
+    home.mkdir()
+    started = autograder(
+        "--course", course_copy(home), "worker", "--once", "--database-url", nowhere, env=commands_env(home)
+    )
+    assert started.returncode == 2 and started.stdout == ""
+    assert (
+        started.stderr.startswith("autograder: cannot reach the database (") and "internal error" not in started.stderr
+    )
+    assert started.stderr.rstrip().endswith("no job was taken") and len(started.stderr.splitlines()) == 1
 
 
 class _Process:
