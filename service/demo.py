@@ -459,7 +459,16 @@ def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any, st
     """The graded submission as the service's job, with the times an upload graded then has."""
     from gradebook.models import Submission as Recorded
 
-    recorded = Recorded.objects.filter(student=student, assignment__name=spec.name, sha256=submission.sha256).first()
+    recorded = (  # this very hand-in: the same file handed in at another time is a submission of its own
+        Recorded.objects.filter(
+            student=student,
+            assignment__name=spec.name,
+            sha256=submission.sha256,
+            submitted_at=submission.submitted_at.replace(microsecond=0),
+        )
+        .order_by("-id")
+        .first()
+    )
     when = submission.submitted_at
     job = job_model.objects.create(
         student=student,

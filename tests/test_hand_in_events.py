@@ -412,3 +412,66 @@ def test_the_command_makes_a_submission_the_one_that_counts_and_undoes_it(tmp_pa
     assert "no choice of the staff's stands" in capsys.readouterr().err
     assert main([*count, "--submission", "999", "--reason", "x"]) == 2
     assert "ann has no submission 999 of sequences-and-attention" in capsys.readouterr().err
+
+
+def test_the_service_gives_each_hand_in_that_shared_a_row_a_submission_of_its_own(tmp_path):
+    """A, B, A handed in before: the third hand-in's job pointed at the first's row, at its time. After
+    the migration it has a submission of its own, at its own time, with the results; a regrade's job
+    keeps the row it graded again; nothing is lost."""
+    from django.core.management import call_command
+    from django.db import connections
+    from django.db.migrations.executor import MigrationExecutor
+
+    alias = "old_service_test"
+    connections.settings[alias] = connections.configure_settings(
+        {"default": {}, alias: {"ENGINE": "django.db.backends.sqlite3", "NAME": str(tmp_path / "site.db")}}
+    )[alias]
+    before = [("gradebook", "0013_similarity_run_lease"), ("service", "0019_score_placements")]
+    try:
+        executor = MigrationExecutor(connections[alias])
+        executor.migrate(before)
+        apps = executor.loader.project_state(before).apps
+        student = apps.get_model("gradebook", "Student").objects.using(alias).create(student_id="ann")
+        assignment = apps.get_model("gradebook", "Assignment").objects.using(alias).create(name="hw", max_score=10)
+        rows = apps.get_model("gradebook", "Submission").objects.using(alias)
+        first = rows.create(student=student, assignment=assignment, sha256="a", submitted_at=START, graded_at=START)
+        second = rows.create(student=student, assignment=assignment, sha256="b", submitted_at=START, graded_at=START)
+        apps.get_model("gradebook", "Result").objects.using(alias).create(
+            submission=first, question_id="q", score=10, max_score=10, status="passed"
+        )
+        jobs = apps.get_model("service", "Job").objects.using(alias)
+        made = {}
+        for name, submission, regrade in (
+            ("A", first, False),
+            ("B", second, False),
+            ("A again", first, False),
+            ("regrade", first, True),
+        ):
+            made[name] = jobs.create(
+                student=student,
+                assignment="hw",
+                file="f",
+                original_name="a.py",
+                size=1,
+                sha256=submission.sha256,
+                state="graded",
+                submission=submission,
+                regrade=regrade,
+            ).pk
+        call_command("migrate", database=alias, verbosity=0, interactive=False)
+        from gradebook.models import Result, Submission
+        from service.models import Job as JobNow
+
+        now = {name: JobNow.objects.using(alias).get(pk=pk) for name, pk in made.items()}
+        assert now["A"].submission_id == first.pk and now["regrade"].submission_id == first.pk
+        assert now["B"].submission_id == second.pk
+        own = now["A again"].submission_id
+        assert own not in (first.pk, second.pk)
+        copied = Submission.objects.using(alias).get(pk=own)
+        assert copied.sha256 == "a" and copied.submitted_at == now["A again"].created_at
+        assert list(Result.objects.using(alias).filter(submission_id=own).values_list("question_id", "score")) == [
+            ("q", 10.0)
+        ]
+        assert Submission.objects.using(alias).count() == 3 and Result.objects.using(alias).count() == 2
+    finally:
+        connections[alias].close()
