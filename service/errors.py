@@ -13,7 +13,9 @@ ServiceError          base
  ├── LtiError           a platform's registration is incomplete, or a platform's service refused
  │                      (pylti1p3's LtiException is translated here, in service/lti/)
  └── ExamRefused        an online exam's start, save or submit refused (not open, ended, wrong
-                        code, not from the room's network); the message says why, to the student
+     │                  code, not from the room's network); the message says why, to the student
+     └── StaleAnswer    a save from a page that read the answer before another tab or device saved
+                        it: nothing is overwritten; it carries the newer answer and its version
 """
 
 from __future__ import annotations
@@ -59,3 +61,10 @@ class LtiError(ServiceError):
 
 class ExamRefused(ServiceError):
     pass
+
+
+class StaleAnswer(ExamRefused):
+    def __init__(self, message: str, value: str, version: str) -> None:
+        super().__init__(message)
+        self.value = value  # the answer saved meanwhile ("" for none: cleared)
+        self.version = version  # its version (exam_saves.version_of), "" for none

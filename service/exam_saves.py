@@ -10,6 +10,12 @@ reported saved is on disk; none is acknowledged and then lost.
 The writer also settles the race between a save and the attempt's end: inside its transaction it locks
 the attempts it writes to and refuses the saves of any that ended meanwhile (a submit, or the time
 limit noticed by another request), so no answer is kept after its attempt's end.
+
+And the race between two pages of one attempt (an exam open in two tabs, or on two devices): a save
+carries the version of the answer its page last read (``version_of``: when it was saved), and one
+whose version is not the answer's now is refused (StaleAnswer, with the newer answer), never
+overwriting what the other page saved unseen. A save without a version (a script of its own) is
+not compared: the last save wins.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from datetime import datetime
 
 from django.db import DatabaseError, close_old_connections, transaction
 
-from .errors import ExamRefused
+from .errors import ExamRefused, StaleAnswer
 from .models import ExamAnswer, ExamAttempt, ExamLogEntry
 
 MOST_IN_ONE_COMMIT = 500
@@ -39,8 +45,16 @@ class Save:
     at: datetime
     address: str
     shown: str  # what the attempt's log says of it
+    version: str | None = None  # the answer's version as the page read it ("" none yet); None: not compared
     done: threading.Event = field(default_factory=threading.Event)
     refused: str = ""
+    newer: tuple[str, str] | None = None  # refused as stale: the answer saved meanwhile and its version
+
+
+def version_of(saved_at: datetime | None) -> str:
+    """An answer's version, as a page holds it and a save sends it back: when it was saved ("" for
+    no answer)."""
+    return saved_at.isoformat(timespec="microseconds") if saved_at else ""
 
 
 _waiting: queue.Queue[Save] = queue.Queue()
@@ -59,6 +73,8 @@ def save(one: Save) -> None:
         raise ExamRefused("the server could not save this answer in time; your page keeps it and sends it again")
     if one.refused:
         EXAM_SAVES.labels("refused").inc()
+        if one.newer is not None:
+            raise StaleAnswer(one.refused, *one.newer)
         raise ExamRefused(one.refused)
     EXAM_SAVES.labels("saved").inc()
 
@@ -112,10 +128,25 @@ def _write_together(batch: list[Save]) -> None:
         )
         last: dict[tuple[int, int], Save] = {}  # the last save of a question wins, as they arrived
         kept: list[Save] = []
+        now = {  # each answer as saved, and its version: what a save's page must have read
+            (attempt, position): (value, version_of(saved_at))
+            for attempt, position, value, saved_at in ExamAnswer.objects.filter(attempt_id__in=open_).values_list(
+                "attempt_id", "position", "value", "saved_at"
+            )
+        }
         for one in batch:
             if one.attempt.pk not in open_:
                 one.refused = "the exam ended before this answer reached the server; it was not saved"
                 continue
+            there = now.get((one.attempt.pk, one.position), ("", ""))
+            if one.version is not None and one.version != there[1]:
+                one.refused = (
+                    f"question {one.position} was changed in another tab or on another device since this page "
+                    "read it; it was not overwritten"
+                )
+                one.newer = there
+                continue
+            now[(one.attempt.pk, one.position)] = (one.value, version_of(one.at) if one.value.strip() else "")
             last[(one.attempt.pk, one.position)] = one
             kept.append(one)
         answers = [

@@ -216,8 +216,23 @@ def answers_of(attempt: ExamAttempt) -> dict[int, str]:
     return dict(attempt.answers.values_list("position", "value"))
 
 
-def save_answer(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, position: int, value: str, address: str) -> None:
-    """Save one answer (the last save wins); refused, and logged, after the attempt's end."""
+def versions_of(attempt: ExamAttempt) -> dict[int, str]:
+    """Each saved answer's version (exam_saves.version_of), by its position: what a page sends back."""
+    return {position: exam_saves.version_of(at) for position, at in attempt.answers.values_list("position", "saved_at")}
+
+
+def save_answer(
+    exam: OnlineExam,
+    key: ExamKey,
+    attempt: ExamAttempt,
+    position: int,
+    value: str,
+    address: str,
+    version: str | None = None,
+) -> str:
+    """Save one answer; refused, and logged, after the attempt's end, or (StaleAnswer) when
+    ``version`` (the answer's as the page read it: exam_saves.version_of) is not the answer's now:
+    another tab saved it meanwhile. None: not compared, the last save wins. The answer's new version."""
     now = timezone.now()
     finish_if_due(attempt, key, now)
     variant = variant_for(key, attempt.student)
@@ -244,8 +259,11 @@ def save_answer(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, position: 
     shown = value if question.kind == "choice" else f"{plural(len(value), 'character')}"
     # Written with the other saves arriving now, in one commit; answered once on disk (exam_saves.py).
     exam_saves.save(
-        exam_saves.Save(attempt=attempt, position=position, value=value, at=now, address=address, shown=shown)
+        exam_saves.Save(
+            attempt=attempt, position=position, value=value, at=now, address=address, shown=shown, version=version
+        )
     )
+    return exam_saves.version_of(now) if value.strip() else ""
 
 
 def answered(attempt: ExamAttempt) -> int:

@@ -31,7 +31,7 @@ from untrusted.mathml import feedback_markdown
 
 from . import exam_sessions as sessions
 from .access import book, instructor_only, member_of, staff_required, student_of
-from .errors import ExamRefused
+from .errors import ExamRefused, StaleAnswer
 from .exam_grading import latest_grading, queue_grading
 from .exam_text import question_html
 from .models import ExamAttempt, OnlineExam
@@ -83,12 +83,19 @@ def exams_open_for(student: Student) -> list[dict[str, Any]]:
 class AnswerForm(forms.Form):
     position = forms.IntegerField(min_value=1, max_value=10_000)
     value = forms.CharField(required=False, strip=False, max_length=sessions.MAX_TEXT + 1)
+    # The answer's version as the page read it, "v:" before it ("v:" alone: no answer yet); absent: a
+    # save not compared (the last wins).
+    version = forms.CharField(required=False, max_length=60)
+
+    def read_version(self) -> str | None:
+        given = self.cleaned_data.get("version") or ""
+        return given.removeprefix("v:") if given.startswith("v:") else None
 
 
 def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, Any]]:
     """The variant's questions as the page shows them: stems and options with math as MathML,
     the letters of this variant, the answers saved; never which option is right or why one tempts."""
-    given = sessions.answers_of(attempt)
+    given, versions = sessions.answers_of(attempt), sessions.versions_of(attempt)
     shown = []
     for question in variant.questions:
         bank = key.questions[question.question]
@@ -100,6 +107,7 @@ def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, An
                 "stem": question_html(bank.stem),
                 "options": [(letter, question_html(texts[option])) for letter, option in question.letters.items()],
                 "value": given.get(question.position, ""),
+                "version": versions.get(question.position, ""),
             }
         )
     return shown
@@ -196,7 +204,15 @@ def save(request: HttpRequest, name: str) -> HttpResponse:
     else:
         position, value = form.cleaned_data["position"], form.cleaned_data["value"]
         try:
-            sessions.save_answer(exam, key, attempt, position, value, _address(request))
+            version = sessions.save_answer(exam, key, attempt, position, value, _address(request), form.read_version())
+        except StaleAnswer as stale:  # another tab saved it: this page shows the newer, keeps its own text
+            if _wants_page(request):
+                kept = f" What you sent, not saved: {value}" if value.strip() else ""
+                messages.error(request, f"{stale}: this page now shows the answer saved there.{kept}")
+                return redirect(back)
+            return JsonResponse(
+                {"error": str(stale), "stale": True, "value": stale.value, "version": stale.version}, status=409
+            )
         except ExamRefused as refused:
             message, status = str(refused), 409
         else:
@@ -206,6 +222,7 @@ def save(request: HttpRequest, name: str) -> HttpResponse:
             return JsonResponse(
                 {
                     "saved": position,
+                    "version": version,
                     "answered": sessions.answered(attempt),
                     "seconds_left": max(0, int((attempt.ends_at - timezone.now()).total_seconds())),
                 }
@@ -249,6 +266,7 @@ def attempt_state(request: HttpRequest, name: str) -> HttpResponse:
             "ended_reason": attempt.ended_reason,
             "seconds_left": max(0, int((attempt.ends_at - now).total_seconds())) if attempt.ended_at is None else 0,
             "answers": {str(p): v for p, v in sessions.answers_of(attempt).items()},
+            "versions": {str(p): v for p, v in sessions.versions_of(attempt).items()},
         }
     )
 

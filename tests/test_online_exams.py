@@ -139,7 +139,7 @@ def test_a_student_starts_saves_resumes_on_another_device_submits_and_reads_the_
     assert written.kind == "open"
     saved = send(client, "/exams/midterm/answer", position=first.position, value=key.correct_letter(first))
     assert saved.status_code == 200 and saved.json()["saved"] == first.position and saved.json()["answered"] == 1
-    assert set(saved.json()) == {"saved", "answered", "seconds_left"}  # nothing of the key in the answer
+    assert set(saved.json()) == {"saved", "version", "answered", "seconds_left"}  # nothing of the key in the answer
     send(client, "/exams/midterm/answer", position=second.position, value=wrong_letter(key, second))
     send(client, "/exams/midterm/answer", position=written.position, value="Attention is $O(n^2)$ in memory.")
     # A second device (another session of the same account) finds every answer, on the server's clock.
@@ -463,6 +463,54 @@ def test_one_question_at_a_time_and_a_save_without_the_script(midterm):
     assert "&#x27;Z&#x27; is not an answer to question 2" in client.get(refused["Location"]).content.decode()
     assert send(client, "/exams/midterm/answer", position=99, value="A").status_code == 409
     assert send(client, "/exams/midterm/answer", position="two", value="A").status_code == 400
+
+
+def test_an_exam_open_in_two_tabs_never_overwrites_an_answer_unseen(midterm):
+    """Issue #49: each save carries the version its page read; a save from a page another tab
+    overtook is refused with the newer answer (nothing overwritten), and the page that sent it keeps
+    its text (its script shows both; without it, the message says what was sent)."""
+    key, student_id = midterm["key"], midterm["ids"][0]
+    client = account(student_id)
+    send(client, "/exams/midterm/")
+    written = variant(key, student_id).questions[-1].position
+    page = client.get("/exams/midterm/").content.decode()  # both tabs read the page: no answer yet
+    assert f'name="position" value="{written}"><input type="hidden" name="version" value="v:">' in page
+    first = send(client, "/exams/midterm/answer", position=written, value="From the second tab.", version="v:")
+    assert first.status_code == 200 and first.json()["version"]
+    stale = send(client, "/exams/midterm/answer", position=written, value="From the first tab.", version="v:")
+    assert stale.status_code == 409 and stale.json()["stale"] is True
+    assert stale.json()["value"] == "From the second tab." and stale.json()["version"] == first.json()["version"]
+    assert "changed in another tab or on another device" in stale.json()["error"]
+    state = client.get("/exams/midterm/state").json()
+    assert state["answers"][str(written)] == "From the second tab."  # not overwritten
+    assert state["versions"][str(written)] == first.json()["version"]
+    # The first tab chooses its own text, now knowing the newer version: saved.
+    chosen = send(
+        client,
+        "/exams/midterm/answer",
+        position=written,
+        value="From the first tab.",
+        version=f"v:{stale.json()['version']}",
+    )
+    assert (
+        chosen.status_code == 200
+        and client.get("/exams/midterm/state").json()["answers"][str(written)] == "From the first tab."
+    )
+    # Without the script: the page again, saying so, with what was sent (never dropped).
+    refused = send(
+        client, "/exams/midterm/answer", position=written, value="Typed without a script.", version="v:", page="1"
+    )
+    shown = html.unescape(client.get(refused["Location"]).content.decode())
+    assert (
+        "changed in another tab or on another device" in shown
+        and "What you sent, not saved: Typed without a script." in shown
+    )
+    # A save that sends no version (a script of its own) is not compared: the last save wins.
+    assert send(client, "/exams/midterm/answer", position=written, value="No version.").status_code == 200
+    log = " ".join(
+        ExamLogEntry.objects.filter(attempt__student__student_id=student_id).values_list("detail", flat=True)
+    )
+    assert "was changed in another tab" in log  # the refusals are in the attempt's log
 
 
 def test_no_one_else_reads_or_saves_into_an_attempt(midterm):
@@ -836,6 +884,29 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             expect(ada.locator("#status")).to_have_text("All answers are saved.", timeout=30_000)
             ada.reload()
             expect(ada.locator(f"#q{second.position} input[value={wrong}]")).to_be_checked()
+
+            # The exam open in a second tab: its save is not overwritten unseen by the first tab's, which
+            # shows the newer answer and keeps its own text to choose (issue #49).
+            other_tab = ada.context.new_page()
+            other_tab.goto(f"{url}/exams/midterm/")
+            other_tab.fill(f"#q{written.position} textarea", "Written in the second tab.")
+            expect(other_tab.locator(f"#q{written.position} .saved")).to_have_text("saved")
+            ada.fill(f"#q{written.position} textarea", "Written in the first tab.")
+            expect(ada.locator(f"#q{written.position} .conflict")).to_contain_text("changed in another tab")
+            expect(ada.locator(f"#q{written.position} textarea").first).to_have_value("Written in the second tab.")
+            expect(ada.locator(f"#q{written.position} .conflict textarea")).to_have_value("Written in the first tab.")
+            assert ada.request.get(f"{url}/exams/midterm/state").json()["answers"][str(written.position)] == (
+                "Written in the second tab."
+            )
+            ada.get_by_role("button", name="Use my text instead").click()
+            expect(ada.locator(f"#q{written.position} .saved")).to_have_text("saved")
+            assert ada.request.get(f"{url}/exams/midterm/state").json()["answers"][str(written.position)] == (
+                "Written in the first tab."
+            )
+            other_tab.evaluate("document.dispatchEvent(new Event('visibilitychange'))")  # back to the second tab
+            expect(other_tab.locator(f"#q{written.position} textarea")).to_have_value("Written in the first tab.")
+            expect(other_tab.locator("#status")).to_contain_text("changed in another tab")
+            other_tab.close()
 
             # Alan, in a browser of his own: his own variant, none of Ada's answers, nothing to save into hers.
             alan = browser.new_context().new_page()
