@@ -70,6 +70,19 @@ class RubricItem(BaseModel):
     points: float
 
 
+class MutantSettings(BaseModel):
+    """A question's mutants (autograder/mutants.py): ``mutants = { off = [...], accepted = {...} }``."""
+
+    model_config = {"extra": "forbid"}
+    # Operators of the catalogue (mutants.OPERATORS) that make no mutant of this question.
+    off: list[str] = []
+    # Mutants its hidden tests pass on purpose, by id ("softmax:3:constant"), each with the reason
+    # that `autograder verify` shows beside it.
+    accepted: dict[str, str] = {}
+    # Failing checks a mutant's name in the feedback rests on at least (fewer: nothing is named).
+    min_checks: int = Field(default=2, ge=1)
+
+
 class Question(BaseModel):
     # The question's id, as the hidden suites mark it (`pytest.mark.question("softmax")`).
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
@@ -87,6 +100,8 @@ class Question(BaseModel):
     # For a question graded by hand: the rubric's items ([[questions.rubric]]); a mark is then the sum
     # of the items applied plus an adjustment, within 0..points, computed from the items' current points.
     rubric: list[RubricItem] = []
+    # Its mutants: operators switched off, survivors accepted with a reason, the checks a name needs.
+    mutants: MutantSettings = MutantSettings()
 
 
 class Assignment(BaseModel):

@@ -23,6 +23,7 @@ from .assignment import ANSWER_STUB, Assignment, Question, question_of_cell
 from .causes import Causes, failing_uses, find_causes
 from .explain import checks_feedback, lead_with
 from .mistakes import AnswerRecorder, known_mistakes, named_mistake, recognise
+from .mutant_names import named_mutant
 from .reports.model import QuestionResult, Report, Status, TestOutcome
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
@@ -257,7 +258,8 @@ def with_known_mistakes(
     seen: dict[str, list[str]] | None = None,
 ) -> list[QuestionResult]:
     """Each failing question's feedback opened by the sentence of the known mistake whose answers
-    the student's match on every failing check (mistakes.py); the others as they are."""
+    the student's match on every failing check (mistakes.py), then by the mutant's they match
+    (mutant_names.py); the others as they are."""
     failing = {  # a question whose only failures are its tests' own faults shows no mistake of the student
         result.id
         for result in results
@@ -265,18 +267,22 @@ def with_known_mistakes(
         and not (result.tests and all(test.status == "passed" or test.fault for test in result.tests))
     }
     mistakes = known_mistakes(assignment) if failing else []  # loaded once a submission fails something
-    if not mistakes:
+    if not failing:
         return results
     updated = []
     for result in results:
-        sentence = None
+        sentences: list[str] = []
         if result.id in failing and result.tests:
-            found = recognise(mistakes, result.id, result.tests, recorder)
-            sentence = named_mistake(found, failing)
+            found = recognise(mistakes, result.id, result.tests, recorder) if mistakes else []
             if seen is not None:
                 seen[result.id] = [mistake.file for mistake in found]
+            # The instructor's own known mistake first, then the solution's change it matches (mutant_names.py).
+            named = (named_mistake(found, failing), named_mutant(assignment, result.id, result.tests, recorder))
+            sentences = [sentence for sentence in named if sentence]
         updated.append(
-            result.model_copy(update={"feedback": lead_with(sentence, result.feedback)}) if sentence else result
+            result.model_copy(update={"feedback": lead_with("\n".join(sentences), result.feedback)})
+            if sentences
+            else result
         )
     return updated
 

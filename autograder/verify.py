@@ -24,6 +24,7 @@ from .assignment import Assignment
 from .authoring.origin import master_of, master_place
 from .grading import grade_submission
 from .known import PASSING, FeedbackRule, known_feedback, known_sentences, known_verdicts
+from .mutation import QuestionMutation, mutation_scores
 from .reports.model import Report, TestFault
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
@@ -62,6 +63,7 @@ class Verification(BaseModel):
     disagreements: list[Disagreement]
     unlisted: list[str] = []  # files in known/ that verdicts.toml does not list: not graded
     alike: list[Alike] = []
+    mutation: list[QuestionMutation] = []  # each question's mutants, judged by its hidden suite (mutation.py)
     # The hidden tests that failed by their own code (each once), and the public tests the solution
     # fails (one line each, naming the master notebook's cell): the assignment's faults, not a student's.
     test_faults: list[TestFault] = []
@@ -169,10 +171,12 @@ def verify_assignment(
     unsafe_no_sandbox: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_grading: Callable[[str], None] | None = None,
+    mutants: bool = True,
 ) -> Verification:
     """``autograder verify``: the sandbox started, the known verdicts read, every known submission
     graded (``verify_known``) under ``secrets``, or ``fresh`` new ones when none is given, against
-    the ``reference`` chosen as ``grade`` chooses it. ``on_start`` hears how many gradings it makes."""
+    the ``reference`` chosen as ``grade`` chooses it. ``on_start`` hears how many gradings it makes.
+    With ``mutants``, each question's mutants are judged by its hidden suite too (mutation.py)."""
     from .batch import GradeOptions, prepare_sandbox
     from .references import load_reference, resolve_reference
     from .sandbox.runners import make_runner
@@ -189,6 +193,8 @@ def verify_assignment(
         assignment, verdicts, secrets, runner, module, options.limits(assignment), margin, on_grading=on_grading
     )
     verification.solution_failures = _solution_failures(assignment, runner)
+    if mutants:  # the tests tested: each question's mutants under the first secret
+        verification.mutation = mutation_scores(assignment, runner, module, secrets[0], options.limits(assignment))
     return verification
 
 

@@ -54,6 +54,7 @@ def test_a_new_courses_example_holds_under_fresh_secrets(course):
     assert completed.stdout.splitlines() == [
         "example: 1 known submission, 2 secrets, 4 gradings (margin 4)",  # correct.py at 1 and at 1/4
         "ok   correct.py",
+        "mutants mean: 100%, 5 of 5 mutants killed",  # the hidden tests tested (tests/test_mutants.py)
         "every verdict holds",
     ]
 
@@ -83,7 +84,8 @@ def test_a_verdict_that_depends_on_the_secret_and_a_pass_by_a_hair_are_listed(co
         "     mean: expected passed, got failed with tolerances divided by 4 under 2 of 2 secrets (first: s1): "
         "Wrong values in the mean of 1 random value: the largest difference from the expected ones is"
     ) and lines[5].endswith("Checked: The mean of random values matches the reference.")
-    assert lines[6] == "2 verdicts differ from known/verdicts.toml"  # each once, however many secrets
+    assert lines[6] == "mutants mean: 100%, 5 of 5 mutants killed"  # the hidden tests tested (tests/test_mutants.py)
+    assert lines[7] == "2 verdicts differ from known/verdicts.toml"  # each once, however many secrets
 
     (known / "forgotten.py").write_text(LUCKY)  # a known file the instructor did not list: said, not graded
     replayed = run("verify", "example", "--secret", "s1", "--margin", "1", cwd=course)
@@ -168,5 +170,6 @@ def test_feedback_is_held_to_its_rules_as_verdicts_are(course):
         "all 3 checks passed",
         '     mean: expected feedback never saying "all 3", got feedback saying it under 1 of 1 secret (first: s1): '
         "all 3 checks passed",
+        "mutants mean: 100%, 5 of 5 mutants killed",
         "2 feedback rules of known/verdicts.toml are broken",
     ]

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 REFERENCE_FILE = "reference.py"
 # The reference's NAME when the solution is the reference: what reports say they were graded against.
 SOLUTION_REFERENCE = "solution"
-QUESTION_KEYS = {"id", "title", "points", "functions", "uses", "manual", "rubric"}
+QUESTION_KEYS = {"id", "title", "points", "functions", "uses", "manual", "rubric", "mutants"}
 SETTINGS_NOT_ALLOWED = {"notebook", "hidden_tests", "questions", "folder"}
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 

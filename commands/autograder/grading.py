@@ -309,6 +309,7 @@ def _verify(args: argparse.Namespace) -> int:
             f"hidden inputs under {count} of {plural(len(result.secrets), 'secret')}: neither is named there unless the questions "
             "each gets wrong tell them apart (give them one sentence, or add a check that separates them)"
         )
+    print("".join(f"{one_line(line)}\n" for question in result.mutation for line in question.lines()), end="")
     if result.holds:
         print("every verdict holds")
         return 0
