@@ -147,7 +147,7 @@ def anchor(name: str) -> str:
 
 
 def model_reference(which: str | None) -> str:
-    from autograder.assignment import Assignment, Question, RubricItem
+    from autograder.assignment import Assignment, MutantSettings, Question, RubricItem
     from autograder.reports.model import HandMark, LatePenalty, QuestionResult, Report, TestOutcome
     from autograder.sandbox.limits import Limits
     from course.folder import CourseDefaults, CourseFolder, CourseModule, SandboxSettings
@@ -164,6 +164,7 @@ def model_reference(which: str | None) -> str:
             ("`[[questions]]`", Question, set()),
             ("`[[questions.rubric]]`", RubricItem, set()),
             ("`[limits]`", Limits, set()),
+            ("`[questions.mutants]`", MutantSettings, set()),
         ],
         "report": [
             ("The report", Report, set()),
