@@ -113,9 +113,15 @@ class Workers:
                     self.delays[slot],
                 )
             elif now >= due:
-                self.processes[slot] = self.launch()
+                try:
+                    started = self.launch()
+                except OSError as exc:  # no process to be had now (a full process table): the next wait
+                    self.due[slot], self.started_at[slot] = None, now  # as a start that ended at once
+                    logger.warning("grading worker %d could not be started again: %s", slot + 1, exc.strerror or exc)
+                    continue
+                self.processes[slot] = started
                 self.started_at[slot], self.due[slot] = now, None
-                logger.warning("grading worker %d started again (process %d)", slot + 1, self.processes[slot].pid)
+                logger.warning("grading worker %d started again (process %d)", slot + 1, started.pid)
 
     def stop(self) -> None:
         self.stopping.set()
