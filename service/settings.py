@@ -354,11 +354,21 @@ def configure(
     django.setup()
 
 
+NO_COLLECTSTATIC = (
+    "collectstatic: nothing to collect: the site serves its static files from the installed package itself "
+    "(whitenoise, found at start), so no step is needed after an install or an upgrade"
+)
+
+
 def manage(course_root: Path, database_url: str | None, arguments: list[str]) -> int:
     """``autograder manage``: one of Django's management commands for the course's site (its
     settings, its database), as ``django-admin`` would run it with them. Its exit status."""
     from django.core.management import execute_from_command_line
 
+    if arguments[:1] == ["collectstatic"]:
+        # Django's deployment habit, which would stop on the STATIC_ROOT the site has no need of.
+        print(NO_COLLECTSTATIC)
+        return 0
     configure(course_root, database_url)
     try:
         execute_from_command_line(["autograder manage", *arguments])

@@ -22,9 +22,11 @@ import generated  # noqa: E402  (the site's hook, from docs/hooks/)
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
+    # Built from another folder than the checkout's: every path the configuration names is its own.
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
     built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "--site-dir", str(out)],
+        cwd=elsewhere,
         capture_output=True,
         text=True,
         timeout=300,
@@ -43,6 +45,14 @@ def test_the_site_builds_with_warnings_as_errors_and_holds_the_generated_referen
     assert "charge_dependents" in assignment and "call_timeout" in assignment
     api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert "/api/v1/submissions/{id}" in api
+    from service.uploads import UPLOADS_PER_HOUR
+
+    assert f"limit of {UPLOADS_PER_HOUR} an hour" in api and f"({UPLOADS_PER_HOUR} an hour for each student" in api
+    settings = (site / "reference" / "settings" / "index.html").read_text(encoding="utf-8")
+    assert "the SQLite file &lt;course&gt;/.gradewright/gradebook.db" in settings  # a placeholder shown, not a tag
+    assert "<course>" not in settings
+    changelog = (site / "changelog" / "index.html").read_text(encoding="utf-8")
+    assert "Changelog" in changelog  # the snippet found from the configuration's folder
     hidden = (site / "reference" / "hidden-tests" / "index.html").read_text(encoding="utf-8")
     assert "tolerance" in hidden
     # A page that names a command links its reference entry.

@@ -71,6 +71,10 @@ def test_a_hubs_site_has_no_demo_accounts_and_a_port_in_use_is_one_line_naming_i
     for found in ("gradewright.W001", "GRADEWRIGHT_ALLOWED_HOSTS", "gradewright.E002", f"chmod 600 {key}"):
         assert found in checked.stderr
     assert "gradewright.W003" in checked.stderr  # no worker: the site above served none
+    # Django's deployment habit: no STATIC_ROOT to stop on, one line saying no step is needed.
+    collected = autograder("--course", course, "manage", "collectstatic", "--noinput", env=env)
+    assert (collected.returncode, collected.stderr) == (0, "")
+    assert collected.stdout.startswith("collectstatic: nothing to collect: the site serves its static files")
 
 
 @pytest.mark.timeout(120)

@@ -14,6 +14,7 @@ the hook replaces the line with Markdown made from the code, so the reference ca
 from __future__ import annotations
 
 import argparse
+import html
 import inspect
 import json
 import os
@@ -163,8 +164,8 @@ def model_reference(which: str | None) -> str:
             ("Top level", Assignment, {"name", "folder", "sandbox_packages"}),
             ("`[[questions]]`", Question, set()),
             ("`[[questions.rubric]]`", RubricItem, set()),
-            ("`[limits]`", Limits, set()),
             ("`[questions.mutants]`", MutantSettings, set()),
+            ("`[limits]`", Limits, set()),
         ],
         "report": [
             ("The report", Report, set()),
@@ -270,7 +271,12 @@ def with_constraints(description: str, field: FieldInfo) -> str:
 
 
 def cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a table's cell: one line, its bars escaped, and outside code spans its `<`, `>` and `&`
+    as entities, so that a placeholder such as <course> is shown, not taken for an HTML tag."""
+    spans = text.replace("|", "\\|").replace("\n", " ").split("`")
+    for number in range(0, len(spans), 2):  # the even parts are outside `...`
+        spans[number] = html.escape(spans[number], quote=False)
+    return "`".join(spans)
 
 
 # Settings and environment variables
