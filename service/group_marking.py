@@ -4,8 +4,10 @@ representative answer, its members (each can be taken out before saving), the ru
 (or, for an exam's open question, a score). Saving gives each member ticked its own mark through
 the same writer as the single-answer page (gradebook.marks.give_mark, or record_exam_mark), with
 the group's key in common, so history, regrades, overrides and exports see marks like any other.
-Members are named by their place in the question's answers unless the grader asks for names, as on
-the single-answer page; students never reach these pages.
+Members are shown by their place in the question's answers unless the grader asks for names, as on
+the single-answer page, and posted by their answer's id (a submission's, or an exam answer's:
+``_exam_answer_id``), never by their place, which a student handing in or finishing meanwhile shifts;
+students never reach these pages.
 
 Each member whose words differ from the representative's shows its own, the words that differ
 highlighted, so that a near-twin is seen before it is marked with the rest; a grader splits one out
@@ -24,6 +26,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.crypto import salted_hmac
 from django.utils.html import escape
 from django.views.decorators.http import require_http_methods
 
@@ -54,7 +57,7 @@ _MARKDOWN = answer_markdown()  # an answer's HTML is shown as text, never run; i
 
 @dataclass
 class ShownMember:
-    token: str  # what the form posts: a submission's id (an assignment), the answer's place (an exam)
+    token: str  # what the form posts: a submission's id (an assignment), the answer's id (an exam: _exam_answer_id)
     label: str  # "answer 7", or the student's id and name when names are shown
     status: str  # "to mark", "answer changed since marked", "marked"
     html: str | None  # the member's own words, where they differ from the representative's (those marked)
@@ -192,13 +195,19 @@ def _split(request: HttpRequest, form: forms.GroupSplit, keys: dict[str, str], l
 
 
 def _saved(
-    request: HttpRequest, threshold: float, number: int, names: bool, count: int, form: forms.GroupMark
+    request: HttpRequest,
+    threshold: float,
+    number: int,
+    names: bool,
+    count: int,
+    form: forms.GroupMark,
+    gone: str = "handed in again",
 ) -> HttpResponse:
     messages.success(request, f"{plural(count, 'answer')} marked through group {number}")
     if form.left_out:
         messages.warning(
             request,
-            f"{plural(form.left_out, 'answer')} handed in again since the page was read "
+            f"{plural(form.left_out, 'answer')} {gone} since the page was read "
             f"{'was' if form.left_out == 1 else 'were'} left out",
         )
     goes_on = form.goes_on
@@ -357,21 +366,23 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         raise Http404("no such open question")
     standing = exam_questions(name, answers)[question]
     found = {n: a for n, a in enumerate(answers, start=1) if a.student_id not in standing.empty}
+    ids = {n: _exam_answer_id(name, a, standing.texts[a.student_id]) for n, a in found.items()}
     threshold, number, names = _query(request)
     if request.method == "POST" and forms.GroupSplit.asked(request.POST):
-        keys = {str(n): a.student_id for n, a in found.items()}
+        keys = {ids[n]: a.student_id for n, a in found.items()}
         labels = {a.student_id: _label(n, a.student_id, names) for n, a in found.items()}
         _split(request, forms.GroupSplit(request.POST), keys, labels)
         return redirect(_here(request.path, threshold, number, names))
     if request.method == "POST":
-        # Members are named by their place, never by a student id, in the page (anonymous).
-        form = forms.GroupMark(request.POST, items=[], members=[str(n) for n in found])
-        ticked = {int(token) for token in form.value("members", [])}
-        chosen = {n: a for n, a in found.items() if n in ticked}
-        count = _give_exam_group_mark(request, form, folder, question, chosen)
+        # Members are named by their answer's id (never a student id: the page is anonymous), never
+        # by their place, which a student finishing meanwhile shifts.
+        form = forms.GroupMark(request.POST, items=[], members=list(ids.values()))
+        ticked = set(form.value("members", []))
+        chosen = {n: a for n, a in found.items() if ids[n] in ticked}
+        count = _give_exam_group_mark(request, form, folder, question, chosen, ids)
         if count is None:
             return redirect(_here(request.path, threshold, number, names))
-        return _saved(request, threshold, number, names, count, form)
+        return _saved(request, threshold, number, names, count, form, gone="changed")
     texts = {a.student_id: standing.texts[a.student_id] for a in found.values()}
     empty = len(standing.empty)
     page = Page(
@@ -386,7 +397,7 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         ),
         texts=texts,
         labels={a.student_id: _label(n, a.student_id, names) for n, a in found.items()},
-        tokens={a.student_id: str(n) for n, a in found.items()},
+        tokens={a.student_id: ids[n] for n, a in found.items()},
         statuses={a.student_id: "to mark" if a.score is None else "marked" for a in found.values()},
         seen={a.student_id: a.marked_at.isoformat() if a.marked_at else "" for a in found.values()},
         question_html=question_html(answers[0].text),
@@ -397,6 +408,16 @@ def mark_exam_group(request: HttpRequest, name: str, question: str) -> HttpRespo
         },
     )
     return _render(request, page, threshold, number, names)
+
+
+def _exam_answer_id(exam: str, answer: OpenAnswer, text: str | None) -> str:
+    """An exam's open answer as a group page names it: an id of that student's answer to that question
+    as the page read it (its text typed online; None on a paper sheet), opaque (the page is anonymous)
+    and stable while the answer is. A place in the list is not one: a student who finishes meanwhile
+    shifts every place after theirs. An answer changed since the page was read has another id: it is
+    left out of the save, and the grader told."""
+    said = "\0".join((exam, answer.question, answer.student_id, "paper" if text is None else f"online\0{text}"))
+    return salted_hmac("gradewright.exam-group-member", said).hexdigest()[:24]
 
 
 def exam_groups(folder: Path, question: str, threshold: float = DEFAULT_THRESHOLD) -> list[AnswerGroup]:
@@ -415,10 +436,16 @@ def exam_groups(folder: Path, question: str, threshold: float = DEFAULT_THRESHOL
 
 
 def _give_exam_group_mark(
-    request: HttpRequest, form: forms.GroupMark, folder, question: str, members: dict[int, OpenAnswer]
+    request: HttpRequest,
+    form: forms.GroupMark,
+    folder,
+    question: str,
+    members: dict[int, OpenAnswer],
+    ids: dict[int, str],
 ) -> int | None:
-    """Each ticked member's own mark (``members`` by their place), through record_exam_mark, with one
-    group key; None when refused. A member another grader marked since the page was read is told."""
+    """Each ticked member's own mark (``members`` by their place now, ``ids`` their answers' ids), through
+    record_exam_mark, with one group key; None when refused. A member another grader marked since the
+    page was read is told."""
     score = form.value("score")
     if not form.is_valid() or score is None:
         messages.error(request, f"the score is a number between 0 and {OPEN_POINTS:g}")
@@ -428,7 +455,7 @@ def _give_exam_group_mark(
         return None
     key, by, comment = uuid.uuid4().hex, request.user.get_username(), form.cleaned_data["comment"]
     seen = form.value("seen", {})
-    notices = [replaced_notice(a.marked_at, seen.get(str(n), ""), what=f"answer {n}") for n, a in members.items()]
+    notices = [replaced_notice(a.marked_at, seen.get(ids[n], ""), what=f"answer {n}") for n, a in members.items()]
     try:
 
         def write() -> None:  # the whole group, or none of it
