@@ -223,11 +223,10 @@ def _add_verify(commands: argparse._SubParsersAction) -> None:
     verify = commands.add_parser(
         "verify",
         help="check that the hidden suite gives every known submission its verdict, whatever the secret",
-        description="Grade every submission listed in the assignment's known/verdicts.toml, in the sandbox, under "
-        "several secrets (inputs are drawn from the secret: a fair suite gives each the same verdict under all of "
-        "them), and those expected to pass again with every tolerance divided by --margin. Lists every verdict that "
-        "differs, with the secret that produced it (replay it with --secret). Exit 0 when every verdict holds, 1 "
-        "otherwise.",
+        description="Grade each submission of the assignment's known/verdicts.toml in the sandbox under several secrets "
+        "(a fair suite gives each one verdict under all), those expected to pass again with tolerances divided by --margin; "
+        "list each verdict that differs with its secret (replay it with --secret), and each mutant of the solution (one "
+        "small change) the hidden tests pass. Exit 0 when every verdict holds, 1 otherwise.",
     )
     verify.add_argument("assignment", metavar="ASSIGNMENT", help="an assignment of the course, by name, or its folder")
     verify.add_argument(
