@@ -105,7 +105,7 @@ NUMBERS = {
 BROKEN_MULTIPART = b'--zzz\r\nContent-Disposition: form-data; name="file"; filename="a.py"\r\n\r\nprint(1)'
 FINE = {200, 201, 301, 302}
 REFUSED = {301, 302, 400, 401, 403, 404, 405}
-# /readyz answers 503 by design while the site cannot do its work (here no worker is alive): the
+# /readyz answers 503 by design while the site cannot serve (its database away, a migration missing): the
 # orchestrator's documented signal (service/probes.py), not a server error. Only that route, only a
 # GET, and only with its "not ready" body; tests/test_service_access.py checks it turns 200.
 NOT_READY_IS_AN_ANSWER = {"readyz"}

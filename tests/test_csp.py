@@ -138,7 +138,7 @@ def test_every_page_sends_the_strict_policy(name, members):
     as_student, as_instructor = (signed_in(user) for user in members)
     for client in (Client(enforce_csrf_checks=True), as_student, as_instructor):
         answer = client.post(url) if name in POSTED else client.get(url)
-        # /readyz answers 503 by design while the site cannot do its work (here no worker is alive):
+        # /readyz answers 503 by design while the site cannot serve (its database away, a migration missing):
         # the orchestrator's signal (service/probes.py), not a server error; it too carries the policy.
         if name == "readyz" and answer.status_code == 503:
             assert json.loads(answer.content)["ready"] is False, url
