@@ -475,3 +475,60 @@ def test_the_service_gives_each_hand_in_that_shared_a_row_a_submission_of_its_ow
         assert Submission.objects.using(alias).count() == 3 and Result.objects.using(alias).count() == 2
     finally:
         connections[alias].close()
+
+
+def test_autograder_submit_says_the_warnings_and_hands_in_nothing_without_anyway(tmp_path, capsys, monkeypatch):
+    import json
+
+    import service.client
+    from commands.autograder import main
+
+    server = "https://grading.example.edu"
+    (tmp_path / "gradewright").mkdir()
+    (tmp_path / "gradewright" / "servers.json").write_text(json.dumps({server: {"token": "t"}, "_last": server}))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    warning = "The due time (1 Nov 2026, 10:30 UTC) has passed: a hand-in now is late and loses 10% of its score."
+    posted = []
+
+    def answer(method: str, url: str, **options) -> dict:
+        if method == "GET" and url.endswith("/api/v1/assignments"):
+            return {"assignments": [{"name": GRADED, "hand_in_warnings": [warning]}]}
+        posted.append(url)
+        return {"id": 7, "state": "queued", "page": "/submissions/7/"}
+
+    monkeypatch.setattr(service.client, "_call", answer)
+    handing = ["submit", str(PARTIAL), "--assignment", GRADED, "--no-wait"]
+    assert main(handing) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"warning: {warning}",
+        "nothing was handed in; hand it in all the same with --anyway",
+    ]
+    assert posted == []
+    assert main([*handing, "--anyway"]) == 0
+    assert posted == [f"{server}/api/v1/submissions"]
+    assert "submission 7: queued" in capsys.readouterr().out
+
+
+def test_submit_in_a_notebook_says_the_warnings_and_hands_in_nothing_without_anyway(monkeypatch):
+    from gradewright import cell
+    from gradewright.errors import HandInWarned
+
+    warning = "A hand-in now replaces your current grade, 10 of 10 points (your hand-in of 1 Nov 2026, 10:00 UTC)."
+    posted = []
+
+    class Connection:
+        server = "https://grading.example.edu"
+
+        def json(self, method: str, path: str, **options) -> dict:
+            if method == "GET":
+                return {"assignments": [{"name": GRADED, "hand_in_warnings": [warning]}]}
+            posted.append(path)
+            return {"id": 7, "state": "queued", "page": "/submissions/7/"}
+
+    monkeypatch.setattr(cell, "connect", lambda server=None: Connection())
+    with pytest.raises(HandInWarned) as warned:
+        cell.submit(GRADED, notebook=PARTIAL, wait=False)
+    assert warned.value.warnings == [warning] and str(warned.value).startswith(f"nothing was handed in: {warning}")
+    assert posted == []
+    cell.submit(GRADED, notebook=PARTIAL, wait=False, anyway=True)
+    assert posted == ["/api/v1/submissions"]
