@@ -15,7 +15,7 @@ from typing import Any
 
 from autograder.assignment import Assignment as AssignmentSpec
 from gradebook.book import Gradebook
-from gradebook.grades import report_of, submissions_in_order
+from gradebook.grades import counting_submission, report_of
 from gradebook.models import Student
 
 from .connection import connector
@@ -99,10 +99,12 @@ def resource_link_of(lti_launch):
 
 
 def current_score(book: Gradebook, spec: AssignmentSpec, student: Student) -> Score:
-    latest = submissions_in_order(book, spec.name, student).last()
-    if latest is None:
+    """The student's grade on ``spec``: the report of the submission that counts (the assignment's
+    rule or the staff's choice: gradebook.grades.counting_submission), as the gradebook has it."""
+    counted = counting_submission(book, spec, student)
+    if counted is None:
         return Score(given=0.0, maximum=maximum(spec), activity_progress="Initialized", grading_progress="NotReady")
-    report = report_of(book, spec, latest)
+    report = report_of(book, spec, counted)
     awaiting = any(question.status == "manual" and question.mark is None for question in report.questions)
     return Score(
         given=report.final_score,
