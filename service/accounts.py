@@ -23,6 +23,14 @@ from .models import ApiToken, Member, SignInLink, digest
 LINK_LIFETIME = timedelta(days=14)
 
 
+def new_sign_in_link(base_url: str, user: User) -> str:
+    """A new one-time link with which ``user`` sets their password (valid ``LINK_LIFETIME``): the
+    address, given once; only its digest is kept."""
+    secret = secrets.token_urlsafe(32)
+    SignInLink.objects.create(user=user, digest=digest(secret), expires_at=timezone.now() + LINK_LIFETIME)
+    return f"{base_url.rstrip('/')}/welcome/{secret}/"
+
+
 def sign_in_links(base_url: str, out: Path) -> int:
     """For every roster student: an account (their student_id as username) and a new one-time
     link to set its password, written to ``out`` (student_id, name, email, link) for a mail merge."""
@@ -40,11 +48,7 @@ def sign_in_links(base_url: str, out: Path) -> int:
             if member is not None and member.is_staff_member:
                 continue  # a staff account of that name is never made a student's, nor given a link
             Member.objects.update_or_create(user=user, defaults={"student": student, "role": Member.STUDENT})
-            secret = secrets.token_urlsafe(32)
-            SignInLink.objects.create(user=user, digest=digest(secret), expires_at=timezone.now() + LINK_LIFETIME)
-            writer.writerow(
-                [student.student_id, student.name, student.email, f"{base_url.rstrip('/')}/welcome/{secret}/"]
-            )
+            writer.writerow([student.student_id, student.name, student.email, new_sign_in_link(base_url, user)])
             count += 1
     return count
 

@@ -15,6 +15,7 @@ from . import (
     probes,
     reviews,
     staff,
+    staff_members,
     throttle,
     views,
 )
@@ -50,6 +51,7 @@ urlpatterns = [
     path("assignments/<str:name>/notebook", views.download_notebook, name="notebook"),
     path("submissions/<id:job_id>/", views.submission_page, name="submission"),
     path("staff/roster/", views.roster_page, name="roster"),
+    path("staff/members/", staff_members.staff_members, name="staff-members"),
     path("staff/gradebook/", staff.gradebook_index, name="gradebook-index"),
     path("staff/gradebook/<str:name>/", staff.gradebook_page, name="gradebook"),
     path("staff/statistics/<str:name>/", staff.statistics_page, name="statistics"),

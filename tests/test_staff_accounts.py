@@ -5,6 +5,7 @@ staff's; the console adds a member for an account that has none, which it refuse
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -97,3 +98,41 @@ def test_the_console_adds_a_member_for_an_account_without_a_role(rolled_back):
     ta = Client(REMOTE_ADDR="192.0.2.72")
     ta.force_login(lonely)
     assert ta.get("/admin/service/member/add/").status_code == 404
+
+
+def test_the_staff_page_adds_a_ta_with_a_one_time_link_and_only_an_instructor_reaches_it(rolled_back):
+    from service.models import SignInLink
+
+    instructor = User.objects.create_user(f"i-{uuid.uuid4().hex[:8]}", password=PASSWORD)
+    Member.objects.create(user=instructor, role=Member.INSTRUCTOR)
+    ta = User.objects.create_user(f"t-{uuid.uuid4().hex[:8]}", password=PASSWORD)
+    Member.objects.create(user=ta, role=Member.TA)
+    student = User.objects.create_user(f"s-{uuid.uuid4().hex[:8]}", password=PASSWORD)
+    Member.objects.create(user=student, role=Member.STUDENT)
+    # Refused: anyone not signed in (sent to sign in), a student and a teaching assistant, reading or adding.
+    assert Client().get("/staff/members/").status_code == 302
+    for user in (student, ta):
+        client = Client(REMOTE_ADDR="192.0.2.73")
+        client.force_login(user)
+        assert client.get("/staff/members/").status_code in {403, 404}
+        assert client.post("/staff/members/", {"username": "sneaky", "role": "instructor"}).status_code in {403, 404}
+    assert not User.objects.filter(username="sneaky").exists()
+    client = Client(REMOTE_ADDR="192.0.2.73")
+    client.force_login(instructor)
+    page = client.get("/staff/members/")
+    assert page.status_code == 200 and instructor.username in page.content.decode()
+    name = f"ta-{uuid.uuid4().hex[:8]}"
+    added = client.post("/staff/members/", {"username": name, "role": "ta", "email": "ta@example.edu"})
+    html = added.content.decode()
+    assert added.status_code == 200 and f"{name}: teaching assistant account made." in html
+    (link,) = re.findall(r'<code id="sign-in-link"[^>]*>(http://testserver/welcome/[^<]+/)</code>', html)
+    made = User.objects.get(username=name)
+    assert Member.objects.get(user=made).role == Member.TA and not made.has_usable_password()
+    assert SignInLink.objects.filter(user=made).count() == 1 and link.rsplit("/", 2)[1] not in str(
+        list(SignInLink.objects.filter(user=made).values())
+    )  # kept as its digest only
+    again = client.get("/staff/members/").content.decode()
+    assert name in again and "sign-in-link" not in again  # the link is shown once
+    refused = client.post("/staff/members/", {"username": student.username, "role": "ta"})
+    assert refused.status_code == 400 and "is a student&#x27;s account" in refused.content.decode()
+    assert Member.objects.get(user=student).role == Member.STUDENT
