@@ -20,6 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from course.wording import plural
+
 from .assignment import Assignment
 from .authoring.origin import master_of, master_place
 from .grading import grade_submission
@@ -83,6 +85,18 @@ class Verification(BaseModel):
                 "(its question is not graded for anyone until it is fixed):"
             )
             lines += [f"     {line}" for line in fault.traceback.splitlines()]
+        return lines
+
+    def fault_summary(self) -> list[str]:
+        """How many of the assignment's own faults ``verify`` found, one line per kind."""
+        lines = []
+        if self.solution_failures:
+            failing = plural(len(self.solution_failures), "public test")
+            lines.append(f"the solution fails {failing}: fix the solution or the test")
+        if self.test_faults:
+            one = len(self.test_faults) == 1
+            tests = plural(len(self.test_faults), "hidden test")
+            lines.append(f"{tests} {'fails' if one else 'fail'} by {'its' if one else 'their'} own code")
         return lines
 
     @property

@@ -312,15 +312,8 @@ def _verify(args: argparse.Namespace) -> int:
     if result.holds:
         print("every verdict holds")
         return 0
-    if result.solution_failures:
-        print(
-            f"the solution fails {plural(len(result.solution_failures), 'public test')}: fix the solution or the test"
-        )
-    if result.test_faults:
-        faults = len(result.test_faults)
-        print(
-            f"{plural(faults, 'hidden test')} {'fails' if faults == 1 else 'fail'} by {'its' if faults == 1 else 'their'} own code"
-        )
+    for line in result.fault_summary():
+        print(line)
     if result.verdicts_wrong:
         differ = "differs" if result.verdicts_wrong == 1 else "differ"
         print(f"{plural(result.verdicts_wrong, 'verdict')} {differ} from {one_line(result.verdicts_from)}")
