@@ -55,6 +55,8 @@ class Context:
     function: ast.FunctionDef
     defaults: dict[str, ast.expr]  # each parameter with a default, by name
     has_numpy: bool  # the solution imports numpy as np (an operator may add an np. call)
+    # The numbers other operators own (an index, a slice's bound, an axis, a range's bound): ids of their nodes.
+    reserved: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,8 @@ def constant(node: ast.AST, context: Context) -> Iterator[Change]:
     """A number replaced by its neighbour: a whole number by one more or less, a real one by ten
     times more or less (indexes, slices, axes and ranges are ``off_by_one``'s and ``axis``')."""
     if not isinstance(node, ast.Constant) or isinstance(node.value, bool) or not isinstance(node.value, int | float):
+        return
+    if id(node) in context.reserved:
         return
     value = node.value
     others = [value - 1, value + 1] if isinstance(value, int) else [value * 10, value / 10] if value else [1.0]
@@ -535,7 +539,7 @@ def _mutants(
     made: list[Mutant] = []
     seen = set(originals.values())
     for function in own:
-        context = Context(function, _defaults(function), has_numpy)
+        context = Context(function, _defaults(function), has_numpy, _reserved(function))
         counts: dict[tuple[int, str], int] = {}
         for index, node in enumerate(_nodes(function)):
             for name in catalogue:
@@ -577,6 +581,20 @@ def _safely(operator: Operator, node: ast.AST, context: Context) -> list[Change]
         return list(operator.changes(node, context))
     except Exception:  # an instructor's operator that cannot handle this node
         return []
+
+
+def _reserved(function: ast.FunctionDef) -> frozenset[int]:
+    """The numbers of ``function`` that ``off_by_one`` and ``axis`` change, not ``constant``: in an
+    index or a slice, an ``axis=`` or a range's bounds (one change, one operator, one sentence)."""
+    owned: list[ast.AST] = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Subscript):
+            owned.append(node.slice)
+        elif isinstance(node, ast.Call):
+            owned += [keyword.value for keyword in node.keywords if keyword.arg == "axis"]
+            if _call_name(node) == "range":
+                owned += node.args
+    return frozenset(id(inner) for part in owned for inner in ast.walk(part) if isinstance(inner, ast.Constant))
 
 
 def _defaults(function: ast.FunctionDef) -> dict[str, ast.expr]:

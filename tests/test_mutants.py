@@ -229,9 +229,7 @@ def test_accepted_survivors_are_listed_with_their_reason_and_stale_ones_are_said
     ]
 
 
-def test_the_shipped_assignments_kill_every_mutant_or_accept_it_with_a_reason():
-    """What verify's mutants find on the shipped assignments, kept: no survivor without a reason
-    (tests/test_known_submissions.py runs the suites; this reads the declared reasons)."""
+def test_the_shipped_assignments_accept_only_mutants_they_make_each_with_a_reason():
     for name in ("sequences-and-attention", "attention-not-explanation"):
         assignment = load_assignment(ROOT / "assignments" / name)
         for question in assignment.questions:
@@ -239,3 +237,18 @@ def test_the_shipped_assignments_kill_every_mutant_or_accept_it_with_a_reason():
             for accepted, reason in question.mutants.accepted.items():
                 assert accepted in made, (name, accepted)
                 assert len(reason.split()) >= 5, (name, accepted)
+
+
+@needs_sandbox
+@pytest.mark.slow  # about 15 s: every mutant of both assignments through its hidden suite, in the sandbox
+def test_the_shipped_assignments_kill_every_mutant_or_accept_it():
+    from autograder.mutation import mutation_scores
+    from autograder.sandbox.runners import make_runner
+
+    for name in ("sequences-and-attention", "attention-not-explanation"):
+        assignment = load_assignment(ROOT / "assignments" / name)
+        runner = make_runner(False, tuple(assignment.sandbox_packages))
+        found = mutation_scores(assignment, runner, load_reference(assignment, "numpy"), "a secret")
+        assert all(not question.problem and not question.stale for question in found), name
+        survivors = [m.id for question in found for m in question.mutants if m.status == "survived"]
+        assert survivors == [], (name, survivors)
