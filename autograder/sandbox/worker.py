@@ -436,8 +436,22 @@ def prepare() -> None:
     _seed_matplotlib_cache()
 
 
+# Settings read once, when the interpreter started: a script run by hand has none of them in its
+# environment, so the submission does not see them in os.environ either (/proc/self/environ keeps them).
+READ_AT_START = ("PYTHONHASHSEED", "PYTHONIOENCODING")
+
+
+def _as_a_script() -> None:
+    """What the submission sees of its process, as a script run by hand (``python3 main.py``) shows it:
+    no arguments (the channels' descriptors are the worker's), none of the settings read at start."""
+    del sys.argv[1:]
+    for name in READ_AT_START:
+        os.environ.pop(name, None)
+
+
 def serve(request_fd: int, response_fd: int) -> int:
     """Answer requests until the grader closes the channel."""
+    _as_a_script()
     # The submission runs in the namespace of a module of its own that is ``__main__``, as a script's
     # or a notebook's is: ``import __main__`` finds its own names, not this worker.
     main_module = types.ModuleType("__main__")
