@@ -510,6 +510,8 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             browser.check("/staff/exports/")
             roster = browser.check("/staff/roster/")
             assert "students" in roster
+            staff = browser.check("/staff/members/")  # the staff and the form that adds one
+            assert "Add an instructor or a teaching assistant" in staff
             browser.check("/staff/platforms/")
             browser.check("/staff/exams/")
             online = browser.check(f"/staff/online-exams/{EXAM}/")
