@@ -34,9 +34,13 @@ class Form(forms.Form):
         return default if found in (None, "", []) else found
 
     def first_error(self) -> str:
-        """``field: what is wrong``, for a 400's one line."""
+        """``Field: what is wrong``, for a 400's one line or a message: the field by its label, as the
+        page shows it, never its internal name."""
         for name, errors in self.errors.items():
-            return f"{name}: {' '.join(str(e) for e in errors)}"
+            said = " ".join(str(e) for e in errors)
+            if name not in self.fields:  # the form's own error, of no one field
+                return said
+            return f"{self[name].label}: {said}"
         return ""
 
 
@@ -360,18 +364,22 @@ class ReviewAnswer(Form):
         return self.cleaned_data["message"][: self.longest]
 
 
+_TEXT = forms.TextInput(attrs={"class": "form-control", "size": 50})  # a registration's field: one line
+
+
 class Platform(Form):
     """A course platform registered on the platforms page (as `autograder lti add-platform`); what
-    each field must be is checked by service.lti.platforms, which names the field it refuses."""
+    each field must be is checked by service.lti.platforms (platform_problems), whose words the page
+    shows beside each field refused, all at once."""
 
-    name = forms.CharField(required=False)
-    issuer = forms.CharField(required=False)
-    client_id = forms.CharField(required=False)
-    auth_url = forms.CharField(required=False)
-    token_url = forms.CharField(required=False)
-    keyset_url = forms.CharField(required=False)
-    deployment_ids = forms.CharField(required=False)
-    action = forms.CharField(required=False)
+    name = forms.CharField(required=False, label="Name", widget=_TEXT)
+    issuer = forms.CharField(required=False, label="Issuer", widget=_TEXT)
+    client_id = forms.CharField(required=False, label="Client id", widget=_TEXT)
+    deployment_ids = forms.CharField(required=False, label="Deployment ids (separated by spaces)", widget=_TEXT)
+    auth_url = forms.CharField(required=False, label="Authorization (OIDC auth) URL", widget=_TEXT)
+    token_url = forms.CharField(required=False, label="Access token URL", widget=_TEXT)
+    keyset_url = forms.CharField(required=False, label="Public keyset (JWKS) URL", widget=_TEXT)
+    action = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def clean_deployment_ids(self) -> list[str]:
         return self.cleaned_data["deployment_ids"].replace(",", " ").split()

@@ -356,8 +356,13 @@ class AccommodationForm(forms.Form):
 def _styled(form: forms.BaseForm) -> None:
     """Bootstrap's classes on a form's controls (service/templates/service/fields.html lays them out)."""
     for field in form.fields.values():
-        checkbox = isinstance(field.widget, forms.CheckboxInput)
-        field.widget.attrs.setdefault("class", "form-check-input" if checkbox else "form-control")
+        if isinstance(field.widget, forms.CheckboxInput):
+            kind = "form-check-input"
+        elif isinstance(field.widget, forms.Select):  # a menu looks like one, never like a text box
+            kind = "form-select"
+        else:
+            kind = "form-control"
+        field.widget.attrs.setdefault("class", kind)
 
 
 @login_required

@@ -224,13 +224,15 @@ def test_the_roster_and_the_hand_in_pages_refuse_a_missing_or_too_large_file(cou
     assert "choose a notebook to hand in" in text_of(odd)
 
 
-def test_the_platforms_form_is_refused_with_the_field_named(course):
+def test_the_platforms_form_says_each_fields_own_problem_beside_it(course):
+    """Issue #49: seven bad fields were one error naming an internal field (auth_url: ...): now each
+    refused field says what is wrong beside it, in words, and a summary above links to each."""
     page = course["instructor"].post(
         "/staff/platforms/",
         {
-            "name": "LMS",
-            "issuer": "not a url",
-            "client_id": "c",
+            "name": "",
+            "issuer": "",
+            "client_id": "",
             "deployment_ids": ",,,",
             "auth_url": "x",
             "token_url": "y",
@@ -238,8 +240,16 @@ def test_the_platforms_form_is_refused_with_the_field_named(course):
         },
     )
     assert page.status_code == 400
-    assert "issuer" in text_of(page).lower()
-    assert 'value="not a url"' in page.content.decode()  # the form shown again as it was filled
+    shown = page.content.decode()
+    assert 'value="x"' in shown  # the form shown again as it was filled
+    beside = dict(re.findall(r'id="id_(\w+)-error">([^<]+)</div>', unescape(shown)))
+    assert set(beside) == {"name", "issuer", "client_id", "deployment_ids", "auth_url", "token_url", "keyset_url"}
+    assert beside["name"] == "required: copy it from the platform's page for the tool"
+    assert beside["auth_url"].startswith("'x' is not an https:// address")
+    assert beside["deployment_ids"] == beside["issuer"]  # none given: required, as the others
+    summary = shown[shown.index("error-summary") : shown.index("</ul>", shown.index("error-summary"))]
+    assert "7 fields to correct" in summary and '<a href="#id_auth_url">Authorization (OIDC auth) URL</a>' in summary
+    assert not re.search(r"\b(auth_url|token_url|keyset_url|client_id):", text_of(page))  # no internal name
 
 
 @pytest.mark.parametrize(

@@ -296,9 +296,10 @@ def test_the_instructor_registers_a_platform_on_the_page_and_with_the_command(pl
             "keyset_url": "https://m/k",
         },
     )
-    assert bad.status_code == 400 and "auth_url: &#x27;http://moodle.example/auth&#x27; is not an https://" in (
+    assert bad.status_code == 400 and "&#x27;http://moodle.example/auth&#x27; is not an https://" in (
         bad.content.decode()
     )
+    assert "auth_url:" not in bad.content.decode()  # the field by its label, never its internal name
     good = instructor.post(
         "/staff/platforms/",
         {

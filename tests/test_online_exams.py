@@ -413,6 +413,11 @@ def test_the_settings_form_says_what_is_wrong(midterm):
     assert "the exam closes after it opens" in page and "more than 0 minutes" in page
     assert "&#x27;10.0.0.0/33&#x27; is not a network range" in page
     assert OnlineExam.objects.get(name="midterm").minutes == 30  # unchanged
+    # Each refused field says so beside it, and a summary above links to each (issue #49).
+    assert re.search(r'id="id_minutes-error">[^<]*more than 0 minutes', page) and 'href="#id_networks"' in page
+    # The results menu is a menu, not a text box; grading is explained in words, not by a command line.
+    assert re.search(r'<select name="results" class="form-select"', page)
+    assert "course exam grade" not in page.split('id="grade"')[1] and 'id="grade-help"' in page
 
 
 def test_results_after_the_close_or_never_and_the_key_stays_hidden_until_then(midterm):

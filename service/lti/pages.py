@@ -18,7 +18,7 @@ from ..access import instructor_required
 from ..errors import LtiError
 from ..models import ScoreToSend
 from .outbox import retry_failed, unsent
-from .platforms import add_platform, platform_settings, registrations, tool_addresses
+from .platforms import add_platform, platform_problems, platform_settings, registrations, tool_addresses
 
 FIELDS = ("name", "issuer", "client_id", "auth_url", "token_url", "keyset_url")
 
@@ -36,20 +36,25 @@ def platforms_page(request: HttpRequest) -> HttpResponse:
         )
         return redirect("platforms")
     if request.method == "POST":
-        # Every field is text here, checked by platform_settings, which names the one it refuses.
+        # Every field is text here, checked by platform_problems: each refused field told beside it.
         fields = {name: form.value(name, "") for name in FIELDS}
         fields["deployment_ids"] = form.value("deployment_ids", [])
+        problems = platform_problems(**fields)
+        for name, problem in problems.items():
+            form.add_error(name if name in form.fields else None, problem)
+        if problems:
+            return render(request, "service/platforms.html", _context(request, form), status=400)
         try:
             registration = add_platform(platform_settings(**fields))
         except LtiError as exc:
-            messages.error(request, str(exc))
-            return render(request, "service/platforms.html", _context(request, fields), status=400)
+            form.add_error(None, str(exc))
+            return render(request, "service/platforms.html", _context(request, form), status=400)
         messages.success(request, f"{registration.name} is registered")
         return redirect("platforms")
-    return render(request, "service/platforms.html", _context(request, {}))
+    return render(request, "service/platforms.html", _context(request, forms.Platform()))
 
 
-def _context(request: HttpRequest, form: dict) -> dict:
+def _context(request: HttpRequest, form: forms.Platform) -> dict:
     base, now = request.build_absolute_uri("/"), timezone.now()
     rows = [
         {

@@ -93,6 +93,32 @@ def register_platform(server: str, **fields) -> tuple[str, ToolAddresses]:
     return registration.name, tool_addresses(server, registration)
 
 
+# What a field left empty or too long is told, in words (pydantic's own messages name its types).
+_REQUIRED = "required: copy it from the platform's page for the tool"
+
+
+def platform_problems(**fields) -> dict[str, str]:
+    """Each field's own problem, in words, by the field's name (empty: the settings are right): what
+    a form shows beside each field, all of them at once."""
+    from pydantic import ValidationError
+
+    try:
+        PlatformSettings.model_validate(fields)
+    except ValidationError as exc:
+        problems: dict[str, str] = {}
+        for error in exc.errors():
+            name = str(error["loc"][0]) if error["loc"] else "name"
+            if error["type"] in {"missing", "string_too_short", "too_short"}:
+                said = _REQUIRED
+            elif error["type"] == "string_too_long":
+                said = "at most 255 characters"
+            else:
+                said = error["msg"].removeprefix("Value error, ")
+            problems.setdefault(name, said)
+        return problems
+    return {}
+
+
 def platform_settings(**fields) -> PlatformSettings:
     """Settings from a form or the command line; one line naming the field when one is wrong."""
     from pydantic import ValidationError
