@@ -45,6 +45,8 @@ NOT_LOGGED = ("request", "server_time", "context")
 # A request id taken from the trusted proxy's X-Request-ID: letters, digits and . _ : -, 8 to 128 of
 # them (a UUID, nginx's $request_id); anything else is replaced by one of ours.
 SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{7,127}")
+# The parts of an address that are secrets (service/urls.py: welcome/<secret>/), never logged.
+SECRET_PARTS = ("secret", "token")
 # The orchestrator's and Prometheus's probes, every few seconds: their lines only at DEBUG.
 PROBES = frozenset({"/healthz", "/readyz", "/metrics"})
 
@@ -188,6 +190,18 @@ def incoming_request_id(request: Any) -> str | None:
     return given if hops and hops[-1] == meta.get("REMOTE_ADDR") else None
 
 
+def logged_path(request: Any) -> str:
+    """The request's path as the log shows it: a secret the address carries (a one-time sign-in
+    link's) as ``***``, never itself."""
+    path = request.path
+    match = getattr(request, "resolver_match", None)
+    for name in SECRET_PARTS:
+        value = match.kwargs.get(name) if match is not None else None
+        if value:
+            path = path.replace(str(value), "***")
+    return path
+
+
 class LogRequests:
     """Middleware, outermost: each request's id (the proxy's, or a new one), in the context of every
     line logged while it is answered and in the answer's X-Request-ID; then one line for it."""
@@ -201,12 +215,13 @@ class LogRequests:
         with log_context(request_id=request_id):
             response = self.get_response(request)
             response["X-Request-ID"] = request_id
+            path = logged_path(request)
             if response.status_code >= 400 and not getattr(response, "_has_been_logged", False):
                 # Django's own line for a refusal (a 404, a 403), which it would write once this
                 # middleware has returned, outside the request's context: written here, within it.
                 from django.utils.log import log_response
 
-                log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request)
+                log_response("%s: %s", response.reason_phrase, path, response=response, request=request)
             user = getattr(request, "user", None)
             user_id = user.pk if user is not None and user.is_authenticated else None
             took = time.perf_counter() - started
@@ -216,14 +231,14 @@ class LogRequests:
                 level,
                 "%s %s %s %.3f s user %s from %s",
                 request.method,
-                request.path,
+                path,
                 status,
                 took,
                 user_id if user_id is not None else "-",
                 _address(request) or "-",
                 extra={
                     "method": request.method,
-                    "path": request.path,
+                    "path": path,
                     "status": status,
                     "duration_seconds": round(took, 6),
                     "user_id": user_id,

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from commands import common
-from service.logs import REQUESTS, WithContext, job_context, job_outcome, json_formatter
+from service.logs import PLAIN, REQUESTS, WithContext, job_context, job_outcome, json_formatter
 
 PASSWORD = "the secret never in a log 41"
 CLIENT = "198.51.100.23"
@@ -152,3 +152,18 @@ def test_djangos_line_for_a_refusal_carries_the_request_id_too(logged):
     assert [(record.name, record.levelname) for record in lines] == [("django.request", "WARNING"), (REQUESTS, "INFO")]
     assert lines[0].getMessage() == "Not Found: /no-such-page" and lines[0].exc_info is None
     assert len([record for record in logged.records if record.name == "django.request"]) == 1  # written once
+
+
+def test_a_one_time_links_secret_never_reaches_the_log(logged):
+    secret = "s3cr3t-" + uuid.uuid4().hex
+    django_log = logging.getLogger("django")
+    django_log.addHandler(logged.handler)
+    try:
+        answer = Client(REMOTE_ADDR=CLIENT).get(f"/welcome/{secret}/")
+    finally:
+        django_log.removeHandler(logged.handler)
+    lines = [record for record in logged.records if getattr(record, "request_id", None) == answer["X-Request-ID"]]
+    assert lines and lines[-1].path == "/welcome/***/"
+    formatted = [json_formatter().format(record) for record in lines]
+    formatted += [logging.Formatter(PLAIN).format(record) for record in lines]
+    assert formatted and not [line for line in formatted if secret in line]
