@@ -117,6 +117,7 @@ def _add_systemd(commands: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="where the nightly backups go, kept 14 days (default /var/backups/gradewright)",
     )
+    systemd.add_argument("--host", default="127.0.0.1", help="the address the site listens on (default 127.0.0.1)")
     systemd.add_argument("--port", type=number(int, 1, "a port number"), default=8000, help="the site's, default 8000")
     systemd.set_defaults(handler=_systemd)
 
@@ -126,7 +127,7 @@ def _systemd(args: argparse.Namespace) -> int:
     from service.units import Install, write_units
 
     course = find_course(args.course).root.absolute()
-    install = Install(course, args.user, args.env_file, args.backups, port=args.port)
+    install = Install(course, args.user, args.env_file, args.backups, host=args.host, port=args.port)
     for path in write_units(args.out, install):
         print(one_line(str(path)))
     return 0
