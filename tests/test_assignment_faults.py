@@ -95,11 +95,15 @@ def test_a_hidden_tests_own_error_is_not_charged_and_is_told_to_the_staff(course
     course = course_folder
     master = new_master("averages", course / "assignments" / "averages")
     _edit(master, SPREAD_HIDDEN, _append(BROKEN_TESTS))
-    assign(master, course_file=course / "course.toml")  # the solution passes its public tests
     hidden_line = 1 + nbformat.read(master, as_version=4).cells[SPREAD_HIDDEN - 1].source.splitlines().index(
         "    values = np.zeros(4)"
     )
     place = f"{master}: cell {SPREAD_HIDDEN} (# HIDDEN TESTS: from autograder.testing import expect_clo...), line {hidden_line}"
+    # assign warns (the solution passes its public tests, so it writes the folder all the same).
+    assert assign(master, course_file=course / "course.toml").warnings == [
+        f"{place}: np is not defined in the hidden tests (import it in the cell): every student's check would fail "
+        "by the test's own code, and its question go ungraded"
+    ]
 
     verified = run("autograder", "verify", "averages", "--secret", "s1", "--margin", "1", cwd=course)
     assert verified.returncode == 1

@@ -15,10 +15,12 @@ hand (or was never its own), before anything is written.
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import json
 import os
 import re
+import symtable
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
@@ -35,7 +37,7 @@ from ..release import BEGIN_HIDDEN, END_HIDDEN
 from ..reports.model import Status
 from .master import NBGRADER_CELL_ID, WRITTEN_SOLUTION, Master, StudentCell, defined_functions, read_master
 from .math import jupyter_math
-from .origin import RECORD, origin_mark
+from .origin import RECORD, marked_cell, origin_mark
 
 if TYPE_CHECKING:
     from ..public_tests import PublicResult
@@ -120,7 +122,7 @@ def assign(
         unchanged=sorted(unchanged),
         removed=stale,
         registered=registered,
-        warnings=saved_outputs(master, f"source/{name}.ipynb"),
+        warnings=saved_outputs(master, f"source/{name}.ipynb") + undefined_names(master, files),
     )
 
 
@@ -135,6 +137,45 @@ def _solution_failures(master: Master, source: str) -> list[str]:
         path.write_text(source, encoding="utf-8")
         results = solution_failures(path, UnsafeRunner(), master)
     return [result.message for result in results if not result.passed]
+
+
+def undefined_names(master: Master, files: dict[str, str]) -> list[str]:
+    """A warning for each name a hidden test's function uses that its module never defines nor
+    imports, and Python does not have (a ``np`` the cell never imports): a NameError when it runs,
+    the assignment's fault for every student. Warned, not refused: a module that fills its globals
+    at run time (a ``*`` import, ``globals()``) can still define it."""
+    warnings = []
+    for rel, text in files.items():
+        if not rel.startswith("hidden/"):
+            continue
+        try:
+            tree, table = ast.parse(text), symtable.symtable(text, rel, "exec")
+        except SyntaxError:
+            continue  # _check_marks names the cell
+        if "*" in text and any(isinstance(n, ast.ImportFrom) and n.names[0].name == "*" for n in ast.walk(tree)):
+            continue
+        defined = {symbol.get_name() for symbol in table.get_symbols() if symbol.is_assigned() or symbol.is_imported()}
+        missing = set(_global_references(table)) - defined - set(dir(builtins))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in missing:
+                missing.discard(node.id)
+                found = marked_cell(text, node.lineno)
+                where = master.where(found[1], found[3]) if found else f"{rel}, line {node.lineno}"
+                warnings.append(
+                    f"{where}: {node.id} is not defined in the hidden tests (import it in the cell): every "
+                    "student's check would fail by the test's own code, and its question go ungraded"
+                )
+    return warnings
+
+
+def _global_references(table: symtable.SymbolTable) -> list[str]:
+    """The names the functions below ``table`` read from their module (not their own, nor enclosing)."""
+    names = []
+    for child in table.get_children():
+        if child.get_type() == "function":
+            names += [s.get_name() for s in child.get_symbols() if s.is_referenced() and s.is_global()]
+        names += _global_references(child)
+    return names
 
 
 def saved_outputs(master: Master, source_name: str) -> list[str]:

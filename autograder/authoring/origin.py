@@ -39,14 +39,24 @@ def master_place(path: Path, line: int | None = None) -> str | None:
     the line in that cell; without ``line``, the first cell the file was taken from. None when the
     file holds no mark there (written by hand, or outside what came from a cell)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    found = marked_cell(text, line)
+    if found is None:
+        return None
+    notebook, number, first, in_cell = found
+    return cell_place(_beside(path, notebook), number, first, in_cell)
+
+
+def marked_cell(text: str, line: int | None = None) -> tuple[str, int, str, int | None] | None:
+    """``master_place`` of a generated file's ``text``: the master's name, the cell's number, its
+    first line, and the line in the cell (None without ``line``)."""
     found = None
-    for number, text in enumerate(lines, start=1):
+    for number, written in enumerate(text.splitlines(), start=1):
         if line is not None and number >= line:
             break
-        mark = _MARK.match(text)
+        mark = _MARK.match(written)
         if mark:
             found = (number, mark)
             if line is None:
@@ -54,9 +64,8 @@ def master_place(path: Path, line: int | None = None) -> str | None:
     if found is None:
         return None
     at, mark = found
-    notebook = _beside(path, mark["notebook"])
     in_cell = int(mark["line"]) + line - at - 1 if line is not None else None
-    return cell_place(notebook, int(mark["cell"]), mark["first"], in_cell)
+    return mark["notebook"], int(mark["cell"]), mark["first"], in_cell
 
 
 def _beside(path: Path, notebook: str) -> str:
