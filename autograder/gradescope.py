@@ -199,10 +199,11 @@ UNSANDBOXED = (
     "Graded without the sandbox: it cannot start in this container, so the submission ran with the "
     "grader's limits but not its namespaces, in the container Gradescope gives each submission"
 )
-# What stands for a line of the hidden tests (or the references, or the grader's secret) in a text the
-# submission's code shaped: its errors, its output. Lines shorter than this say nothing of them.
+# What stands for a run of the hidden tests' text (or the references', or the grader's secret) in a text
+# the submission's code shaped: its errors, its output. A run shorter than SECRET_RUN characters, or with
+# fewer than half of them letters or digits, says nothing of them ("import numpy", spaces).
 HIDDEN_TEXT = "[hidden]"
-SECRET_LINE_CHARS = 12
+SECRET_RUN = 16
 
 
 def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
@@ -213,7 +214,7 @@ def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
     code still runs as another user than the grader where the grader is root (``unprivileged_user``;
     the course's folder is then closed to it), and whatever it started, in its own session or not, is
     killed and collected before the results are written (``end_everything_started``); the results are
-    written where it cannot write, and no line of the hidden tests reaches a text its code shapes."""
+    written where it cannot write, and nothing of the hidden tests reaches a text its code shapes."""
     out = root / "results" / "results.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     folder = root / "submission"
@@ -244,7 +245,7 @@ def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
     finally:
         if missing and not end_everything_started(user):
             print("some of the submission's processes could not be ended", file=sys.stderr)
-    graded = _scrubbed(results(report), _secret_lines(assignment, secret))
+    graded = _scrubbed(results(report), _secret_runs(assignment, secret))
     if missing:
         said = f"{UNSANDBOXED} (missing here: {'; '.join(missing)})."
         graded["output"] = f"{said}\n{graded.get('output', '')}".rstrip("\n")
@@ -289,36 +290,51 @@ def _close_to_others(*folders: Path) -> None:
         os.chmod(folder, mode)
 
 
-def _secret_lines(assignment: Assignment, secret: str) -> list[str]:
-    """Every line of the hidden tests and the references (and the grader's secret) long enough to say
-    something of them, longest first."""
+def _secret_runs(assignment: Assignment, secret: str) -> frozenset[str]:
+    """Every run of ``SECRET_RUN`` characters of the hidden tests, the references and the grader's
+    secret, line by line (each stripped), that says something (half of it letters or digits)."""
     files = [path for path in assignment.hidden_path.rglob("*") if path.is_file()]
     files += [path for path in assignment.reference_paths.values() if path.is_file()]
-    lines = {secret.strip()} if secret.strip() else set()
+    lines = [secret.strip()]
     for path in files:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
-        lines |= {line.strip() for line in text.splitlines() if len(line.strip()) >= SECRET_LINE_CHARS}
-    return sorted(lines, key=len, reverse=True)
+    runs = set()
+    for line in (line.strip() for line in lines):
+        for start in range(len(line) - SECRET_RUN + 1):
+            run = line[start : start + SECRET_RUN]
+            if sum(char.isalnum() for char in run) * 2 >= SECRET_RUN:
+                runs.add(run)
+    return frozenset(runs)
 
 
-def _scrubbed(graded: dict, lines: list[str]) -> dict:
-    """The results with each line of ``lines`` taken out of the texts a submission's code can shape
-    (the output, each test's output)."""
-
-    def scrub(text: str) -> str:
-        for line in lines:
-            if line in text:
-                text = text.replace(line, HIDDEN_TEXT)
+def scrubbed(text: str, runs: frozenset[str]) -> str:
+    """``text`` with every stretch made of ``runs`` (any run of SECRET_RUN characters of the hidden
+    text) replaced by ``HIDDEN_TEXT``: a whole line, a line cut short by a bound, lines run together."""
+    hidden = [False] * len(text)
+    for start in range(len(text) - SECRET_RUN + 1):
+        if text[start : start + SECRET_RUN] in runs:
+            hidden[start : start + SECRET_RUN] = [True] * SECRET_RUN
+    if not any(hidden):
         return text
+    kept: list[str] = []
+    for position, char in enumerate(text):
+        if not hidden[position]:
+            kept.append(char)
+        elif position == 0 or not hidden[position - 1]:
+            kept.append(HIDDEN_TEXT)
+    return "".join(kept)
 
+
+def _scrubbed(graded: dict, runs: frozenset[str]) -> dict:
+    """The results with the hidden text taken out of the text a submission's code can shape: the
+    output, where its errors are (its cells' own messages, raised before any hidden input exists). The
+    tests' outputs are the grader's own words, from the checks' descriptions in the hidden tests, and
+    name no value the submission returned: they are kept as they are."""
     if isinstance(graded.get("output"), str):
-        graded["output"] = scrub(graded["output"])
-    for test in graded.get("tests", []):
-        if isinstance(test.get("output"), str):
-            test["output"] = scrub(test["output"])
+        graded["output"] = scrubbed(graded["output"], runs)
     return graded
 
 

@@ -116,7 +116,8 @@ leaked = []
 for path in sorted(glob.glob(course + "/assignments/*/hidden/*.py"))[:2]:
     try:
         with open(path) as handle:
-            leaked += [handle.readline().strip(), handle.readline().strip()]
+            first, second = handle.readline().strip(), handle.readline().strip()
+            leaked += [first, second, first[:24]]  # a line whole, and cut short
     except OSError as exc:
         leaked.append(type(exc).__name__)
 if os.fork() == 0:
@@ -185,10 +186,21 @@ def test_gradescope_without_the_sandbox_is_neither_forged_nor_leaks_the_hidden_t
         line.strip()
         for path in sorted((root / "source" / "course" / "assignments").glob("*/hidden/*.py"))[:2]
         for line in path.read_text().splitlines()[:2]
-        if len(line.strip()) >= 12
+        if len(line.strip()) >= 16
     ]
     assert hidden and not [line for line in hidden if line in written]
     if as_root:  # another user than the grader's: it could not even find them
         assert results["output"].endswith("RuntimeError: LEAK ")
     else:  # the grader's own user: it read them, and what it raised is shown without them
         assert "RuntimeError: LEAK [hidden]" in results["output"]
+
+
+def test_what_a_submission_shapes_keeps_nothing_of_the_hidden_text():
+    from autograder.gradescope import HIDDEN_TEXT, scrubbed
+
+    hidden = "def test_softmax_rows_sum_to_one(secret_inputs):"
+    runs = frozenset(hidden[i : i + 16] for i in range(len(hidden) - 15))
+    for shaped in (hidden, hidden[:30] + "... (120 more characters)", "x" + hidden + hidden[5:]):
+        said = scrubbed(f"RuntimeError: {shaped} | mine", runs)
+        assert HIDDEN_TEXT in said and not any(run in said for run in runs), said
+    assert scrubbed("import numpy as np; my own words", runs) == "import numpy as np; my own words"
