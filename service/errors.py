@@ -14,6 +14,7 @@ ServiceError          base
  │                      (pylti1p3's LtiException is translated here, in service/lti/)
  └── ExamRefused        an online exam's start, save or submit refused (not open, ended, wrong
      │                  code, not from the room's network); the message says why, to the student
+     ├── WrongCode      the access code wrong, or too many wrong ones lately (exam_sessions.check_code)
      └── StaleAnswer    a save from a page that read the answer before another tab or device saved
                         it: nothing is overwritten; it carries the newer answer and its version
 """
@@ -61,6 +62,10 @@ class LtiError(ServiceError):
 
 class ExamRefused(ServiceError):
     pass
+
+
+class WrongCode(ExamRefused):
+    """An exam's access code wrong, or too many wrong ones given lately."""
 
 
 class StaleAnswer(ExamRefused):

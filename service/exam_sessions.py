@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -40,11 +41,15 @@ from untrusted import spreadsheet
 
 from . import exam_saves
 from .access import book, course, state
-from .errors import ExamRefused
+from .errors import ExamRefused, WrongCode
 from .lti.exam_scores import send_exam_score
 from .models import ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
 
 MAX_TEXT = 20_000  # an open question's answer, in characters
+# Wrong access codes: a student who gives CODE_TRIES wrong ones is refused (even the right one) until
+# CODE_COOL_OFF after the last, so a code cannot be guessed; a typo or two costs nothing.
+CODE_TRIES = 5
+CODE_COOL_OFF = timedelta(minutes=5)
 
 
 def folders() -> dict[str, Path]:
@@ -128,6 +133,33 @@ def check_network(exam: OnlineExam, address: str) -> None:
         raise ExamRefused("this exam is taken from the exam room's network only")
 
 
+def check_code(exam: OnlineExam, student: Student, code: str) -> None:
+    """The exam's access code, when it has one, compared in constant time; refused after CODE_TRIES
+    wrong ones until CODE_COOL_OFF after the last (counted in the site's cache, which every process
+    of the site shares: the database's)."""
+    if not exam.access_code:
+        return
+    tries = f"exam-code-tries:{exam.name}:{student.pk}"
+    wrong = cache.get(tries, 0)
+    if wrong >= CODE_TRIES:
+        minutes = plural(int(CODE_COOL_OFF.total_seconds() // 60), "minute")
+        raise WrongCode(f"too many wrong access codes; try again in {minutes}, or ask the exam room's proctor")
+    if secrets.compare_digest(code.strip().encode(), exam.access_code.encode()):
+        cache.delete(tries)
+        return
+    cache.set(tries, wrong + 1, CODE_COOL_OFF.total_seconds())
+    raise WrongCode("wrong access code; the exam room's proctor gives it")
+
+
+def seconds_until_open(exam: OnlineExam, student: Student, now: datetime | None = None) -> float | None:
+    """Seconds until the exam opens for this student, on the server's clock (what a waiting room
+    counts down); None when it is not ahead: open, closed, or open to them now as a trial."""
+    now = now or timezone.now()
+    if open_to(exam, student, now) or now >= exam.opens_at:
+        return None
+    return (exam.opens_at - now).total_seconds()
+
+
 def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: str = "") -> ExamAttempt:
     """The student's attempt: the one in progress (resumed), or a new one if the rules allow."""
     now = timezone.now()
@@ -150,8 +182,7 @@ def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: 
     taken = ExamAttempt.objects.filter(exam=exam.name, student=student).count()
     if not trial and taken >= terms.attempts:
         raise ExamRefused("you have taken this exam already; another attempt is the staff's to grant")
-    if exam.access_code and not secrets.compare_digest(code.strip().encode(), exam.access_code.encode()):
-        raise ExamRefused("wrong access code; the exam room's proctor gives it")
+    check_code(exam, student, code)
     limit = now + timedelta(minutes=terms.minutes)
     if trial or limit <= terms.closes_at:
         ends_at, reason = limit, ExamAttempt.TIME_LIMIT

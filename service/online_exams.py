@@ -31,7 +31,7 @@ from untrusted.mathml import feedback_markdown
 
 from . import exam_sessions as sessions
 from .access import book, instructor_only, member_of, staff_required, student_of
-from .errors import ExamRefused, StaleAnswer
+from .errors import ExamRefused, StaleAnswer, WrongCode
 from .exam_grading import latest_grading, queue_grading
 from .exam_text import question_html
 from .models import ExamAttempt, OnlineExam
@@ -113,16 +113,48 @@ def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, An
     return shown
 
 
+# The waiting room's page starts the attempt by itself when the exam opens, each a moment after the
+# server's figure, spread over this many seconds: a class's starts arrive over a second or two, not
+# in one instant.
+START_SPREAD = 2.0
+
+
+class StartForm(forms.Form):
+    """Start (or resume) the exam; the access code where it has one (given in the waiting room
+    before the start, it is remembered for this session)."""
+
+    code = forms.CharField(required=False, max_length=200, label="Access code")
+
+
+def _remembered(name: str) -> str:
+    return f"exam-code:{name}"
+
+
+def _start(request: HttpRequest, exam: OnlineExam, key: ExamKey, student: Student) -> None:
+    form = StartForm(request.POST)
+    code = (form.cleaned_data["code"] if form.is_valid() else "").strip()
+    code = code or request.session.get(_remembered(exam.name), "")
+    try:
+        if code and exam.access_code and sessions.seconds_until_open(exam, student) is not None:
+            sessions.check_code(exam, student, code)  # in the waiting room: checked now, kept for the start
+            request.session[_remembered(exam.name)] = code
+            messages.info(request, "access code accepted: your exam starts by itself when it opens")
+        else:
+            sessions.start(exam, key, student, _address(request), code)
+    except WrongCode as refused:
+        request.session.pop(_remembered(exam.name), None)
+        messages.error(request, str(refused))
+    except ExamRefused as refused:
+        messages.error(request, str(refused))
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def exam_page(request: HttpRequest, name: str) -> HttpResponse:
     exam, _, key = _exam(name)
     student = student_of(request.user)
     if request.method == "POST":
-        try:
-            sessions.start(exam, key, student, _address(request), request.POST.get("code", ""))
-        except ExamRefused as refused:
-            messages.error(request, str(refused))
+        _start(request, exam, key, student)
         return redirect("exam-take", name=name)
     attempt = sessions.latest_attempt(name, student)
     now = timezone.now()
@@ -137,7 +169,12 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
         "terms": sessions.terms_of(exam, student),
         # Said before Start, rather than refused after it (sessions.start refuses it as well).
         "no_variant": sessions.variant_for(key, student) is None,
+        "code_given": bool(exam.access_code and request.session.get(_remembered(name))),
     }
+    until = sessions.seconds_until_open(exam, student, now)
+    if attempt is None and until is not None:  # the waiting room: its page counts down the server's figure
+        context["waiting_ms"] = int(until * 1000)
+        context["spread_ms"] = int(START_SPREAD * 1000)
     if attempt is None or attempt.ended_at is not None:
         if attempt is not None and sessions.results_visible(exam, attempt, now):
             result = sessions.result_of(attempt, key)

@@ -1,0 +1,122 @@
+"""An online exam's waiting room and its access code (issue #53), through the real pages with Django's
+test client (CSRF enforced): a student who comes before the start waits on a page that counts down
+the server's figure and starts the attempt with one request; the access code is checked there,
+remembered for the start, and its wrong tries are limited; who may not start is refused."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from service import exam_sessions
+from service.models import ExamAttempt, OnlineExam
+
+from .test_online_exams import account, send
+from .test_online_exams import midterm as midterm  # noqa: F401 (the fixture, shared)
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def opens_in(seconds: float) -> None:
+    OnlineExam.objects.filter(name="midterm").update(opens_at=timezone.now() + timedelta(seconds=seconds))
+
+
+def page(client: Client) -> str:
+    return client.get("/exams/midterm/").content.decode()
+
+
+def attempts(student_id: str) -> int:
+    return ExamAttempt.objects.filter(exam="midterm", student__student_id=student_id).count()
+
+
+def test_the_waiting_room_counts_down_the_servers_seconds_and_the_start_is_one_request(midterm):
+    student_id = midterm["ids"][0]
+    client = account(student_id)
+    opens_in(90)
+    room = page(client)
+    waiting = int(re.search(r'data-waiting-ms="(\d+)"', room).group(1))
+    assert 0 < waiting <= 90_000  # the server's figure, which the page counts down (not the device's clock)
+    assert 'id="waiting-room"' in room and "waiting_room.js" in room and "The exam opens at" in room
+    assert 'http-equiv="refresh"' not in room  # the page never reloads itself while waiting
+    assert re.search(r'<form method="post" id="start">.*Start the exam</button>', room, re.S)  # without a script
+    # Pressed too early (a page without its script): refused, and the room again; nothing started.
+    send(client, "/exams/midterm/")
+    assert "the exam opens at" in page(client) and attempts(student_id) == 0
+    # The time comes: the page's one post starts the attempt, and the exam's page follows.
+    opens_in(-1)
+    started = send(client, "/exams/midterm/")
+    assert started.status_code == 302 and attempts(student_id) == 1
+    taking = page(client)
+    assert 'id="clock"' in taking and 'id="waiting-room"' not in taking
+    # The same post again (a second device, a double click) resumes it: still one attempt.
+    assert send(client, "/exams/midterm/").status_code == 302 and attempts(student_id) == 1
+    # A student not on the roster waits for nothing: told so, and refused at the start.
+    stranger = account()
+    opens_in(60)
+    refused = page(stranger)
+    assert 'id="no-variant"' in refused and 'id="waiting-room"' not in refused
+    opens_in(-1)
+    send(stranger, "/exams/midterm/")
+    assert "you have no variant of this exam" in page(stranger)
+    # Anonymous: sent to sign in, and no attempt is started.
+    anonymous = Client()
+    assert anonymous.get("/exams/midterm/").status_code == 302
+    assert anonymous.post("/exams/midterm/").status_code == 302
+    assert ExamAttempt.objects.filter(exam="midterm").count() == 1
+
+
+def test_the_access_code_is_checked_in_the_waiting_room_and_remembered_for_the_start(midterm):
+    first, second, third = midterm["ids"]
+    OnlineExam.objects.filter(name="midterm").update(access_code="tulip-42")
+    opens_in(3600)
+    client = account(first)
+    room = page(client)
+    assert 'name="code"' in room and "Check the code" in room
+    send(client, "/exams/midterm/", code="rose")
+    room = page(client)
+    assert "wrong access code" in room and 'name="code"' in room and attempts(first) == 0
+    send(client, "/exams/midterm/", code=" tulip-42 ")
+    room = page(client)
+    assert "access code accepted" in room and 'id="code-given"' in room and 'name="code"' not in room
+    assert attempts(first) == 0  # accepted, not started: the exam opens later
+    # At the start, the page posts the form without the code (it was given): the attempt starts.
+    opens_in(-1)
+    send(client, "/exams/midterm/")
+    assert attempts(first) == 1
+    # The proctor changes the code after it was given (it leaked): the old one no longer starts.
+    OnlineExam.objects.filter(name="midterm").update(access_code="daisy-7")
+    other = account(second)
+    opens_in(3600)
+    send(other, "/exams/midterm/", code="tulip-42")
+    assert "wrong access code" in page(other)
+    send(other, "/exams/midterm/", code="daisy-7")
+    OnlineExam.objects.filter(name="midterm").update(access_code="lily-3")
+    opens_in(-1)
+    send(other, "/exams/midterm/")
+    assert "wrong access code" in page(other) and attempts(second) == 0
+    assert 'name="code"' in page(other)  # asked for again: the remembered one is forgotten
+    send(other, "/exams/midterm/", code="lily-3")
+    assert attempts(second) == 1
+
+
+def test_wrong_access_codes_are_limited_even_once_the_exam_is_open(midterm):
+    student_id = midterm["ids"][2]
+    OnlineExam.objects.filter(name="midterm").update(access_code="tulip-42")
+    opens_in(600)
+    client = account(student_id)
+    for guess in range(exam_sessions.CODE_TRIES):
+        send(client, "/exams/midterm/", code=f"guess-{guess}")
+    send(client, "/exams/midterm/", code="tulip-42")  # the right one, after too many wrong: refused too
+    refused = page(client)
+    assert "too many wrong access codes; try again in 5 minutes" in refused and 'id="code-given"' not in refused
+    opens_in(-1)
+    send(client, "/exams/midterm/", code="tulip-42")
+    assert "too many wrong access codes" in page(client) and attempts(student_id) == 0
+    # Another student is not held back by this one's guesses.
+    other = account(midterm["ids"][0])
+    send(other, "/exams/midterm/", code="tulip-42")
+    assert attempts(midterm["ids"][0]) == 1
