@@ -138,6 +138,12 @@ def test_a_hidden_tests_own_error_is_not_charged_and_is_told_to_the_staff(course
         ("spread", "test_zero_values", "NameError: name 'np' is not defined", place)
     ]
 
+    gradescope = json.loads((course / "g" / "correct.gradescope.json").read_text())
+    assert (
+        "status" not in gradescope["tests"][1] and gradescope["tests"][1]["score"] == 2.0
+    )  # neither passed nor failed
+    assert [f["test"] for f in gradescope["extra_data"]["test_faults"]] == ["test_zero_values"]  # no student reads it
+
     listed = json.loads((course / "g" / "in_a_list.json").read_text())
     spread = listed["questions"][1]
     outcomes = {test["name"]: (test["status"], test["message"]) for test in spread["tests"]}
