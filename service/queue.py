@@ -8,9 +8,11 @@ that lost its lease meanwhile writes nothing. A job whose worker died is claimed
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from gradebook.leases import LeaseRule, Renewer
@@ -68,6 +70,63 @@ def regrade(originals: list[Job], question: str = "") -> list[Job]:
             )
         announce()
     return made
+
+
+@dataclass(frozen=True)
+class RegradeProgress:
+    """Where the assignment's latest regrade stands (its jobs share the moment they were queued)."""
+
+    asked_at: datetime
+    total: int
+    done: int  # graded again
+    failed: int
+    grading: int  # being graded now
+    finished_at: datetime | None  # the last of them, once none is waiting
+
+    @property
+    def waiting(self) -> int:
+        return self.total - self.done - self.failed - self.grading
+
+
+SHOWN_AFTER = timedelta(minutes=10)  # a finished regrade is still told on the gradebook this long
+
+
+def regrade_progress(assignment: str, now: datetime | None = None) -> RegradeProgress | None:
+    """The assignment's latest regrade (``regrade``'s jobs, queued at one moment), while it runs and
+    for ``SHOWN_AFTER`` once done; None otherwise. Two queries."""
+    latest = (
+        Job.objects.filter(assignment=assignment, regrade=True, received_at__isnull=False)
+        .order_by("-received_at")
+        .values_list("received_at", flat=True)
+        .first()
+    )
+    if latest is None:
+        return None
+    counts = dict(
+        Job.objects.filter(assignment=assignment, regrade=True, received_at=latest)
+        .order_by()
+        .values("state")
+        .annotate(n=Count("id"))
+        .values_list("state", "n")
+    )
+    finished = None
+    if not counts.get(Job.QUEUED) and not counts.get(Job.GRADING):
+        finished = (
+            Job.objects.filter(assignment=assignment, regrade=True, received_at=latest).aggregate(
+                last=Max("finished_at")
+            )["last"]
+            or latest
+        )
+        if (now or timezone.now()) - finished > SHOWN_AFTER:
+            return None
+    return RegradeProgress(
+        asked_at=latest,
+        total=sum(counts.values()),
+        done=counts.get(Job.GRADED, 0),
+        failed=counts.get(Job.FAILED, 0),
+        grading=counts.get(Job.GRADING, 0),
+        finished_at=finished,
+    )
 
 
 # How far back a student's claimed jobs count against their next one (fair claiming, below).

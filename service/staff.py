@@ -26,6 +26,7 @@ from gradebook.stats import statistics
 from . import forms
 from .access import assignment_or_404, assignments, book, staff_required, state
 from .models import Job
+from .queue import regrade_progress
 from .uploads import stored_upload
 
 FILTERS: dict[str, tuple[str, Callable[[CurrentGrade], bool]]] = {
@@ -98,8 +99,12 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
         "assignments": assignments().values(),
         "page": page,
         "query": query.urlencode(),
+        "regrading": regrade_progress(spec.name),
     }
-    return render(request, "service/gradebook.html", context)
+    response = render(request, "service/gradebook.html", context)
+    if context["regrading"] is not None and context["regrading"].finished_at is None:
+        response["Refresh"] = "3"  # reloaded until the regrade is done, as the similarity page (no script)
+    return response
 
 
 @login_required

@@ -85,3 +85,50 @@ def test_the_staff_compare_two_submissions_and_regrade_one_students_latest(tmp_p
     grade_queue()
     assert as_alice.get("/api/v1/submissions").json()["submissions"][0]["state"] == "graded"
     assert as_alice.get(link.group(1)).status_code == 404
+
+
+def test_the_gradebook_shows_a_class_regrade_as_it_goes():
+    """Issue #49: a regrade of a class says on the gradebook how far it is, reloading itself, as the
+    similarity run and the exam grading do; once done, what it did; only the staff read it."""
+    from datetime import timedelta
+
+    from django.test import Client
+    from django.utils import timezone
+
+    from service.queue import regrade
+
+    spec = "attention-not-explanation"  # no other test of this file regrades it
+    students = [student()[0] for _ in range(4)]
+    originals = [
+        Job.objects.create(
+            student=user.member.student,
+            assignment=spec,
+            file="uploads/none",
+            original_name="a.ipynb",
+            size=1,
+            sha256="0" * 64,
+            state=Job.GRADED,
+        )
+        for user in students
+    ]
+    jobs = regrade(originals)
+    _, ta = student(Member.TA)
+    url = f"/staff/gradebook/{spec}/"
+    Job.objects.filter(id=jobs[0].id).update(state=Job.GRADED, finished_at=timezone.now())
+    Job.objects.filter(id=jobs[1].id).update(state=Job.GRADING)
+    page = ta.get(url)
+    shown = re.sub(r"\s+", " ", page.content.decode())
+    assert page["Refresh"] == "3" and 'id="regrade-progress"' in shown
+    assert "Grading again (4 submissions" in shown and "1 graded, 1 being graded, 2 waiting" in shown
+    assert '<progress max="4" value="1"' in shown
+    Job.objects.filter(id__in=[j.id for j in jobs[1:]]).update(state=Job.GRADED, finished_at=timezone.now())
+    Job.objects.filter(id=jobs[3].id).update(state=Job.FAILED)
+    done = ta.get(url)
+    shown = re.sub(r"\s+", " ", done.content.decode())
+    assert "Refresh" not in done and "Graded again, asked" in shown and ": 3 submissions; 1 failed" in shown
+    # Long done: no longer told.
+    Job.objects.filter(id__in=[j.id for j in jobs]).update(finished_at=timezone.now() - timedelta(hours=1))
+    assert 'id="regrade-progress"' not in ta.get(url).content.decode()
+    # A student and an anonymous visitor read none of it.
+    assert student()[1].get(url).status_code in (403, 404)
+    assert Client().get(url)["Location"].startswith("/accounts/login/")
