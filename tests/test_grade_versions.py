@@ -47,10 +47,19 @@ def spec_due():
     return assignments()[GRADED].model_copy(update={"due": START + timedelta(hours=1), "late_penalty": "10% per hour"})
 
 
-def hand_in(book: Gradebook, spec, student: str, share: float, hours_after_start: float) -> None:
-    """A graded submission as grading records it: each question ``share`` of its points."""
+def hand_in(
+    book: Gradebook,
+    spec,
+    student: str,
+    share: float,
+    hours_after_start: float,
+    sha256: str | None = None,
+    start: datetime = START,
+) -> None:
+    """A graded submission as grading records it: each question ``share`` of its points; its file's
+    hash ``sha256`` (by default one of its own)."""
     row = book.run(lambda: book.sync_assignment(spec))
-    at = START + timedelta(hours=hours_after_start)
+    at = start + timedelta(hours=hours_after_start)
     questions = [
         QuestionResult(
             id=q.id,
@@ -73,7 +82,7 @@ def hand_in(book: Gradebook, spec, student: str, share: float, hours_after_start
         max_score=spec.max_score,
         questions=questions,
         submission="",
-        sha256=f"{student}-{share}-{hours_after_start}",
+        sha256=sha256 or f"{student}-{share}-{hours_after_start}",
         reference="numpy",
         sandbox="test",
         graded_at=at.isoformat(),

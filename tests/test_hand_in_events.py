@@ -14,20 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from autograder.reports.model import QuestionResult, Report
 from gradebook.book import Gradebook
 from gradebook.grades import HandIn, current_grades, which_counts
-from gradebook.grading import record_report
 from service.access import assignments
 from service.models import Job, Member
 
 from .conftest import needs_sandbox
 from .served import CORRECT, PARTIAL, grade_queue, hand_in, openapi_validator, student
+from .test_grade_versions import START
+from .test_grade_versions import hand_in as _record  # a graded hand-in as grading records it
 
 pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
 
 GRADED = "sequences-and-attention"
-START = datetime(2026, 11, 1, 9, tzinfo=UTC)
 DUE = START + timedelta(hours=10)
 
 
@@ -50,31 +49,6 @@ def test_the_rule_of_what_counts():
     assert which_counts("best", [a, b, c], DUE, chosen=2) == b  # the staff's choice wins while it is there
     assert which_counts("last", [a, c], DUE, chosen=2) == c
     assert which_counts("last", [], DUE) is None
-
-
-def _record(book: Gradebook, spec, student: str, share: float, hours: float, sha: str, start: datetime = START) -> None:
-    """A graded hand-in as grading records it, ``hours`` after ``start``: each question ``share`` of its points."""
-    row = book.run(lambda: book.sync_assignment(spec))
-    at = start + timedelta(hours=hours)
-    questions = [
-        QuestionResult(id=q.id, title=q.title, score=q.points * share, max_score=q.points, status="passed", feedback="")
-        for q in spec.questions
-    ]
-    report = Report(
-        student=student,
-        assignment=spec.name,
-        score=sum(q.score for q in questions),
-        max_score=spec.max_score,
-        questions=questions,
-        submission="",
-        sha256=sha,
-        reference="numpy",
-        sandbox="test",
-        graded_at=at.isoformat(),
-        grader_version="test",
-        submitted_at=at.isoformat(),
-    )
-    book.run(lambda: record_report(book, row, report))
 
 
 @pytest.mark.parametrize(
