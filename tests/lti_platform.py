@@ -63,6 +63,7 @@ class Platform:
         self.held = 0  # requests taken and not answered (while hanging)
         self.delay = 0.0  # seconds between storing a score and answering (``slow``)
         self.score_refusal: tuple[int, bytes] | None = None  # (status, raw body) answered to every score posted
+        self.members_refusal: tuple[int, bytes] | None = None  # (status, raw body) answered to the membership's reads
         self.lock = threading.Lock()
         served = self._serve(0)
         self.server: ThreadingHTTPServer | None = served
@@ -215,6 +216,14 @@ def _handler(platform: Platform):
             self.end_headers()
             self.wfile.write(data)
 
+        def _send_raw(self, status: int, raw: bytes) -> None:
+            """A platform's own words, control characters and all."""
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
         def _wait_while_hanging(self) -> None:
             with platform.lock:
                 platform.held += 1
@@ -256,6 +265,8 @@ def _handler(platform: Platform):
                     if column == item and wanted in (None, user)
                 ]
                 return self._send(200, results, "application/vnd.ims.lis.v2.resultcontainer+json")
+            if path == "/memberships" and platform.members_refusal is not None:
+                return self._send_raw(*platform.members_refusal)
             if path == "/memberships":
                 body = {
                     "id": f"{platform.base}/memberships",
@@ -289,13 +300,8 @@ def _handler(platform: Platform):
             if path.startswith("/lineitems/") and path.endswith("/scores"):
                 if self.headers.get("Content-Type") != "application/vnd.ims.lis.v1.score+json":
                     return self._send(415)
-                if platform.score_refusal is not None:  # a platform's own words, control characters and all
-                    status, raw = platform.score_refusal
-                    self.send_response(status)
-                    self.send_header("Content-Type", "text/plain")
-                    self.send_header("Content-Length", str(len(raw)))
-                    self.end_headers()
-                    return self.wfile.write(raw)
+                if platform.score_refusal is not None:
+                    return self._send_raw(*platform.score_refusal)
                 item = f"{platform.base}{path.removesuffix('/scores')}"
                 if item not in {line["id"] for line in platform.line_items}:
                     return self._send(404)

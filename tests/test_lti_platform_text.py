@@ -73,3 +73,21 @@ def test_a_platforms_control_characters_are_escaped_in_the_log_the_row_and_the_c
     out, err = capsys.readouterr()
     assert "\x1b" not in out + err and "\x07" not in out + err
     assert any(row.student.student_id in said and SHOWN in said for said in err.splitlines())
+
+
+def test_a_platforms_control_characters_in_a_roster_refusal_are_escaped_in_the_log(caplog):
+    from django.test import Client
+
+    from .lti_platform import INSTRUCTOR
+    from .test_lti import launch
+
+    platform = registered_platform(f"LMS {uuid.uuid4().hex[:6]}")
+    platform.members_refusal = (500, HOSTILE)
+    try:
+        with caplog.at_level(logging.WARNING):
+            launched = launch(Client(), platform, f"teacher-{uuid.uuid4().hex[:6]}", [INSTRUCTOR])
+    finally:
+        platform.close()
+    assert launched.status_code == 302  # the launch goes on without the roster
+    (logged,) = [r.getMessage() for r in caplog.records if "roster could not be read" in r.getMessage()]
+    assert "\x1b" not in logged and "\x07" not in logged and r"\x1b]8;;http://evil.example/\x07" in logged

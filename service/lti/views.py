@@ -26,6 +26,7 @@ from pylti1p3.exception import LtiException, OIDCException
 from requests import RequestException
 
 from gradebook.exports.canvas import remember_canvas_id
+from untrusted.text import one_line
 
 from ..access import assignments, book
 from ..errors import LtiError
@@ -154,7 +155,7 @@ class Launch(LtiLaunchBaseView):
         try:
             remember_line_item(lti_launch, spec)
         except (LtiException, RequestException) as exc:
-            logger.warning("no line item for %s: %s", spec.name, exc)
+            logger.warning("no line item for %s: %s", spec.name, one_line(str(exc)))
         canvas_id = str(lti_launch.get_custom_claim(CANVAS_ASSIGNMENT_PARAMETER) or "")
         if canvas_id.isascii() and canvas_id.isdigit() and 0 < int(canvas_id) < 2**63:  # else not Canvas's
             remember_canvas_id(book(), spec, int(canvas_id))
@@ -261,7 +262,7 @@ def _fill_roster(lti_launch) -> None:
     try:
         sync_roster(lti_launch.context)
     except (LtiException, RequestException, ValueError) as exc:
-        logger.warning("the roster could not be read from the platform: %s", exc)
+        logger.warning("the roster could not be read from the platform: %s", one_line(str(exc)))
 
 
 def _placeable_exams() -> list[tuple[str, str]]:
@@ -301,5 +302,5 @@ def _exam_launch(lti_launch, name: str) -> HttpResponse:
     try:
         remember_exam_line_item(lti_launch, name, key)
     except (LtiException, RequestException) as exc:
-        logger.warning("no line item for the exam %s: %s", name, exc)
+        logger.warning("no line item for the exam %s: %s", name, one_line(str(exc)))
     return redirect("exam-take", name)
