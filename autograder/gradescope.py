@@ -237,7 +237,7 @@ def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
         user = _student_user(packages)
         if user is not None:
             _close_to_others(assignment.folder.parent, out.parent)
-        runner = UnsafeRunner(user, packages)
+        runner = UnsafeRunner(user, packages, contained=True)
     reference = load_reference(assignment, resolve_reference("auto", assignment))
     secret = grader_secret(assignment)
     try:

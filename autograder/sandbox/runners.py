@@ -339,15 +339,19 @@ class UnsafeRunner:
     """The worker as a plain child process with resource limits only: for machines where the
     sandbox cannot start, and only when the instructor asks for it by name (or Gradescope's
     container, where bubblewrap cannot start). With ``user`` (a grader running as root), the worker
-    runs as that unprivileged uid, from the sandbox's runtime, which any user can read; the grader
-    becomes a subreaper first, so that whatever the worker leaves running comes back to it
-    (process.end_everything_started)."""
+    runs as that unprivileged uid, from the sandbox's runtime, which any user can read. With
+    ``contained`` (a grader that grades one submission and exits: Gradescope's run), the grader becomes
+    a subreaper first, so that whatever the worker leaves running comes back to it, to be ended by
+    process.end_everything_started (a long-running grader would gather its zombies instead)."""
 
     name = "unsafe-no-sandbox"
 
-    def __init__(self, user: int | None = None, packages: tuple[str, ...] = SANDBOX_PACKAGES) -> None:
+    def __init__(
+        self, user: int | None = None, packages: tuple[str, ...] = SANDBOX_PACKAGES, contained: bool = False
+    ) -> None:
         self.user = user
         self.packages = packages
+        self.contained = contained
         self.folder: str | None = None
 
     def mode(self) -> str:
@@ -359,7 +363,8 @@ class UnsafeRunner:
         pass  # nothing to start ahead
 
     def start(self, limits: Limits) -> WorkerProcess:
-        become_subreaper()
+        if self.contained:
+            become_subreaper()
         environment = worker_environment()
         if self.user is None:
             argv = [sys.executable, "-I", "-B", worker.__file__, "{request}", "{response}"]
