@@ -506,3 +506,27 @@ def test_submit_in_a_notebook_says_the_warnings_and_hands_in_nothing_without_any
     assert posted == []
     cell.submit(GRADED, notebook=PARTIAL, wait=False, anyway=True)
     assert posted == ["/api/v1/submissions"]
+
+
+def test_a_choice_and_its_undoing_show_on_the_next_read_of_the_kept_grade_table(database):
+    """The staff's choices are a table the grade is derived from: its writes change the grades'
+    version (the database's triggers), so a kept table never shows the grade from before."""
+    from gradebook.counting import choose
+    from gradebook.models import Submission
+
+    from .test_grade_versions import opened
+
+    spec = assignments()[GRADED]
+    with opened(database) as book:
+        _record(book, spec, "ann", 1.0, 1, "a")
+        _record(book, spec, "ann", 0.5, 2, "b")
+        first = book.run(lambda: book.objects(Submission).get(sha256="a").id)
+
+        def final() -> float | None:
+            return current_grades(book, spec, detail=False)[0].final_score
+
+        assert final() == final() == 5.0  # the second read is the kept table's
+        choose(book, spec, "ann", first, "the second was a mistake", by="ta")
+        assert final() == 10.0
+        choose(book, spec, "ann", None, "asked again", by="ta")
+        assert final() == 5.0
