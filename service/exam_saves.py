@@ -128,12 +128,17 @@ def _write_together(batch: list[Save]) -> None:
         )
         last: dict[tuple[int, int], Save] = {}  # the last save of a question wins, as they arrived
         kept: list[Save] = []
-        now = {  # each answer as saved, and its version: what a save's page must have read
-            (attempt, position): (value, version_of(saved_at))
-            for attempt, position, value, saved_at in ExamAnswer.objects.filter(attempt_id__in=open_).values_list(
-                "attempt_id", "position", "value", "saved_at"
-            )
-        }
+        compared = [one for one in batch if one.version is not None and one.attempt.pk in open_]
+        now = (
+            {  # each answer a save compares with, as saved, and its version: what its page must have read
+                (attempt, position): (value, version_of(saved_at))
+                for attempt, position, value, saved_at in ExamAnswer.objects.filter(
+                    attempt_id__in={one.attempt.pk for one in compared}, position__in={one.position for one in compared}
+                ).values_list("attempt_id", "position", "value", "saved_at")
+            }
+            if compared
+            else {}
+        )
         for one in batch:
             if one.attempt.pk not in open_:
                 one.refused = "the exam ended before this answer reached the server; it was not saved"
