@@ -41,8 +41,17 @@ class TestCell(BaseModel):
     source: str
 
 
-def check_notebook(path: Path, question: str | None = None, timeout: float = 120.0) -> list[PublicResult]:
-    """Run the notebook and report its public test cells, per question (or one question)."""
+def check_notebook(
+    path: Path, question: str | None = None, timeout: float = 120.0, allow_unsandboxed: bool = False
+) -> list[PublicResult]:
+    """Run the notebook and report its public test cells, per question (or one question). Unsandboxed,
+    so never where hidden tests are in reach of the notebook's folder (``hidden_tests_in_reach``),
+    whoever calls it (the command, a cell's ``check``, the JupyterLab extension), unless
+    ``allow_unsandboxed``: SubmissionError, one line."""
+    if not allow_unsandboxed:
+        found = hidden_tests_in_reach(path.resolve().parent)
+        if found is not None:
+            raise refusal(path, _holds(*found))
     cells, tests = read_cells(path)
     if question is not None:
         tests = [test for test in tests if test.question == question]
@@ -94,10 +103,19 @@ def unsafe_place(notebook: Path) -> str | None:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         return "it would run the notebook's code as root"
     found = hidden_tests_in_reach(notebook.resolve().parent, Path.cwd().resolve())
-    if found is not None:
-        folder, hidden = found
-        return f"{folder} holds hidden tests ({hidden}) that the notebook's code could read"
-    return None
+    return None if found is None else _holds(*found)
+
+
+def _holds(folder: Path, hidden: Path) -> str:
+    return f"{folder} holds hidden tests ({hidden}) that the notebook's code could read"
+
+
+def refusal(notebook: Path, why: str) -> SubmissionError:
+    """The one line that says a notebook was not run unsandboxed, and why."""
+    return SubmissionError(
+        f"{notebook}: not run: {why}, and check runs it unsandboxed "
+        "(--allow-unsandboxed runs it anyway; staff grade with `autograder grade`)"
+    )
 
 
 # How far below a place the search for hidden tests looks: a course's assignments sit two folders

@@ -105,6 +105,21 @@ def test_check_runs_a_students_notebook_away_from_any_course(tmp_path):
     assert mark.read_text() == "ran "  # it ran, and found no hidden test from where it was
 
 
+def test_a_notebooks_own_check_never_runs_it_beside_hidden_tests(tmp_path):
+    """``check()`` from a notebook's cell (gradewright.cell.check) and the JupyterLab extension's Check
+    call the same library function as the command: it refuses a notebook with hidden tests in reach."""
+    from gradewright.cell import check
+    from gradewright.errors import GradewrightError
+
+    _course(tmp_path)
+    mark = tmp_path / "ran.txt"
+    for notebook in ("course/assignments/mine.ipynb", "course/assignments/first/mine.ipynb", "mine.ipynb"):
+        path = _attacking_notebook(tmp_path / notebook, mark)
+        with pytest.raises(GradewrightError, match=r"not run: .*course/assignments/first holds hidden tests"):
+            check(path)
+        assert not mark.exists()
+
+
 # A submission graded without the sandbox: it finds the course and the results from its grader's command
 # line, reads the first lines of two hidden test files, leaves a process in a session of its own that
 # rewrites results.json for half a minute, and raises the hidden lines in its error message.

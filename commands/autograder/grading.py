@@ -354,18 +354,15 @@ def _add_check(commands: argparse._SubParsersAction) -> None:
 def _check(args: argparse.Namespace) -> int:
     from autograder.authoring.origin import is_master
     from autograder.errors import SubmissionError
-    from autograder.public_tests import check_notebook, unsafe_place
+    from autograder.public_tests import check_notebook, refusal, unsafe_place
 
     if is_master(args.notebook):
         return _check_master(args)
 
     unsafe = None if args.allow_unsandboxed else unsafe_place(args.notebook)
     if unsafe:
-        raise SubmissionError(
-            f"{args.notebook}: not run: {unsafe}, and check runs it unsandboxed "
-            "(--allow-unsandboxed runs it anyway; staff grade with `autograder grade`)"
-        )
-    results = check_notebook(args.notebook, args.question)
+        raise refusal(args.notebook, unsafe)
+    results = check_notebook(args.notebook, args.question, allow_unsandboxed=args.allow_unsandboxed)
     if not results:  # "0 of 0 questions pass" would read as a pass
         raise SubmissionError(f"{args.notebook}: no public tests to run (nbgrader's graded code cells)")
     for result in results:
