@@ -142,8 +142,9 @@ def _counted_ids(book: Gradebook, spec: AssignmentSpec, choices: dict[int, int |
     from .rubrics import current_rubrics
 
     spec = current_rubrics(book, spec)
-    rows = list(submissions_in_order(book, spec.name).defer("output", "errors"))
-    reading = _Reading(book, spec, rows, detail=False)
+    query = submissions_in_order(book, spec.name).defer("output", "errors")
+    reading = _Reading(book, spec, query, detail=False)  # a subquery, whatever the course's size
+    rows = list(query)
     by_student: dict[int, list[models.Submission]] = {}
     for row in rows:
         by_student.setdefault(row.student_id, []).append(row)
@@ -481,10 +482,9 @@ def _current_grades(
         reading = _Reading(book, spec, rows, detail=detail, only=only)
         for row in rows:
             mine[row.student_id] = [row]
-    else:
-        listed = list(rows)
-        reading = _Reading(book, spec, listed, detail=detail, only=only)
-        for row in listed:
+    else:  # the rows' results read by a subquery, not a list of ids that grows with the course
+        reading = _Reading(book, spec, rows, detail=detail, only=only)
+        for row in rows:
             mine.setdefault(row.student_id, []).append(row)
     counts = dict(submissions.values_list("student_id").annotate(n=Count("id")).values_list("student_id", "n"))
     handed_in = Exists(book.objects(Submission).filter(student=OuterRef("pk"), assignment__name=spec.name)) & ~Q(
