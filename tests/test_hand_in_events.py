@@ -81,6 +81,12 @@ def test_each_rule_decides_the_grade_every_table_reads(tmp_path, rule, expected)
         assert float(row["final_score"]) == pytest.approx(final, abs=0.01)
         stats = statistics(book, spec)
         assert stats.students == 1 and stats.final_scores == [pytest.approx(final)]
+        if rule == "last_before_due":  # the student's own due time: with an extension, B was on time
+            from gradebook.extensions import extend
+
+            extend(book, "ann", spec, START + timedelta(hours=12, minutes=30))
+            assert current_grades(book, spec)[0].final_score == pytest.approx(spec.max_score)
+            assert [e.sha256 for e in history(book, "ann", [spec]) if e.current] == ["b"]
 
 
 # Through the site and the API: A, B, A.
