@@ -7,6 +7,7 @@ install (the ``autograder`` beside the Python that runs it). docs/operators/inst
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -44,6 +45,20 @@ def autograder_program() -> Path:
     return Path(found).absolute()
 
 
+def _state_folder_for(install: Install) -> None:
+    state = install.course / STATE_FOLDER
+    try:
+        state.mkdir(mode=0o700, exist_ok=True)
+        if os.geteuid() == 0:
+            shutil.chown(state, install.user, install.user)
+    except LookupError:
+        raise ServiceError(
+            f"no account named {install.user!r} here: make it first (adduser --system --group ...)"
+        ) from None
+    except OSError as exc:
+        raise ServiceError(f"{state}: cannot make the course's state folder ({exc.strerror})") from None
+
+
 def render(name: str, install: Install, autograder: Path) -> str:
     """One unit's text with ``install``'s paths filled in."""
     for path in (install.course, install.env_file, install.backups):
@@ -68,9 +83,13 @@ def render(name: str, install: Install, autograder: Path) -> str:
 
 
 def write_units(out: Path, install: Install, autograder: Path | None = None) -> list[Path]:
-    """Write the four units into ``out`` (``/etc/systemd/system`` on a server); the paths written."""
+    """Write the four units into ``out`` (``/etc/systemd/system`` on a server); the paths written.
+    The course's state folder is made first where it is missing, owned by the units' account when
+    run as root: systemd refuses to start a unit whose ReadWritePaths is not there, and the rest of
+    the file system is read-only to them."""
     program = autograder or autograder_program()
     texts = {name: render(name, install, program) for name in UNITS}
+    _state_folder_for(install)
     try:
         out.mkdir(parents=True, exist_ok=True)
         for name, text in texts.items():

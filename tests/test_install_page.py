@@ -86,6 +86,12 @@ as_unit() {  # UNIT [KEY]: its ExecStart (or KEY), as its User, with its Environ
         $(unit_line "$1" Environment) bash -c "set -a; . $(unit_line "$1" EnvironmentFile); set +a; \
         cd $(unit_line "$1" WorkingDirectory); exec $(unit_line "$1" "${2:-ExecStart}")"
 }
+# systemd starts no unit whose ReadWritePaths is missing.
+for unit in gradewright.service gradewright-worker@.service gradewright-backup.service; do
+    for path in $(unit_line $unit ReadWritePaths); do
+        [ -d "$path" ] || { echo "$unit: ReadWritePaths $path is missing: systemd would not start it"; exit 1; }
+    done
+done
 as_unit gradewright.service > "$logs/site" 2>&1 &
 as_unit gradewright-worker@.service > "$logs/worker1" 2>&1 &
 as_unit gradewright-worker@.service > "$logs/worker2" 2>&1 &

@@ -5,6 +5,7 @@ line. docs/operators/install.md uses them (tests/test_install_page.py runs that 
 
 from __future__ import annotations
 
+import getpass
 import os
 import shutil
 import subprocess
@@ -15,8 +16,6 @@ import pytest
 
 from service.errors import ServiceError
 from service.units import UNITS, Install, write_units
-
-from .conftest import ROOT
 
 ANALYZE = shutil.which("systemd-analyze")
 pytestmark = pytest.mark.skipif(
@@ -37,13 +36,20 @@ def settings(path: Path) -> dict[str, list[str]]:
 
 def test_the_units_verify_and_are_supervised_and_hardened(tmp_path):
     assert ANALYZE is not None, "systemd-analyze is missing: apt-get install systemd"
+    course = tmp_path / "course"
+    subprocess.run([sys.executable, "-m", "course", "init", str(course)], check=True, capture_output=True, timeout=120)
+    user = getpass.getuser()  # an account that exists here (the units name gradewright by default)
     made = subprocess.run(
-        [sys.executable, "-m", "autograder", "--course", str(ROOT), "systemd", "--out", str(tmp_path / "units")],
+        [sys.executable, "-m", "autograder", "--course", str(course), "systemd", "--out", str(tmp_path / "units")]
+        + ["--user", user],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert made.returncode == 0, made.stderr
+    # systemd starts no unit whose ReadWritePaths is missing: the state folder is there, the account's.
+    assert (course / ".gradewright").stat().st_mode & 0o777 == 0o700
+    assert (course / ".gradewright").owner() == user
     units = tmp_path / "units"
     assert made.stdout.splitlines() == [str(units / name) for name in UNITS]
     # The template unit is verified as systemd starts it: as an instance.
@@ -58,14 +64,14 @@ def test_the_units_verify_and_are_supervised_and_hardened(tmp_path):
         assert (verified.returncode, verified.stdout + verified.stderr) == (0, ""), name
     site, worker, backup = (settings(units / name) for name in UNITS[:3])
     program = str(Path(sys.executable).parent / "autograder")
-    assert site["ExecStart"] == [f"{program} --course {ROOT} serve --host 127.0.0.1 --port 8000 --workers 0"]
-    assert worker["ExecStart"] == [f"{program} --course {ROOT} worker"]
+    assert site["ExecStart"] == [f"{program} --course {course} serve --host 127.0.0.1 --port 8000 --workers 0"]
+    assert worker["ExecStart"] == [f"{program} --course {course} worker"]
     for unit in (site, worker):
         assert unit["Restart"] == ["always"] and unit["StartLimitBurst"] == ["10"]
-        assert unit["User"] == ["gradewright"] and unit["EnvironmentFile"] == ["/etc/gradewright/site.env"]
+        assert unit["User"] == [user] and unit["EnvironmentFile"] == ["/etc/gradewright/site.env"]
     for unit in (site, worker, backup):
         assert unit["ProtectSystem"] == ["strict"] and unit["PrivateTmp"] == ["yes"]
-        assert unit["NoNewPrivileges"] == ["yes"] and unit["ReadWritePaths"][0].startswith(f"{ROOT}/.gradewright")
+        assert unit["NoNewPrivileges"] == ["yes"] and unit["ReadWritePaths"][0].startswith(f"{course}/.gradewright")
     # The site runs no student's code: it may make no namespace; the workers' sandbox must.
     assert site["RestrictNamespaces"] == ["yes"] and site["CapabilityBoundingSet"] == [""]
     assert "RestrictNamespaces" not in worker and "ProtectKernelTunables" not in worker
