@@ -486,6 +486,13 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             groups = browser.check(f"/staff/groups/{HAND}/written/?threshold=0.5")
             assert "Ctrl+Enter" in groups and "its own words" in groups
             assert browser.pages[1440].locator(".own-words mark").all_inner_texts() == ["wrod"]  # highlighted
+            grouping = browser.pages[1440]  # x splits the near-twin out of its group, in one key
+            with grouping.expect_navigation():
+                grouping.keyboard.press("x")
+            assert "split out: it is a group of its own now" in grouping.inner_text("body")
+            with grouping.expect_navigation():
+                grouping.get_by_role("button", name="Put it back in their groups").click()
+            assert "1 answer split out put back" in grouping.inner_text("body")
 
             def next_group(page) -> None:  # the n key, as on the single-answer page
                 page.keyboard.press("n")
