@@ -7,6 +7,7 @@ from django.views.generic import RedirectView
 from . import (
     api,
     exam_marking,
+    exam_room,
     extensions,
     group_marking,
     hub,
@@ -98,6 +99,7 @@ urlpatterns = [
     path("exams/<str:name>/submit", online_exams.submit, name="exam-submit"),
     path("exams/<str:name>/state", online_exams.attempt_state, name="exam-state"),
     path("staff/online-exams/<str:name>/", online_exams.staff_page, name="exam-online"),
+    path("staff/online-exams/<str:name>/room/", exam_room.exam_room, name="exam-room"),
     path("staff/online-exams/<str:name>/attempts/<id:attempt_id>/", online_exams.attempt_log, name="exam-log"),
     path("staff/online-exams/<str:name>/results/<path:file>", online_exams.result_file, name="exam-result"),
     # JupyterHub sign-in (service/hub.py): the hub's OAuth, started here, finished at the callback
