@@ -98,6 +98,7 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
         "order": order,
         "assignments": assignments().values(),
         "page": page,
+        "counts": COUNTS_HELP[spec.counts],
         "query": query.urlencode(),
         "regrading": regrade_progress(spec.name),
     }

@@ -140,7 +140,10 @@ def test_a_b_a_on_the_site_and_through_the_api_counts_a_with_three_hand_ins(tmp_
     assert "Your grade is this submission's." in as_site.get(f"/submissions/{last.id}/").content.decode()
     assert "Your grade is this submission's." not in as_site.get(f"/submissions/{first.id}/").content.decode()
     gradebook_page = ta.get(f"/staff/gradebook/{GRADED}/").content.decode()
-    assert on_site.username in gradebook_page
+    assert (
+        on_site.username in gradebook_page
+        and "the last submission counts (counts in assignment.toml)" in gradebook_page
+    )
     out, _ = export_grades(book(), [assignments()[GRADED]], "csv", tmp_path / "grades.csv", "empty")
     rows = {row["student_id"]: row for row in csv.DictReader(out.open())}
     assert {rows[u.username][GRADED] for u in (on_site, through_api)} == {"10"}
