@@ -42,6 +42,7 @@ from .errors import BadEdit
 
 if TYPE_CHECKING:
     from autograder.assignment import Assignment as AssignmentSpec
+    from autograder.assignment import Question
 
     from .book import Gradebook
 
@@ -332,6 +333,12 @@ def assignment_answers(
     return book.run(read)
 
 
+def vocabulary_of(question: Question) -> list[str]:
+    """The texts whose words a question's groups never take for misspellings: its title and its
+    rubric's items (the page's groups and ``autograder marks groups`` alike)."""
+    return [question.title, *(item.text for item in question.rubric)]
+
+
 def assignment_groups(
     book: Gradebook,
     spec: AssignmentSpec,
@@ -347,4 +354,5 @@ def assignment_groups(
 
         starters = starter_texts(spec).get(question_id, frozenset())
     found = assignment_answers(book, spec, question_id, starters)
-    return group_answers([each.answer for each in found if not each.empty], threshold)
+    question = next(q for q in spec.questions if q.id == question_id)  # assignment_answers checked it is one
+    return group_answers([each.answer for each in found if not each.empty], threshold, vocabulary_of(question))

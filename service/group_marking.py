@@ -40,6 +40,7 @@ from gradebook.answer_groups import (
     assignment_answers,
     differing_words,
     group_answers,
+    vocabulary_of,
 )
 from gradebook.errors import BadEdit
 from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
@@ -262,7 +263,7 @@ def mark_group(request: HttpRequest, name: str, question_id: str) -> HttpRespons
         groups=group_answers(
             [f.answer for f in found],
             threshold,
-            vocabulary=[question.title, *(item.text for item in question.rubric)],
+            vocabulary=vocabulary_of(question),
             apart=_apart(request),
         ),
         texts={f.student_id: f.answer.text for f in found},
@@ -432,7 +433,7 @@ def exam_groups(folder: Path, question: str, threshold: float = DEFAULT_THRESHOL
         raise BadEdit(f"{folder}: no open question {question!r} (course exam marks export lists them)")
     standing = exam_questions(name, answers)[question]
     texts = {key: text for key, text in standing.texts.items() if key not in standing.empty}
-    return group_answers([Answer(key, text) for key, text in texts.items()], threshold)
+    return group_answers([Answer(key, text) for key, text in texts.items()], threshold, vocabulary=[answers[0].text])
 
 
 def _give_exam_group_mark(
