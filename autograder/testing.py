@@ -22,17 +22,18 @@ The rest of a hidden test's world, for reference:
   when one of those fails, the feedback says so first (``autograder.causes``).
 - **The grade_id rule**: a notebook cell belongs to the question whose id is its nbgrader
   ``grade_id``, or begins it followed by ``_`` (``autograder.assignment.question_of_cell``).
-- **Tolerance**: one rule for every value, ``tolerance`` below.
+- **Tolerance**: one rule for every value, ``tolerance`` (``course.tolerance``, re-exported here).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from course.tolerance import stricter as stricter  # re-exported: hidden tests and verify use it from here
+from course.tolerance import tolerance as tolerance
+from course.tolerance import within
 from course.wording import plural
 
 
@@ -93,38 +94,6 @@ def expect_array(value: Any, what: str, shape: tuple[int, ...] | None = None) ->
     return value
 
 
-def tolerance(dtype: np.dtype) -> tuple[float, float]:
-    """The one tolerance rule of every hidden test: a result is judged at float32's precision,
-    whatever its dtype (a coarser one, float16, no looser; integers likewise). Relative tolerance
-    1024 machine epsilons of float32 and an absolute floor of 128 (for values near zero): within a
-    relative 1.2e-4 (absolute 1.5e-5), as the grader's own float32 torch reference agrees with its
-    float64 numpy one.
-
-    Not the returned dtype's own precision: a correct answer may compute in float32 and return
-    float64 (float32 attention, then a float64 output projection), and the dtype it returns does not
-    say the precision its arithmetic had; float32 is the least precise arithmetic a correct answer
-    may use. Every known wrong answer is wrong by far more (``autograder verify`` shows it, and
-    divides both tolerances by its margin, through ``stricter``, to show that correct answers pass
-    with room to spare)."""
-    eps = FLOAT32_EPS  # the same for every dtype: the parameter names what is judged, not how
-    return 1024 * eps / _strictness[0], 128 * eps / _strictness[0]
-
-
-FLOAT32_EPS = float(np.finfo(np.float32).eps)
-_strictness = [1.0]
-
-
-@contextlib.contextmanager
-def stricter(factor: float) -> Iterator[None]:
-    """Every tolerance divided by ``factor`` while the block runs (grading only: never the default)."""
-    previous = _strictness[0]
-    _strictness[0] = factor
-    try:
-        yield
-    finally:
-        _strictness[0] = previous
-
-
 def expect_close(value: Any, expected: Any, what: str) -> None:
     """``value`` matches ``expected`` in shape, within the tolerance of ``value``'s own dtype; the
     message gives the size of the error, never the numbers."""
@@ -133,7 +102,7 @@ def expect_close(value: Any, expected: Any, what: str) -> None:
     rtol, atol = tolerance(array.dtype)
     error = float(np.max(np.abs(array - expected))) if array.size else 0.0
     expect(
-        bool(np.allclose(array, expected, rtol=rtol, atol=atol)),
+        within(array, expected, rtol, atol),
         f"Wrong values in {what}: the largest difference from the expected ones is {error:.3g}.",
     )
 
@@ -157,7 +126,7 @@ def agrees(value: Any, expected: Any, nan_alike: bool = False) -> bool:
         if array.dtype.kind not in "biuf" or array.shape != want.shape:
             return False
         rtol, atol = tolerance(array.dtype)
-        return bool(np.allclose(array, want, rtol=rtol, atol=atol, equal_nan=nan_alike))
+        return within(array, want, rtol, atol, equal_nan=nan_alike)
     return bool(value == expected)
 
 

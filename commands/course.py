@@ -156,6 +156,7 @@ def _add_show(commands: argparse._SubParsersAction) -> None:
     )
     show.add_argument("slug", metavar="SLUG", help="the lesson's slug, as `course lessons` lists it")
     show.add_argument("--json", action="store_true", help="print the lesson's model as JSON")
+    show.add_argument("--student", metavar="ID", default="preview", help="draw generated checks for this student")
     show.add_argument(
         "--lessons", type=Path, metavar="FOLDER", help="where to look for lessons (default: the course's lessons)"
     )
@@ -168,7 +169,7 @@ def _show(args: argparse.Namespace) -> int:
 
     catalog = load_lessons(_lesson_paths(args, args.lessons))
     lesson = catalog.lesson(args.slug)
-    sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson))
+    sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson, args.student))
     return 0
 
 

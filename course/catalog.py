@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from .errors import LessonFileError, LessonFolderError, LessonNotFound, Problem
 from .formats import DEFAULT_LESSONS
+from .generated import generated_problems
 from .item_writing import item_writing_warnings
 from .loaders import load_lesson
 from .loaders.source import WHOLE_FILE
@@ -83,7 +84,8 @@ def lesson_files(folder: Path) -> list[Path]:
 
 def load_catalog(paths: Iterable[Path | str], item_writing: bool = False) -> Catalog:
     """The lessons under ``paths``, and every problem met; with ``item_writing`` (``course validate``),
-    the item-writing warnings of their checks too."""
+    the item-writing warnings of their checks too, and the problems of their generated questions,
+    each drawn many times."""
     lessons: list[Lesson] = []
     problems: list[Problem] = []
     sources: dict[str, str] = {}
@@ -120,6 +122,7 @@ def load_catalog(paths: Iterable[Path | str], item_writing: bool = False) -> Cat
             problems.extend(loaded.warnings)
             if item_writing:
                 problems.extend(item_writing_warnings(str(file), lesson))
+                problems.extend(generated_problems(str(file), lesson.generated))
     return Catalog(lessons=lessons, problems=problems, files=files)
 
 

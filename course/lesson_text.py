@@ -11,14 +11,17 @@ from rich.table import Table
 from untrusted.text import for_terminal
 
 from .catalog import Catalog
-from .models import Block, Check, CodeBlock, Heading, Lesson, ListBlock, MathBlock, Paragraph
+from .generated import GenerationError, draw
+from .models import Block, Check, CodeBlock, GeneratedCheck, Heading, Lesson, ListBlock, MathBlock, Paragraph
 from .wording import plural
 
 WIDTH = 88
+PREVIEW = "preview"  # the seed `course show` draws generated checks for when no student is named
 
 
-def lesson_text(lesson: Lesson) -> str:
-    """The lesson in the order it was written, then its checks and where it comes from."""
+def lesson_text(lesson: Lesson, who: str = PREVIEW) -> str:
+    """The lesson in the order it was written, then its checks (generated ones drawn for ``who``,
+    a student or any seed) and where it comes from."""
     lines: list[str] = []
     lines += [lesson.title, "=" * len(lesson.title)]
     facts = [f"slug: {lesson.slug}", f"format: {lesson.format}", f"file: {lesson.source}"]
@@ -40,6 +43,8 @@ def lesson_text(lesson: Lesson) -> str:
             lines += _block(block) + [""]
     for position, check in enumerate(lesson.checks, start=1):
         lines += check_text(check, position) + [""]
+    for position, question in enumerate(lesson.generated, start=len(lesson.checks) + 1):
+        lines += generated_text(question, who, position) + [""]
     if lesson.attribution:
         credit = lesson.attribution
         lines += ["Source and licence", "------------------"]
@@ -63,6 +68,25 @@ def check_text(check: Check, number: int = 1) -> list[str]:
         lines += _wrap(option.text.markdown(), bullet=f" {mark} {letter}) ")
         if option.tempting:
             lines += _wrap(f"tempting because: {option.tempting.markdown()}", indent=" " * 7)
+    return lines
+
+
+def generated_text(question: GeneratedCheck, who: str, number: int) -> list[str]:
+    """A generated check as drawn for ``who``: a multiple-choice one as any check, the others with
+    their answer and tolerance."""
+    title = f"Check {number}, generated ({question.kind}, {question.id}, drawn for {who!r})"
+    try:
+        variant = draw(question, who)
+    except GenerationError as exc:
+        return [title, "-" * len(title), *_wrap(f"cannot be drawn: {exc}")]
+    if variant.check is not None:
+        return [title, "-" * len(title), *check_text(variant.check, number)[2:]]
+    lines = [title, "-" * len(title), *_wrap(variant.stem.markdown())]
+    answer = f"{variant.answer:.6g}" if isinstance(variant.answer, float) else str(variant.answer)
+    rule = f"within {variant.tolerance.absolute:g} + {variant.tolerance.relative:g} × |answer|"
+    lines += _wrap(f"answer: {answer} ({rule})", indent=" " * 3)
+    if variant.feedback:
+        lines += _wrap(f"feedback: {variant.feedback.markdown()}", indent=" " * 3)
     return lines
 
 

@@ -7,11 +7,13 @@ permutation, ...) live here, so they hold however a lesson was made.
 
 from __future__ import annotations
 
+import random
 import re
 import unicodedata
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -19,8 +21,10 @@ from pydantic import (
     RootModel,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
+from .tolerance import tolerance
 from .wording import plural
 
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -245,6 +249,99 @@ class Check(Model):
         return [self.options[i] for i in self.order]
 
 
+# --- generated questions (drawn by course.generated) ---------------------------------------------
+
+QuestionKind = Literal["multiple-choice", "numeric", "short-answer"]
+ParameterValue = int | float | str | list[int | float | str]
+
+
+class Parameter(Model):
+    """How one parameter is drawn: exactly one of ``range`` (integers, both ends included, by
+    ``step``), ``uniform`` (a real number rounded to ``digits`` decimals) or ``choices``; with
+    ``size``, a list of that many independent draws."""
+
+    range: tuple[int, int] | None = None
+    step: int = Field(default=1, ge=1)
+    uniform: tuple[float, float] | None = None
+    digits: int = Field(default=2, ge=0, le=12)
+    choices: list[int | float | str] | None = Field(default=None, min_length=1)
+    size: int | None = Field(default=None, ge=1, le=64)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Parameter:
+        ways = [way for way in ("range", "uniform", "choices") if getattr(self, way) is not None]
+        if len(ways) != 1:
+            raise ValueError("give exactly one of range, uniform or choices")
+        for pair in (self.range, self.uniform):
+            if pair is not None and pair[0] > pair[1]:
+                raise ValueError(f"the range's low end {pair[0]} is above its high end {pair[1]}")
+        return self
+
+    def draw(self, rng: random.Random) -> ParameterValue:
+        if self.size is None:
+            return self._one(rng)
+        return [self._one(rng) for _ in range(self.size)]
+
+    def _one(self, rng: random.Random) -> int | float | str:
+        if self.range is not None:
+            return rng.randrange(self.range[0], self.range[1] + 1, self.step)
+        if self.uniform is not None:
+            return round(rng.uniform(*self.uniform), self.digits)
+        assert self.choices is not None
+        return rng.choice(self.choices)
+
+
+class Tolerance(Model):
+    """How close a numeric answer must be: ``|response - answer| <= absolute + relative * |answer|``
+    (``course.tolerance.within``). Unstated parts are the grader's own, float32's precision."""
+
+    relative: float = Field(default_factory=lambda: tolerance(np.dtype("float32"))[0], ge=0)
+    absolute: float = Field(default_factory=lambda: tolerance(np.dtype("float32"))[1], ge=0)
+
+
+class GeneratedOption(Model):
+    text: str = Field(min_length=1)
+    correct: bool = False
+    tempting: str | None = None
+
+
+class GeneratedCheck(Model):
+    """A check question drawn anew for each student: templates over drawn and computed values."""
+
+    id: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9._-]*$", max_length=200)
+    kind: QuestionKind = "multiple-choice"
+    objective: str | None = None  # the learning objective it covers, as the bank's checks name theirs
+    question: str = Field(min_length=1)
+    parameters: dict[str, Parameter] = {}
+    values: dict[str, str] = {}
+    # "file.py:function", the file beside the lesson; resolved to an absolute path by the loader.
+    generator: str | None = Field(default=None, pattern=r"^[^:]+\.py:[A-Za-z_][A-Za-z0-9_]*$")
+    options: list[GeneratedOption] = []
+    answer: str | None = None
+    tolerance: Tolerance = Field(default_factory=Tolerance)
+    feedback: str | None = None
+
+    @model_validator(mode="after")
+    def _kind_has_its_parts(self) -> GeneratedCheck:
+        if self.kind == "multiple-choice":
+            if len(self.options) < 2:
+                raise ValueError("a multiple-choice question needs at least two options")
+            correct = sum(option.correct for option in self.options)
+            if correct != 1:
+                raise ValueError(f"{plural(correct, 'option')} marked correct; exactly one must be")
+            if self.answer is not None:
+                raise ValueError("a multiple-choice question marks its answer among its options, not in answer")
+        else:
+            if self.options:
+                raise ValueError(f"a {self.kind} question has no options")
+            if not self.answer:
+                raise ValueError(f"a {self.kind} question needs an answer")
+        for name in [*self.parameters, *self.values]:
+            if not name.isidentifier():
+                raise ValueError(f"{name!r} is not a name a template can use")
+        return self
+
+
 class OpenQuestion(Model):
     """A self-check question answered in the student's own words and graded by hand."""
 
@@ -311,6 +408,8 @@ class Lesson(Model):
     intro: list[Block] = []
     sections: list[Section] = []
     checks: list[Check] = []
+    # Check questions drawn for each student (course.generated.draw); validate draws each many times.
+    generated: list[GeneratedCheck] = []
     objectives: list[LearningObjective] = []
     open_questions: list[OpenQuestion] = []
     assignment: Assignment | None = None

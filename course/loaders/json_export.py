@@ -10,15 +10,18 @@ carries the order); where the two disagree the file earns a warning, not an erro
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from ..errors import LessonFileError
+from ..generated import GenerationError, generator_function
 from ..models import (
     Attribution,
     Block,
     Check,
     CodeBlock,
     CourseRef,
+    GeneratedCheck,
     InlineRun,
     Lesson,
     LessonLink,
@@ -61,6 +64,7 @@ def load(source: SourceText) -> LoadedLesson:
         checks.append(_check(source, document.get("check"), reader.get("check"), warnings))
     for n, raw in enumerate(document.get("checks", [])):
         checks.append(_check_from_strings(source, raw, f"/checks/{n}"))
+    generated = [_generated(source, raw, f"/generated/{n}") for n, raw in enumerate(document.get("generated", []))]
 
     course = document.get("course")
     module = reader.get("module")
@@ -83,6 +87,7 @@ def load(source: SourceText) -> LoadedLesson:
         intro=[item.block for item in outline.intro],
         sections=outline.model_sections(),
         checks=checks,
+        generated=generated,
         objectives=find_objectives(outline),
         open_questions=find_open_questions(source, outline, warnings),
         assignment=find_assignment(source, outline, warnings),
@@ -177,6 +182,24 @@ def _check_from_strings(source: SourceText, raw: dict[str, Any], base: str) -> C
             for option in raw["options"]
         ],
     )
+
+
+def _generated(source: SourceText, raw: dict[str, Any], base: str) -> GeneratedCheck:
+    """A generated check; its generator, ``file.py:function`` beside the lesson, is found and
+    imported now, so that a missing one is the file's problem at load time."""
+    reference = raw.get("generator")
+    if isinstance(reference, str) and ":" in reference:
+        file, _, name = reference.rpartition(":")
+        if Path(file).is_absolute() or ".." in Path(file).parts:
+            raise source.fail(f"{base}/generator", f"{file!r}: a generator is a file beside the lesson")
+        raw = {**raw, "generator": f"{source.path.parent / file}:{name}"}
+    question = build_model(source, lambda loc: pointer([*base.strip("/").split("/"), *loc[:2]]), GeneratedCheck, **raw)
+    if question.generator:
+        try:
+            generator_function(question.generator)
+        except GenerationError as exc:
+            raise source.fail(f"{base}/generator", str(exc).removeprefix("generator: ")) from None
+    return question
 
 
 def _check_pointer(base: str, loc: tuple[Any, ...]) -> str:
