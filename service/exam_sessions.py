@@ -108,12 +108,13 @@ def latest_attempt(name: str, student: Student) -> ExamAttempt | None:
     return ExamAttempt.objects.filter(exam=name, student=student).order_by("-number").first()
 
 
-def open_to(exam: OnlineExam, student: Student, now: datetime | None = None) -> bool:
-    """Whether the exam is in its window for this student (for the staff: also when on trial)."""
+def open_to(exam: OnlineExam, student: Student, now: datetime | None = None, terms: Terms | None = None) -> bool:
+    """Whether the exam is in its window for this student (for the staff: also when on trial);
+    ``terms``: theirs, when the caller read them already."""
     now = now or timezone.now()
     if is_trial(student) and exam.trial:
         return True
-    return exam.opens_at <= now < terms_of(exam, student).closes_at
+    return exam.opens_at <= now < (terms or terms_of(exam, student)).closes_at
 
 
 def log(attempt: ExamAttempt, action: str, address: str, detail: str = "") -> None:
@@ -155,7 +156,7 @@ def seconds_until_open(exam: OnlineExam, student: Student, now: datetime | None 
     """Seconds until the exam opens for this student, on the server's clock (what a waiting room
     counts down); None when it is not ahead: open, closed, or open to them now as a trial."""
     now = now or timezone.now()
-    if open_to(exam, student, now) or now >= exam.opens_at:
+    if now >= exam.opens_at or (is_trial(student) and exam.trial):
         return None
     return (exam.opens_at - now).total_seconds()
 
@@ -173,7 +174,7 @@ def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: 
     check_network(exam, address)
     trial = is_trial(student)
     terms = terms_of(exam, student)
-    if not open_to(exam, student, now):
+    if not open_to(exam, student, now, terms):
         if now < exam.opens_at:
             raise ExamRefused(f"the exam opens at {exam.opens_at:%Y-%m-%d %H:%M %Z}")
         raise ExamRefused(f"the exam closed at {terms.closes_at:%Y-%m-%d %H:%M %Z}")

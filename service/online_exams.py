@@ -160,19 +160,20 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
     now = timezone.now()
     if attempt is not None:
         sessions.finish_if_due(attempt, key, now)
+    terms = sessions.terms_of(exam, student)  # read once: the window, the time limit and the attempts use it
     context: dict[str, Any] = {
         "name": name,
         "title": key.title,
         "exam": exam,
         "attempt": attempt,
-        "open": sessions.open_to(exam, student, now),
-        "terms": sessions.terms_of(exam, student),
+        "open": sessions.open_to(exam, student, now, terms),
+        "terms": terms,
         # Said before Start, rather than refused after it (sessions.start refuses it as well).
         "no_variant": sessions.variant_for(key, student) is None,
         "code_given": bool(exam.access_code and request.session.get(_remembered(name))),
     }
-    until = sessions.seconds_until_open(exam, student, now)
-    if attempt is None and until is not None:  # the waiting room: its page counts down the server's figure
+    until = sessions.seconds_until_open(exam, student, now) if attempt is None else None
+    if until is not None:  # the waiting room: its page counts down the server's figure
         context["waiting_ms"] = int(until * 1000)
         context["spread_ms"] = int(START_SPREAD * 1000)
     if attempt is None or attempt.ended_at is not None:
@@ -189,8 +190,7 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
             context["answered"] = len(sessions.answers_of(attempt))
             context["again"] = context["open"] and (
                 attempt.trial
-                or sessions.ExamAttempt.objects.filter(exam=name, student=student).count()
-                < sessions.terms_of(exam, student).attempts
+                or sessions.ExamAttempt.objects.filter(exam=name, student=student).count() < terms.attempts
             )
         return render(request, "service/exam_start.html", context)
     variant = sessions.variant_for(key, student)
