@@ -167,8 +167,7 @@ def _show(args: argparse.Namespace) -> int:
     from course.catalog import load_lessons
     from course.lesson_text import lesson_text
 
-    catalog = load_lessons(_lesson_paths(args, args.lessons))
-    lesson = catalog.lesson(args.slug)
+    lesson = load_lessons(_lesson_paths(args, args.lessons)).lesson(args.slug)
     sys.stdout.write(lesson.model_dump_json(indent=2) + "\n" if args.json else lesson_text(lesson, args.student))
     return 0
 
@@ -182,8 +181,7 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
         "checks",
         help="every check question, in a platform's format",
         description="Export every check question of the lessons, with per-option feedback, in one of: "
-        + ", ".join(EXPORTERS)
-        + ". The same input always gives byte-identical output.",
+        f"{', '.join(EXPORTERS)}. The same input always gives byte-identical output.",
     )
     export_checks_command.add_argument(
         "--format", required=True, choices=list(EXPORTERS), metavar="FORMAT", help=f"one of {', '.join(EXPORTERS)}"
@@ -192,6 +190,9 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
         "--out", required=True, type=Path, metavar="PATH", help="the file to write (a folder, or a .tar.gz, for olx)"
     )
     export_checks_command.add_argument("--title", help="the export's title (default: from course.toml)")
+    export_checks_command.add_argument(
+        "--variants", type=common.number(int, 1, "a count"), default=0, metavar="N", help="generated checks: N each"
+    )
     export_checks_command.add_argument(
         "--olx-unit",
         choices=["course", "library"],
@@ -213,11 +214,11 @@ def _export_checks(args: argparse.Namespace) -> int:
     from course.exports import DEFAULT_TITLE, export_checks
 
     fmt = "olx-library" if args.format == "olx" and args.olx_unit == "library" else args.format
-    paths = _lesson_paths(args, args.lessons)
     course = _course_or_none(args)
     title = args.title or (course.checks_title() if course else DEFAULT_TITLE)
-    result = export_checks(paths, fmt, args.out, title=title)
-    print(f"{result.path}: {plural(result.checks, 'check')} from {plural(result.lessons, 'lesson')} ({fmt})")
+    result = export_checks(_lesson_paths(args, args.lessons), fmt, args.out, title=title, variants=args.variants)
+    pools = f", {plural(result.pools, 'pool')} of variants" if result.pools else ""
+    print(f"{result.path}: {plural(result.checks, 'check')} from {plural(result.lessons, 'lesson')}{pools} ({fmt})")
     return 0
 
 

@@ -198,6 +198,9 @@ class Check(Model):
     # The check's identifier on course platforms, kept through export and import so that a re-export
     # updates the same question there; None: derived from the lesson's slug and the check's number.
     id: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9._-]*$", max_length=200)
+    # The pool this check is one drawn variant of (a generated question exported as N variants, of
+    # which a platform gives each student one); exports group a pool's checks, imports keep it.
+    pool: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9._-]*$", max_length=200)
 
     @field_validator("stem")
     @classmethod

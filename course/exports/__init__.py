@@ -20,30 +20,41 @@ EXPORTERS: dict[str, Callable[[list[ExportItem], str], Package]] = {
     for name, module in EXPORT_FORMATS.items()
 }
 DEFAULT_TITLE = "Module 10: Sequences and attention, check questions"
+# The formats that hold a pool of variants of which each student gets one (a Canvas question group,
+# a QTI 2.1 section selecting one, a Moodle question bank category).
+POOL_FORMATS = ("qti12", "qti21", "moodle", "gift")
 
 
 class ExportResult(BaseModel):
     path: Path
     checks: int
     lessons: int
+    pools: int = 0  # generated questions written as pools of variants
 
 
-def export_checks(paths: Iterable[Path | str], fmt: str, out: Path, title: str = DEFAULT_TITLE) -> ExportResult:
-    """Export every check of the lessons under ``paths`` in ``fmt`` to ``out``. Refuses, writing
-    nothing, when a lesson file has an error (a check with no correct option, two, an empty option...)."""
+def export_checks(
+    paths: Iterable[Path | str], fmt: str, out: Path, title: str = DEFAULT_TITLE, variants: int = 0
+) -> ExportResult:
+    """Export every check of the lessons under ``paths`` in ``fmt`` to ``out``; with ``variants``,
+    each multiple-choice generated question too, as a pool of that many drawn variants of which the
+    platform gives each student one. Refuses, writing nothing, when a lesson file has an error (a
+    check with no correct option, two, an empty option...)."""
     if fmt not in EXPORTERS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(EXPORTERS)}")
+    if variants and fmt not in POOL_FORMATS:
+        raise ExportError(f"{fmt} cannot hold a pool of variants; use one of {', '.join(POOL_FORMATS)}")
     catalog = load_catalog(paths)
     if catalog.errors:
         first = catalog.errors[0]
         more = f" (and {plural(len(catalog.errors) - 1, 'more problem')})" if len(catalog.errors) > 1 else ""
         raise ExportError(f"nothing exported: {first}{more}")
-    lessons = [lesson for lesson in catalog.lessons if lesson.checks]
-    items = items_of(lessons)
+    lessons = [lesson for lesson in catalog.lessons if lesson.checks or (variants and lesson.generated)]
+    items = items_of(lessons, variants)
     if not items:
         raise ExportError("nothing exported: the lessons hold no check questions")
     path = write_package(EXPORTERS[fmt](items, title), out)
-    return ExportResult(path=path, checks=len(items), lessons=len(lessons))
+    pools = len({item.check.pool for item in items if item.check.pool})
+    return ExportResult(path=path, checks=len(items), lessons=len(lessons), pools=pools)
 
 
-__all__ = ["EXPORTERS", "ExportError", "ExportItem", "ExportResult", "export_checks", "items_of"]
+__all__ = ["EXPORTERS", "POOL_FORMATS", "ExportError", "ExportItem", "ExportResult", "export_checks", "items_of"]

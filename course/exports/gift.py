@@ -1,4 +1,4 @@
-"""Moodle GIFT: one question per check, ``::id::[html]stem{ ~wrong#why =right#confirmation ####key idea }``.
+"""Moodle GIFT: a category per lesson (and per pool of a generated question's variants, below it), one question per check, ``::id::[html]stem{ ~wrong#why =right#confirmation ####key idea }``.
 Every character GIFT gives a meaning to (``~ = # { } :`` and backslash) is escaped, so stems and
 options holding code and LaTeX survive."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..inline import to_html
 from .items import ExportItem
+from .moodle import POOL_PREFIX
 from .package import Package
 
 SPECIAL = "\\~=#{}:"
@@ -25,9 +26,10 @@ def export(items: list[ExportItem], title: str) -> Package:
     blocks = [f"// {title}", "// Exported by the course command: text is HTML, math is LaTeX for MathJax.", ""]
     current = None
     for item in items:
-        if item.lesson_slug != current:
-            current = item.lesson_slug
-            blocks += [f"$CATEGORY: $course$/Module checks/{category(item.lesson_title)}", ""]
+        if (item.lesson_slug, item.check.pool) != current:
+            current = (item.lesson_slug, item.check.pool)
+            pool = f"/{POOL_PREFIX}{item.check.pool}" if item.check.pool else ""  # a generated question's variants
+            blocks += [f"$CATEGORY: $course$/Module checks/{category(item.lesson_title)}{pool}", ""]
         blocks.append(f"// [id:{item.identifier}]")  # the question's idnumber, as Moodle's importer reads it
         blocks.append(question(item))
         blocks.append("")

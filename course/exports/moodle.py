@@ -1,4 +1,5 @@
-"""Moodle XML: a category per lesson, then ``multichoice`` questions (single answer, fractions 100
+"""Moodle XML: a category per lesson, and one below it per pool of a generated question's variants
+(a quiz's "random question from this category" gives each student one), then ``multichoice`` questions (single answer, fractions 100
 and 0, answers not shuffled, per-answer feedback, the key idea as general feedback). Text is HTML
 in CDATA; math stays as \\( \\) for MathJax."""
 
@@ -11,23 +12,34 @@ from .items import ExportItem
 from .package import Package
 
 CATEGORY_ROOT = "$course$/Module checks"
+POOL_PREFIX = "Pool "  # a pool's category: "Pool <pool id>", below its lesson's
 
 
 def export(items: list[ExportItem], title: str) -> Package:
     quiz = etree.Element("quiz")
     current = None
     for item in items:
-        if item.lesson_slug != current:
-            current = item.lesson_slug
+        if (item.lesson_slug, item.check.pool) != current:
+            current = (item.lesson_slug, item.check.pool)
             category = etree.SubElement(quiz, "question", type="category")
-            etree.SubElement(
-                etree.SubElement(category, "category"), "text"
-            ).text = f"{CATEGORY_ROOT}/{item.lesson_title}"
+            etree.SubElement(etree.SubElement(category, "category"), "text").text = category_path(item)
         quiz.append(question(item))
     return Package(
         files=[("questions.xml", etree.tostring(quiz, xml_declaration=True, encoding="UTF-8", pretty_print=True))],
         container="file",
     )
+
+
+def category_path(item: ExportItem) -> str:
+    """The lesson's category, and its pool's below it."""
+    path = f"{CATEGORY_ROOT}/{item.lesson_title}"
+    return f"{path}/{POOL_PREFIX}{item.check.pool}" if item.check.pool else path
+
+
+def pool_of_category(path: str) -> str | None:
+    """The pool a category path names (its last level), or None for a lesson's own category."""
+    last = path.rsplit("/", 1)[-1]
+    return last.removeprefix(POOL_PREFIX) if last.startswith(POOL_PREFIX) else None
 
 
 def question(item: ExportItem) -> etree._Element:

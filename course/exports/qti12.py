@@ -1,6 +1,7 @@
 """QTI 1.2 as Canvas imports it: a zip with ``imsmanifest.xml``, the assessment
-(``<id>/<id>.xml``, single-answer ``multiple_choice_question`` items with per-answer feedback) and
-Canvas's ``assessment_meta.xml``. Text is HTML; math stays as \\( \\) for MathJax."""
+(``<id>/<id>.xml``, single-answer ``multiple_choice_question`` items with per-answer feedback; a pool
+of a generated question's variants as a question group, a section that picks one) and Canvas's
+``assessment_meta.xml``. Text is HTML; math stays as \\( \\) for MathJax."""
 
 from __future__ import annotations
 
@@ -50,11 +51,30 @@ def assessment(items: list[ExportItem], title: str, quiz: str) -> etree._Element
     test = _sub(root, "assessment", ident=quiz, title=title)
     _metadata(_sub(test, "qtimetadata"), {"cc_maxattempts": "1"})
     section = _sub(test, "section", ident="root_section")
+    groups: dict[str, etree._Element] = {}
     next_answer = FIRST_ANSWER_ID
     for item in items:
-        _item(section, item, quiz, [str(next_answer + n) for n in range(len(item.options))])
+        pool = item.check.pool
+        if pool and pool not in groups:
+            groups[pool] = _group(section, pool)
+        parent = groups[pool] if pool else section
+        _item(parent, item, quiz, [str(next_answer + n) for n in range(len(item.options))])
         next_answer += len(item.options)
     return root
+
+
+def _group(section: etree._Element, pool: str) -> etree._Element:
+    """A Canvas question group: a section that picks one of its items for each student (each item worth
+    its one point; Canvas's own ``points_per_item`` extension is left out, as the QTI DTD knows no such
+    element)."""
+    group = _sub(section, "section", ident=pool, title=pool)
+    _sub(_sub(_sub(group, "selection_ordering"), "selection"), "selection_number").text = "1"
+    return group
+
+
+def questions(items: list[ExportItem]) -> int:
+    """How many questions a student answers: each check, and each pool once."""
+    return len([item for item in items if not item.check.pool]) + len({item.check.pool for item in items} - {None})
 
 
 def _item(section: etree._Element, item: ExportItem, quiz: str, answers: list[str]) -> None:
@@ -119,7 +139,7 @@ def meta(items: list[ExportItem], title: str, quiz: str) -> etree._Element:
     type, an unpublished workflow state), so the quiz arrives as a graded assignment."""
     root = etree.Element(f"{{{CANVAS}}}quiz", nsmap={None: CANVAS, "xsi": XSI}, identifier=quiz)
     root.set(f"{{{XSI}}}schemaLocation", f"{CANVAS} https://canvas.instructure.com/xsd/cccv1p0.xsd")
-    points = f"{float(len(items))}"
+    points = f"{float(questions(items))}"
     _fields(
         root,
         (

@@ -1,5 +1,5 @@
 """IMS QTI 2.1: a content package (zip) with one ``assessmentItem`` per check and an
-``assessmentTest`` listing them. Each item is a ``choiceInteraction`` (``shuffle="false"``, one
+``assessmentTest`` listing them (a pool of a generated question's variants as a section that selects one). Each item is a ``choiceInteraction`` (``shuffle="false"``, one
 choice), scores 1 for the correct choice, shows the chosen option's ``modalFeedback`` and the lesson's
 key idea. Math is MathML (the LaTeX kept as an annotation), so items render without MathJax."""
 
@@ -106,8 +106,16 @@ def assessment_test(items: list[ExportItem], title: str) -> etree._Element:
         root, _q("testPart"), identifier="part-1", navigationMode="nonlinear", submissionMode="individual"
     )
     section = etree.SubElement(part, _q("assessmentSection"), identifier="section-1", title=title, visible="true")
+    pools: dict[str, etree._Element] = {}
     for item in items:
-        etree.SubElement(section, _q("assessmentItemRef"), identifier=item.identifier, href=item_path(item))
+        pool = item.check.pool
+        if pool and pool not in pools:  # a generated question's variants: the section selects one
+            pools[pool] = etree.SubElement(
+                section, _q("assessmentSection"), identifier=pool, title=pool, visible="false"
+            )
+            etree.SubElement(pools[pool], _q("selection"), select="1")
+        parent = pools[pool] if pool else section
+        etree.SubElement(parent, _q("assessmentItemRef"), identifier=item.identifier, href=item_path(item))
     return root
 
 

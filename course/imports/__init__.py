@@ -87,6 +87,7 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
         "checks": [
             {
                 **({"id": check.id} if check.id else {}),
+                **({"pool": check.pool} if check.pool else {}),
                 "question": check.stem.markdown(),
                 "options": [
                     {

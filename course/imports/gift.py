@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..errors import CheckImportError
+from ..exports.moodle import pool_of_category
 from ..inline import runs_from_html, runs_from_text
 from ..models import Check, Option, RichText
 from .base import ImportedBank, identifier_or_none
@@ -17,12 +18,13 @@ ESCAPED = re.compile(r"\\([~=#{}:\\n])")
 
 def read(data: bytes, source: str) -> ImportedBank:
     text = data.decode("utf-8")
-    checks, key_idea, title = [], None, None
+    checks, key_idea, title, pool = [], None, None, None
     for number, (line, block, idnumber) in enumerate(_questions(text), start=1):
         if block.startswith("$CATEGORY:"):
             # Moodle reads the category line as it is, a doubled slash standing for one.
             last = re.split(r"(?<!/)/(?!/)", block.split(":", 1)[1].strip())[-1]
-            title = title or last.replace("//", "/")
+            pool = pool_of_category(last)
+            title = title or (None if pool else last.replace("//", "/"))
             continue
         try:
             check, general = _question(block, number)
@@ -31,7 +33,7 @@ def read(data: bytes, source: str) -> ImportedBank:
         if check is not None:
             if idnumber:
                 check = check.model_copy(update={"id": identifier_or_none(idnumber) or check.id})
-            checks.append(check)
+            checks.append(check.model_copy(update={"pool": identifier_or_none(pool)}))
             key_idea = key_idea or general
     return ImportedBank(title=title, key_idea=key_idea, checks=checks)
 

@@ -1,10 +1,12 @@
-"""Moodle XML back into checks: ``multichoice`` questions with one answer at fraction 100."""
+"""Moodle XML back into checks: ``multichoice`` questions with one answer at fraction 100; a question in a
+pool's category (``Pool <id>``, as the export writes a generated question's variants) keeps its pool."""
 
 from __future__ import annotations
 
 from lxml import etree
 
 from ..errors import CheckImportError
+from ..exports.moodle import pool_of_category
 from ..inline import runs_from_html
 from ..models import Check, Option
 from .base import ImportedBank, identifier_or_none
@@ -16,11 +18,13 @@ def read(data: bytes, source: str) -> ImportedBank:
     root = etree.fromstring(data, PARSER)
     if root.tag != "quiz":
         raise CheckImportError("not Moodle XML (no <quiz>)")
-    checks, key_idea, title = [], None, None
+    checks, key_idea, title, pool = [], None, None, None
     for number, question in enumerate(root.iterfind("question"), start=1):
         kind = question.get("type")
         if kind == "category":
-            title = title or (question.findtext("category/text") or "").rsplit("/", 1)[-1] or None
+            path = question.findtext("category/text") or ""
+            pool = pool_of_category(path)
+            title = title or (None if pool else path.rsplit("/", 1)[-1] or None)
             continue
         if kind != "multichoice":
             continue
@@ -43,6 +47,7 @@ def read(data: bytes, source: str) -> ImportedBank:
                 stem=runs_from_html(question.findtext("questiontext/text") or ""),
                 options=options,
                 id=identifier_or_none(question.findtext("idnumber")),
+                pool=identifier_or_none(pool),
             )
         )
         general = question.findtext("generalfeedback/text")

@@ -1,6 +1,7 @@
 """QTI 1.2 (as Canvas exports and imports it) back into checks: single-answer
 ``multiple_choice_question`` items, their answers in order, the answer that sets SCORE to 100,
-per-answer and general feedback. Text is HTML, as written."""
+per-answer and general feedback; an item in a question group (a section that selects) keeps the group as
+its pool. Text is HTML, as written."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def read(data: bytes, source: str) -> ImportedBank:
             if _local(item) != "item":
                 continue
             check, general = _item(item)
+            parent = item.getparent()
+            if check is not None and parent is not None and _local(parent) == "section" and _picks(parent):
+                check = check.model_copy(update={"pool": identifier_or_none(parent.get("ident"))})
             if check is not None:
                 checks.append(check)
                 key_idea = key_idea or general
@@ -70,6 +74,14 @@ def _item(item: etree._Element) -> tuple[Check | None, str | None]:
     general = feedback.get("general_fb")
     check = Check(stem=runs_from_html(stem), options=options, id=identifier_or_none(ident))
     return check, (runs_from_html(general).markdown() if general else None)
+
+
+def _picks(section: etree._Element) -> bool:
+    """Whether a section is a question group (it selects some of its items for each student)."""
+    return any(
+        _local(child) == "selection_ordering" and any(_local(node) == "selection_number" for node in child.iter())
+        for child in section
+    )
 
 
 def _assessment_title(root: etree._Element) -> str | None:

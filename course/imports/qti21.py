@@ -26,21 +26,34 @@ def read(data: bytes, source: str) -> ImportedBank:
         tests = [(name, root) for name, root in roots.items() if etree.QName(root).localname == "assessmentTest"]
         items = {name for name, root in roots.items() if etree.QName(root).localname == "assessmentItem"}
         order = _test_order(tests[0], items) if tests else []
+        pools = _pools(tests[0]) if tests else {}
         names = order + sorted(items - set(order))
         documents = [members[name] for name in names]
         title = tests[0][1].get("title") if tests else None
     else:
-        documents, title = [data], None
+        documents, title, names, pools = [data], None, [], {}
     checks, key_idea, item_titles = [], None, []
-    for document in documents:
+    for name, document in zip([*names, None], documents, strict=False):
         check, general, item_title = item(document)
-        checks.append(check)
+        checks.append(check.model_copy(update={"pool": pools.get(name)}) if name in pools else check)
         key_idea = key_idea or general
         item_titles.append(item_title)
     lesson_titles = {re.sub(r"\s*\(\d+\)$", "", t) for t in item_titles if t}
     if len(lesson_titles) == 1:
         title = lesson_titles.pop()
     return ImportedBank(title=title, key_idea=key_idea, checks=checks)
+
+
+def _pools(test: tuple[str, etree._Element]) -> dict[str, str]:
+    """The item files in a section that selects (a pool of variants), with the section's identifier."""
+    folder = posixpath.dirname(test[0])
+    found = {}
+    for section in test[1].iter(f"{{{QTI}}}assessmentSection"):
+        pool = identifier_or_none(section.get("identifier"))
+        if pool and section.find(f"{{{QTI}}}selection") is not None:
+            for ref in section.iterchildren(f"{{{QTI}}}assessmentItemRef"):
+                found[posixpath.normpath(posixpath.join(folder, ref.get("href", "")))] = pool
+    return found
 
 
 def _test_order(test: tuple[str, etree._Element], items: set[str]) -> list[str]:

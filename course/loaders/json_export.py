@@ -173,6 +173,7 @@ def _check_from_strings(source: SourceText, raw: dict[str, Any], base: str) -> C
         Check,
         stem=parse_inline(raw["question"]),
         id=raw.get("id"),
+        pool=raw.get("pool"),
         options=[
             {
                 "text": parse_inline(option["text"]),
