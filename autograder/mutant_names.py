@@ -19,10 +19,11 @@ when it answers as the student did on every call of every failing check, and of 
 
 Mutants are the instructor's code changed, so they run here, in the grader, like the known
 mistakes, on the hidden tests' own inputs, only for a failing question; they are made and compiled
-once per process and solution, and what one answers to a call is remembered for the process (a
-hidden test with fixed arguments asks every submission's mutants the same). A change can make a loop
-that never ends: in the process's main thread each mutant has ``MUTANT_SECONDS`` (an interval
-timer), elsewhere (a Dask worker's thread) the mutants of a function with a ``while`` loop are not
+once per process and solution, and what one answers to a call with plain arguments is remembered
+for the process (a hidden test with fixed arguments asks every submission's mutants the same). A
+change can make a loop that never ends: in the process's main thread each mutant has
+``MUTANT_SECONDS`` (an interval timer), and one that runs out of it is not asked again in that
+process; elsewhere (a Dask worker's thread) the mutants of a function with a ``while`` loop are not
 asked.
 """
 
@@ -31,12 +32,12 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
-import hashlib
 import io
 import signal
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -49,7 +50,7 @@ from .mistakes import AnswerRecorder, Call, answered_alike
 from .mutants import Mutant, question_mutants, solution_program
 from .reports.model import TestOutcome
 
-MUTANT_SECONDS = 0.5  # one mutant's answers to a question's failing calls, at most
+MUTANT_SECONDS = 0.2  # one mutant's answers to a question's calls, at most (then never asked again)
 REMEMBERED_ANSWERS = 20_000  # mutants' answers kept per process (all forgotten when full)
 
 
@@ -64,51 +65,97 @@ def named_mutant(
     None (no match, too few failing checks, or matches that are different mistakes)."""
     question = assignment.question(question_id)
     own = [test for test in tests if test.question == question_id]
-    failing = [recorder.calls.get((question_id, test.name), []) for test in own if test.status != "passed"]
-    passing = [recorder.calls.get((question_id, test.name), []) for test in own if test.status == "passed"]
-    if len(failing) < question.mutants.min_checks or not all(failing):
+    failing_calls = [recorder.calls.get((question_id, test.name), []) for test in own if test.status != "passed"]
+    if len(failing_calls) < question.mutants.min_checks or not all(failing_calls):
         return None
     try:
         program = solution_program(assignment)
         mutants = _loaded(program, assignment, question_id)
     except AssignmentError:
         return None  # a solution that cannot be read: `autograder verify` says why
+    failing = [_Probe.of(call) for calls in failing_calls for call in calls]
     main = threading.current_thread() is threading.main_thread()
-    if _matches(_module(program), failing, main):
-        return None  # the solution's own values: the checks fail on something else (a list, a dtype)
-    # A change the student made answers as they did on the failing checks, and on the passing ones too.
-    matched = [
-        (mutant, module)
-        for mutant, module, loops in mutants
-        if (main or not loops) and _matches(module, failing, main) and _matches(module, [c for c in passing if c], main)
-    ]
-    sentences = {mutant.sentence for mutant, _ in matched}
-    return (
-        sentences.pop() if len(sentences) == 1 else None
-    )  # two different changes fit: a wrong name is worse than none
+    with _quiet(), _alarm() if main else contextlib.nullcontext():
+        if _matches(_module(program), failing, main):
+            return None  # the solution's own values: the checks fail on something else (a list, a dtype)
+        fitting = [
+            (m, module) for m, module, loops in mutants if (main or not loops) and _matches(module, failing, main)
+        ]
+        # A change the student made answers as they did on the passing checks too.
+        passing = [
+            _Probe.of(call)
+            for test in (own if fitting else [])
+            if test.status == "passed"
+            for call in recorder.calls.get((question_id, test.name), [])
+        ]
+        sentences = {mutant.sentence for mutant, module in fitting if _matches(module, passing, main)}
+    # Two different changes fit: a wrong name is worse than none.
+    return sentences.pop() if len(sentences) == 1 else None
 
 
-def _answer(module: ModuleType, call: Call) -> tuple[str, Any]:
-    """What ``module`` answers to ``call``: ("value", it) or ("raised", the exception's name);
-    remembered for the process (a hidden test that calls with fixed arguments, as saturation's do,
-    asks the same of every submission's mutants)."""
-    key = _key((call.name, call.args, call.kwargs))
-    known = _answers.get((id(module), key)) if key is not None else None
+@dataclass
+class _Probe:
+    """One recorded call, made ready to ask of many mutants: its key for the answers remembered,
+    and its arguments copied once, their arrays read-only, for every mutant to share (None where
+    they hold something a function could change in place: a list, a dict)."""
+
+    call: Call
+    key: Any
+    shared: tuple[tuple, dict] | None
+
+    @classmethod
+    def of(cls, call: Call) -> _Probe:
+        shared = None
+        if _freezable(call.args) and _freezable(call.kwargs):
+            args, kwargs = copy.deepcopy(call.args), copy.deepcopy(call.kwargs)
+            for value in (*args, *kwargs.values()):
+                _freeze(value)
+            shared = (args, kwargs)
+        return cls(call, _key((call.name, call.args, call.kwargs)), shared)
+
+
+def _freezable(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(_freezable(item) for item in value.values())
+    if isinstance(value, tuple):
+        return all(_freezable(item) for item in value)
+    return value is None or isinstance(value, np.ndarray | bool | int | float | str | np.number)
+
+
+def _freeze(value: Any) -> None:
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, tuple):
+        for item in value:
+            _freeze(item)
+
+
+def _answer(module: ModuleType, probe: _Probe) -> tuple[str, Any]:
+    """What ``module`` answers to the probe's call: ("value", it) or ("raised", the exception's
+    name); remembered for the process (a hidden test that calls with fixed arguments, as
+    saturation's do, asks the same of every submission's mutants)."""
+    known = _answers.get((id(module), probe.key)) if probe.key is not None else None
     if known is not None:
         return known
+    call, function = probe.call, getattr(module, probe.call.name)
+    answer: tuple[str, Any]
     try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")  # its overflows are the change, not news
-            answer: tuple[str, Any] = (
-                "value",
-                getattr(module, call.name)(*copy.deepcopy(call.args), **copy.deepcopy(call.kwargs)),
-            )
+        if probe.shared is not None:
+            answer = ("value", function(*probe.shared[0], **probe.shared[1]))
+        else:
+            answer = ("value", function(*copy.deepcopy(call.args), **copy.deepcopy(call.kwargs)))
+    except ValueError as exc:
+        if probe.shared is None or "read-only" not in str(exc):
+            answer = ("raised", type(exc).__name__)
+        else:  # it changes its arguments in place: a copy of its own, from now on
+            probe.shared = None
+            return _answer(module, probe)
     except Exception as exc:
         answer = ("raised", type(exc).__name__)
-    if key is not None:
+    if probe.key is not None:
         if len(_answers) >= REMEMBERED_ANSWERS:
             _answers.clear()
-        _answers[(id(module), key)] = answer
+        _answers[(id(module), probe.key)] = answer
     return answer
 
 
@@ -116,11 +163,10 @@ _answers: dict[tuple[int, Any], tuple[str, Any]] = {}
 
 
 def _key(value: Any) -> Any:
-    """A call's arguments as a dictionary key (an array by its dtype, shape and bytes' digest);
-    None for an argument of another kind."""
-    if isinstance(value, np.ndarray):
-        return ("array", value.dtype.str, value.shape, hashlib.blake2b(value.tobytes(), digest_size=16).digest())
-    if value is None or isinstance(value, bool | int | float | str | np.number):
+    """A call's arguments as a dictionary key, when they are plain values (numbers, strings, tuples
+    and lists of them): a check with fixed arguments asks every submission's mutants the same. None
+    for anything else (an array is drawn per submission: remembering it would only fill memory)."""
+    if value is None or isinstance(value, bool | int | float | str):
         return (type(value).__name__, repr(value))
     if isinstance(value, tuple | list):
         items = [_key(item) for item in value]
@@ -131,16 +177,24 @@ def _key(value: Any) -> Any:
     return None
 
 
-def _matches(module: ModuleType, calls: list[list[Call]], timed: bool) -> bool:
-    """Whether ``module`` answers every call of every check as the student did (the rule that
-    recognises a known mistake: ``mistakes.answered_alike``)."""
-    if not calls:
-        return True
-    with _time_limit(MUTANT_SECONDS) if timed else contextlib.nullcontext():
-        try:
-            return all(answered_alike(call, *_split(_answer(module, call))) for check in calls for call in check)
-        except _OutOfTime:
-            return False
+def _matches(module: ModuleType, probes: list[_Probe], timed: bool) -> bool:
+    """Whether ``module`` answers every probe as the student did (the rule that recognises a known
+    mistake: ``mistakes.answered_alike``), within ``MUTANT_SECONDS`` when ``timed``."""
+    if id(module) in _hung:
+        return False
+    if timed:
+        signal.setitimer(signal.ITIMER_REAL, MUTANT_SECONDS)
+    try:
+        return all(answered_alike(probe.call, *_split(_answer(module, probe))) for probe in probes)
+    except _OutOfTime:
+        _hung.add(id(module))  # never asked again in this process: it would spend its time on every submission
+        return False
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+_hung: set[int] = set()  # the mutants (their modules' ids) that ran out of time once
 
 
 def _split(answer: tuple[str, Any]) -> tuple[str | None, Any]:
@@ -149,12 +203,21 @@ def _split(answer: tuple[str, Any]) -> tuple[str | None, Any]:
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
+def _quiet() -> Iterator[None]:
+    """What the mutants print and warn about (their overflows are the change, not news) goes nowhere."""
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        yield
+
+
+@contextlib.contextmanager
+def _alarm() -> Iterator[None]:
+    """SIGALRM stops a mutant past its time (``_matches`` sets the timer), for as long as this holds."""
+
     def stop(signum: int, frame: object) -> None:
         raise _OutOfTime
 
     previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:

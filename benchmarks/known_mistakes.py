@@ -1,18 +1,23 @@
-"""Benchmark: what recognising known mistakes adds to grading, side by side in one process.
+"""Benchmark: what recognising known mistakes, and naming mutants, add to grading, side by side in one process.
 
-    python benchmarks/known_mistakes.py [--rounds 5]
+    python benchmarks/known_mistakes.py [--rounds 5] [--submissions 200]
 
-Grades every known submission of both shipped assignments (most of them wrong: the case where
-recognition runs) with the in-process runner, so that the sandbox's start and its calls, the same
-either way, do not drown the difference; each round grades them all with recognition and without it
-(no answers recorded: ``grading.AnswerRecorder`` gives the hidden tests the student as it is, and
-``grading.with_known_mistakes`` returns the results as they are), in turn. Prints the medians per round as Markdown for docs/benchmarks.md. Target: recognition adds
-under 10% to grading. (`side_by_side.py` measures the same through the command and the sandbox.)
+Grades the known submissions of both shipped assignments (most of them wrong: the case where
+recognition runs), cycled to ``--submissions`` with a secret each (so each draws its own inputs),
+with the in-process runner, so that the sandbox's start and its calls, the same either way, do not
+drown the difference. Each round grades them all three ways in turn: without recognition (no
+answers recorded: ``grading.AnswerRecorder`` gives the hidden tests the student as it is, and
+``grading.with_known_mistakes`` returns the results as they are), with the known mistakes only
+(``grading.named_mutant`` names nothing), and with both. Prints the medians per round as Markdown
+for docs/explanation/performance.md. Targets: recognition adds under 10% to grading, and naming
+mutants under 10% to grading without it. (`side_by_side.py` measures the same through the command
+and the sandbox.)
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -30,47 +35,75 @@ from tests.fake_runner import InProcessRunner  # noqa: E402
 NAMES = ("sequences-and-attention", "attention-not-explanation")
 
 
-def grade_all(cases, secret: str) -> float:
+def grade_all(jobs, round_: int) -> float:
     # CPU time of this process (everything runs in it): on a machine shared with other work, the
     # wall clock measures the neighbours as much as the grading.
     start = time.process_time()
-    for assignment, reference, submissions in cases:
-        for submission in submissions:
-            grading.grade_submission(assignment, submission, InProcessRunner(), reference, secret=secret)
+    for index, (assignment, reference, submission) in enumerate(jobs):
+        secret = f"round-{round_}-submission-{index}"
+        grading.grade_submission(assignment, submission, InProcessRunner(), reference, secret=secret)
     return time.process_time() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--submissions", type=int, default=200)
     args = parser.parse_args()
     cases = []
     for name in NAMES:
         assignment = load_assignment(ROOT / "assignments" / name)
-        submissions = find_submissions([ROOT / "assignments" / name / "known"]).submissions
-        cases.append((assignment, load_reference(assignment, "numpy"), submissions))
-    count = sum(len(submissions) for _, _, submissions in cases)
-    recognising, recording = grading.with_known_mistakes, grading.AnswerRecorder
-    figures: dict[str, list[float]] = {"without": [], "with": []}
-    grade_all(cases, "warm-up")  # the suites collected and the known mistakes loaded, once per process
+        reference = load_reference(assignment, "numpy")
+        cases += [
+            (assignment, reference, s) for s in find_submissions([ROOT / "assignments" / name / "known"]).submissions
+        ]
+    jobs = list(itertools.islice(itertools.cycle(cases), args.submissions))
+    recognising, recording, naming = grading.with_known_mistakes, grading.AnswerRecorder, grading.named_mutant
+    inside = [0.0]  # CPU time spent naming mutants, in the rounds with them: a figure the machine's load moves less
+
+    def timed_naming(*args):
+        start = time.process_time()
+        try:
+            return naming(*args)
+        finally:
+            inside[0] += time.process_time() - start
+
+    labels = ("without", "known mistakes", "known mistakes and mutants")
+    figures: dict[str, list[float]] = {label: [] for label in labels}
+    grade_all(cases, -1)  # the suites collected, the known mistakes loaded, the mutants made: once per process
     for round_ in range(args.rounds):
-        for label in ("without", "with"):
-            on = label == "with"
+        for label in labels:
+            on = label != "without"
             grading.with_known_mistakes = recognising if on else (lambda _a, results, *_r: results)  # type: ignore[assignment]
             grading.AnswerRecorder = recording if on else (lambda student, _suite: student)  # type: ignore[assignment,misc]
-            figures[label].append(grade_all(cases, f"round-{round_}"))
-    grading.with_known_mistakes, grading.AnswerRecorder = recognising, recording  # type: ignore[misc]
-    without, with_ = statistics.median(figures["without"]), statistics.median(figures["with"])
-    print(f"{count} known submissions of both assignments, in-process, {args.rounds} rounds, side by side.\n")
+            grading.named_mutant = timed_naming if label == labels[2] else (lambda *_: None)  # type: ignore[assignment]
+            figures[label].append(grade_all(jobs, round_))
+    grading.with_known_mistakes, grading.AnswerRecorder, grading.named_mutant = recognising, recording, naming  # type: ignore[misc]
+    without, known, mutants = (statistics.median(figures[label]) for label in labels)
+    count = len(jobs)
+    print(
+        f"{count} submissions (the known ones of both assignments, cycled), in-process, {args.rounds} rounds, side by side.\n"
+    )
     print("| grading | median CPU per round (s) | per submission (ms) |")
     print("| --- | --- | --- |")
-    print(f"| without recognising mistakes | {without:.2f} | {1000 * without / count:.1f} |")
-    print(f"| with | {with_:.2f} | {1000 * with_ / count:.1f} |")
+    for label, figure in zip(
+        ("without recognising mistakes", "with known mistakes", "with known mistakes and mutants"),
+        (without, known, mutants),
+        strict=True,
+    ):
+        print(f"| {label} | {figure:.2f} | {1000 * figure / count:.1f} |")
     print(
-        "\nEach round (without, with): " + ", ".join(f"{a:.2f}/{b:.2f}" for a, b in zip(*figures.values(), strict=True))
+        "\nEach round (without, known, with mutants): "
+        + ", ".join("/".join(f"{x:.2f}" for x in row) for row in zip(*figures.values(), strict=True))
     )
-    verdict = "met" if with_ < 1.1 * without else "missed"
-    print(f"\nRecognition adds {100 * (with_ / without - 1):.1f}% (target under 10%: **{verdict}**).")
+    for what, base, with_ in (("Recognition", without, known), ("Naming mutants", known, mutants)):
+        verdict = "met" if with_ < 1.1 * base else "missed"
+        print(f"\n{what} adds {100 * (with_ / base - 1):.1f}% (target under 10%: **{verdict}**).")
+    naming_each = inside[0] / args.rounds / count
+    print(
+        f"\nNaming mutants itself took {1000 * naming_each:.2f} ms of CPU per submission: "
+        f"{100 * naming_each * count / known:.1f}% of grading with the known mistakes alone."
+    )
 
 
 if __name__ == "__main__":
