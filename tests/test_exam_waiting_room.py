@@ -120,3 +120,50 @@ def test_wrong_access_codes_are_limited_even_once_the_exam_is_open(midterm):
     other = account(midterm["ids"][0])
     send(other, "/exams/midterm/", code="tulip-42")
     assert attempts(midterm["ids"][0]) == 1
+
+
+@pytest.mark.slow
+def test_in_a_browser_the_waiting_room_starts_the_attempt_by_itself_with_one_request(midterm, monkeypatch):
+    """Chromium runs the room's own script against the real views, in this process: each request the
+    page makes is answered by Django's test client (as the signed-in student), with no server. The
+    device's clock is set a day wrong: the page counts the server's figure, not the time of day."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from .served import CHROMIUM, launch_chromium
+
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed here (.ci/run installs it)")
+    # Playwright's sync API runs an event loop in this thread; the views are called from it, in turn.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    student_id = midterm["ids"][1]
+    client = account(student_id)
+    client.get("/assignments/")  # the CSRF cookie, which the page's form token goes with
+    posts: list[str] = []
+
+    def answer(route, request) -> None:
+        path = request.url.removeprefix("http://exam.test")
+        if request.method == "POST":
+            posts.append(path)
+            response = client.post(path, request.post_data or "", content_type="application/x-www-form-urlencoded")
+        else:
+            response = client.get(path)
+        headers = {name: value for name, value in response.items() if name.lower() != "content-length"}
+        body = b"".join(response.streaming_content) if response.streaming else response.content  # a static file
+        route.fulfill(status=response.status_code, headers=headers, body=body)
+
+    opens_in(2)
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            page = browser.new_context().new_page()
+            page.add_init_script("Date.now = ((real) => () => real() + 86400000)(Date.now);")  # a day ahead
+            page.route("http://exam.test/**", answer)
+            page.goto("http://exam.test/exams/midterm/")
+            expect(page.locator("#waiting-room")).to_be_visible()
+            expect(page.locator("#countdown")).to_contain_text(" s")
+            expect(page.locator("#clock")).to_contain_text("Time left", timeout=20_000)
+        finally:
+            browser.close()
+    assert posts == ["/exams/midterm/"]  # one start, and no reload while it waited
+    attempt = ExamAttempt.objects.get(exam="midterm", student__student_id=student_id)
+    assert attempt.started_at >= OnlineExam.objects.get(name="midterm").opens_at
