@@ -156,7 +156,7 @@ def _add_show(commands: argparse._SubParsersAction) -> None:
     )
     show.add_argument("slug", metavar="SLUG", help="the lesson's slug, as `course lessons` lists it")
     show.add_argument("--json", action="store_true", help="print the lesson's model as JSON")
-    show.add_argument("--student", metavar="ID", default="preview", help="draw generated checks for this student")
+    show.add_argument("--student", metavar="ID", help="draw generated checks for this student (default: preview)")
     show.add_argument(
         "--lessons", type=Path, metavar="FOLDER", help="where to look for lessons (default: the course's lessons)"
     )

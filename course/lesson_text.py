@@ -19,7 +19,7 @@ WIDTH = 88
 PREVIEW = "preview"  # the seed `course show` draws generated checks for when no student is named
 
 
-def lesson_text(lesson: Lesson, who: str = PREVIEW) -> str:
+def lesson_text(lesson: Lesson, who: str | None = None) -> str:
     """The lesson in the order it was written, then its checks (generated ones drawn for ``who``,
     a student or any seed) and where it comes from."""
     lines: list[str] = []
@@ -44,7 +44,7 @@ def lesson_text(lesson: Lesson, who: str = PREVIEW) -> str:
     for position, check in enumerate(lesson.checks, start=1):
         lines += check_text(check, position) + [""]
     for position, question in enumerate(lesson.generated, start=len(lesson.checks) + 1):
-        lines += generated_text(question, who, position) + [""]
+        lines += generated_text(question, who or PREVIEW, position) + [""]
     if lesson.attribution:
         credit = lesson.attribution
         lines += ["Source and licence", "------------------"]
