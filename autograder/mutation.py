@@ -13,7 +13,9 @@ names. A mutant is
   can tell it from the solution, so it is set aside;
 - **survived** otherwise: the hidden tests pass a program that answers differently. Its diff and
   sentence say what the suite misses, so the instructor adds a check or a known mistake, or
-  accepts it in the question's ``mutants.accepted`` with the reason (then it is **accepted**).
+  accepts it in the question's ``mutants.accepted`` with the reason (then it is **accepted**; an
+  entry may be a pattern, ``"f:*"``, for a function whose checks test a property that other answers
+  keep too).
 
 The mutation score of a question is the killed mutants over the non-equivalent ones.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 import numpy as np
@@ -60,7 +63,7 @@ class QuestionMutation(BaseModel):
     question: str
     mutants: list[MutantResult]
     problem: str = ""  # why the question's mutants could not be judged (the solution fails its own checks)
-    stale: list[str] = []  # accepted ids that no mutant has any more
+    stale: list[str] = []  # accepted ids (or patterns) that no mutant has any more
 
     def count(self, status: MutantStatus) -> int:
         return sum(mutant.status == status for mutant in self.mutants)
@@ -150,7 +153,7 @@ def _judge(
     limits: Limits | None,
 ) -> QuestionMutation:
     accepted = question.mutants.accepted
-    stale = sorted(set(accepted) - {mutant.id for mutant in mutants})
+    stale = sorted(pattern for pattern in accepted if not any(fnmatchcase(m.id, pattern) for m in mutants))
     if not mutants:
         return QuestionMutation(question=question.id, mutants=[], stale=stale)
     suite = hidden_suite(assignment)
@@ -182,7 +185,7 @@ def _judge(
             elif all(alike(_answer(view, call.name, call), want) for call, want in zip(drawn, expected, strict=True)):
                 status = "equivalent"
             else:
-                status = "accepted" if mutant.id in accepted else "survived"
+                status = "accepted" if accepted_reason(mutant.id, accepted) is not None else "survived"
             results.append(
                 MutantResult(
                     id=mutant.id,
@@ -190,10 +193,19 @@ def _judge(
                     sentence=mutant.gap,
                     diff=mutant.diff,
                     status=status,
-                    reason=accepted.get(mutant.id, "") if status == "accepted" else "",
+                    reason=accepted_reason(mutant.id, accepted) or "" if status == "accepted" else "",
                 )
             )
     return QuestionMutation(question=question.id, mutants=results, stale=stale)
+
+
+def accepted_reason(mutant_id: str, accepted: dict[str, str]) -> str | None:
+    """Why a surviving mutant is accepted: its id's entry, else the first pattern that matches it
+    (``"explanation_breaking_input:*"``: every mutant of a function whose checks test a property
+    any such change may keep), else None."""
+    if mutant_id in accepted:
+        return accepted[mutant_id]
+    return next((reason for pattern, reason in accepted.items() if fnmatchcase(mutant_id, pattern)), None)
 
 
 def probes(calls: list[Call]) -> list[Call]:

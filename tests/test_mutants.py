@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
@@ -229,13 +230,22 @@ def test_accepted_survivors_are_listed_with_their_reason_and_stale_ones_are_said
     ]
 
 
+def test_an_accepted_entry_may_be_a_pattern_and_an_id_wins_over_it():
+    from autograder.mutation import accepted_reason
+
+    accepted = {"f:*": "any change of f keeps the property", "f:2:sign": "a sign is free"}
+    assert accepted_reason("f:2:sign", accepted) == "a sign is free"
+    assert accepted_reason("f:7:constant#2", accepted) == "any change of f keeps the property"
+    assert accepted_reason("g:1:swap", accepted) is None
+
+
 def test_the_shipped_assignments_accept_only_mutants_they_make_each_with_a_reason():
     for name in ("sequences-and-attention", "attention-not-explanation"):
         assignment = load_assignment(ROOT / "assignments" / name)
         for question in assignment.questions:
             made = {m.id for m in question_mutants(assignment, question)} if not question.manual else set()
             for accepted, reason in question.mutants.accepted.items():
-                assert accepted in made, (name, accepted)
+                assert any(fnmatchcase(id_, accepted) for id_ in made), (name, accepted)
                 assert len(reason.split()) >= 5, (name, accepted)
 
 
