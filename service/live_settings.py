@@ -90,7 +90,7 @@ class LiveFiles:
             self._good[path] = (version, value)
             was = self._faults.pop(path, None)
         if was is not None:
-            logger.warning("%s reads again: its settings are in force", path)
+            logger.warning("the file %s is read again: its settings are in force", path)
         return value
 
     def faults(self, among: set[Path] | None = None) -> list[Fault]:
@@ -158,13 +158,14 @@ def context(request: HttpRequest) -> dict[str, Any]:
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
-    from .access import course
+    from django.conf import settings
+
     from .models import Member
 
     if not Member.objects.filter(user=user, role__in=[Member.INSTRUCTOR, Member.TA]).exists():
         return {}
     try:
-        folder = course()
+        folder = course_in_force(Path(settings.GRADEWRIGHT_COURSE))
     except CourseError:
         return {}
     found = faults(folder)

@@ -80,7 +80,7 @@ def test_a_typo_in_a_live_assignment_toml_keeps_the_last_good_settings_and_says_
     assert Client().get("/readyz").json()["settings"] == "ok"
     assert "settings-faults" not in staff.get("/assignments/").content.decode()
     said = [record.getMessage() for record in caplog.records if record.name == "gradewright.settings"]
-    assert len(said) == 2 and said[1].endswith("reads again: its settings are in force")
+    assert len(said) == 2 and said[1].endswith("is read again: its settings are in force")
 
 
 def test_a_broken_live_course_toml_keeps_the_course_as_it_read(live_course):
