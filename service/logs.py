@@ -87,14 +87,27 @@ class WithContext(logging.Filter):
 
 class ExpectedWithoutTraceback(logging.Filter):
     """A refusal (a record with a status under 500: Django's 403 for PermissionDenied, a 400, a 404)
-    is logged as one line; Django gives such records their exception's traceback."""
+    is logged as one line; Django gives such records their exception's traceback. So is a 503 for
+    the database away (service/outage.py), as a warning."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         status = getattr(record, "status_code", None)
         if isinstance(status, int) and status < 500:
             record.exc_info = None
             record.exc_text = None
+        elif status == 503 and record.exc_info and _database_lost(record.exc_info[1]):
+            # The database away for a while (a restart) is the machine's, not a bug: one warning
+            # line per request answered 503, never a traceback.
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
         return True
+
+
+def _database_lost(exception: BaseException | None) -> bool:
+    from .outage import database_lost  # Django's database layer, loaded once settings are
+
+    return database_lost(exception)
 
 
 def json_formatter() -> logging.Formatter:

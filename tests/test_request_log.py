@@ -167,3 +167,25 @@ def test_a_one_time_links_secret_never_reaches_the_log(logged):
     formatted = [json_formatter().format(record) for record in lines]
     formatted += [logging.Formatter(PLAIN).format(record) for record in lines]
     assert formatted and not [line for line in formatted if secret in line]
+
+
+def test_a_503_for_the_database_away_is_one_warning_line_and_a_bug_keeps_its_traceback():
+    from django.db import InterfaceError
+
+    from service.logs import ExpectedWithoutTraceback
+
+    def record(status: int, error: BaseException) -> logging.LogRecord:
+        try:
+            raise error
+        except type(error):
+            import sys
+
+            made = logging.LogRecord("django.request", logging.ERROR, __file__, 1, "%s", ("x",), sys.exc_info())
+        made.status_code = status
+        ExpectedWithoutTraceback().filter(made)
+        return made
+
+    away = record(503, InterfaceError("connection already closed"))
+    assert (away.levelname, away.exc_info) == ("WARNING", None)
+    bug = record(500, ValueError("a real bug"))
+    assert bug.levelname == "ERROR" and bug.exc_info is not None
