@@ -96,7 +96,10 @@ def _arguments(name: str) -> list:
         "exam-log": ["midterm", 1],
         "exam-result": ["midterm", "scores.csv"],
         "extensions": ["sequences-and-attention"],
-        **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online", "exam-room")},
+        **{
+            route: ["midterm"]
+            for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online", "exam-room")
+        },
     }.get(name, [])
 
 

@@ -84,7 +84,10 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
         "diff": ["someone", 1, 2],
         "exam-start": ["midterm", "q"],
         "exam-mark": ["midterm", "q", "someone"],
-        **{route: ["midterm"] for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online", "exam-room")},
+        **{
+            route: ["midterm"]
+            for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online", "exam-room")
+        },
         "exam-log": ["midterm", 1],
         "exam-result": ["midterm", "scores.csv"],
         "extensions": ["sequences-and-attention"],

@@ -36,9 +36,10 @@ def test_serve_login_and_submit_through_the_commands(served):
         "graded" in submitted.stdout and "score: 7.38 / 10" in submitted.stdout
     )  # as the pages round it (course/wording.py)
     assert "attention: 0.38 / 3 partial" in submitted.stdout
-    refused = autograder(
-        "submit", ROOT / "README.md", "--assignment", "sequences-and-attention", "--server", url, env=env
-    )
+    again = ("submit", ROOT / "README.md", "--assignment", "sequences-and-attention", "--server", url)
+    warned = autograder(*again, env=env)  # a graded hand-in stands: the site's warning comes first
+    assert warned.returncode == 1 and "nothing was handed in" in warned.stdout + warned.stderr
+    refused = autograder(*again, "--anyway", env=env)
     assert refused.returncode == 2
     assert refused.stderr.strip().endswith("hand in a notebook (.ipynb) or a Python file (.py)")
     wrong = autograder(
