@@ -299,12 +299,12 @@ class MarkedAnswer:
 def assignment_answers(
     book: Gradebook, spec: AssignmentSpec, question_id: str, starters: Collection[str] = frozenset()
 ) -> list[MarkedAnswer]:
-    """Each student's latest answer to the hand-graded question ``question_id``, in the order they
+    """Each student's answer, in the submission that counts (gradebook.grades.counted_rows), to the hand-graded question ``question_id``, in the order they
     were handed in (two queries); its ``Answer`` keyed by the student's id, with its graded outcome
     where the question names functions (code marked by hand), and whether it is empty (blank, or
     one of the question's ``starters``: empty_answers.is_empty_answer)."""
     from .empty_answers import is_empty_answer
-    from .grades import latest_rows
+    from .grades import counted_rows
     from .models import Result
 
     question = next((q for q in spec.questions if q.id == question_id and q.manual), None)
@@ -313,7 +313,7 @@ def assignment_answers(
     code = bool(question.functions)  # a question graded by hand that names functions: code answers
 
     def read() -> list[MarkedAnswer]:
-        latest = latest_rows(book, spec.name).select_related("student").order_by("id")
+        latest = counted_rows(book, spec).select_related("student").order_by("id")
         results = {
             submission_id: (answers, tests)
             for submission_id, answers, tests in book.objects(Result)

@@ -364,11 +364,11 @@ def _pair(
 def _class(
     book: Gradebook, spec: AssignmentSpec, pause: Pause | None = None
 ) -> tuple[SimilarityReport, list[str], list[Code], np.ndarray]:
-    """The latest submissions' kept fingerprints (the unreadable left out, named) and the starter's."""
-    from .grades import latest_rows
+    """The counted submissions' (gradebook.grades.counted_rows) kept fingerprints (the unreadable left out, named) and the starter's."""
+    from .grades import counted_rows
 
     # Plain rows (one query): model instances of a class of 2,000 would be a tenth of a second.
-    latest = book.run(lambda: list(latest_rows(book, spec.name).values_list("student__student_id", "sha256", "file")))
+    latest = book.run(lambda: list(counted_rows(book, spec).values_list("student__student_id", "sha256", "file")))
     codes = fingerprints(book, {sha256: file for _, sha256, file in latest}, pause)
     report = SimilarityReport(assignment=spec.name, compared=0, computed_at=datetime.now(UTC).isoformat())
     students, kept = [], []

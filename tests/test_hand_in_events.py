@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gradebook.book import Gradebook
-from gradebook.grades import HandIn, current_grades, which_counts
+from gradebook.grades import HandIn, counted_rows, current_grades, which_counts
 from service.access import assignments
 from service.models import Job, Member
 
@@ -81,6 +81,10 @@ def test_each_rule_decides_the_grade_every_table_reads(tmp_path, rule, expected)
         assert float(row["final_score"]) == pytest.approx(final, abs=0.01)
         stats = statistics(book, spec)
         assert stats.students == 1 and stats.final_scores == [pytest.approx(final)]
+        # The marking pages, the answer groups and similarity read the same submission (counted_rows).
+        counted = {"last": "a", "best": "b", "last_before_due": "a"}[rule]
+        (row_counted,) = book.run(lambda: list(counted_rows(book, spec)))
+        assert row_counted.sha256 == counted and row_counted.id == next(e.id for e in entries if e.current)
         if rule == "last_before_due":  # the student's own due time: with an extension, B was on time
             from gradebook.extensions import extend
 
