@@ -8,6 +8,7 @@ that lost its lease meanwhile writes nothing. A job whose worker died is claimed
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -25,16 +26,22 @@ MAX_ATTEMPTS = 3
 GAVE_UP = "the grader stopped during every attempt"
 
 
-def latest_graded(assignment: str, student_id: str | None = None) -> list[Job]:
-    """Each student's latest graded hand-in of the assignment (or that one student's): what a regrade
-    of the whole assignment grades again."""
+def latest_graded(assignment: str, student_id: str | None = None, counted: Collection[int] = ()) -> list[Job]:
+    """Each student's latest graded hand-in of the assignment (or that one student's), and the hand-in
+    of each submission in ``counted`` (the submissions that count, gradebook.grades.counted_rows,
+    where the rule or the staff's choice keeps an earlier one): what a regrade of the whole
+    assignment grades again."""
     latest: dict[int, Job] = {}
+    also: dict[int, Job] = {}
     jobs = Job.objects.filter(assignment=assignment, state=Job.GRADED, regrade=False).order_by("id")
     if student_id is not None:
         jobs = jobs.filter(student__student_id=student_id)
     for job in jobs:
         latest[job.student_id] = job
-    return list(latest.values())
+        if job.submission_id in counted:
+            also[job.id] = job
+    chosen = {job.id: job for job in latest.values()} | also
+    return sorted(chosen.values(), key=lambda job: job.id)
 
 
 def regrade(originals: list[Job], question: str = "") -> list[Job]:

@@ -242,8 +242,8 @@ def _send_score(request: HttpRequest, spec, job) -> None:
 @require_http_methods(["POST"])
 @staff_required
 def regrade(request: HttpRequest, name: str) -> HttpResponse:
-    """Queue a regrade: of one submission (``job``), of one student's latest (``student``), or of every
-    student's latest submission of the assignment; of every question, or of one (``question``: its
+    """Queue a regrade: of one submission (``job``), of one student's latest and the one that counts
+    (``student``), or of every student's latest submission of the assignment and the one that counts; of every question, or of one (``question``: its
     hidden tests alone, the other results kept). Each is a job like any other."""
     from django.contrib import messages
 
@@ -260,7 +260,11 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
     if job_id is not None:
         originals = [job_for(request.user, job_id)]
     else:
-        originals = queue.latest_graded(spec.name, form.value("student"))
+        from gradebook.grades import counted_rows
+
+        gradebook = book()
+        counted = gradebook.run(lambda: set(counted_rows(gradebook, spec).values_list("id", flat=True)))
+        originals = queue.latest_graded(spec.name, form.value("student"), counted)
     queue.regrade(originals, question)
     what = f"question {question} of " if question else ""
     messages.info(request, f"{what}{plural(len(originals), 'submission')} queued to be graded again")

@@ -86,6 +86,15 @@ def test_the_staff_compare_two_submissions_and_regrade_one_students_latest(tmp_p
     assert as_alice.get("/api/v1/submissions").json()["submissions"][0]["state"] == "graded"
     assert as_alice.get(link.group(1)).status_code == 404
 
+    # The staff make the first hand-in the one that counts: a regrade grades it again too, not the latest alone.
+    first, latest = again[0].submission_id, again[1].submission_id
+    chosen = {"student": alice.username, "submission": first, "reason": "the first was meant"}
+    ta.post("/staff/counts/sequences-and-attention/", {**chosen, "csrfmiddlewaretoken": token})
+    ta.post("/staff/regrade/sequences-and-attention/", {"student": alice.username, "csrfmiddlewaretoken": token})
+    queued = Job.objects.filter(student__student_id=alice.username, state=Job.QUEUED, regrade=True)
+    assert sorted(queued.values_list("submission_id", flat=True)) == sorted([first, latest])
+    grade_queue()
+
 
 def test_the_gradebook_shows_a_class_regrade_as_it_goes():
     """Issue #49: a regrade of a class says on the gradebook how far it is, reloading itself, as the
