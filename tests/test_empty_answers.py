@@ -5,6 +5,7 @@ save tells of a member another grader marked since the page was read, as the sin
 
 from __future__ import annotations
 
+import html
 import re
 import uuid
 
@@ -35,7 +36,8 @@ def test_the_rule_blank_or_the_starter_text_in_every_cell():
 @pytest.fixture
 def answered():
     """Four students' latest answers to the hand-graded question, in this order: written, blank, the
-    released notebook's text, written; none of them marked."""
+    released notebook's text, and the first written one with a misspelling (one group with it under the
+    misspelling rule, at any threshold, and with no other answer: the tag is theirs); none marked."""
     from gradebook.grades import latest_submissions
     from gradebook.models import Mark, Result
 
@@ -43,7 +45,7 @@ def answered():
 
     tag = uuid.uuid4().hex[:8]
     seeded = seed(assignments()[HAND], 4, prefix=f"e{tag}-", accounts=False)
-    texts = [f"Artefacts {tag}.", "  \n", "YOUR ANSWER HERE", f"Meaningful {tag}."]
+    texts = [f"The pairs are artefacts {tag}.", "  \n", "YOUR ANSWER HERE", f"the pairs are artefatcs {tag}"]
     latest = latest_submissions(book(), HAND)
     ids = []
     for student_id, text in zip(seeded.students, texts, strict=True):
@@ -58,6 +60,13 @@ def answered():
 def _post(client: Client, url: str, page: str, **fields):
     client.get(page)  # sets the CSRF cookie, as a browser's visit does
     return client.post(url, {**fields, "csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+
+
+def _group_pages(client: Client, url: str) -> list[str]:
+    """Every group's page the group page at ``url`` lists, largest first."""
+    first = client.get(url).content.decode()
+    links = re.findall(r'<li class="list-inline-item"><a href="([^"]+)"', first)
+    return [first] + [client.get(html.unescape(link)).content.decode() for link in links[1:]]
 
 
 def _to_mark(page: str) -> int:
@@ -80,10 +89,12 @@ def test_empty_answers_leave_the_queue_and_the_button_gives_exactly_them_0(answe
     assert saved["Location"] == f"{MARKING}written/{other}/"  # save and next: past the empty ones
     start = ta.get(f"{MARKING}written/")["Location"]
     assert f"/{blank}/" not in start and f"/{starter}/" not in start
-    # Nor grouped: the group page leaves them out, and says so.
-    groups = ta.get(f"/staff/groups/{HAND}/written/?threshold=0").content.decode()  # every written answer in one
-    assert f'value="{other}"' in groups and "empty answers left out" in groups
-    assert f'value="{blank}"' not in groups and f'value="{starter}"' not in groups
+    # Nor grouped: no group's page has them, and the group pages say so.
+    groups = _group_pages(ta, f"/staff/groups/{HAND}/written/")
+    assert all("empty answers left out" in page for page in groups)
+    ours = [page for page in groups if f'value="{written}"' in page]
+    assert len(ours) == 1 and f'value="{other}"' in ours[0]  # a misspelling apart: one group
+    assert not any(f'value="{blank}"' in page or f'value="{starter}"' in page for page in groups)
 
     # Listed on the marking list, with links, and one button for them (a page read before the click).
     index = ta.get(MARKING).content.decode()
@@ -126,8 +137,8 @@ def test_a_group_save_tells_of_a_member_another_grader_marked_meanwhile(answered
     students, (written, _, _, other), tag = answered
     _, first = student(Member.TA)
     second_user, second = student(Member.INSTRUCTOR)
-    url = f"/staff/groups/{HAND}/written/?threshold=0"  # everything in one group: ours are in it
-    page = first.get(url).content.decode()
+    url = f"/staff/groups/{HAND}/written/"
+    page = next(page for page in _group_pages(first, url) if f'value="{written}"' in page)  # other's too
     seen = re.findall(r'name="seen" value="([^"]*)"', page)
     assert f"{written} " in seen and f"{other} " in seen  # neither marked when the page was read
     # Meanwhile, the other grader marks one of them on the single-answer page.
@@ -139,7 +150,7 @@ def test_a_group_save_tells_of_a_member_another_grader_marked_meanwhile(answered
     assert told.count("your mark replaced theirs") == 1 and f"{second_user.username} had marked answer" in told
     assert Mark.objects.get(student__student_id=students[0], question_id="written").comment == "group"
     # A page read after that save: nothing to tell.
-    again = first.get(url).content.decode()
+    again = next(page for page in _group_pages(first, url) if f'value="{written}"' in page)
     seen = re.findall(r'name="seen" value="([^"]*)"', again)
     saved = _post(first, url, url, members=[written], seen=seen, rubric=["baseline"], adjustment="0", comment="2")
     assert "your mark replaced theirs" not in first.get(saved["Location"]).content.decode()
