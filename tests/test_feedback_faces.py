@@ -20,6 +20,8 @@ from .conftest import ASSIGNMENTS
 from .fake_runner import InProcessRunner
 
 FOLDER = ASSIGNMENTS / "sequences-and-attention"
+# The mutant of the reference that missing_sqrt.py matches, named below the known mistake (issue #50).
+MUTANT = "Your scaled_dot_product_attention matches one that does not divide by np.sqrt(d_k)."
 
 
 def _graded_missing_sqrt():
@@ -34,14 +36,14 @@ def test_every_file_a_student_reads_opens_the_question_with_its_mistake(tmp_path
     report, runner, sentence = _graded_missing_sqrt()
     attention = next(q for q in report.questions if q.id == "attention")
     lead, checks = parts(attention.feedback)
-    assert lead[0] == sentence and lead[1].startswith("1 of 8 checks passed")
+    assert lead[:2] == [sentence, MUTANT] and lead[2].startswith("1 of 8 checks passed")
     # Seven failing checks: each way of failing once, the others folded under it.
     assert len(checks) == 2 and checks[0][1] == "And 5 more checks fail the same way."
     assert checks[0][0].startswith("Wrong values in the weights of") and " Checked: " in checks[0][0]
 
     written = {kind: write(report, tmp_path) for kind, write in PER_STUDENT.items()}
     text = written["feedback"].read_text()
-    assert f"(partial)\n    {sentence}\n    1 of 8 checks passed" in text
+    assert f"(partial)\n    {sentence}\n    {MUTANT}\n    1 of 8 checks passed" in text
     gradescope = json.loads(written["gradescope"].read_text())
     test = next(t for t in gradescope["tests"] if t["name"] == attention.title)
     assert test["output"] == attention.feedback
@@ -66,8 +68,9 @@ def test_a_notebooks_submit_shows_what_went_wrong_under_each_question():
     lines = Feedback(job, "http://hub/services/gradewright").summary().splitlines()
     at = lines.index("  attention: 0.38 / 3 partial")
     assert lines[at + 1] == f"      {sentence}"
-    assert lines[at + 2].startswith("      1 of 8 checks passed")
-    assert lines[at + 3].startswith("      - Wrong values in the weights of")
+    assert lines[at + 2] == f"      {MUTANT}"
+    assert lines[at + 3].startswith("      1 of 8 checks passed")
+    assert lines[at + 4].startswith("      - Wrong values in the weights of")
     softmax = lines.index("  softmax: 2 / 2 passed")
     assert lines[softmax + 1] == "  attention: 0.38 / 3 partial"  # a passed question says nothing more
 

@@ -22,6 +22,7 @@ from service.access import assignments, state
 from service.models import Job, Member
 from service.settings import MAX_UPLOAD_BYTES
 from service.uploads import allowance, stored_upload
+from untrusted.mathml import plain_text_math
 
 from .conftest import needs_sandbox
 from .served import CORRECT, PARTIAL, grade_queue, hand_in, openapi_validator, student
@@ -66,10 +67,17 @@ def test_a_student_hands_in_and_reads_only_their_own_feedback():
     assert not {"submission", "reference", "sandbox"} & set(api["report"])  # the grader's paths and tools
     attention = next(q for q in api["report"]["questions"] if q["id"] == "attention")
     assert attention["status"] == "partial" and attention["feedback"]
-    # Its known mistake named first, then the failing checks as a list, not a block of lines (issue #41).
+    # Its known mistake named first (its math as MathML, issue #49), then the mutant it matches (issue #50),
+    # then the failing checks as a list, not a block of lines (issue #41).
     sentence = known_sentences(load_assignment(PARTIAL.parent.parent))[PARTIAL.name]
-    assert attention["feedback"].startswith(f"{sentence}\n")
-    assert page.index(f'<p class="mb-1 fw-semibold">{escape(sentence)}</p>') < page.index('<ul class="failing-checks')
+    mutant = "Your scaled_dot_product_attention matches one that does not divide by np.sqrt(d_k)."
+    assert attention["feedback"].startswith(f"{sentence}\n{mutant}\n")
+    assert "<msqrt>" in plain_text_math(sentence)
+    assert (
+        page.index(f'<p class="mb-1 fw-semibold">{plain_text_math(sentence)}</p>')
+        < page.index(f'<p class="mb-1">{escape(mutant)}</p>')
+        < page.index('<ul class="failing-checks')
+    )
     assert "<pre>" not in page.split('class="question-feedback"')[1].split("</td>")[0]
 
     # Bob sees none of it: the page, the API and the lists answer as if it did not exist.

@@ -123,7 +123,8 @@ def test_feedback_names_the_function_to_fix_first_when_it_went_wrong_on_the_ques
     assert feedback["attention"].startswith(
         "Your softmax fails its own tests; fix it first: it goes wrong on what your scaled_dot_product_attention passes it."
     )
-    assert not feedback["softmax"].startswith("Your")
+    # Its own mistake (and the mutant that matches it, issue #50), never another function to fix first.
+    assert not any(words in feedback["softmax"] for words in ("fails its own tests", "fix it first", "fix them first"))
     uncharged = assignment.model_copy(update={"charge_dependents": False})
     report = _grade(uncharged, ASSIGNMENTS / "sequences-and-attention" / "known" / "unstable_softmax_used.py")
     results = {q.id: q for q in report.questions}
