@@ -261,6 +261,10 @@ class HiddenSuite:
             os.devnull,
             "--rootdir",
             str(folder),
+            # Only the suite's own conftest.py files: never one of a folder above it (a course
+            # repository's, or this project's tests/conftest.py around its fixtures).
+            "--confcutdir",
+            str(folder),
             "--import-mode=importlib",
             "-q",
             "-s",

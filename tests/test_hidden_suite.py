@@ -85,6 +85,20 @@ def test_a_suite_is_collected_once_and_again_when_it_changes(course):
     assert imports.read_text().count("imported") == 2
 
 
+@pytest.mark.timeout(60)
+def test_a_conftest_above_the_suite_is_not_the_suites(course):
+    """A course repository's own conftest.py (or this project's tests/conftest.py, around its fixtures'
+    assignments) is not the hidden suite's: it neither hides the hidden tests nor runs while grading."""
+    example = course / "assignments" / "example"
+    (course / "conftest.py").write_text(
+        'import pathlib\n\npathlib.Path(__file__).with_name("imported.txt").write_text("imported")\n'
+        'collect_ignore_glob = ["*"]\n'
+    )
+    tests = _graded_tests(example, example / "known" / "correct.py")
+    assert tests == [f"test_matches_the_reference[{size}]" for size in (1, 7, 1000)]
+    assert not (course / "imported.txt").exists()
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(
     ("file", "text", "message"),
