@@ -194,9 +194,12 @@ def record_report(
 
     student = book.objects(Student).get_or_create(student_id=report.student)[0]
     at = submitted_at or (datetime.fromisoformat(report.submitted_at) if report.submitted_at else None)
+    graded_at = datetime.fromisoformat(report.graded_at)  # to the second, as the report says it
+    if at is not None and graded_at < at:  # graded within the second it was handed in
+        graded_at = at
     graded = {
         "file": report.submission,
-        "graded_at": datetime.fromisoformat(report.graded_at),
+        "graded_at": graded_at,
         "graded_by": who(),
         "grader_version": report.grader_version,
         "reference": report.reference,

@@ -97,12 +97,15 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
         .order_by("-id")
     )
     counted = counting_submission(book(), spec, student)
+    regraded = set(  # a regrade is an event of its submission: graded again, whatever the clocks say
+        Job.objects.filter(student=student, assignment=spec.name, regrade=True, state=Job.GRADED).values_list(
+            "submission_id", flat=True
+        )
+    )
     for job in jobs:
         job.shown = shown_report(job, spec, member.is_staff_member) if job.state == Job.GRADED else None
         job.counts = counted is not None and job.submission_id == counted.id
-        job.regraded = (
-            job.submission is not None and job.finished_at is not None and job.submission.graded_at > job.finished_at
-        )
+        job.regraded = job.submission_id is not None and job.submission_id in regraded
     context = {
         "spec": spec,
         "due": due_for(spec, student),
