@@ -10,6 +10,7 @@ database: a store is anything with ``GradeStore``'s two methods.
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from datetime import UTC, datetime
@@ -237,20 +238,27 @@ def _with_retries(
     """Each submission's finished job, as it finishes. A job whose future failed (a killed worker, a
     broken pool: grade_job itself never raises for anything a student did) is submitted again with
     ``resubmit``, up to ``tries`` in all, so a job that kills every worker it lands on ends after
-    bounded tries while the jobs it took down with it are graded."""
+    bounded tries while the jobs it took down with it are graded. A retry runs alone, once nothing
+    else is running: a job that kills every worker takes no other job's retry down with it (on a
+    cluster, a job lost with a worker its neighbour killed would otherwise spend its tries so)."""
     pending = {submit(submission): submission for submission in todo}
     attempts = dict.fromkeys((submission.student for submission in todo), 1)
-    while pending:
+    retries: deque[tuple[Submission, Future]] = deque()  # each with the failure to report if it cannot go again
+    while pending or retries:
+        if not pending:
+            submission, failed = retries.popleft()
+            try:
+                pending[resubmit(submission)] = submission
+            except Exception:  # cannot resubmit: report the failure before
+                yield submission, failed
+            continue
         done, _ = wait(pending, return_when=FIRST_COMPLETED)
         for future in done:
             submission = pending.pop(future)
             if future.exception() is not None and attempts[submission.student] < tries:
                 attempts[submission.student] += 1
-                try:
-                    pending[resubmit(submission)] = submission
-                    continue
-                except Exception:  # cannot resubmit: report the first failure
-                    pass
+                retries.append((submission, future))
+                continue
             yield submission, future
 
 
