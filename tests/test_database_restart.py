@@ -9,10 +9,7 @@ it starts is started again after longer and longer waits, not in a spin."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +18,9 @@ import httpx
 import pytest
 
 from .conftest import needs_sandbox
+from .postgres import BIN, PrivateServer, private_server
 from .served import CORRECT, PARTIAL, commands_env, course_copy, free_port, serve
 
-BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None)
 needs_initdb = pytest.mark.skipif(
     (BIN is None or not (BIN / "initdb").exists()) and not os.environ.get("GRADEWRIGHT_REQUIRE_POSTGRES"),
     reason="no PostgreSQL server programs in /usr/lib/postgresql (.ci/run installs them)",
@@ -31,53 +28,10 @@ needs_initdb = pytest.mark.skipif(
 WAIT = 240  # seconds a hand-in may take to be graded on a busy machine
 
 
-class PrivateServer:
-    """A PostgreSQL server in ``folder``, run as the ``postgres`` user when this is root (initdb
-    refuses root), reached on 127.0.0.1:``port`` with no password (trust, its own socket folder)."""
-
-    def __init__(self, folder: Path, port: int):
-        self.data, self.port = folder / "data", port
-        self.run_as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-        if self.run_as:
-            shutil.chown(folder, "postgres")
-        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
-
-    def _tool(self, *args: str) -> None:
-        assert BIN is not None
-        done = subprocess.run(
-            [*self.run_as, str(BIN / args[0]), *args[1:]], capture_output=True, text=True, timeout=120
-        )
-        assert done.returncode == 0, f"{args[0]}: {done.stdout}{done.stderr}"
-
-    def init(self) -> None:
-        self._tool("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8")
-
-    def start(self) -> None:
-        options = f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._tool("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.data / "server.log"), "-w", "start")
-
-    def stop(self) -> None:
-        self._tool("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
-
-
 @pytest.fixture
 def private_postgres() -> Iterator[PrivateServer]:
-    # Not under pytest's tmp_path: the postgres user cannot pass root's 0700 folders.
-    folder = Path(tempfile.mkdtemp(prefix="gradewright-postgres-"))
-    try:
-        server = PrivateServer(folder, free_port())
-        server.init()
-        server.start()
-        try:
-            yield server
-        finally:
-            subprocess.run(
-                [*server.run_as, str(BIN / "pg_ctl"), "-D", str(server.data), "-m", "immediate", "stop"],  # type: ignore[operator]
-                capture_output=True,
-                timeout=60,
-            )
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with private_server(free_port()) as server:
+        yield server
 
 
 def _graded(url: str, headers: dict[str, str], job: dict) -> dict:
