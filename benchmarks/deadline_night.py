@@ -2,11 +2,26 @@
 graded by the service's workers; then the same with a worker killed mid-burst; then with the
 workers' grading sent to a Dask cluster of two workers (`autograder worker --scheduler`); then each
 student handing in a file, another and the first again (A, B, A), after which every student's
-recorded grade is checked to be the submission their assignment's rule (counts) picks.
+recorded grade is checked to be the submission their assignment's rule (counts) picks; and, with
+--restart-database, the same A, B, A with the database restarted in the middle of it.
 
     python benchmarks/deadline_night.py [--students 1000] [--seconds 300] [--workers 2]
         [--postgres postgresql://gradewright:gradewright@127.0.0.1:5432/postgres] [--wait 3600]
-        [--runs burst killed dask again]
+        [--runs burst killed dask again] [--restart-database [SECONDS]]
+
+--restart-database [SECONDS] (10 when no SECONDS is given) runs everything on a PostgreSQL server of
+the benchmark's own (initdb into a temporary folder, on a free port: tests/postgres.py
+private_server; --postgres is not used) and adds a last run, "restart": A, B, A over --seconds in
+which, halfway through B's round and once a worker is grading a job, the server is stopped (pg_ctl
+stop -m fast: every connection ended), left down SECONDS and started again, while students go on
+handing in. The site answers 503 with Retry-After meanwhile; a client waits as asked and sends the
+hand-in again (counted in the report: the uploads "answered 503 during the restart and sent again
+after its Retry-After", not lost). Afterwards: no hand-in lost (each upload answered is a job, each
+job graded), none recorded twice (each student has exactly their three hand-ins), none graded twice
+(one submission per hand-in, no more), and every student's recorded grade their rule's submission.
+The machine's shared PostgreSQL server is never stopped. A run with just this:
+
+    python benchmarks/deadline_night.py --students 6 --seconds 60 --runs restart --restart-database
 
 Everything is on this machine (loopback only): a fresh PostgreSQL database made for the run on the
 server --postgres names (dropped at the end), `autograder serve` on a copy of the shipped course, and
@@ -34,6 +49,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 
@@ -43,10 +59,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from service_load import KNOWN, course_copy, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tests.postgres import create_database, drop_database
+from course.wording import plural
+from tests.postgres import BIN, PrivateServer, create_database, drop_database, private_server
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "sequences-and-attention"
+DOWN = 10.0  # seconds the restart run's database is down, where --restart-database names none
+UNAVAILABLE_FOR = 600  # seconds a client goes on sending a hand-in again that the site answers 503
 
 
 def serve(course: Path, port: int, workers: int) -> subprocess.Popen:
@@ -113,12 +132,15 @@ def burst(
     seconds: float,
     events: tuple[tuple[float, Callable[[], object]], ...] = (),
     shift: int = 0,
+    unavailable: list[str] | None = None,
 ) -> tuple[list[int], list[str], int]:
     """Each student uploads one known submission (the ``shift``-th after their own: another round's
     file), spread evenly over ``seconds``, while ``events`` happen at their times (a worker or a site
-    killed). An upload the front answers 502 (its site died under it) is sent again once, as a
-    browser's user would. The job ids, the uploads refused or failed (none, in a run that counts)
-    and how many were sent again."""
+    killed, the database restarted). An upload the front answers 502 (its site died under it) is sent
+    again once, as a browser's user would; one the site answers 503 (its database away: nothing was
+    changed) is sent again after the answer's Retry-After, as often as it says so within
+    ``UNAVAILABLE_FOR`` seconds, each such wait's student added to ``unavailable``. The job ids, the
+    uploads refused or failed (none, in a run that counts) and how many 502s were sent again."""
     known = sorted(p for p in KNOWN.iterdir() if p.suffix == ".py")
     ids: list[int] = []
     refused: list[str] = []
@@ -130,7 +152,9 @@ def burst(
         nonlocal again
         time.sleep(max(0.0, began + index * seconds / len(tokens) - time.monotonic()))
         path = known[(index + shift) % len(known)]
-        for attempt in range(2):
+        attempt = 0
+        give_up = time.monotonic() + UNAVAILABLE_FOR
+        while True:
             try:
                 with httpx.Client(base_url=url, timeout=120) as client:
                     answer = client.post(
@@ -139,7 +163,14 @@ def burst(
                         data={"assignment": ASSIGNMENT},
                         files={"file": (path.name, path.read_bytes())},
                     )
+                if answer.status_code == 503 and "Retry-After" in answer.headers and time.monotonic() < give_up:
+                    with lock:
+                        if unavailable is not None:
+                            unavailable.append(name)
+                    time.sleep(float(answer.headers["Retry-After"]))
+                    continue
                 if answer.status_code == 502 and attempt == 0:
+                    attempt += 1
                     with lock:
                         again += 1
                     continue
@@ -232,8 +263,30 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgresql://gradewright:gradewright@127.0.0.1:5432/postgres")
     parser.add_argument("--wait", type=float, default=3600, help="seconds a run's queue may take to drain")
     runs = ["burst", "killed", "dask", "again"]
-    parser.add_argument("--runs", nargs="+", choices=runs, default=runs)
+    parser.add_argument("--runs", nargs="+", choices=[*runs, "restart"], default=runs)
+    parser.add_argument(
+        "--restart-database",
+        type=float,
+        nargs="?",
+        const=DOWN,
+        metavar="SECONDS",
+        help=f"add the restart run, on a PostgreSQL server of the benchmark's own, down SECONDS ({DOWN:g})",
+    )
     args = parser.parse_args()
+    if args.restart_database is not None and "restart" not in args.runs:
+        args.runs.append("restart")
+    with ExitStack() as stack:
+        server = None
+        if "restart" in args.runs:
+            if BIN is None or not (BIN / "initdb").exists():
+                raise SystemExit("--restart-database: no PostgreSQL server programs in /usr/lib/postgresql")
+            server = stack.enter_context(private_server(free_port()))
+            args.postgres = server.url  # never the machine's shared server: this one is stopped
+        night(args, server)
+
+
+def night(args: argparse.Namespace, private: PrivateServer | None) -> None:
+    """The runs ``args.runs``, on the server ``args.postgres`` (``private``, the restart run's)."""
     home = Path(tempfile.mkdtemp(prefix="gradewright-deadline-night-"))
     url, name = create_database("gradewright_night", args.postgres)
     os.environ["GRADEWRIGHT_DATABASE_URL"] = url  # the service, its workers and this process share it
@@ -255,10 +308,14 @@ def main() -> None:
             if run == "dask":
                 rows.append(dask_run(course, port, site, tokens, warm, args))
                 continue
-            if run == "again":
-                row, note = again_run(course, port, site, tokens, warm, args)
+            if run in ("again", "restart"):
+                restart = None
+                if run == "restart":
+                    assert private is not None
+                    restart = Restart(private, DOWN if args.restart_database is None else args.restart_database)
+                row, said = again_run(course, port, site, tokens, warm, args, restart)
                 rows.append(row)
-                notes.append(note)
+                notes += said
                 continue
             server = serve(course, port, args.workers)
             try:
@@ -277,7 +334,8 @@ def main() -> None:
         connections.close_all()
         drop_database(name, args.postgres)
         shutil.rmtree(home, ignore_errors=True)
-    print(f"Deadline night, PostgreSQL, {os.cpu_count()} cores; upload to feedback from the jobs' own times:\n")
+    where = ", a server of the benchmark's own" if private else ""
+    print(f"Deadline night, PostgreSQL{where}, {os.cpu_count()} cores; upload to feedback from the jobs' own times:\n")
     print(
         "| run | uploads | jobs | median | p95 | worst | grading throughput | drained after the last upload "
         "| attempts again |"
@@ -325,29 +383,101 @@ def dask_run(course: Path, port: int, site: str, tokens: dict[str, str], warm: s
 
 
 def again_run(
-    course: Path, port: int, site: str, tokens: dict[str, str], warm: str, args: argparse.Namespace
-) -> tuple[str, str]:
+    course: Path,
+    port: int,
+    site: str,
+    tokens: dict[str, str],
+    warm: str,
+    args: argparse.Namespace,
+    restart: Restart | None = None,
+) -> tuple[str, list[str]]:
     """Each student hands in a file, another, then the first again (A, B, A: three rounds over
-    --seconds), graded by the site's workers; then every student's recorded grade (the gradebook's
-    table, which the grade files, the API and the platforms read) is checked against the submission
-    their assignment's rule picks from their own hand-ins, in order, and every hand-in is checked to
-    be a submission of its own."""
+    --seconds), graded by the site's workers, with the database restarted halfway through B's round
+    where ``restart`` is given; then every student's recorded grade (the gradebook's table, which the
+    grade files, the API and the platforms read) is checked against the submission their
+    assignment's rule picks from their own hand-ins, in order, and every hand-in is checked to be a
+    submission of its own. The run's row, and what it checked."""
     server = serve(course, port, args.workers)
     ids: list[int] = []
     refused: list[str] = []
+    unavailable: list[str] = []  # a student each time the site answered 503 and they sent it again
+    label = f"{args.workers} workers, each student handing in A, B, A"
     try:
         warm_up(site, warm)
-        for shift in (0, 1, 0):
-            round_ids, round_refused, _ = burst(site, tokens, args.seconds / 3, shift=shift)
+        for round_, shift in enumerate((0, 1, 0)):
+            events = ((args.seconds / 6, restart),) if restart is not None and round_ == 1 else ()
+            round_ids, round_refused, _ = burst(
+                site, tokens, args.seconds / 3, events, shift=shift, unavailable=unavailable
+            )
             ids += round_ids
             refused += round_refused
-        row = outcome(f"{args.workers} workers, each student handing in A, B, A", ids, refused, args.seconds, args.wait)
+        if restart is not None:
+            label += f", the database restarted mid-burst (down {restart.away:.1f} s)"
+        row = outcome(label, ids, refused, args.seconds, args.wait)
     finally:
         stop(server)
     print(row, file=sys.stderr)
-    note = rule_check(list(tokens))
-    print(note, file=sys.stderr)
-    return row, note
+    notes = [rule_check(list(tokens))]
+    if restart is not None:
+        notes.append(f"{restart.said} {once_check(list(tokens), 3, unavailable)}")
+    for note in notes:
+        print(note, file=sys.stderr)
+    return row, notes
+
+
+class Restart:
+    """The restart run's event: once a worker grades a job (waited for up to a minute), the private
+    server stopped (``pg_ctl stop -m fast``: every session ended, the workers' and the site's), left
+    down ``down`` seconds and started again; what happened, in ``said``."""
+
+    def __init__(self, server: PrivateServer, down: float):
+        self.server, self.down = server, down
+        self.away = 0.0
+        self.said = "The database was never restarted."
+
+    def __call__(self) -> None:
+        from service.models import Job
+        from service.outage import forget_connections
+
+        deadline = time.monotonic() + 60
+        grading = None
+        while grading is None and time.monotonic() < deadline:
+            grading = Job.objects.filter(state=Job.GRADING).values_list("id", flat=True).first()
+            if grading is None:
+                time.sleep(0.05)
+        forget_connections()  # this process's own: broken once the server stops
+        began = time.monotonic()
+        self.server.stop()
+        time.sleep(self.down)
+        self.server.start()
+        self.away = time.monotonic() - began
+        while_ = f"while job {grading} was being graded" if grading else "with no job being graded (none in 60 s)"
+        self.said = f"Database restart: stopped {while_}, back {self.away:.1f} s later."
+        print(self.said, file=sys.stderr)
+
+
+def once_check(students: list[str], each: int, unavailable: list[str]) -> str:
+    """Whether each of ``students`` has exactly ``each`` hand-ins (none lost, none recorded twice by
+    an upload sent again) and exactly one submission per graded hand-in (none graded twice: a second
+    grading of a hand-in would record a second submission), and the 503s ridden out."""
+    from gradebook.models import Submission
+    from service.models import Job
+
+    jobs = Job.objects.filter(student__student_id__in=students, regrade=False)
+    counts = {name: 0 for name in students}
+    for name in jobs.values_list("student__student_id", flat=True):
+        counts[name] += 1
+    off = sorted(name for name, n in counts.items() if n != each)
+    graded = jobs.filter(state=Job.GRADED).count()
+    submissions = Submission.objects.filter(student__student_id__in=students).count()
+    said = (
+        f"Hand-ins: {plural(sum(counts.values()), 'hand-in')} for {plural(len(students), 'student')}, "
+        f"{len(students) - len(off)} of them with exactly {each}; {graded} graded, "
+        f"{plural(submissions, 'submission')} recorded (a hand-in graded twice would be two); "
+        f"{plural(len(unavailable), 'upload')} answered 503 during the restart and sent again after its "
+        f"Retry-After (by {plural(len(set(unavailable)), 'student')})."
+    )
+    return said + (f" Not {plural(each, 'hand-in')}: {', '.join(off[:10])}." if off else "")
 
 
 def rule_check(students: list[str]) -> str:
