@@ -205,7 +205,7 @@ def kill_a_grading_worker(server: subprocess.Popen) -> None:
     while time.monotonic() < deadline:
         for job in Job.objects.filter(state=Job.GRADING):
             pid = int(job.worker.rsplit(":", 1)[-1]) if job.worker.rsplit(":", 1)[-1].isdigit() else None
-            if pid in workers:
+            if pid is not None and pid in workers:
                 os.kill(pid, signal.SIGKILL)
                 print(f"killed worker {pid} while it graded job {job.id}", file=sys.stderr)
                 return

@@ -40,10 +40,11 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from deadline_night import ASSIGNMENT, accounts, burst, database, drop, outcome, serve, stop, warm_up
+from deadline_night import ASSIGNMENT, accounts, burst, outcome, serve, stop, warm_up
 from service_load import course_copy, free_port
 
 from course.wording import plural
+from tests.postgres import create_database, drop_database
 
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-connection"}
 
@@ -182,7 +183,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="gradewright-two-sites-"))
-    url, name = database(args.postgres)
+    url, name = create_database("gradewright_two_sites", args.postgres)
     os.environ["GRADEWRIGHT_DATABASE_URL"] = url  # the sites, the workers and this process share it
     course = course_copy(home)
     ports = [free_port(), free_port()]
@@ -230,7 +231,7 @@ def main() -> None:
         from django.db import connections
 
         connections.close_all()
-        drop(args.postgres, name)
+        drop_database(name, args.postgres)
         shutil.rmtree(home, ignore_errors=True)
     front_name = "nginx with the scaling page's configuration" if args.nginx else "a proxy"
     print(f"Two site processes behind {front_name}, PostgreSQL, {os.cpu_count()} cores ({socket.gethostname()}):\n")
