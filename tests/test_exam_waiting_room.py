@@ -151,7 +151,7 @@ def test_in_a_browser_the_waiting_room_starts_the_attempt_by_itself_with_one_req
         body = b"".join(response.streaming_content) if response.streaming else response.content  # a static file
         route.fulfill(status=response.status_code, headers=headers, body=body)
 
-    opens_in(2)
+    opens_in(6)  # time for a busy machine to load the page before the opening
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         try:
