@@ -218,6 +218,8 @@ def record_report(
             student=student, assignment=assignment, sha256=report.sha256, submitted_at=at or datetime.now(UTC), **graded
         )
     else:
+        if row.submitted_at is not None and graded_at < row.submitted_at:  # a regrade within that second
+            graded["graded_at"] = row.submitted_at
         for field, value in graded.items():
             setattr(row, field, value)
         row.save(using=book.alias, update_fields=list(graded))
