@@ -192,6 +192,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "round": round,
     "min": min,
     "max": max,
+    "pow": pow,
 }
 _OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
@@ -336,7 +337,7 @@ def generated_problems(file: str, questions: list[GeneratedCheck], draws: int = 
                 break
             seen.add(first)
         else:
-            if draws > 1 and len(seen) == 1:
+            if draws > 1 and len(seen) == 1 and not question.fixed:
                 problems.append(
                     Problem(
                         file=file,

@@ -323,6 +323,14 @@ class GeneratedCheck(Model):
     answer: str | None = None
     tolerance: Tolerance = Field(default_factory=Tolerance)
     feedback: str | None = None
+    # The pool this question is one variant of (a fixed question read back from a platform's pool).
+    pool: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9._-]*$", max_length=200)
+
+    @property
+    def fixed(self) -> bool:
+        """Whether it draws nothing (no parameters, no generator): one question for everyone, as a
+        numeric or short-answer question read back from a platform is."""
+        return not self.parameters and not self.generator
 
     @model_validator(mode="after")
     def _kind_has_its_parts(self) -> GeneratedCheck:

@@ -51,3 +51,9 @@ def within(value: Any, expected: Any, relative: float, absolute: float, equal_na
     """Whether ``value`` matches ``expected`` (numbers or arrays of the same shape) by the rule:
     ``|value - expected| <= absolute + relative * |expected|`` everywhere."""
     return bool(np.allclose(value, expected, rtol=relative, atol=absolute, equal_nan=equal_nan))
+
+
+def margin(expected: float, relative: float, absolute: float) -> float:
+    """The rule as a margin about one expected number (``|value - expected| <= margin``), for the
+    course platforms that state a numeric answer's tolerance as one absolute margin."""
+    return absolute + relative * abs(expected)

@@ -1,7 +1,8 @@
 """Generated check questions on platforms that cannot generate: `course export checks --variants N`
-writes each multiple-choice generated question as a pool of N drawn variants of which the platform
-gives each student one (a Canvas question group, a QTI 2.1 section selecting one, a Moodle or GIFT
-category), and `course import checks` reads the pool back."""
+writes each generated question as a pool of N drawn variants of which the platform gives each
+student one (a Canvas question group, a QTI 2.1 section selecting one, a Moodle or GIFT category):
+multiple-choice, numeric (with the margin its tolerance gives) and short-answer ones; Moodle computes
+a numeric one whose formula it can say as a calculated question. `course import checks` reads them back."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from lxml import etree
 
 from course.catalog import load_catalog
 from course.exports import POOL_FORMATS
+from course.generated import draw
 
 from .conftest import LESSON_DATA
 from .test_exports import SCHEMAS, SUFFIX, _files, needs_shared, qti21_schema  # noqa: F401 (a fixture)
@@ -30,13 +32,18 @@ def _export(course, tmp_path, fmt, name="pool", lesson=BANK, variants=("--varian
     return out, result
 
 
+# 14 fixed checks and 4 variants of each of the 5 generated questions; Moodle computes one of them
+COUNTS = {"qti12": (34, 5), "qti21": (34, 5), "moodle": (31, 4), "gift": (34, 5)}
+
+
 @pytest.mark.parametrize("fmt", POOL_FORMATS)
 def test_a_pool_of_variants_goes_out_and_comes_back_the_same(course, tmp_path, fmt):
     first, result = _export(course, tmp_path, fmt, "first")
-    assert result.out == f"{first}: 18 checks from 1 lesson, 1 pool of variants ({fmt})\n"
+    checks, pools = COUNTS[fmt]
+    assert result.out == f"{first}: {checks} checks from 1 lesson, {pools} pools of variants ({fmt})\n"
     imported = tmp_path / "imported.lesson.json"
     assert course("import", "checks", first, "--out", imported).code == 0
-    second, _ = _export(course, tmp_path, fmt, "second", lesson=imported, variants=())
+    second, _ = _export(course, tmp_path, fmt, "second", lesson=imported)
     assert _files(first) == {name.replace("second", "first"): data for name, data in _files(second).items()}
     [back] = load_catalog([imported]).lessons
     pooled = [check for check in back.checks if check.pool]
@@ -65,7 +72,9 @@ def test_qti_pools_select_one_and_pass_the_ims_schemas(course, tmp_path, qti21_s
     [group] = [section for section in document.iter(f"{QTI12}section") if section.get("ident") == POOL]
     assert group.findtext(f".//{QTI12}selection_number") == "1" and len(group.findall(f"{QTI12}item")) == 4
     meta = files[assessment.replace(assessment.split("/")[1], "assessment_meta.xml")].decode()
-    assert "<points_possible>15.0</points_possible>" in meta  # 14 checks and the pool once
+    assert "<points_possible>19.0</points_possible>" in meta  # 14 checks and each of the 5 pools once
+    kinds = [node.findtext(f"{QTI12}fieldentry") for node in document.iter(f"{QTI12}qtimetadatafield")]
+    assert kinds.count("numerical_question") == 12 and kinds.count("short_answer_question") == 4
     for element in document.iter():  # a DTD knows no namespaces
         element.tag = etree.QName(element).localname
     for name in list(document.attrib):
@@ -80,9 +89,15 @@ def test_moodle_and_gift_put_a_pool_in_its_own_category(course, tmp_path):
     validator = etree.XMLSchema(etree.parse(str(resources.files("course").joinpath("schemas", "moodle-quiz.xsd"))))
     validator.assertValid(etree.fromstring(data))
     categories = [node.text for node in etree.fromstring(data).iterfind("question[@type='category']/category/text")]
+    lesson = "$course$/Module checks/Module 10 question bank"
     assert categories == [
-        "$course$/Module checks/Module 10 question bank",
-        f"$course$/Module checks/Module 10 question bank/Pool {POOL}",
+        lesson,
+        *(
+            f"{lesson}/Pool module-10-question-bank-{name}"
+            for name in ("scale-factor-known-mistake", "softmax-of-drawn-scores", "attention-output-shape")
+        ),
+        f"{lesson}/Pool module-10-question-bank-scale-factor-of-drawn-dk",
+        lesson,  # the calculated question, which Moodle computes itself: no pool
     ]
     gift = _export(course, tmp_path, "gift")[0].read_text()
     assert f"$CATEGORY: $course$/Module checks/Module 10 question bank/Pool {POOL}\n" in gift
@@ -98,3 +113,117 @@ def test_a_format_without_pools_and_a_bad_count_are_refused_in_one_line(course, 
     # Without --variants, an export is what it was: the fixed checks only.
     _, result = _export(course, tmp_path, "gift", variants=())
     assert "14 checks from 1 lesson (gift)" in result.out
+
+
+def _typed_back(course, tmp_path, fmt):
+    """The bank exported with 4 variants and imported again: its generated questions by id."""
+    first, _ = _export(course, tmp_path, fmt)
+    imported = tmp_path / "typed.lesson.json"
+    assert course("import", "checks", first, "--out", imported).code == 0
+    [back] = load_catalog([imported]).lessons
+    return {question.id: question for question in back.generated}
+
+
+@pytest.mark.parametrize("fmt", POOL_FORMATS)
+def test_numeric_and_short_answer_variants_come_back_with_their_answers_and_tolerance(course, tmp_path, fmt):
+    back = _typed_back(course, tmp_path, fmt)
+    [original] = load_catalog([BANK]).lessons
+    bank = {question.id: question for question in original.generated}
+    for name, question in (("softmax-of-drawn-scores", "numeric"), ("attention-output-shape", "short-answer")):
+        pool = f"module-10-question-bank-{name}"
+        variants = [back[f"{pool}-v{n}"] for n in range(1, 5)]
+        assert {v.pool for v in variants} == {pool} and {v.kind for v in variants} == {question}
+        for n, variant in enumerate(variants):
+            assert variant.fixed
+            drawn, again = draw(bank[name], "export", n), draw(variant, "anyone")
+            assert again.stem == drawn.stem and again.feedback == drawn.feedback
+            if question == "numeric":  # right within the stated margin, wrong just outside it
+                assert again.answer == drawn.answer and again.tolerance.absolute == 0.0005
+                assert again.is_right(f"{drawn.answer + 0.0004:.6f}") and not again.is_right(
+                    f"{drawn.answer + 0.0007:.6f}"
+                )
+            else:
+                assert again.is_right(str(drawn.answer).replace(" ", "")) and not again.is_right("(1, 2)")
+    weights = "attention-weights-count"
+    if fmt == "moodle":  # computed by Moodle, read back as the generated question it was
+        assert back[weights].model_dump(include={"parameters", "answer", "kind"}) == {
+            "parameters": bank[weights].model_dump()["parameters"],
+            "answer": "h*pow(n,2)",
+            "kind": "numeric",
+        }
+        for student in ("ada", "grace"):
+            assert draw(back[weights], student).answer == draw(bank[weights], student).answer
+            assert draw(back[weights], student).feedback == draw(bank[weights], student).feedback
+    else:
+        assert {back[f"module-10-question-bank-{weights}-v{n}"].pool for n in range(1, 5)} == {
+            f"module-10-question-bank-{weights}"
+        }
+
+
+def _moodle_value(formula: str, values: dict) -> float:
+    """A Moodle formula's value, read as Moodle reads it: each {wildcard} its dataset item's value,
+    then arithmetic with Moodle's functions (pow, sqrt, round...)."""
+    import math
+
+    text = re.sub(r"\{(\w+)\}", lambda m: repr(values[m.group(1)]), formula)
+    assert re.fullmatch(r"[\d.eE+\-*/(), a-z]*", text), text
+    return eval(text, {"__builtins__": {}}, {"pow": pow, "sqrt": math.sqrt, "round": round, "abs": abs})
+
+
+def test_moodle_calculated_question_holds_the_drawn_datasets_and_passes_its_schema(course, tmp_path):
+    [original] = load_catalog([BANK]).lessons
+    question = next(q for q in original.generated if q.id == "attention-weights-count")
+    data = _files(_export(course, tmp_path, "moodle")[0])["pool.xml"]
+    validator = etree.XMLSchema(etree.parse(str(resources.files("course").joinpath("schemas", "moodle-quiz.xsd"))))
+    document = etree.fromstring(data)
+    validator.assertValid(document)
+    [node] = document.iterfind("question[@type='calculated']")
+    assert node.findtext("idnumber") == "attention-weights-count"
+    assert node.findtext("answer/tolerancetype") == "2" and float(node.findtext("answer/tolerance")) == 0
+    assert "{h} heads" in node.findtext("questiontext/text")
+    datasets = {
+        d.findtext("name/text"): [float(v.text) for v in d.iterfind("dataset_items/dataset_item/value")]
+        for d in node.iterfind("dataset_definitions/dataset_definition")
+    }
+    assert sorted(datasets) == ["h", "n"] and all(len(items) == 4 for items in datasets.values())
+    for k in range(4):  # item k of every dataset is variant k as drawn here: the same answer from Moodle's formula
+        drawn = draw(question, "export", k)
+        values = {name: items[k] for name, items in datasets.items()}
+        assert values == {"h": drawn.values["h"], "n": drawn.values["n"]}
+        assert _moodle_value(node.findtext("answer/text"), values) == drawn.answer
+        shown = re.search(r"\{=((?:[^{}]|\{\w+\})*)\}", node.findtext("generalfeedback/text")).group(1)
+        assert _moodle_value(shown, values) == drawn.values["count"]
+    # The numeric questions Moodle cannot compute go out as numerical pools with their margins.
+    numerical = [q for q in document.iterfind("question[@type='numerical']")]
+    assert len(numerical) == 8 and {q.findtext("answer/tolerance") for q in numerical} == {"0.0005", "0.005"}
+    short = [[a.text for a in q.iterfind("answer/text")] for q in document.iterfind("question[@type='shortanswer']")]
+    assert ["(7, 12, 24)", "(7,12,24)"] in short and len(short) == 4
+
+
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        ({"parameters": {"d_k": {"choices": [16, 64]}}}, "parameter d_k"),
+        ({"generator": "_gen.py:f"}, "generator is Python"),
+        ({"tolerance": {"relative": 0.01, "absolute": 0.1}}, "both relative and absolute"),
+        ({"question": "With \\(\\sqrt{{d_k}}\\) for d_k = {d_k}"}, "holds {d_k} itself"),
+        ({"feedback": "{scale:e}"}, "plain or rounded"),
+        ({"answer": "d_k // 2"}, "not in Moodle's formula language"),
+    ],
+)
+def test_a_numeric_question_moodle_cannot_compute_is_said_why(change, why):
+    from course.exports.calculated import unfit
+    from course.models import GeneratedCheck
+
+    fitting = {
+        "id": "q",
+        "kind": "numeric",
+        "question": "What is the square root of d_k = {d_k}?",
+        "parameters": {"d_k": {"range": [4, 400]}},
+        "values": {"scale": "sqrt(d_k)"},
+        "answer": "scale",
+        "tolerance": {"relative": 0, "absolute": 0.01},
+        "feedback": "\\(\\sqrt{{{d_k}}} \\approx {scale:.2f}\\)",
+    }
+    assert unfit(GeneratedCheck(**fitting)) is None
+    assert why in unfit(GeneratedCheck(**{**fitting, **change}))

@@ -75,7 +75,7 @@ def bank_of(lessons: list[Lesson], include_open: bool) -> list[BankQuestion]:
             id=item.identifier,
             lesson=item.lesson_title,
             kind="choice",
-            stem=item.check.stem.markdown(),
+            stem=item.choice.stem.markdown(),
             options=[
                 Choice(
                     option=index,
@@ -83,10 +83,11 @@ def bank_of(lessons: list[Lesson], include_open: bool) -> list[BankQuestion]:
                     correct=option.correct,
                     tempting=option.tempting.markdown() if option.tempting else None,
                 )
-                for index, option in ((i, item.check.options[i]) for i in item.check.order)
+                for index, option in ((i, item.choice.options[i]) for i in item.choice.order)
             ],
         )
         for item in items_of(lessons)
+        if item.check is not None  # a paper exam's questions are multiple-choice
     ]
     if include_open:
         for lesson in lessons:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from ..catalog import load_catalog
 from ..formats import EXPORT_FORMATS
 from ..wording import plural
+from . import calculated
 from .items import ExportItem, items_of
 from .package import ExportError, Package, write_package
 
@@ -23,6 +24,9 @@ DEFAULT_TITLE = "Module 10: Sequences and attention, check questions"
 # The formats that hold a pool of variants of which each student gets one (a Canvas question group,
 # a QTI 2.1 section selecting one, a Moodle question bank category).
 POOL_FORMATS = ("qti12", "qti21", "moodle", "gift")
+# The formats that compute a numeric generated question themselves, where its formula fits (Moodle's
+# calculated questions; course.exports.calculated).
+CALCULATED_FORMATS = ("moodle",)
 
 
 class ExportResult(BaseModel):
@@ -36,8 +40,9 @@ def export_checks(
     paths: Iterable[Path | str], fmt: str, out: Path, title: str = DEFAULT_TITLE, variants: int = 0
 ) -> ExportResult:
     """Export every check of the lessons under ``paths`` in ``fmt`` to ``out``; with ``variants``,
-    each multiple-choice generated question too, as a pool of that many drawn variants of which the
-    platform gives each student one. Refuses, writing nothing, when a lesson file has an error (a
+    each generated question too, as a pool of that many drawn variants of which the platform gives
+    each student one (Moodle: a numeric one whose formula it can compute as a calculated question
+    with that many drawn sets of values). Refuses, writing nothing, when a lesson file has an error (a
     check with no correct option, two, an empty option...)."""
     if fmt not in EXPORTERS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(EXPORTERS)}")
@@ -48,12 +53,18 @@ def export_checks(
         first = catalog.errors[0]
         more = f" (and {plural(len(catalog.errors) - 1, 'more problem')})" if len(catalog.errors) > 1 else ""
         raise ExportError(f"nothing exported: {first}{more}")
-    lessons = [lesson for lesson in catalog.lessons if lesson.checks or (variants and lesson.generated)]
-    items = items_of(lessons, variants)
+    lessons = [
+        lesson
+        for lesson in catalog.lessons
+        if lesson.checks or any(variants or question.fixed for question in lesson.generated)
+    ]
+    items = items_of(lessons, variants, fits=calculated.fits if fmt in CALCULATED_FORMATS else None)
+    if fmt not in POOL_FORMATS:  # a format that holds multiple-choice questions only
+        items = [item for item in items if item.check is not None]
     if not items:
         raise ExportError("nothing exported: the lessons hold no check questions")
     path = write_package(EXPORTERS[fmt](items, title), out)
-    pools = len({item.check.pool for item in items if item.check.pool})
+    pools = len({item.pool for item in items if item.pool})
     return ExportResult(path=path, checks=len(items), lessons=len(lessons), pools=pools)
 
 

@@ -1,4 +1,5 @@
-"""Moodle GIFT: a category per lesson (and per pool of a generated question's variants, below it), one question per check, ``::id::[html]stem{ ~wrong#why =right#confirmation ####key idea }``.
+"""Moodle GIFT: a category per lesson (and per pool of a generated question's variants, below it), one question per check, ``::id::[html]stem{ ~wrong#why =right#confirmation ####key idea }``;
+a drawn numeric variant as ``{#=answer:margin ####feedback}``, a short answer as ``{=text =text ####feedback}``.
 Every character GIFT gives a meaning to (``~ = # { } :`` and backslash) is escaped, so stems and
 options holding code and LaTeX survive."""
 
@@ -26,9 +27,9 @@ def export(items: list[ExportItem], title: str) -> Package:
     blocks = [f"// {title}", "// Exported by the course command: text is HTML, math is LaTeX for MathJax.", ""]
     current = None
     for item in items:
-        if (item.lesson_slug, item.check.pool) != current:
-            current = (item.lesson_slug, item.check.pool)
-            pool = f"/{POOL_PREFIX}{item.check.pool}" if item.check.pool else ""  # a generated question's variants
+        if (item.lesson_slug, item.pool) != current:
+            current = (item.lesson_slug, item.pool)
+            pool = f"/{POOL_PREFIX}{item.pool}" if item.pool else ""  # a generated question's variants
             blocks += [f"$CATEGORY: $course$/Module checks/{category(item.lesson_title)}{pool}", ""]
         blocks.append(f"// [id:{item.identifier}]")  # the question's idnumber, as Moodle's importer reads it
         blocks.append(question(item))
@@ -37,7 +38,18 @@ def export(items: list[ExportItem], title: str) -> Package:
 
 
 def question(item: ExportItem) -> str:
-    lines = [f"::{escape(item.identifier)}::[html]{escape(to_html(item.check.stem))} {{"]
+    lines = [f"::{escape(item.identifier)}::[html]{escape(to_html(item.stem))} {{"]
+    if item.entry is not None:
+        entry = item.entry
+        if entry.kind == "numeric":
+            lines[0] += "#"
+            lines.append(f"\t={escape(repr(entry.answer))}:{escape(repr(entry.margin))}")
+        else:
+            lines += [f"\t={escape(text)}" for text in entry.accepted]
+        if entry.feedback:
+            lines.append(f"\t####{escape(to_html(entry.feedback))}")
+        lines.append("}")
+        return "\n".join(lines)
     for option in item.options:
         mark = "=" if option.correct else "~"
         lines.append(f"\t{mark}{escape(to_html(option.text))}#{escape(to_html(item.feedback(option)))}")

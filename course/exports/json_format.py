@@ -22,7 +22,7 @@ def export(items: list[ExportItem], title: str) -> Package:
             {
                 "id": item.identifier,
                 "lesson": {"slug": item.lesson_slug, "title": item.lesson_title},
-                "stem": {"markdown": item.check.stem.markdown(), "html": to_html(item.check.stem)},
+                "stem": {"markdown": item.choice.stem.markdown(), "html": to_html(item.choice.stem)},
                 "options": [
                     {
                         "id": letter,

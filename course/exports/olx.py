@@ -71,7 +71,7 @@ def export_library(items: list[ExportItem], title: str) -> Package:
 def problem(item: ExportItem) -> etree._Element:
     root = etree.Element("problem", display_name=f"{item.lesson_title} ({item.number})", max_attempts="1", weight="1")
     response = etree.SubElement(root, "multiplechoiceresponse")
-    _fragment(etree.SubElement(response, "label"), to_html(item.check.stem))
+    _fragment(etree.SubElement(response, "label"), to_html(item.choice.stem))
     group = etree.SubElement(response, "choicegroup", type="MultipleChoice")
     for option in item.options:
         choice = etree.SubElement(group, "choice", correct="true" if option.correct else "false")

@@ -1,11 +1,14 @@
 """QTI 1.2 as Canvas imports it: a zip with ``imsmanifest.xml``, the assessment
-(``<id>/<id>.xml``, single-answer ``multiple_choice_question`` items with per-answer feedback; a pool
+(``<id>/<id>.xml``, single-answer ``multiple_choice_question`` items with per-answer feedback, a drawn
+numeric variant as a ``numerical_question`` (its answer, or within its margin), a short answer as a
+``short_answer_question``, their feedback as general feedback; a pool
 of a generated question's variants as a question group, a section that picks one) and Canvas's
 ``assessment_meta.xml``. Text is HTML; math stays as \\( \\) for MathJax."""
 
 from __future__ import annotations
 
 import hashlib
+from decimal import Decimal
 
 from lxml import etree
 
@@ -34,7 +37,7 @@ def identifier(*parts: str) -> str:
 
 
 def export(items: list[ExportItem], title: str) -> Package:
-    quiz = identifier(title, *(f"{item.identifier}\x1e{to_html(item.check.stem)}" for item in items))
+    quiz = identifier(title, *(f"{item.identifier}\x1e{to_html(item.stem)}" for item in items))
     return Package(
         files=[
             ("imsmanifest.xml", _bytes(manifest(title, quiz))),
@@ -54,10 +57,14 @@ def assessment(items: list[ExportItem], title: str, quiz: str) -> etree._Element
     groups: dict[str, etree._Element] = {}
     next_answer = FIRST_ANSWER_ID
     for item in items:
-        pool = item.check.pool
+        pool = item.pool
         if pool and pool not in groups:
             groups[pool] = _group(section, pool)
         parent = groups[pool] if pool else section
+        if item.entry is not None:
+            _entry(parent, item, quiz, str(next_answer))
+            next_answer += 1
+            continue
         _item(parent, item, quiz, [str(next_answer + n) for n in range(len(item.options))])
         next_answer += len(item.options)
     return root
@@ -74,33 +81,81 @@ def _group(section: etree._Element, pool: str) -> etree._Element:
 
 def questions(items: list[ExportItem]) -> int:
     """How many questions a student answers: each check, and each pool once."""
-    return len([item for item in items if not item.check.pool]) + len({item.check.pool for item in items} - {None})
+    return len([item for item in items if not item.pool]) + len({item.pool for item in items} - {None})
 
 
-def _item(section: etree._Element, item: ExportItem, quiz: str, answers: list[str]) -> None:
-    """One question; its answers' ids are numbers unique across the quiz, as Canvas's own are."""
+def _head(section: etree._Element, item: ExportItem, quiz: str, kind: str, answers: list[str]) -> etree._Element:
     node = _sub(section, "item", ident=item.identifier, title=f"{item.lesson_title} ({item.number})")
     _metadata(
         _sub(_sub(node, "itemmetadata"), "qtimetadata"),
         {
-            "question_type": "multiple_choice_question",
+            "question_type": kind,
             "points_possible": "1",
             "original_answer_ids": ",".join(answers),
             "assessment_question_identifierref": identifier(quiz, item.identifier),
         },
     )
+    return node
+
+
+def _entry(section: etree._Element, item: ExportItem, quiz: str, answer: str) -> None:
+    """A typed answer, as Canvas writes one: a numerical question right at its answer or within its
+    margin (``vargte`` and ``varlte``), a short answer right at any accepted text, case aside."""
+    entry = item.entry
+    assert entry is not None
+    numeric = entry.kind == "numeric"
+    node = _head(section, item, quiz, "numerical_question" if numeric else "short_answer_question", [answer])
     presentation = _sub(node, "presentation")
-    _html(_sub(presentation, "material"), to_html(item.check.stem))
+    _html(_sub(presentation, "material"), to_html(entry.stem))
+    field = _sub(_sub(presentation, "response_str", ident="response1", rcardinality="Single"), "render_fib")
+    if numeric:
+        field.set("fibtype", "Decimal")
+    _sub(field, "response_label", ident=answer)
+    processing = _processing(node, general=bool(entry.feedback))
+    right = _sub(processing, "respcondition", attrs={"continue": "No"})
+    either = _sub(_sub(right, "conditionvar"), "or")
+    if numeric:
+        assert isinstance(entry.answer, float)
+        _sub(either, "varequal", respident="response1").text = repr(entry.answer)
+        within = _sub(either, "and")
+        low, high = bounds(entry.answer, entry.margin)
+        _sub(within, "vargte", respident="response1").text = low
+        _sub(within, "varlte", respident="response1").text = high
+    else:
+        for text in entry.accepted:
+            _sub(either, "varequal", respident="response1", case="No").text = text
+    _sub(right, "setvar", action="Set", varname="SCORE").text = "100"
+    if entry.feedback:
+        _feedback(node, "general_fb", to_html(entry.feedback))
+
+
+def _processing(node: etree._Element, general: bool) -> etree._Element:
+    """The item's response processing: the SCORE it sets, and its general feedback shown whatever the answer."""
+    processing = _sub(node, "resprocessing")
+    _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE", vartype="Decimal")
+    if general:
+        shown = _sub(processing, "respcondition", attrs={"continue": "Yes"})
+        _sub(_sub(shown, "conditionvar"), "other")
+        _sub(shown, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
+    return processing
+
+
+def bounds(answer: float, margin: float) -> tuple[str, str]:
+    """The answer less and plus its margin, in decimal (exact: the reader's difference is the margin)."""
+    exact, spread = Decimal(repr(answer)), Decimal(repr(margin))
+    return str(exact - spread), str(exact + spread)
+
+
+def _item(section: etree._Element, item: ExportItem, quiz: str, answers: list[str]) -> None:
+    """One question; its answers' ids are numbers unique across the quiz, as Canvas's own are."""
+    node = _head(section, item, quiz, "multiple_choice_question", answers)
+    presentation = _sub(node, "presentation")
+    _html(_sub(presentation, "material"), to_html(item.choice.stem))
     choices = _sub(_sub(presentation, "response_lid", ident="response1", rcardinality="Single"), "render_choice")
     for answer, option in zip(answers, item.options, strict=True):
         _html(_sub(_sub(choices, "response_label", ident=answer), "material"), to_html(option.text))
 
-    processing = _sub(node, "resprocessing")
-    _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE", vartype="Decimal")
-    if item.key_idea:
-        general = _sub(processing, "respcondition", attrs={"continue": "Yes"})
-        _sub(_sub(general, "conditionvar"), "other")
-        _sub(general, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
+    processing = _processing(node, general=bool(item.key_idea))
     for answer in answers:
         condition = _sub(processing, "respcondition", attrs={"continue": "Yes"})
         _sub(_sub(condition, "conditionvar"), "varequal", respident="response1").text = answer

@@ -1,7 +1,9 @@
 """IMS QTI 2.1: a content package (zip) with one ``assessmentItem`` per check and an
 ``assessmentTest`` listing them (a pool of a generated question's variants as a section that selects one). Each item is a ``choiceInteraction`` (``shuffle="false"``, one
 choice), scores 1 for the correct choice, shows the chosen option's ``modalFeedback`` and the lesson's
-key idea. Math is MathML (the LaTeX kept as an annotation), so items render without MathJax."""
+key idea; a drawn numeric variant is a ``textEntryInteraction`` of base type float, right when
+``equal`` within its margin (``toleranceMode="absolute"``), a short answer one of base type string,
+right when it matches an accepted text (``stringMatch``, case aside); either shows its feedback. Math is MathML (the LaTeX kept as an annotation), so items render without MathJax."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ QTI_LOCATION = f"{QTI} http://www.imsglobal.org/xsd/qti/qtiv2p1/imsqti_v2p1.xsd"
 CP_LOCATION = f"{CP} http://www.imsglobal.org/xsd/imscp_v1p1.xsd"
 TEST_FILE = "assessmentTest.xml"
 KEY_IDEA = "KEY_IDEA"
+SOLUTION = "SOLUTION"  # a typed answer's feedback, shown once answered
 
 
 def export(items: list[ExportItem], title: str) -> Package:
@@ -38,15 +41,9 @@ def _q(tag: str) -> str:
 
 
 def assessment_item(item: ExportItem) -> etree._Element:
-    root = etree.Element(
-        _q("assessmentItem"),
-        nsmap={None: QTI, "xsi": XSI, "m": MATHML_NS},
-        identifier=item.identifier,
-        title=f"{item.lesson_title} ({item.number})",
-        adaptive="false",
-        timeDependent="false",
-    )
-    root.set(f"{{{XSI}}}schemaLocation", QTI_LOCATION)
+    if item.entry is not None:
+        return entry_item(item)
+    root = _root(item)
     response = etree.SubElement(
         root, _q("responseDeclaration"), identifier="RESPONSE", cardinality="single", baseType="identifier"
     )
@@ -66,7 +63,7 @@ def assessment_item(item: ExportItem) -> etree._Element:
     interaction = etree.SubElement(
         body, _q("choiceInteraction"), responseIdentifier="RESPONSE", shuffle="false", maxChoices="1"
     )
-    append_runs(etree.SubElement(interaction, _q("prompt")), item.check.stem, QTI, mathml=True)
+    append_runs(etree.SubElement(interaction, _q("prompt")), item.choice.stem, QTI, mathml=True)
     for letter, option in zip(ascii_uppercase, item.options, strict=False):
         append_runs(etree.SubElement(interaction, _q("simpleChoice"), identifier=letter), option.text, QTI, mathml=True)
 
@@ -94,6 +91,71 @@ def assessment_item(item: ExportItem) -> etree._Element:
     return root
 
 
+def entry_item(item: ExportItem) -> etree._Element:
+    entry = item.entry
+    assert entry is not None
+    numeric = entry.kind == "numeric"
+    root = _root(item)
+    response = etree.SubElement(
+        root,
+        _q("responseDeclaration"),
+        identifier="RESPONSE",
+        cardinality="single",
+        baseType="float" if numeric else "string",
+    )
+    correct = etree.SubElement(response, _q("correctResponse"))
+    etree.SubElement(correct, _q("value")).text = repr(entry.answer) if numeric else entry.accepted[0]
+    score = etree.SubElement(root, _q("outcomeDeclaration"), identifier="SCORE", cardinality="single", baseType="float")
+    etree.SubElement(etree.SubElement(score, _q("defaultValue")), _q("value")).text = "0"
+    etree.SubElement(root, _q("outcomeDeclaration"), identifier="FEEDBACK", cardinality="single", baseType="identifier")
+    body = etree.SubElement(root, _q("itemBody"))
+    append_runs(etree.SubElement(body, _q("p")), entry.stem, QTI, mathml=True)
+    etree.SubElement(
+        etree.SubElement(body, _q("p")),
+        _q("textEntryInteraction"),
+        responseIdentifier="RESPONSE",
+        expectedLength=str(max(8, len(entry.accepted[0]) if not numeric else 12)),
+    )
+    processing = etree.SubElement(root, _q("responseProcessing"))
+    condition = etree.SubElement(processing, _q("responseCondition"))
+    when = etree.SubElement(condition, _q("responseIf"))
+    if numeric:
+        test = etree.SubElement(
+            when, _q("equal"), toleranceMode="absolute", tolerance=f"{entry.margin!r} {entry.margin!r}"
+        )
+        etree.SubElement(test, _q("variable"), identifier="RESPONSE")
+        etree.SubElement(test, _q("correct"), identifier="RESPONSE")
+    else:
+        either = etree.SubElement(when, _q("or"))
+        for text in entry.accepted:
+            match = etree.SubElement(either, _q("stringMatch"), caseSensitive="false")
+            etree.SubElement(match, _q("variable"), identifier="RESPONSE")
+            etree.SubElement(match, _q("baseValue"), baseType="string").text = text
+    _set_score(when, "1")
+    _set_score(etree.SubElement(condition, _q("responseElse")), "0")
+    if entry.feedback:
+        shown = etree.SubElement(processing, _q("setOutcomeValue"), identifier="FEEDBACK")
+        etree.SubElement(shown, _q("baseValue"), baseType="identifier").text = SOLUTION
+        modal = etree.SubElement(
+            root, _q("modalFeedback"), outcomeIdentifier="FEEDBACK", identifier=SOLUTION, showHide="show"
+        )
+        append_runs(modal, entry.feedback, QTI, mathml=True)
+    return root
+
+
+def _root(item: ExportItem) -> etree._Element:
+    root = etree.Element(
+        _q("assessmentItem"),
+        nsmap={None: QTI, "xsi": XSI, "m": MATHML_NS},
+        identifier=item.identifier,
+        title=f"{item.lesson_title} ({item.number})",
+        adaptive="false",
+        timeDependent="false",
+    )
+    root.set(f"{{{XSI}}}schemaLocation", QTI_LOCATION)
+    return root
+
+
 def _set_score(parent: etree._Element, value: str) -> None:
     outcome = etree.SubElement(parent, _q("setOutcomeValue"), identifier="SCORE")
     etree.SubElement(outcome, _q("baseValue"), baseType="float").text = value
@@ -108,7 +170,7 @@ def assessment_test(items: list[ExportItem], title: str) -> etree._Element:
     section = etree.SubElement(part, _q("assessmentSection"), identifier="section-1", title=title, visible="true")
     pools: dict[str, etree._Element] = {}
     for item in items:
-        pool = item.check.pool
+        pool = item.pool
         if pool and pool not in pools:  # a generated question's variants: the section selects one
             pools[pool] = etree.SubElement(
                 section, _q("assessmentSection"), identifier=pool, title=pool, visible="false"

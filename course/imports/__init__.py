@@ -9,10 +9,11 @@ import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import CheckImportError, LessonFileError, dependency_error
 from ..loaders import load_lesson
-from ..models import slugify
+from ..models import GeneratedCheck, slugify
 from .base import ImportedBank, identifier_or_none, zip_members
 
 __all__ = ["ImportedBank", "detect", "identifier_or_none", "import_checks", "zip_members"]
@@ -71,7 +72,7 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
         raise CheckImportError(
             f"{file}: {said or f'cannot be read as QTI, Moodle XML, GIFT or JSON ({exc})'}"
         ) from None
-    if not bank.checks:
+    if not bank.checks and not bank.generated:
         raise CheckImportError(f"{file}: holds no single-answer check questions")
     stem = out.name.split(".")[0]
     document = {
@@ -100,6 +101,7 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
             }
             for check in bank.checks
         ],
+        **({"generated": [_generated(question) for question in bank.generated]} if bank.generated else {}),
     }
     # Mode 0666 less the umask: the user's normal permissions (a temporary file's 0600 would stay).
     temporary = out.parent / f".{out.name}.{secrets.token_hex(6)}.json"
@@ -115,4 +117,9 @@ def import_checks(file: Path, out: Path) -> tuple[Path, int]:
             f"{file}: the imported checks do not make a valid lesson: {exc.problems[0].what}"
         ) from None
     os.replace(temporary, out)
-    return out, len(bank.checks)
+    return out, len(bank.checks) + len(bank.generated)
+
+
+def _generated(question: GeneratedCheck) -> dict[str, Any]:
+    """A generated question as the lesson file writes it (what it leaves unsaid is its default)."""
+    return question.model_dump(mode="json", exclude_defaults=True)

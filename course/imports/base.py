@@ -10,7 +10,7 @@ from io import BytesIO
 
 from pydantic import BaseModel
 
-from ..models import Check
+from ..models import Check, GeneratedCheck, RichText, Tolerance
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9._-]{0,199}$")
 
@@ -26,6 +26,35 @@ class ImportedBank(BaseModel):
     title: str | None = None
     key_idea: str | None = None
     checks: list[Check]
+    # Numeric and short-answer questions (a drawn variant, fixed), and Moodle's calculated ones.
+    generated: list[GeneratedCheck] = []
+
+
+def literal(text: str) -> str:
+    """Text as a template that renders it unchanged: its braces doubled."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def fixed_question(
+    identifier: str,
+    stem: RichText,
+    answer: float | str,
+    margin: float = 0.0,
+    feedback: RichText | None = None,
+    pool: str | None = None,
+) -> GeneratedCheck:
+    """A numeric (``answer`` a number, right within ``margin``) or short-answer question read back
+    from a platform, as a generated question that draws nothing: every student gets it as it is."""
+    numeric = not isinstance(answer, str)
+    return GeneratedCheck(
+        id=identifier,
+        kind="numeric" if numeric else "short-answer",
+        question=literal(stem.markdown()),
+        answer=repr(float(answer)) if numeric else literal(str(answer)),
+        tolerance=Tolerance(relative=0, absolute=margin),
+        feedback=literal(feedback.markdown()) if feedback else None,
+        pool=pool,
+    )
 
 
 def zip_members(data: bytes) -> dict[str, bytes]:

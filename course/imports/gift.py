@@ -1,5 +1,6 @@
 """Moodle GIFT back into checks: ``::title::[html]stem{ ~wrong#feedback =right#feedback ####general }``,
-with GIFT's backslash escapes undone."""
+with GIFT's backslash escapes undone; a numeric question (``{#=answer:margin ####feedback}``) and a
+short answer (``{=text =text ####feedback}``, no wrong answer) as generated questions that draw nothing."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import re
 from ..errors import CheckImportError
 from ..exports.moodle import pool_of_category
 from ..inline import runs_from_html, runs_from_text
-from ..models import Check, Option, RichText
-from .base import ImportedBank, identifier_or_none
+from ..models import Check, GeneratedCheck, Option, RichText
+from .base import ImportedBank, fixed_question, identifier_or_none
 
 # GIFT escapes only its own special characters (and writes a line break as \\n); any other
 # backslash is the author's, as in LaTeX's \\( \\), and stays as written.
@@ -18,7 +19,7 @@ ESCAPED = re.compile(r"\\([~=#{}:\\n])")
 
 def read(data: bytes, source: str) -> ImportedBank:
     text = data.decode("utf-8")
-    checks, key_idea, title, pool = [], None, None, None
+    checks, key_idea, title, pool, generated = [], None, None, None, []
     for number, (line, block, idnumber) in enumerate(_questions(text), start=1):
         if block.startswith("$CATEGORY:"):
             # Moodle reads the category line as it is, a doubled slash standing for one.
@@ -30,12 +31,15 @@ def read(data: bytes, source: str) -> ImportedBank:
             check, general = _question(block, number)
         except CheckImportError as exc:
             raise CheckImportError(f"line {line}: {exc}") from None
-        if check is not None:
+        if isinstance(check, GeneratedCheck):
+            update = {"pool": identifier_or_none(pool), **({"id": identifier_or_none(idnumber)} if idnumber else {})}
+            generated.append(check.model_copy(update={k: v for k, v in update.items() if k == "pool" or v}))
+        elif check is not None:
             if idnumber:
                 check = check.model_copy(update={"id": identifier_or_none(idnumber) or check.id})
             checks.append(check.model_copy(update={"pool": identifier_or_none(pool)}))
             key_idea = key_idea or general
-    return ImportedBank(title=title, key_idea=key_idea, checks=checks)
+    return ImportedBank(title=title, key_idea=key_idea, checks=checks, generated=generated)
 
 
 def _questions(text: str) -> list[tuple[int, str, str | None]]:
@@ -83,7 +87,7 @@ def _split_unescaped(text: str, separators: str) -> list[tuple[str, str]]:
     return pieces
 
 
-def _question(block: str, number: int) -> tuple[Check | None, str | None]:
+def _question(block: str, number: int) -> tuple[Check | GeneratedCheck | None, str | None]:
     opening = _find_unescaped(block, "{")
     closing = _rfind_unescaped(block, "}")
     if opening < 0 or closing < opening:
@@ -104,6 +108,10 @@ def _question(block: str, number: int) -> tuple[Check | None, str | None]:
     general_at = answers.find("####")
     if general_at >= 0:
         general, answers = _rich(answers[general_at + 4 :].strip(), is_html).markdown(), answers[:general_at]
+    marks = [mark for mark, _ in _split_unescaped(answers, "~=") if mark]
+    if answers.strip().startswith("#") or (marks and "~" not in marks):
+        identifier = identifier_or_none(name) or f"question-{number}"
+        return _typed(answers.strip(), _rich(head, is_html), identifier, general, number), None
     options = []
     for mark, piece in _split_unescaped(answers, "~="):
         if not mark:
@@ -125,6 +133,28 @@ def _question(block: str, number: int) -> tuple[Check | None, str | None]:
     if sum(option.correct for option in options) != 1:
         raise CheckImportError(f"question {number}: needs exactly one right answer (=)")
     return Check(stem=_rich(head, is_html), options=options, id=identifier_or_none(name)), general
+
+
+def _typed(answers: str, stem: RichText, identifier: str, general: str | None, number: int) -> GeneratedCheck:
+    """A numeric question (``#=answer:margin``, or ``#answer:margin``) or a short answer (``=text``,
+    the first accepted text its answer), its general feedback the question's feedback."""
+    from ..loaders.markdown import parse_inline
+
+    feedback = parse_inline(general) if general else None
+    if answers.startswith("#"):
+        first = [piece for mark, piece in _split_unescaped(answers[1:], "=") if piece.strip()]
+        if not first:
+            raise CheckImportError(f"question {number}: a numeric question ({{#...}}) with no answer")
+        value = _split_unescaped(first[0], "#")[0][1].strip()
+        answer, _, spread = _unescape(value).partition(":")
+        try:
+            return fixed_question(identifier, stem, float(answer), float(spread or 0), feedback)
+        except ValueError:
+            raise CheckImportError(f"question {number}: {value!r} is not a number and its margin") from None
+    texts = [
+        _unescape(_split_unescaped(piece, "#")[0][1].strip()) for mark, piece in _split_unescaped(answers, "=") if mark
+    ]
+    return fixed_question(identifier, stem, texts[0], 0.0, feedback)
 
 
 def _rich(text: str, is_html: bool) -> RichText:

@@ -1,18 +1,21 @@
 """QTI 1.2 (as Canvas exports and imports it) back into checks: single-answer
 ``multiple_choice_question`` items, their answers in order, the answer that sets SCORE to 100,
-per-answer and general feedback; an item in a question group (a section that selects) keeps the group as
+per-answer and general feedback; ``numerical_question`` and ``short_answer_question`` items (their
+answer, the margin between it and its bounds, the general feedback as the question's) as generated
+questions that draw nothing; an item in a question group (a section that selects) keeps the group as
 its pool. Text is HTML, as written."""
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 
 from lxml import etree
 
 from ..errors import CheckImportError
 from ..inline import runs_from_html
-from ..models import Check, Option
-from .base import ImportedBank, identifier_or_none, zip_members
+from ..models import Check, GeneratedCheck, Option
+from .base import ImportedBank, fixed_question, identifier_or_none, zip_members
 
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
 
@@ -23,22 +26,60 @@ def read(data: bytes, source: str) -> ImportedBank:
     assessments = [root for root in roots if _local(root) == "questestinterop"]
     if not assessments:
         raise CheckImportError("no QTI 1.2 assessment (questestinterop) in the package")
-    checks, key_idea, titles = [], None, []
+    checks, key_idea, titles, generated = [], None, [], []
     for root in assessments:
         for item in root.iter():
             if _local(item) != "item":
                 continue
-            check, general = _item(item)
             parent = item.getparent()
-            if check is not None and parent is not None and _local(parent) == "section" and _picks(parent):
-                check = check.model_copy(update={"pool": identifier_or_none(parent.get("ident"))})
+            pool = identifier_or_none(parent.get("ident")) if parent is not None and _picks(parent) else None
+            typed = _typed(item, pool)
+            if typed is not None:
+                generated.append(typed)
+                titles.append(item.get("title"))
+                continue
+            check, general = _item(item)
+            if check is not None and pool:
+                check = check.model_copy(update={"pool": pool})
             if check is not None:
                 checks.append(check)
                 key_idea = key_idea or general
                 titles.append(item.get("title"))
     lessons = {re.sub(r"\s*\(\d+\)$", "", title) for title in titles if title}
     title = lessons.pop() if len(lessons) == 1 else _assessment_title(assessments[0])
-    return ImportedBank(title=title, key_idea=key_idea, checks=checks)
+    return ImportedBank(title=title, key_idea=key_idea, checks=checks, generated=generated)
+
+
+def _typed(item: etree._Element, pool: str | None) -> GeneratedCheck | None:
+    """A numerical or short-answer item, or None for any other."""
+    ident = item.get("ident", "?")
+    fields = {_text(field, "fieldlabel"): _text(field, "fieldentry") for field in _all(item, "qtimetadatafield")}
+    kind = fields.get("question_type")
+    if kind not in ("numerical_question", "short_answer_question"):
+        return None
+    presentation = _first(item, "presentation")
+    right = next(
+        (
+            c
+            for c in _all(item, "respcondition")
+            if any(_local(s) == "setvar" and (s.text or "").strip() in {"100", "100.0"} for s in c)
+        ),
+        None,
+    )
+    if presentation is None or right is None:
+        raise CheckImportError(f"item {ident}: no question or no answer that scores 100")
+    feedback = {node.get("ident"): _mattext(node) for node in _all(item, "itemfeedback")}
+    general = runs_from_html(feedback["general_fb"]) if feedback.get("general_fb") else None
+    stem = runs_from_html(_mattext(presentation))
+    identifier = identifier_or_none(ident) or "question"
+    answer = _text(right, "varequal")
+    if kind == "short_answer_question":
+        return fixed_question(identifier, stem, answer, 0.0, general, pool)
+    try:
+        exact, high = Decimal(answer), Decimal(_text(right, "varlte") or answer)
+        return fixed_question(identifier, stem, float(exact), float(high - exact), general, pool)
+    except InvalidOperation:
+        raise CheckImportError(f"item {ident}: {answer!r} is not a number") from None
 
 
 def _item(item: etree._Element) -> tuple[Check | None, str | None]:

@@ -1,5 +1,7 @@
-"""QTI 2.1 back into checks: a content package (zip) or a single ``assessmentItem`` file. MathML
-comes back as the LaTeX kept in its annotation."""
+"""QTI 2.1 back into checks: a content package (zip) or a single ``assessmentItem`` file; an item
+with a ``textEntryInteraction`` (a float: its answer and its ``equal`` tolerance; a string: its
+correct response) as a generated question that draws nothing. MathML comes back as the LaTeX kept in
+its annotation."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from lxml import etree
 
 from ..errors import CheckImportError
 from ..inline import runs_from_element
-from ..models import Check, Option, RichText
-from .base import ImportedBank, identifier_or_none, zip_members
+from ..models import Check, GeneratedCheck, Option, RichText
+from .base import ImportedBank, fixed_question, identifier_or_none, zip_members
 
 QTI = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
@@ -32,16 +34,19 @@ def read(data: bytes, source: str) -> ImportedBank:
         title = tests[0][1].get("title") if tests else None
     else:
         documents, title, names, pools = [data], None, [], {}
-    checks, key_idea, item_titles = [], None, []
+    checks, key_idea, item_titles, generated = [], None, [], []
     for name, document in zip([*names, None], documents, strict=False):
         check, general, item_title = item(document)
-        checks.append(check.model_copy(update={"pool": pools.get(name)}) if name in pools else check)
+        if isinstance(check, GeneratedCheck):
+            generated.append(check.model_copy(update={"pool": pools.get(name)}) if name in pools else check)
+        else:
+            checks.append(check.model_copy(update={"pool": pools.get(name)}) if name in pools else check)
         key_idea = key_idea or general
         item_titles.append(item_title)
     lesson_titles = {re.sub(r"\s*\(\d+\)$", "", t) for t in item_titles if t}
     if len(lesson_titles) == 1:
         title = lesson_titles.pop()
-    return ImportedBank(title=title, key_idea=key_idea, checks=checks)
+    return ImportedBank(title=title, key_idea=key_idea, checks=checks, generated=generated)
 
 
 def _pools(test: tuple[str, etree._Element]) -> dict[str, str]:
@@ -67,12 +72,14 @@ def _test_order(test: tuple[str, etree._Element], items: set[str]) -> list[str]:
     return order
 
 
-def item(document: bytes) -> tuple[Check, str | None, str | None]:
+def item(document: bytes) -> tuple[Check | GeneratedCheck, str | None, str | None]:
     root = etree.fromstring(document, PARSER)
     identifier = root.get("identifier", "?")
     interaction = root.find(f".//{{{QTI}}}choiceInteraction")
+    if interaction is None and root.find(f".//{{{QTI}}}textEntryInteraction") is not None:
+        return _typed(root, identifier), None, root.get("title")
     if interaction is None:
-        raise CheckImportError(f"item {identifier}: no choiceInteraction")
+        raise CheckImportError(f"item {identifier}: no choiceInteraction or textEntryInteraction")
     correct = {
         value.text for value in root.iterfind(f"{{{QTI}}}responseDeclaration/{{{QTI}}}correctResponse/{{{QTI}}}value")
     }
@@ -95,6 +102,29 @@ def item(document: bytes) -> tuple[Check, str | None, str | None]:
         stem=_text(prompt) if prompt is not None else RichText([]), options=options, id=identifier_or_none(identifier)
     )
     return check, (_text(general).markdown() if general is not None else None), root.get("title")
+
+
+def _typed(root: etree._Element, identifier: str) -> GeneratedCheck:
+    """A text entry: a float's answer and its absolute tolerance, or a string's correct response."""
+    declaration = root.find(f"{{{QTI}}}responseDeclaration")
+    answer = root.findtext(f"{{{QTI}}}responseDeclaration/{{{QTI}}}correctResponse/{{{QTI}}}value")
+    if declaration is None or answer is None:
+        raise CheckImportError(f"item {identifier}: a text entry with no correct response")
+    paragraph = root.find(f"{{{QTI}}}itemBody/{{{QTI}}}p")
+    stem = _text(paragraph) if paragraph is not None else RichText([])
+    solution = next((n for n in root.iterfind(f"{{{QTI}}}modalFeedback") if n.get("identifier") == "SOLUTION"), None)
+    feedback = _text(solution) if solution is not None else None
+    name = identifier_or_none(identifier) or "question"
+    if declaration.get("baseType") != "float":
+        return fixed_question(name, stem, answer, 0.0, feedback)
+    equal = root.find(f".//{{{QTI}}}equal")
+    spread = (
+        equal.get("tolerance", "0") if equal is not None and equal.get("toleranceMode") == "absolute" else "0"
+    ).split()
+    try:
+        return fixed_question(name, stem, float(answer), float(spread[-1] if spread else 0), feedback)
+    except ValueError:
+        raise CheckImportError(f"item {identifier}: {answer!r} is not a number") from None
 
 
 def _text(element) -> RichText:
