@@ -21,9 +21,6 @@ EXPORTERS: dict[str, Callable[[list[ExportItem], str], Package]] = {
     for name, module in EXPORT_FORMATS.items()
 }
 DEFAULT_TITLE = "Module 10: Sequences and attention, check questions"
-# The formats that hold a pool of variants of which each student gets one (a Canvas question group,
-# a QTI 2.1 section selecting one, a Moodle question bank category).
-POOL_FORMATS = ("qti12", "qti21", "moodle", "gift")
 # The formats that compute a numeric generated question themselves, where its formula fits (Moodle's
 # calculated questions; course.exports.calculated).
 CALCULATED_FORMATS = ("moodle",)
@@ -40,14 +37,14 @@ def export_checks(
     paths: Iterable[Path | str], fmt: str, out: Path, title: str = DEFAULT_TITLE, variants: int = 0
 ) -> ExportResult:
     """Export every check of the lessons under ``paths`` in ``fmt`` to ``out``; with ``variants``,
+    in every format (a Canvas question group, a QTI 2.1 section selecting one, a Moodle question bank
+    category, an Open edX randomized content block, a pool named in the JSON export),
     each generated question too, as a pool of that many drawn variants of which the platform gives
     each student one (Moodle: a numeric one whose formula it can compute as a calculated question
     with that many drawn sets of values). Refuses, writing nothing, when a lesson file has an error (a
     check with no correct option, two, an empty option...)."""
     if fmt not in EXPORTERS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(EXPORTERS)}")
-    if variants and fmt not in POOL_FORMATS:
-        raise ExportError(f"{fmt} cannot hold a pool of variants; use one of {', '.join(POOL_FORMATS)}")
     catalog = load_catalog(paths)
     if catalog.errors:
         first = catalog.errors[0]
@@ -59,8 +56,6 @@ def export_checks(
         if lesson.checks or any(variants or question.fixed for question in lesson.generated)
     ]
     items = items_of(lessons, variants, fits=calculated.fits if fmt in CALCULATED_FORMATS else None)
-    if fmt not in POOL_FORMATS:  # a format that holds multiple-choice questions only
-        items = [item for item in items if item.check is not None]
     if not items:
         raise ExportError("nothing exported: the lessons hold no check questions")
     path = write_package(EXPORTERS[fmt](items, title), out)
@@ -68,4 +63,4 @@ def export_checks(
     return ExportResult(path=path, checks=len(items), lessons=len(lessons), pools=pools)
 
 
-__all__ = ["EXPORTERS", "POOL_FORMATS", "ExportError", "ExportItem", "ExportResult", "export_checks", "items_of"]
+__all__ = ["EXPORTERS", "ExportError", "ExportItem", "ExportResult", "export_checks", "items_of"]

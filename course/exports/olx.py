@@ -1,6 +1,11 @@
 """Open edX OLX: a course that Studio imports (a folder, or a .tar.gz when the output path ends so),
 one chapter, a sequential per lesson, and a ``multiplechoiceresponse`` problem per check with a
-``choicehint`` on every choice and the key idea as the solution. Math stays as \\( \\) for MathJax."""
+``choicehint`` on every choice and the key idea as the solution; a drawn numeric variant as a
+``numericalresponse`` (its tolerance the margin about its answer), a short answer as a
+``stringresponse`` (case aside, each accepted text), their feedback as the solution. A pool of a
+generated question's variants is a randomized content block (``library_content``, ``max_count`` 1)
+holding them, so each learner gets one; the library export holds every variant, for such a block to
+draw from. Math stays as \\( \\) for MathJax."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from .items import ExportItem
 from .package import Package
 
 ORG, COURSE, RUN = "module10", "checks", "checks"
+LIBRARY = f"library-v1:{ORG}+{COURSE}"  # the library export's id, which a pool's block names as its source
 CHAPTER = "module-checks"  # not the run's name: a url_name may name one block only
 # Settings Studio and olxcleaner require of a course; fixed, so the same input gives the same bytes.
 # The instructor sets the real dates in Studio after the import.
@@ -43,9 +49,17 @@ def export(items: list[ExportItem], title: str) -> Package:
         etree.SubElement(sequential, "vertical", url_name=f"{slug}-checks")
         files.append((f"course/sequential/{slug}.xml", _xml(sequential)))
         vertical = etree.Element("vertical", display_name="Check your understanding")
+        pools: dict[str, etree._Element] = {}
         for item in group:
-            etree.SubElement(vertical, "problem", url_name=item.identifier)
+            parent = vertical
+            if item.pool and item.pool not in pools:
+                etree.SubElement(vertical, "library_content", url_name=item.pool)
+                pools[item.pool] = pool_block(item)
+            if item.pool:
+                parent = pools[item.pool]
+            etree.SubElement(parent, "problem", url_name=item.identifier)
             files.append((f"course/problem/{item.identifier}.xml", _xml(problem(item))))
+        files += [(f"course/library_content/{pool}.xml", _xml(block)) for pool, block in pools.items()]
         files.append((f"course/vertical/{slug}-checks.xml", _xml(vertical)))
     files.append((f"course/chapter/{CHAPTER}.xml", _xml(chapter)))
     files.append((f"course/policies/{RUN}/policy.json", _json({f"course/{RUN}": POLICY})))
@@ -68,8 +82,21 @@ def export_library(items: list[ExportItem], title: str) -> Package:
     return Package(files=files, container="tree")
 
 
+def pool_block(item: ExportItem) -> etree._Element:
+    """A randomized content block that gives each learner one of a pool's problems."""
+    return etree.Element(
+        "library_content",
+        display_name=f"{item.lesson_title}: one of a pool",
+        max_count="1",
+        mode="random",
+        source_library_id=LIBRARY,
+    )
+
+
 def problem(item: ExportItem) -> etree._Element:
     root = etree.Element("problem", display_name=f"{item.lesson_title} ({item.number})", max_attempts="1", weight="1")
+    if item.entry is not None:
+        return _entry(root, item)
     response = etree.SubElement(root, "multiplechoiceresponse")
     _fragment(etree.SubElement(response, "label"), to_html(item.choice.stem))
     group = etree.SubElement(response, "choicegroup", type="MultipleChoice")
@@ -78,10 +105,34 @@ def problem(item: ExportItem) -> etree._Element:
         _fragment(choice, to_html(option.text))
         _fragment(etree.SubElement(choice, "choicehint"), to_html(item.feedback(option)))
     if item.key_idea:
-        solution = etree.SubElement(etree.SubElement(root, "solution"), "div", {"class": "detailed-solution"})
-        etree.SubElement(solution, "p").text = "Explanation"
-        _fragment(etree.SubElement(solution, "p"), to_html(item.key_idea))
+        _solution(root, to_html(item.key_idea))
     return root
+
+
+def _entry(root: etree._Element, item: ExportItem) -> etree._Element:
+    entry = item.entry
+    assert entry is not None
+    if entry.kind == "numeric":
+        response = etree.SubElement(root, "numericalresponse", answer=repr(entry.answer))
+        _fragment(etree.SubElement(response, "label"), to_html(entry.stem))
+        etree.SubElement(response, "responseparam", type="tolerance", default=repr(entry.margin))
+        etree.SubElement(response, "formulaequationinput")
+    else:
+        first, *more = entry.accepted
+        response = etree.SubElement(root, "stringresponse", answer=first, type="ci")
+        _fragment(etree.SubElement(response, "label"), to_html(entry.stem))
+        for text in more:
+            etree.SubElement(response, "additional_answer", answer=text)
+        etree.SubElement(response, "textline", size="20")
+    if entry.feedback:
+        _solution(root, to_html(entry.feedback))
+    return root
+
+
+def _solution(root: etree._Element, html: str) -> None:
+    solution = etree.SubElement(etree.SubElement(root, "solution"), "div", {"class": "detailed-solution"})
+    etree.SubElement(solution, "p").text = "Explanation"
+    _fragment(etree.SubElement(solution, "p"), html)
 
 
 def _fragment(parent: etree._Element, html: str) -> None:

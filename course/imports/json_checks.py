@@ -1,5 +1,6 @@
 """The project's own JSON export (``course export checks --format json``) back into checks, checked
-first against its published schema."""
+first against its published schema: a numeric or short-answer question as a generated question
+that draws nothing; each keeps its pool."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ..exports.items import CONFIRMATION
 from ..loaders.markdown import parse_inline
 from ..models import Check, Option
 from ..schemas import schema_problems
-from .base import ImportedBank, identifier_or_none
+from .base import ImportedBank, fixed_question, identifier_or_none
 
 SCHEMA = "checks-export"
 
@@ -24,8 +25,23 @@ def read(data: bytes, source: str) -> ImportedBank:
     if problems:
         where, what = problems[0]
         raise CheckImportError(f"{where or '/'}: {what}")
-    checks, key_idea, lessons = [], None, []
-    for raw in document["checks"]:
+    checks, key_idea, lessons, generated = [], None, [], []
+    for number, raw in enumerate(document["checks"], start=1):
+        lessons.append((raw["lesson"]["slug"], raw["lesson"]["title"]))
+        pool = identifier_or_none(raw.get("pool"))
+        if "kind" in raw:
+            feedback = parse_inline(raw["feedback"]["markdown"]) if raw["feedback"] else None
+            generated.append(
+                fixed_question(
+                    identifier_or_none(raw["id"]) or f"question-{number}",
+                    parse_inline(raw["stem"]["markdown"]),
+                    float(raw["answer"]) if raw["kind"] == "numeric" else raw["answer"],
+                    raw.get("margin", 0.0),
+                    feedback,
+                    pool,
+                )
+            )
+            continue
         options = []
         for option in raw["options"]:
             feedback = option["feedback"]["markdown"]
@@ -37,11 +53,10 @@ def read(data: bytes, source: str) -> ImportedBank:
                     tempting=parse_inline(tempting) if tempting else None,
                 )
             )
-        checks.append(
-            Check(stem=parse_inline(raw["stem"]["markdown"]), options=options, id=identifier_or_none(raw["id"]))
-        )
+        stem = parse_inline(raw["stem"]["markdown"])
+        checks.append(Check(stem=stem, options=options, id=identifier_or_none(raw["id"]), pool=pool))
         key_idea = key_idea or raw.get("general_feedback")
-        lessons.append((raw["lesson"]["slug"], raw["lesson"]["title"]))
+    bank = ImportedBank(title=document.get("title"), key_idea=key_idea, checks=checks, generated=generated)
     if len(set(lessons)) == 1:
-        return ImportedBank(slug=lessons[0][0], title=lessons[0][1], key_idea=key_idea, checks=checks)
-    return ImportedBank(title=document.get("title"), key_idea=key_idea, checks=checks)
+        return bank.model_copy(update={"slug": lessons[0][0], "title": lessons[0][1]})
+    return bank
