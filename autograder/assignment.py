@@ -14,7 +14,11 @@ manual = false
 uses = []                        # graded functions of other questions that these functions call
 charge_dependents = true         # (top level) charge a question that fails because of a function it uses
 due = 2026-12-01T23:59:00+01:00  # optional, with late_penalty and late_until: see autograder.lateness
-feedback = "immediate"           # hidden tests' results in the service: "immediate", "after_due", "hidden"
+visibility = "visible"           # what a student sees of the checks: "visible", "after_due", "after_published",
+                                 # "hidden" (autograder.visibility; a question's own, and a check's, under it)
+publish = "automatic"            # optional: "by_staff" when the staff publish grades (the default once any
+                                 # setting says "after_published")
+feedback = "immediate"           # the older switch, read as visibility: "immediate", "after_due", "hidden"
 max_submissions = 10             # optional limits on submissions through the service: in all,
 submissions_per_hour = 3         # and per rolling hour
 counts = "last"                  # the submission whose grade counts: "last", "best", "last_before_due"
@@ -37,6 +41,7 @@ from course.folder import SANDBOX_PACKAGES
 from .errors import AssignmentError
 from .lateness import LatePolicy, aware, parse_penalty
 from .sandbox.limits import Limits
+from .visibility import FROM_FEEDBACK, CheckSetting, Publish, Visibility, VisibilityRules, rules_of
 
 if TYPE_CHECKING:  # the course folder's model; the engine needs only its fields
     from course.folder import CourseFolder
@@ -102,6 +107,11 @@ class Question(BaseModel):
     rubric: list[RubricItem] = []
     # Its mutants: operators switched off, survivors accepted with a reason, the checks a name needs.
     mutants: MutantSettings = MutantSettings()
+    # What a student sees of its checks, and when (autograder.visibility): the assignment's when unset.
+    visibility: Visibility | None = None
+    # A check's own, by the hidden test's name: a visibility, or "practice" (a check the student runs
+    # and reads the sentence and outcome of, never its code; it counts in no score).
+    checks: dict[str, CheckSetting] = {}
 
 
 class Assignment(BaseModel):
@@ -125,8 +135,15 @@ class Assignment(BaseModel):
     # What a submission may import in the sandbox (numpy always): set from the course's course.toml.
     sandbox_packages: list[str] = list(SANDBOX_PACKAGES)
     folder: Path = Path(".")
-    # What a student sees of the hidden tests' results (scores and texts) in the grading service:
-    # at once, only after the due time (and their extension), or never.
+    # What a student sees of the checks (autograder.visibility): "visible", "after_due" (their own
+    # due time, their extension's included), "after_published" or "hidden"; a question's and a
+    # check's own under it. Unset: the older ``feedback`` says it.
+    visibility: Visibility | None = None
+    # When grades are published: "automatic" (as they are made) or "by_staff" (`autograder grades
+    # publish`, or the staff's page). Unset: "by_staff" if any visibility is "after_published".
+    publish: Publish | None = None
+    # The older switch for the same (immediate: visible; after_due; hidden), kept for courses
+    # written before visibility: read only when ``visibility`` is unset.
     feedback: Literal["immediate", "after_due", "hidden"] = "immediate"
     # Submissions a student may make through the service: in all, and per rolling hour.
     max_submissions: int | None = Field(default=None, ge=1)
@@ -161,6 +178,27 @@ class Assignment(BaseModel):
         if value is not None:
             parse_penalty(value)
         return value
+
+    @model_validator(mode="after")
+    def _one_visibility(self) -> Assignment:
+        given = self.model_fields_set
+        said = FROM_FEEDBACK[self.feedback]
+        if (
+            self.visibility is not None
+            and "feedback" in given
+            and self.feedback != "immediate"
+            and said != self.visibility
+        ):
+            raise ValueError(
+                f"feedback = {self.feedback!r} (the older name) says {FROM_FEEDBACK[self.feedback]!r}, visibility "
+                f"says {self.visibility!r}: keep visibility alone"
+            )
+        return self
+
+    @property
+    def visibility_rules(self) -> VisibilityRules:
+        """What a student sees of each question and check, and when (autograder.visibility)."""
+        return rules_of(self)
 
     @property
     def late_policy(self) -> LatePolicy | None:

@@ -86,7 +86,11 @@ def grade_submission(
                 errors += [str(error) for error in load.cell_errors]
                 # What the student's code answered, kept to compare with the known mistakes' answers.
                 recorder = AnswerRecorder(session.student, suite)
-                outcomes = suite.run(recorder, reference, (secret, submission.sha256), only_question)
+                # Practice checks are the student's to run (practice.py), never the grade's.
+                practice = assignment.visibility_rules.practice_checks()
+                outcomes = suite.run(
+                    recorder, reference, (secret, submission.sha256), only_question, leave_out=practice
+                )
                 outcomes = confirmed_faults(suite, outcomes, reference, (secret, submission.sha256))
                 if only_question is None:  # the other questions' results are needed to point at a cause
                     measured = [_question_result(q, outcomes, load, answers, question_ids) for q in graded]
@@ -132,6 +136,7 @@ def grade_submission(
         ran=load is not None and not load.failure,
         submitted_at=submission.submitted_at.isoformat(timespec="seconds") if submission.submitted_at else None,
         feedback=assignment.feedback,
+        visibility=assignment.visibility_rules,
         seconds=round(time.monotonic() - started, 3),
         only_question=only_question,
         test_faults=faults,

@@ -37,7 +37,7 @@ from untrusted.text import bounded
 from .assignment import MANIFEST, Assignment
 from .authoring.origin import master_place
 from .errors import AssignmentError, StudentFault
-from .reports.model import TestFault, TestOutcome
+from .reports.model import TestFault, TestOutcome, check_name
 from .secret import input_seed
 from .testing import Mismatch
 
@@ -311,14 +311,24 @@ class HiddenSuite:
         seed_material: tuple[str, str],
         only: str | None = None,
         tests: Collection[str] | None = None,
+        leave_out: Collection[tuple[str, str]] = (),
+        checks: Collection[tuple[str, str]] | None = None,
     ) -> list[TestOutcome]:
-        """Every test (with ``only``, that question's; with ``tests``, those of these names) for one
-        submission; each outcome in order."""
+        """Every test (with ``only``, that question's; with ``tests``, those of these names; with
+        ``checks``, those of these checks; never the checks ``leave_out`` names: each check a question
+        and a test function's name, reports.model.check_name) for one submission; each outcome in order."""
         labels = self.plugin.labels
+
+        def check(item) -> tuple[str, str]:
+            return (labels[item]["question"], check_name(labels[item]["name"]))
+
         items = [
             item
             for item in self.items
-            if (only is None or labels[item]["question"] == only) and (tests is None or labels[item]["name"] in tests)
+            if (only is None or labels[item]["question"] == only)
+            and (tests is None or labels[item]["name"] in tests)
+            and (checks is None or check(item) in checks)
+            and check(item) not in leave_out
         ]
         run = self.plugin.run = _Run(student, reference, seed_material)
         directory = os.getcwd()
@@ -388,7 +398,8 @@ def hidden_suite(assignment: Assignment) -> HiddenSuite:
 def check_questions(assignment: Assignment, suite: HiddenSuite) -> None:
     """Every hidden test is marked with a question of the manifest, or AssignmentError names the first
     that is not (its file and line): otherwise every student would read "no test graded this
-    question" for the question it meant, and its points would be lost to all."""
+    question" for the question it meant, and its points would be lost to all. And every check a
+    question's ``checks`` names (its visibility, or practice) is one of that question's tests."""
     ids = {question.id for question in assignment.questions}
     for item in suite.items:
         question = suite.plugin.labels[item]["question"]
@@ -400,3 +411,12 @@ def check_questions(assignment: Assignment, suite: HiddenSuite) -> None:
                 f"{place or f'{suite.folder / file}:{(line or 0) + 1}'}: {item.name} {what}, which {MANIFEST} lacks "
                 f"(its questions: {', '.join(sorted(ids))})"
             )
+    named = {(label["question"], check_name(label["name"])) for label in suite.plugin.labels.values()}
+    for own in assignment.questions:
+        for test in own.checks:
+            if (own.id, test) not in named:
+                theirs = sorted(name for owner, name in named if owner == own.id)
+                raise AssignmentError(
+                    f"{assignment.folder / MANIFEST}: questions.{own.id}.checks: {test} is no hidden test of "
+                    f"question {own.id!r} (its tests: {', '.join(theirs) or 'none'})"
+                )

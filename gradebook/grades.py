@@ -327,6 +327,7 @@ class _Reading:
             submitted_at=_iso(submitted_at),
             late=late,
             feedback=spec.feedback,
+            visibility=spec.visibility_rules,
             seconds=submission.seconds,
             test_faults=[test.fault for question in questions for test in question.tests if test.fault is not None],
         )

@@ -247,6 +247,26 @@ class RubricEdit(models.Model):
         ]
 
 
+class Publication(models.Model):
+    """The staff publishing an assignment's grades (``question_id`` blank), or one hand-graded
+    question's marks, or (``published`` false) undoing it: each an event with who, when and why,
+    never an edit; what is published now is the latest of each (gradebook.publishing)."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="publications")
+    question_id = models.CharField(max_length=200, blank=True)
+    published = models.BooleanField()
+    at = models.DateTimeField()
+    by = models.CharField(max_length=200, blank=True)
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        what = f"question {self.question_id}" if self.question_id else "grades"
+        return f"{self.assignment}: {what} {'published' if self.published else 'unpublished'}"
+
+
 class Fingerprint(models.Model):
     """A graded file's code fingerprint (``gradebook.fingerprints``), by the file's sha256: kept when
     it is graded, so that similarity compares fingerprints and never reads or tokenizes files again."""

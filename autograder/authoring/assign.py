@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 REFERENCE_FILE = "reference.py"
 # The reference's NAME when the solution is the reference: what reports say they were graded against.
 SOLUTION_REFERENCE = "solution"
-QUESTION_KEYS = {"id", "title", "points", "functions", "uses", "manual", "rubric", "mutants"}
+QUESTION_KEYS = {"id", "title", "points", "functions", "uses", "manual", "rubric", "mutants", "visibility", "checks"}
 SETTINGS_NOT_ALLOWED = {"notebook", "hidden_tests", "questions", "folder"}
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
@@ -206,6 +206,7 @@ def assignment_files(master: Master, folder: Path) -> dict[str, str]:
             )
         if cells:
             files[f"hidden/test_{question['id']}.py"] = hidden_module(master, question["id"], cells)
+        _check_checks(master, question, cells)
     solution = master.solution_code()
     references = master.settings.get("references")
     if references is None:
@@ -246,6 +247,23 @@ def assignment_files(master: Master, folder: Path) -> dict[str, str]:
         + tomli_w.dumps(verdicts)
     )
     return files
+
+
+def _check_checks(master: Master, question: dict[str, Any], cells: list[tuple[int, str]]) -> None:
+    """A question's ``checks`` name only tests its # HIDDEN TESTS cells define, or AssignmentError
+    names the setting's line and the tests there are."""
+    checks = question.get("checks", {})
+    if not isinstance(checks, dict):
+        return  # the manifest's own validation words it
+    defined = {name for _, code in cells for name in defined_functions(code) if name.startswith("test")}
+    unknown = sorted(set(checks) - defined)
+    if unknown:
+        number = question["cell"]
+        where = master.where(number, master.line_of(number, r"^\s*checks\s*="))
+        raise AssignmentError(
+            f"{where}: checks: {unknown[0]} is no hidden "
+            f"test of question {question['id']!r} (its tests: {', '.join(sorted(defined)) or 'none'})"
+        )
 
 
 def _question(master: Master, settings: dict[str, Any]) -> dict[str, Any]:

@@ -2,9 +2,54 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, computed_field
+
+# What a student sees of a check, and when (autograder.visibility holds the rule that reads these).
+Visibility = Literal["visible", "after_due", "after_published", "hidden"]
+VISIBILITIES: tuple[Visibility, ...] = get_args(Visibility)
+# A check's own setting: a visibility, or ``practice`` (run by the student, never graded).
+CheckSetting = Literal["visible", "after_due", "after_published", "hidden", "practice"]
+# The assignment's older switch, ``feedback``, read as the assignment's visibility.
+FROM_FEEDBACK: dict[str, Visibility] = {"immediate": "visible", "after_due": "after_due", "hidden": "hidden"}
+Publish = Literal["automatic", "by_staff"]
+# Gradescope's words for each (its results.json's ``visibility``).
+GRADESCOPE: dict[Visibility, str] = {
+    "visible": "visible",
+    "after_due": "after_due_date",
+    "after_published": "after_published",
+    "hidden": "hidden",
+}
+
+
+def check_name(test: str) -> str:
+    """The name a check's settings know a hidden test by: its function's, without pytest's
+    parameters (``test_matrix_axes[-1]`` is ``test_matrix_axes``): one setting for every copy."""
+    return test.split("[", 1)[0]
+
+
+class VisibilityRules(BaseModel):
+    """One assignment's visibility settings, as its manifest has them (``Assignment.visibility_rules``):
+    what ``autograder.visibility.student_view`` reads, and what a report carries for its writers."""
+
+    default: Visibility = "visible"
+    questions: dict[str, Visibility] = {}  # a question's own, by id
+    checks: dict[str, dict[str, Visibility]] = {}  # a check's own, by question id then the test's name
+    practice: dict[str, list[str]] = {}  # the practice checks, by question id
+    manual: list[str] = []  # the questions graded by hand
+    # ``automatic``: every grade is published as it is made; ``by_staff``: when the staff publish.
+    publish: Publish = "automatic"
+
+    def of_question(self, question: str) -> Visibility:
+        return self.questions.get(question, self.default)
+
+    def of_check(self, question: str, test: str) -> Visibility:
+        return self.checks.get(question, {}).get(check_name(test), self.of_question(question))
+
+    def practice_checks(self) -> set[tuple[str, str]]:
+        return {(question, test) for question, tests in self.practice.items() for test in tests}
+
 
 # not_graded: the question depends on a function that fails its own question, and the assignment
 # does not charge dependents (``charge_dependents = false``); it scores nothing until that passes.
@@ -111,6 +156,9 @@ class Report(BaseModel):
     late: LatePenalty | None = None
     # When the student may see the hidden tests' results (the assignment's ``feedback``).
     feedback: Literal["immediate", "after_due", "hidden"] = "immediate"
+    # What the student sees of each question and check, and when: the manifest's, as graded (none
+    # in a report written before visibility: ``feedback`` then says it for every check).
+    visibility: VisibilityRules | None = None
     seconds: float | None = None  # how long grading took
     # A regrade of one question: only its result is in ``questions``; the others stand as recorded.
     only_question: str | None = None

@@ -3,6 +3,8 @@ JupyterLab panel and ``gradewright.submit()`` in a notebook all show these words
 function, read from the report as the service's API gives it (a JSON object).
 
     Score: 5 / 10 so far; 3 points await hand grading
+    Score of what is shown: 6 / 6
+    Visible checks: 6 of 6 visible checks pass; 4 more points are decided by checks you will see after the due time.
     Late by 2 days: penalty 1 (20%); final score 4 / 10 (handed in 1 day 2 hours after the due time;
     each day begun is charged as a whole day)
 """
@@ -45,15 +47,36 @@ class ScoreSummary:
     score: str  # "Score: 5 / 10"
     awaiting: str  # "so far; 3 points await hand grading", or ""
     late: str  # "Late by 2 days: penalty 1 (20%); final score 4 / 10 (...)", or ""
+    # What is shown of a submission shown in part (autograder.visibility): the sentence, or "".
+    shown: str = ""
 
     def lines(self) -> list[str]:
-        return [f"{self.score} {self.awaiting}".rstrip()] + ([self.late] if self.late else [])
+        head = [f"{self.score} {self.awaiting}".rstrip()] if self.score else []
+        return head + ([self.shown] if self.shown else []) + ([self.late] if self.late else [])
+
+
+def question_score(question: Mapping[str, Any]) -> str:
+    """A question's score as every face shows it (``0.38 / 0.5``), of its shown checks alone when
+    only some are shown (``1 / 1 on the visible checks``), or ``hidden``."""
+    if question.get("score") is None:
+        return "hidden"
+    if question.get("shown") == "part":
+        return f"{shown_score(question['score'])} / {shown_score(question.get('shown_max'))} on the visible checks"
+    return f"{shown_score(question['score'])} / {shown_score(question.get('max_score'))}"
 
 
 def score_summary(report: Mapping[str, Any]) -> ScoreSummary | None:
-    """What the student is told of their score (None: the score is not shown to them yet)."""
+    """What the student is told of their score: the whole score, or what is shown of it and what
+    decides the rest (autograder.visibility's sentence); None from a server that says neither."""
     if report.get("score") is None:
-        return None
+        told = report.get("visible_summary")
+        if not told:
+            return None
+        part = report.get("shown_max")
+        score = (
+            f"Score of what is shown: {shown_score(report.get('shown_score'))} / {shown_score(part)}" if part else ""
+        )
+        return ScoreSummary(score=score, awaiting="", late="", shown=str(told))
     out_of = shown_score(report.get("max_score"))
     waiting = awaiting_points(report)
     awaiting = ""

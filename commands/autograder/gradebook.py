@@ -19,6 +19,7 @@ from ..common import AUTOGRADER, console, number, open_book, problems, progress_
 from ..common import gradebook_options as _options
 from ..groups import add_assignment_groups
 from .counting import add_count, print_choices
+from .publishing import add_publish
 
 
 def gradebook_options(command: argparse.ArgumentParser) -> None:
@@ -262,9 +263,15 @@ def _add_grades(commands: argparse._SubParsersAction) -> None:
         help="a student with no submission: an empty cell (default; Moodle clears the grade it has), zero, or skip "
         "(no row for a student who handed in none of these assignments: the platform keeps what it has)",
     )
+    grades_export.add_argument(
+        "--unpublished",
+        action="store_true",
+        help="write the scores of assignments whose grades are not published too (default: leave them out)",
+    )
     gradebook_options(grades_export)
     grades_export.set_defaults(handler=_grades_export)
     add_count(grades_what)
+    add_publish(grades_what)
 
 
 def _grades_export(args: argparse.Namespace) -> int:
@@ -273,8 +280,11 @@ def _grades_export(args: argparse.Namespace) -> int:
 
     specs = find_assignments(args.assignments, args.course)
     with open_book(args, create=False) as book:
-        path, table = export_grades(book, specs, args.format, args.out, args.missing)
-    print(f"{one_line(str(path))}: {plural(len(table.students), 'student')}, {plural(len(specs), 'assignment')}")
+        path, table = export_grades(book, specs, args.format, args.out, args.missing, args.unpublished)
+    written = len(specs) - len(table.held)
+    print(f"{one_line(str(path))}: {plural(len(table.students), 'student')}, {plural(written, 'assignment')}")
+    for name in table.held:
+        print(f"left out: {name}: its grades are not published (autograder grades publish, or --unpublished)")
     for warning in table.warnings:
         print(f"warning: {one_line(warning)}", file=sys.stderr)
     return 0

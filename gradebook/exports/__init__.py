@@ -14,6 +14,7 @@ from autograder.assignment import Assignment as AssignmentSpec
 from ..book import Gradebook
 from ..formats import GRADE_FORMATS
 from ..grades import current_grades
+from ..publishing import published_state
 from .canvas import canvas_ids
 from .table import GradesTable, Missing, StudentRow
 
@@ -24,12 +25,18 @@ FORMATS = {name: writer.write for name, writer in _WRITERS.items()}
 WARNINGS = {name: writer.warnings for name, writer in _WRITERS.items() if hasattr(writer, "warnings")}
 
 
-def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing = "empty") -> GradesTable:
+def grades_table(
+    book: Gradebook, specs: list[AssignmentSpec], missing: Missing = "empty", unpublished: bool = False
+) -> GradesTable:
     """Every student on the roster or with a submission, with a final score per assignment: empty
     where nothing was handed in, or zero with ``missing="zero"``; with ``missing="skip"``, the
     students who handed in none of these assignments are left out. Students who left the course
-    (dropped by its platform) are left out: their grades are kept in the gradebook."""
+    (dropped by its platform) are left out: their grades are kept in the gradebook. An assignment
+    whose grades the staff have not published (gradebook.publishing) is written only when asked
+    (``unpublished``); else its column is left out, and ``held`` names it."""
     rows: dict[str, StudentRow] = {}
+    held = [spec.name for spec in specs if not unpublished and not published_state(book, spec).assignment]
+    specs = [spec for spec in specs if spec.name not in held]
     for spec in specs:
         for grade in book.run(partial(current_grades, book, spec, everyone=True)):
             if grade.dropped:
@@ -57,13 +64,19 @@ def grades_table(book: Gradebook, specs: list[AssignmentSpec], missing: Missing 
         canvas_ids=known,
         canvas_conflicts=said,
         skipped=sorted(skipped),
+        held=held,
     )
 
 
 def export_grades(
-    book: Gradebook, specs: list[AssignmentSpec], format: str, out: Path, missing: Missing = "empty"
+    book: Gradebook,
+    specs: list[AssignmentSpec],
+    format: str,
+    out: Path,
+    missing: Missing = "empty",
+    unpublished: bool = False,
 ) -> tuple[Path, GradesTable]:
-    table = grades_table(book, specs, missing)
+    table = grades_table(book, specs, missing, unpublished)
     out.parent.mkdir(parents=True, exist_ok=True)
     path = FORMATS[format](table, out)
     return path, table.model_copy(update={"warnings": WARNINGS[format](table) if format in WARNINGS else []})

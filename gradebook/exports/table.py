@@ -27,3 +27,4 @@ class GradesTable(BaseModel):
     canvas_conflicts: list[str] = []  # assignment.toml's id is not the one Canvas's launches gave
     skipped: list[str] = []  # the students left out (missing="skip": nothing handed in)
     warnings: list[str] = []  # what the platform will make of the file, for the instructor
+    held: list[str] = []  # the assignments left out: their grades are not published (gradebook.publishing)

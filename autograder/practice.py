@@ -1,0 +1,94 @@
+"""Practice checks: hidden tests a student may run but never read.
+
+An instructor marks some of a question's hidden tests as practice (``checks = { test_name =
+"practice" }`` in its question, autograder.visibility). Grading leaves them out: they count in no
+score. ``run_practice`` runs them, and only them, on a submission in the sandbox, here on the grader's
+side (nothing of them ever reaches the student's machine), and returns what the student may read of
+each: its question, its sentence (the first paragraph of the test's docstring) and whether it
+passed. Never its code, its inputs, its expected values, nor even its message: a practice check
+says what it checks and whether the code does it, and no more.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Literal
+
+from pydantic import BaseModel
+
+from .assignment import Assignment
+from .sandbox.limits import Limits
+from .sandbox.runners import Runner
+from .sandbox.session import StudentSession
+from .submissions import Submission, Unreadable, extract
+from .suite import hidden_suite
+
+
+class PracticeCheck(BaseModel):
+    """One practice check's result, as its student reads it."""
+
+    question: str
+    sentence: str  # what it checks, in the instructor's words
+    passed: bool
+    # Of a check that did not pass: failed (wrong values), error (the code raised), timeout.
+    status: Literal["passed", "failed", "error", "timeout"]
+
+
+class PracticeRun(BaseModel):
+    """What one run of an assignment's practice checks on a submission gives its student."""
+
+    assignment: str
+    checks: list[PracticeCheck]
+    # Why none could run (the submission could not be read, or its code run), else None.
+    problem: str | None = None
+
+
+def practice_checks(assignment: Assignment, question: str | None = None) -> set[tuple[str, str]]:
+    """The assignment's practice checks (question, test name), or one question's."""
+    return {
+        (owner, name)
+        for owner, name in assignment.visibility_rules.practice_checks()
+        if question is None or owner == question
+    }
+
+
+def run_practice(
+    assignment: Assignment,
+    submission: Submission,
+    runner: Runner,
+    reference: ModuleType,
+    limits: Limits | None = None,
+    secret: str = "",
+    question: str | None = None,
+) -> PracticeRun:
+    """Run the practice checks (with ``question``, that question's) on ``submission`` in the sandbox;
+    never raises for anything the student's code did (a submission that cannot run is ``problem``)."""
+    wanted = practice_checks(assignment, question)
+    suite = hidden_suite(assignment)
+    if not wanted:
+        return PracticeRun(assignment=assignment.name, checks=[])
+    try:
+        if submission.problem:
+            raise Unreadable(submission.problem)
+        extracted = extract(submission.path)
+    except Unreadable as unreadable:
+        return PracticeRun(assignment=assignment.name, checks=[], problem=str(unreadable))
+    with StudentSession(runner, extracted.cells, limits or assignment.limits) as session:
+        load = session.load()
+        if load.failure:
+            return PracticeRun(
+                assignment=assignment.name, checks=[], problem=f"your code could not be run: {load.failure}"
+            )
+        outcomes = suite.run(session.student, reference, (secret, submission.sha256), question, checks=wanted)
+    return PracticeRun(
+        assignment=assignment.name,
+        checks=[
+            PracticeCheck(
+                question=outcome.question,
+                sentence=outcome.description,
+                passed=outcome.status == "passed",
+                status=outcome.status,
+            )
+            for outcome in outcomes
+        ],
+    )
