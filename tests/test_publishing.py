@@ -86,6 +86,11 @@ def test_grades_reach_the_files_once_published_and_leave_them_when_undone(course
         history = publications(book, spec)
     assert [(entry.published, entry.reason) for entry in history] == [(True, "reviewed"), (False, "a wrong test")]
     assert all(entry.by and entry.at for entry in history)
+    capsys.readouterr()
+    assert main(["history", "ada", str(folder), "--gradebook", str(database)]) == 0
+    told = capsys.readouterr().out
+    assert f"{NAME}: grades published by " in told and ": reviewed" in told
+    assert f"{NAME}: grades unpublished by " in told and ": a wrong test" in told
 
 
 def test_only_a_hand_graded_question_is_published_alone(course, capsys):

@@ -12,14 +12,13 @@ from datetime import datetime
 from pathlib import Path
 
 from course.wording import plural, shown_score
-from gradebook.formats import GRADE_FORMATS, MISSING
 from untrusted.text import one_line
 
 from ..common import AUTOGRADER, console, number, open_book, problems, progress_bar, shown
 from ..common import gradebook_options as _options
 from ..groups import add_assignment_groups
-from .counting import add_count, print_choices
-from .publishing import add_publish
+from .counting import print_choices
+from .grades import add_grades, print_publications
 
 
 def gradebook_options(command: argparse.ArgumentParser) -> None:
@@ -36,7 +35,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         _add_history,
         _add_stats,
         _add_roster,
-        _add_grades,
+        add_grades,
         _add_similarity,
         _add_extend,
     ):
@@ -132,7 +131,8 @@ def _add_history(commands: argparse._SubParsersAction) -> None:
         "history",
         help="every submission of a student",
         description="Every submission of a student (to one assignment, or to all of the course's), with its id, "
-        "time, hash and scores; * marks the one their grade comes from; then the staff's choices of it, with why.",
+        "time, hash and scores; * marks the one their grade comes from; then the staff's choices of it, with why, "
+        "and their publishing of the assignments' grades.",
     )
     history.add_argument("student", metavar="STUDENT")
     history.add_argument("assignment", nargs="?", metavar="ASSIGNMENT")
@@ -145,11 +145,13 @@ def _history(args: argparse.Namespace) -> int:
 
     from autograder.assignment import find_assignments
     from gradebook.history import choices, history
+    from gradebook.publishing import publications
 
     specs = find_assignments([args.assignment] if args.assignment else [], args.course)
     with open_book(args, create=False) as book:
         entries = history(book, args.student, specs)
         chosen = choices(book, args.student, specs)
+        published = [entry for spec in specs for entry in publications(book, spec)]
     table = Table(title=f"{shown(args.student)}: {plural(len(entries), 'submission')}")
     for column in ("", "id", "assignment", "submitted", "sha256", "score", "late", "final"):
         table.add_column(column)
@@ -166,6 +168,7 @@ def _history(args: argparse.Namespace) -> int:
         )
     console().print(table)
     print_choices(chosen)
+    print_publications(published)
     return 0
 
 
@@ -240,54 +243,6 @@ def _roster_import(args: argparse.Namespace) -> int:
         f"{plural(result.added, 'student')} added, {result.updated} updated, {plural(len(result.problems), 'row')} refused"
     )
     return 1 if result.problems else 0
-
-
-def _add_grades(commands: argparse._SubParsersAction) -> None:
-    grades = commands.add_parser("grades", help="grades out to course platforms", description="Grade files.")
-    grades_what = grades.add_subparsers(title="what", metavar="WHAT", required=True)
-    grades_export = grades_what.add_parser(
-        "export",
-        help="write the file a course platform imports",
-        description="One row per student (on the roster or with a submission) and one column per assignment: the "
-        "final score (marks included, late penalty taken off). canvas: Canvas's gradebook import CSV (a column is "
-        "'Title (id)' where assignment.toml sets canvas_assignment_id, else matched by title); moodle: Moodle's grade "
-        "import CSV (ID number, Email address: the warnings say which to map by); csv: plain.",
-    )
-    grades_export.add_argument("assignments", nargs="+", metavar="ASSIGNMENT")
-    grades_export.add_argument("--format", choices=list(GRADE_FORMATS), required=True)
-    grades_export.add_argument("--out", type=Path, required=True, metavar="FILE")
-    grades_export.add_argument(
-        "--missing",
-        choices=list(MISSING),
-        default="empty",
-        help="a student with no submission: an empty cell (default; Moodle clears the grade it has), zero, or skip "
-        "(no row for a student who handed in none of these assignments: the platform keeps what it has)",
-    )
-    grades_export.add_argument(
-        "--unpublished",
-        action="store_true",
-        help="write the scores of assignments whose grades are not published too (default: leave them out)",
-    )
-    gradebook_options(grades_export)
-    grades_export.set_defaults(handler=_grades_export)
-    add_count(grades_what)
-    add_publish(grades_what)
-
-
-def _grades_export(args: argparse.Namespace) -> int:
-    from autograder.assignment import find_assignments
-    from gradebook.exports import export_grades
-
-    specs = find_assignments(args.assignments, args.course)
-    with open_book(args, create=False) as book:
-        path, table = export_grades(book, specs, args.format, args.out, args.missing, args.unpublished)
-    written = len(specs) - len(table.held)
-    print(f"{one_line(str(path))}: {plural(len(table.students), 'student')}, {plural(written, 'assignment')}")
-    for name in table.held:
-        print(f"left out: {name}: its grades are not published (autograder grades publish, or --unpublished)")
-    for warning in table.warnings:
-        print(f"warning: {one_line(warning)}", file=sys.stderr)
-    return 0
 
 
 def _add_similarity(commands: argparse._SubParsersAction) -> None:
