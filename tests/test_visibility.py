@@ -261,3 +261,37 @@ def test_a_check_setting_names_a_test_of_its_question(tmp_path):
     )
     with pytest.raises(AssignmentError, match="checks: test_no_such_check is no hidden test of question 'softmax'"):
         hidden_suite(broken)
+
+
+def test_a_master_notebook_sets_the_visibility_of_its_assignment_its_questions_and_its_checks(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_raw_cell
+
+    from autograder.assignment import load_assignment
+    from autograder.authoring.assign import assign
+
+    def master(checks: str):
+        notebook = new_notebook()
+        notebook.cells = [
+            new_raw_cell('# ASSIGNMENT\nname = "seen"\ntitle = "Seen"\nvisibility = "after_due"'),
+            new_raw_cell(f'# BEGIN QUESTION\nid = "total"\npoints = 2\nvisibility = "visible"\n{checks}'),
+            new_code_cell("def total(x):\n    ### BEGIN SOLUTION\n    return sum(x)\n    ### END SOLUTION"),
+            new_code_cell(
+                "# HIDDEN TESTS\nfrom autograder.testing import expect_close\n\n\n"
+                'def test_total(student, reference):\n    """A total is right."""\n'
+                "    expect_close(student.total([1.0, 2.0]), 3.0, 'the total')\n\n\n"
+                'def test_empty(student, reference):\n    """The total of nothing is 0."""\n'
+                "    expect_close(student.total([]), 0.0, 'the total')\n"
+            ),
+        ]
+        path = tmp_path / "seen.ipynb"
+        nbformat.write(notebook, path)
+        return path
+
+    done = assign(master('checks = { test_empty = "practice", test_total = "after_published" }'), tmp_path / "out")
+    rules = load_assignment(done.folder).visibility_rules
+    assert rules.default == "after_due" and rules.of_question("total") == "visible"
+    assert rules.of_check("total", "test_total") == "after_published" and rules.practice == {"total": ["test_empty"]}
+    assert rules.publish == "by_staff"  # an after_published check: the staff publish
+    with pytest.raises(AssignmentError, match=r"checks: test_totl is no hidden test of question 'total' \(its tests: "):
+        assign(master('checks = { test_totl = "hidden" }'), tmp_path / "again")
