@@ -22,6 +22,8 @@ feedback = "immediate"           # the older switch, read as visibility: "immedi
 max_submissions = 10             # optional limits on submissions through the service: in all,
 submissions_per_hour = 3         # and per rolling hour
 counts = "last"                  # the submission whose grade counts: "last", "best", "last_before_due"
+[parameters.seq_len]             # optional: values drawn for each student (autograder.own_values)
+range = [6, 12]
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from course.folder import SANDBOX_PACKAGES
+from course.models import Parameter
 
 from .errors import AssignmentError
 from .lateness import LatePolicy, aware, parse_penalty
@@ -166,6 +169,13 @@ class Assignment(BaseModel):
     # Canvas's id of the assignment (the number in its address, /courses/<course>/assignments/<id>):
     # the Canvas grade file names its column "Title (id)", which Canvas matches by id, not by title.
     canvas_assignment_id: int | None = Field(default=None, ge=1, strict=True)
+    # Values drawn for each student ([parameters.NAME], as a generated check question draws its own:
+    # range, uniform or choices, optionally size): each student's notebook holds their own in its
+    # cell tagged "parameters", and the hidden tests and the reference use the student's (the
+    # `parameters` fixture), drawn from the student's id, never read from the notebook.
+    parameters: dict[str, Parameter] = {}
+    # The course's seed for those values (course.toml's seed): set from the course.
+    course_seed: str = ""
 
     @field_validator("due", "late_until")
     @classmethod
@@ -215,6 +225,14 @@ class Assignment(BaseModel):
             raise ValueError(f"question ids repeat: {', '.join(repeated)}")
         return questions
 
+    @field_validator("parameters")
+    @classmethod
+    def _parameter_names(cls, parameters: dict[str, Parameter]) -> dict[str, Parameter]:
+        for name in parameters:
+            if not name.isidentifier() or name.startswith("_"):
+                raise ValueError(f"{name!r} is not a name a notebook's cell can assign (a Python name, no leading _)")
+        return parameters
+
     @model_validator(mode="after")
     def _known_uses(self) -> Assignment:
         graded = {function for question in self.questions for function in question.functions}
@@ -228,7 +246,12 @@ class Assignment(BaseModel):
         return self
 
     def in_course(
-        self, packages: list[str], default_limits: dict[str, float], course_file: Path, late_penalty: str | None = None
+        self,
+        packages: list[str],
+        default_limits: dict[str, float],
+        course_file: Path,
+        late_penalty: str | None = None,
+        seed: str = "",
     ) -> Assignment:
         """The assignment with its course's sandbox packages, and the course's defaults (limits, late
         policy) under the ones its own manifest sets."""
@@ -244,7 +267,7 @@ class Assignment(BaseModel):
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
             raise AssignmentError(f"{course_file}: defaults.limits.{where}: {first['msg']}") from None
-        update = {"sandbox_packages": packages, "limits": limits}
+        update = {"sandbox_packages": packages, "limits": limits, "course_seed": seed}
         if late_penalty is not None and self.late_penalty is None:
             update["late_penalty"] = late_penalty
         return self.model_copy(update=update)
@@ -333,7 +356,11 @@ def course_assignment(course: CourseFolder, reference: str | Path) -> Assignment
         known = ", ".join(sorted(folders)) or "none"
         raise AssignmentError(f"{reference}: no such assignment in the course; its assignments: {known}")
     return assignment.in_course(
-        course.sandbox.packages, course.defaults.limits, course.root / "course.toml", course.defaults.late_penalty
+        course.sandbox.packages,
+        course.defaults.limits,
+        course.root / "course.toml",
+        course.defaults.late_penalty,
+        course.seed,
     )
 
 

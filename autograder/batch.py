@@ -223,7 +223,9 @@ def _record(
         report = failure_report(assignment, submission, exc)
         write_reports(report, out)
         return report
-    report = store.record(report)
+    # The gradebook gives the report back with its marks and lateness; the values of a notebook of
+    # one's own are this grading's (the gradebook keeps their sentence, in the report's errors).
+    report = store.record(report).model_copy(update={"own_values": report.own_values})
     write_reports(report, out)
     result.reports.append(report)
     return report

@@ -28,7 +28,7 @@ checks once more, only for a submission that fails a question and a function it 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -81,8 +81,10 @@ def find_causes(
     suite: HiddenSuite,
     reference: ModuleType,
     seed_material: tuple[str, str],
+    values: Mapping[str, Any] | None = None,
 ) -> Causes:
-    """What each failing function a failing question uses did with what that question gave it."""
+    """What each failing function a failing question uses did with what that question gave it
+    (``values``: the student's, as the suite's run had them)."""
     causes: Causes = {}
     for question_id, functions in failing_uses(assignment, results).items():
         result = next(result for result in results if result.id == question_id)
@@ -91,7 +93,7 @@ def find_causes(
             causes[question_id] = dict.fromkeys(functions, "unknown")
             continue
         # The failing checks again, with the same inputs (their seeds are the test's and the file's).
-        suite.run(session.student, reference, seed_material, question_id, failing)
+        suite.run(session.student, reference, seed_material, question_id, failing, values=values)
         watched = session.watched()
 
         def judged(functions: list[str] = functions, watched: Watched = watched) -> dict[str, Cause]:

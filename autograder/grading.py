@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
@@ -24,6 +25,7 @@ from .causes import Causes, failing_uses, find_causes
 from .explain import checks_feedback, lead_with
 from .mistakes import AnswerRecorder, known_mistakes, named_mistake, recognise
 from .mutant_names import named_mutant
+from .own_values import compare, mismatch_sentence, student_values
 from .reports.model import QuestionResult, Report, Status, TestOutcome
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
@@ -52,14 +54,19 @@ def grade_submission(
     secret: str = "",
     only_question: str | None = None,
     mistakes_seen: dict[str, list[str]] | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> Report:
     """Grade one submission (with ``only_question``, that question alone: the report holds its result
     only); never raises for anything the student's code did. ``mistakes_seen``, when given, is
     filled with each failing question's known mistakes whose answers the submission's match (their
-    files, for ``autograder verify``)."""
+    files, for ``autograder verify``). An assignment's [parameters] are the values drawn for the
+    submission's student (own_values.py), which the report compares with the notebook's; ``values``,
+    when given, are used instead and nothing is compared (a known version, written with the template's)."""
     limits = limits or assignment.limits
     started = time.monotonic()
     suite = hidden_suite(assignment)  # collected before any student code runs: a broken suite is the instructor's
+    own = dict(values) if values is not None else student_values(assignment, submission.student)
+    own_values = None
     errors: list[str] = []
     outcomes: list[TestOutcome] = []
     answers: dict[str, str] = {}
@@ -74,6 +81,10 @@ def grade_submission(
         errors.append(str(unreadable))
     else:
         answers = answer_cells(assignment, extracted)
+        if values is None:  # the student's values beside the notebook's: a swapped notebook is data, not an error
+            own_values = compare(assignment, submission.student, (cell.source for cell in extracted.cells))
+            if own_values is not None and not own_values.matches:
+                errors.append(mismatch_sentence(own_values))
     graded = [question for question in assignment.questions if only_question in (None, question.id)]
     causes: Causes = {}
     recorder: AnswerRecorder | None = None
@@ -89,12 +100,14 @@ def grade_submission(
                 # Practice checks are the student's to run (practice.py), never the grade's.
                 practice = assignment.visibility_rules.practice_checks()
                 outcomes = suite.run(
-                    recorder, reference, (secret, submission.sha256), only_question, leave_out=practice
+                    recorder, reference, (secret, submission.sha256), only_question, values=own, leave_out=practice
                 )
-                outcomes = confirmed_faults(suite, outcomes, reference, (secret, submission.sha256))
+                outcomes = confirmed_faults(suite, outcomes, reference, (secret, submission.sha256), own)
                 if only_question is None:  # the other questions' results are needed to point at a cause
                     measured = [_question_result(q, outcomes, load, answers, question_ids) for q in graded]
-                    causes = find_causes(assignment, measured, session, suite, reference, (secret, submission.sha256))
+                    causes = find_causes(
+                        assignment, measured, session, suite, reference, (secret, submission.sha256), own
+                    )
     if len(errors) > MAX_REPORT_ERRORS:
         errors = errors[:MAX_REPORT_ERRORS] + [f"... and {plural(len(errors) - MAX_REPORT_ERRORS, 'more problem')}"]
     errors = [bounded(error, MAX_ERROR_CHARS) for error in errors]
@@ -140,6 +153,7 @@ def grade_submission(
         seconds=round(time.monotonic() - started, 3),
         only_question=only_question,
         test_faults=faults,
+        own_values=own_values,
     )
 
 
@@ -156,7 +170,11 @@ class _ReferenceAsStudent:
 
 
 def confirmed_faults(
-    suite: HiddenSuite, outcomes: list[TestOutcome], reference: ModuleType, seed_material: tuple[str, str]
+    suite: HiddenSuite,
+    outcomes: list[TestOutcome],
+    reference: ModuleType,
+    seed_material: tuple[str, str],
+    values: Mapping[str, Any] | None = None,
 ) -> list[TestOutcome]:
     """``outcomes`` with each test that raised in its own code (``TestOutcome.fault``) run again, on
     the same inputs, with the reference as the student: one that fails by its own code again is the
@@ -165,7 +183,9 @@ def confirmed_faults(
     suspects = {(o.question, o.name) for o in outcomes if o.fault is not None}
     if not suspects:
         return outcomes
-    again = suite.run(_ReferenceAsStudent(reference), reference, seed_material, tests={name for _, name in suspects})
+    again = suite.run(
+        _ReferenceAsStudent(reference), reference, seed_material, tests={name for _, name in suspects}, values=values
+    )
     broken = {(o.question, o.name) for o in again if o.fault is not None}
     updated = []
     for outcome in outcomes:

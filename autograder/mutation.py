@@ -36,6 +36,7 @@ from .assignment import Assignment, Question
 from .errors import StudentFault
 from .mistakes import AnswerRecorder, Call
 from .mutants import Mutant, question_mutants, renamed_sources, solution_program
+from .own_values import known_values
 from .sandbox.limits import Limits
 from .sandbox.reported import Cell
 from .sandbox.runners import Runner
@@ -166,7 +167,8 @@ def _judge(
     ) as session:
         load = session.load()
         recorder = AnswerRecorder(session.student, suite)
-        solution = [] if load.failure else suite.run(recorder, reference, seed, question.id)
+        values = known_values(assignment)  # the solution's are the template's
+        solution = [] if load.failure else suite.run(recorder, reference, seed, question.id, values=values)
         failing = [test for test in solution if test.status != "passed"]
         if load.failure or failing or not solution:
             why = load.failure or (
@@ -179,7 +181,7 @@ def _judge(
         expected = [_answer(session.student, call.name, call) for call in drawn]
         for index, mutant in enumerate(mutants):
             view = _View(session.student, names, f"{SUFFIX}{index}")
-            outcomes = suite.run(view, reference, seed, question.id)
+            outcomes = suite.run(view, reference, seed, question.id, values=values)
             if any(outcome.status != "passed" for outcome in outcomes):
                 status: MutantStatus = "killed"
             elif all(alike(_answer(view, call.name, call), want) for call, want in zip(drawn, expected, strict=True)):

@@ -4,6 +4,10 @@ The transforms are nbgrader's own preprocessors, used as a library in a fixed or
 ClearSolutions (solution regions become stubs), ClearHiddenTests (hidden test regions go),
 ClearOutput, LockCells; math is written with the delimiters Jupyter renders. Before writing, the result is checked: no solution or hidden-test text
 may survive anywhere in the released files.
+
+An assignment with parameters (own_values.py) is released as a template, its parameters cell as the
+instructor wrote it; ``release(..., student=ID)`` (``autograder fetch``) writes that student's own
+copy, the values drawn for them in that cell.
 """
 
 from __future__ import annotations
@@ -19,15 +23,21 @@ from course.wording import plural
 from .assignment import ANSWER_STUB, Assignment
 from .authoring.math import jupyter_math
 from .errors import ReleaseError
+from .own_values import lock, own_notebook, parameters_cell
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
 
-def release(assignment: Assignment, out: Path) -> Path:
-    """Write the student version of the assignment's notebook into ``out``; returns its path."""
+def release(assignment: Assignment, out: Path, student: str | None = None, overwrite: bool = True) -> Path:
+    """Write the student version of the assignment's notebook into ``out``; returns its path. With
+    ``student``, that student's own copy (their values in the parameters cell); a notebook there
+    already is kept (ReleaseError) unless ``overwrite``."""
     source = read_source_notebook(assignment)
     check_source(assignment, source)
+    target = out / assignment.released_notebook
+    if not overwrite and target.exists():
+        raise ReleaseError(f"{target} exists already (the student's work?): kept; move it away, or overwrite it")
     # nbgrader takes about 3 s to import: only releasing pays for it.
     from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions, LockCells
 
@@ -43,6 +53,10 @@ def release(assignment: Assignment, out: Path) -> Path:
         LockCells(),
     ):
         notebook, resources = preprocessor.preprocess(notebook, resources)
+    if assignment.parameters:
+        lock(notebook.cells[parameters_cell(assignment, notebook, str(assignment.notebook_path))])
+        if student is not None:
+            notebook = nbformat.from_dict(own_notebook(assignment, notebook, student))
     nbformat.validate(notebook)
     hidden_lines = secret_lines(assignment, source)
     text = nbformat.writes(notebook)
@@ -51,7 +65,6 @@ def release(assignment: Assignment, out: Path) -> Path:
         raise ReleaseError(f"{assignment.notebook_path}: the released notebook would still contain {leaked[0]!r}")
 
     out.mkdir(parents=True, exist_ok=True)
-    target = out / assignment.released_notebook
     # Mode 0666 less the umask, the user's normal permissions (a temporary file's 0600 would stay).
     temporary = out / f".{target.name}.{secrets.token_hex(6)}.tmp"
     with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w", encoding="utf-8") as handle:

@@ -20,9 +20,9 @@ import io
 import os
 import re
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -74,10 +74,17 @@ UNUSED_PLUGINS = [
 class _Run:
     """What one submission's run of the suite needs and gathers."""
 
-    def __init__(self, student: Any, reference: ModuleType, seed_material: tuple[str, str]):
+    def __init__(
+        self,
+        student: Any,
+        reference: ModuleType,
+        seed_material: tuple[str, str],
+        values: Mapping[str, Any] | None = None,
+    ):
         self.student = student
         self.reference = reference
         self.seed_material = seed_material
+        self.values = dict(values or {})
         self.outcomes: list[TestOutcome] = []
         self.nodeid = ""  # the test running now
 
@@ -107,6 +114,13 @@ class SuitePlugin:
         """The reference module this grading compares against (``--reference``; its ``NAME`` is what
         reports say): the functions the notebook asks for, as the instructor wrote them."""
         return self._current().reference
+
+    @pytest.fixture
+    def parameters(self):
+        """The values drawn for the student being graded (the assignment's [parameters], by name:
+        ``parameters.seq_len``), from their id and never from their notebook (own_values.py); the
+        template's values when the grading is of no student (verify's known versions, mutants)."""
+        return SimpleNamespace(**self._current().values)
 
     @pytest.fixture
     def rng(self):
@@ -311,6 +325,7 @@ class HiddenSuite:
         seed_material: tuple[str, str],
         only: str | None = None,
         tests: Collection[str] | None = None,
+        values: Mapping[str, Any] | None = None,
         leave_out: Collection[tuple[str, str]] = (),
         checks: Collection[tuple[str, str]] | None = None,
     ) -> list[TestOutcome]:
@@ -330,7 +345,7 @@ class HiddenSuite:
             and (checks is None or check(item) in checks)
             and check(item) not in leave_out
         ]
-        run = self.plugin.run = _Run(student, reference, seed_material)
+        run = self.plugin.run = _Run(student, reference, seed_material, values)
         directory = os.getcwd()
         try:
             with _quiet():

@@ -27,6 +27,7 @@ from .authoring.origin import master_of, master_place
 from .grading import grade_submission
 from .known import PASSING, FeedbackRule, known_feedback, known_sentences, known_verdicts
 from .mutation import QuestionMutation, mutation_scores
+from .own_values import known_values
 from .reports.model import Report, TestFault
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
@@ -246,6 +247,7 @@ def verify_known(
     known = assignment.folder / "known"
     feedback = known_feedback(assignment) if feedback is None else feedback
     sentences = known_sentences(assignment)
+    values = known_values(assignment)  # the known versions are written with the template's values
     gradings = 0
     disagreements: list[Disagreement] = []
     alike: list[Alike] = []
@@ -257,7 +259,7 @@ def verify_known(
                 seen: dict[str, list[str]] = {}
                 with stricter(factor):
                     report = grade_submission(
-                        assignment, submission, runner, reference, limits, secret, mistakes_seen=seen
+                        assignment, submission, runner, reference, limits, secret, mistakes_seen=seen, values=values
                     )
                 gradings += 1
                 faults |= {(f.question, f.test, f.error): f for f in report.test_faults}

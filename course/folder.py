@@ -76,6 +76,9 @@ class CourseFolder(BaseModel):
     code: str = ""
     # The term (2026 autumn), in exports' titles.
     term: str = ""
+    # The course's seed for values drawn per student (an assignment's [parameters]): a new seed each
+    # term gives a new class new values; the same seed gives every student the same values again.
+    seed: str = ""
     # The course's modules ([[modules]]), at least one.
     modules: list[CourseModule] = Field(min_length=1)
     # What submissions may import ([sandbox]).

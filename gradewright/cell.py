@@ -243,7 +243,10 @@ def fetch(
         document = response.json()
     except ValueError:
         raise GradewrightError(f"the server's notebook for {assignment} is not a notebook") from None
-    document.setdefault("metadata", {})["gradewright"] = {"assignment": assignment}
+    # The site's own marks (a notebook of one's own: whose it is, its values) stay beside the name.
+    metadata = document.setdefault("metadata", {})
+    marks = metadata.get("gradewright")
+    metadata["gradewright"] = {**(marks if isinstance(marks, dict) else {}), "assignment": assignment}
     target.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

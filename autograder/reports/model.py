@@ -110,6 +110,22 @@ class LatePenalty(BaseModel):
     after_late_until: bool = False
 
 
+class OwnValues(BaseModel):
+    """A notebook of one's own (autograder.own_values), as a grading found it: the values drawn for
+    the student (from their id: what the hidden tests and the reference used) beside those the
+    handed-in notebook's parameters cell holds. ``matches`` is false when any differs or is missing
+    there: the notebook is not the one made for this student (another student's, the template, or
+    edited)."""
+
+    # The values drawn for the student, by name.
+    student: dict[str, int | float | str | list[int | float | str]]
+    # The values the notebook holds, by name (a name it does not assign a plain value is absent).
+    notebook: dict[str, int | float | str | list[int | float | str]]
+    matches: bool
+    # The names whose value in the notebook is not the student's (or is missing there), in order.
+    differing: list[str] = []
+
+
 class QuestionResult(BaseModel):
     # The question's id in the manifest.
     id: str
@@ -166,6 +182,9 @@ class Report(BaseModel):
     # Their questions are not_graded, each such check counted as passed; fix the test, then grade
     # the question again (``autograder grade --question``).
     test_faults: list[TestFault] = []
+    # An assignment with values drawn per student: the student's beside the notebook's (none for
+    # an assignment without parameters, or a submission that could not be read).
+    own_values: OwnValues | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property

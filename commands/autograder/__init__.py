@@ -1,6 +1,6 @@
 """The ``autograder`` command: parses arguments, calls one library function, formats the result.
 
-Its subcommands live by group, each defined beside its handler: ``authoring`` (new, assign),
+Its subcommands live by group, each defined beside its handler: ``authoring`` (new, assign, fetch),
 ``grading`` (grade, release,
 doctor, verify, check), ``gradebook`` (marks, reports, history, stats, roster, grades, similarity,
 extend), ``store`` (gradebook upgrade, backup, restore), ``service`` (serve, worker, links,

@@ -1,5 +1,5 @@
 """``autograder new`` and ``assign``: an assignment written in one master notebook, and the folder
-the grader reads written from it."""
+the grader reads written from it; ``fetch``: a student's own notebook of it."""
 
 from __future__ import annotations
 
@@ -44,6 +44,19 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     assign.add_argument("--force", action="store_true", help="replace files edited by hand")
     assign.set_defaults(handler=_assign)
+    fetch = commands.add_parser(
+        "fetch",
+        help="write a student's own notebook of an assignment",
+        description="Write STUDENT's notebook of the assignment into DIR: the released notebook, with the values drawn "
+        "for that student (the assignment's [parameters]) in its cell tagged parameters. The same student always "
+        "gets the same values; the grader draws them again from the student's id. A notebook there already is kept "
+        "(exit 2) unless --overwrite. An assignment without parameters gives the released notebook.",
+    )
+    fetch.add_argument("assignment", metavar="ASSIGNMENT")
+    fetch.add_argument("--student", required=True, metavar="STUDENT", help="the student's id, as grading names them")
+    fetch.add_argument("--out", type=Path, required=True, metavar="DIR")
+    fetch.add_argument("--overwrite", action="store_true", help="replace a notebook there already")
+    fetch.set_defaults(handler=_fetch)
 
 
 def _new(args: argparse.Namespace) -> int:
@@ -55,6 +68,15 @@ def _new(args: argparse.Namespace) -> int:
     path = new_master(args.name, folder, args.title)
     print(one_line(str(path)))
     print(f"next: edit it, then {AUTOGRADER} assign {one_line(str(path))}")
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from autograder.assignment import find_assignment
+    from autograder.release import release
+
+    assignment = find_assignment(args.assignment, args.course)
+    print(one_line(str(release(assignment, args.out, student=args.student, overwrite=args.overwrite))))
     return 0
 
 

@@ -1,0 +1,39 @@
+# A known wrong version (cell 15 of attention-of-your-own.master.ipynb): the solution, with attention replaced.
+
+import numpy as np
+
+
+# The values of your own notebook: fetch it (autograder fetch, or the course site's
+# download) and this cell holds the ones drawn for you.
+seq_len = 8
+d_model = 16
+data_seed = 2026
+
+
+def attention(Q, K, V):
+    """Scaled dot-product attention: returns (output, weights)."""
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ V, weights
+
+
+def your_tokens():
+    """Your own sequence: seq_len tokens of width d_model, drawn with your data_seed."""
+    return np.random.default_rng(data_seed).normal(size=(seq_len, d_model))
+
+
+def your_attention():
+    """The self-attention of your tokens: (output, weights)."""
+    tokens = your_tokens()
+    return attention(tokens, tokens, tokens)
+
+
+# The known version
+# from attention-of-your-own.master.ipynb, cell 15, line 2 (# KNOWN WRONG: # file = "missing_sqrt")
+def attention(Q, K, V):
+    scores = Q @ K.T
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ V, weights

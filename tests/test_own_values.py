@@ -1,0 +1,194 @@
+"""A notebook of one's own: values drawn per student (autograder/own_values.py), through the real
+commands (`autograder release`, `fetch`, `grade`, `verify`) and the real sandbox."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.assignment import load_assignment
+from autograder.own_values import TAG, assigned_values, student_values
+from commands.autograder import main as autograder_main
+
+from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
+
+NAME = "attention-of-your-own"
+FOLDER = ASSIGNMENTS / NAME
+NOTEBOOK = f"{NAME}.ipynb"
+
+
+def autograder(capsys, *args) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        code = autograder_main([str(arg) for arg in args])
+    except SystemExit as exc:  # argparse's usage errors
+        code = exc.code if isinstance(exc.code, int) else 2
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def parameters_cell(path: Path) -> dict:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    (cell,) = [c for c in notebook["cells"] if TAG in c["metadata"].get("tags", [])]
+    return cell
+
+
+def cell_values(path: Path) -> dict:
+    cell = parameters_cell(path)
+    return assigned_values(["".join(cell["source"])], ["seq_len", "d_model", "data_seed"])
+
+
+def test_each_student_gets_the_same_values_every_time_and_their_own(tmp_path, capsys):
+    """`autograder fetch`: the same values twice for ada, in a locked cell; other values for grace;
+    a notebook there already is kept; `release` keeps the instructor's template."""
+    assignment = load_assignment(FOLDER)
+    code, out, err = autograder(capsys, "release", FOLDER, "--out", tmp_path / "release")
+    assert code == 0, err
+    template = tmp_path / "release" / NOTEBOOK
+    assert cell_values(template) == {"seq_len": 8, "d_model": 16, "data_seed": 2026}  # the master's own
+    assert "gradewright" not in json.loads(template.read_text())["metadata"]
+
+    fetched = {}
+    for student, out_dir in (("ada", "ada"), ("grace", "grace"), ("ada", "ada-again")):
+        code, out, err = autograder(capsys, "fetch", FOLDER, "--student", student, "--out", tmp_path / out_dir)
+        assert code == 0, err
+        assert out.strip() == str(tmp_path / out_dir / NOTEBOOK)
+        fetched[out_dir] = tmp_path / out_dir / NOTEBOOK
+    ada = student_values(assignment, "ada")
+    assert cell_values(fetched["ada"]) == cell_values(fetched["ada-again"]) == ada
+    assert fetched["ada"].read_bytes() == fetched["ada-again"].read_bytes()
+    assert cell_values(fetched["grace"]) == student_values(assignment, "grace") != ada
+    cell = parameters_cell(fetched["ada"])
+    assert cell["metadata"]["editable"] is False and cell["metadata"]["deletable"] is False
+    assert "drawn for you (ada)" in "".join(cell["source"])
+    assert json.loads(fetched["ada"].read_text())["metadata"]["gradewright"] == {
+        "assignment": NAME,
+        "student": "ada",
+        "parameters": ada,
+    }
+
+    fetched["ada"].write_text("my work", encoding="utf-8")
+    code, out, err = autograder(capsys, "fetch", FOLDER, "--student", "ada", "--out", tmp_path / "ada")
+    assert code == 2 and "exists already" in err and len(err.strip().splitlines()) == 1
+    assert fetched["ada"].read_text() == "my work"
+    code, _, err = autograder(capsys, "fetch", FOLDER, "--student", "ada", "--out", tmp_path / "ada", "--overwrite")
+    assert code == 0, err
+    assert cell_values(fetched["ada"]) == ada
+
+
+def test_values_vary_across_students_stay_in_their_ranges_and_follow_the_course_seed():
+    assignment = load_assignment(FOLDER)
+    drawn = [student_values(assignment, f"student-{n}") for n in range(200)]
+    assert len({tuple(values.values()) for values in drawn}) > 190
+    assert {values["d_model"] for values in drawn} == {8, 12, 16, 24}
+    assert {values["seq_len"] for values in drawn} == set(range(5, 13))
+    assert all(1 <= values["data_seed"] <= 999999 for values in drawn)
+    next_term = assignment.model_copy(update={"course_seed": "2027"})
+    assert [student_values(next_term, f"student-{n}") for n in range(20)] != drawn[:20]
+    # The draw is the generated questions' rule: the same in another process.
+    script = (
+        "from autograder.assignment import load_assignment; from autograder.own_values import student_values; "
+        f"print(student_values(load_assignment({str(FOLDER)!r}), 'student-7'))"
+    )
+    other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert other.stdout.strip() == str(drawn[7])
+
+
+def _solved(fetched: Path, into: Path, edit: dict | None = None) -> None:
+    """``fetched`` with the solution's functions in a cell of their own at the end (and its
+    parameters cell's lines replaced as ``edit`` says), handed in at ``into``."""
+    notebook = json.loads(fetched.read_text(encoding="utf-8"))
+    solution = (FOLDER / "known" / "correct.py").read_text(encoding="utf-8")
+    functions = solution[solution.index("def attention") :]
+    for cell in notebook["cells"]:
+        if edit and TAG in cell["metadata"].get("tags", []):
+            source = "".join(cell["source"])
+            for old, new in edit.items():
+                source = source.replace(old, new)
+            cell["source"] = source
+    notebook["cells"].append({"cell_type": "code", "id": "solved", "metadata": {}, "outputs": [], "source": functions})
+    into.mkdir(parents=True)
+    (into / NOTEBOOK).write_text(json.dumps(notebook), encoding="utf-8")
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_each_notebook_is_graded_with_its_students_values_and_a_swapped_one_is_caught(tmp_path, capsys):
+    """ada hands in her own notebook, solved; grace hands in ada's; alan hands in his own with its
+    values edited to ada's. Each is graded with the values drawn for its student: ada passes, and
+    the other two fail the question whose answer rests on the values, their reports saying the
+    notebook's values are not theirs (data, never an exception)."""
+    assignment = load_assignment(FOLDER)
+    for student in ("ada", "alan"):
+        assert autograder(capsys, "fetch", FOLDER, "--student", student, "--out", tmp_path / student)[0] == 0
+    ada, alan = student_values(assignment, "ada"), student_values(assignment, "alan")
+    submitted = tmp_path / "submitted"
+    _solved(tmp_path / "ada" / NOTEBOOK, submitted / "ada" / NAME)
+    _solved(tmp_path / "ada" / NOTEBOOK, submitted / "grace" / NAME)
+    edit = {f"{name} = {alan[name]!r}": f"{name} = {ada[name]!r}" for name in alan}
+    _solved(tmp_path / "alan" / NOTEBOOK, submitted / "alan" / NAME, edit)
+    assert cell_values(submitted / "alan" / NAME / NOTEBOOK) == ada
+
+    completed = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", FOLDER, submitted, "--out", tmp_path / "graded"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "Traceback" not in completed.stderr
+    reports = {s: json.loads((tmp_path / "graded" / f"{s}.json").read_text()) for s in ("ada", "grace", "alan")}
+    statuses = {s: {q["id"]: q["status"] for q in r["questions"]} for s, r in reports.items()}
+    assert statuses["ada"] == {"attention": "passed", "your_sequence": "passed"}
+    assert reports["ada"]["score"] == 4
+    assert reports["ada"]["own_values"] == {"student": ada, "notebook": ada, "matches": True, "differing": []}
+    assert not [e for e in reports["ada"]["errors"] if "values" in e]
+    for student in ("grace", "alan"):
+        own = student_values(assignment, student)
+        report = reports[student]
+        # The general function passes at the student's own sizes; the answer computed from the
+        # notebook's (ada's) values does not match the one computed from the student's own.
+        assert statuses[student] == {"attention": "passed", "your_sequence": "failed"}, report
+        differing = [name for name in own if own[name] != ada[name]]
+        assert report["own_values"] == {"student": own, "notebook": ada, "matches": False, "differing": differing}
+        sentence = next(e for e in report["errors"] if e.startswith("This notebook's values are not"))
+        name = differing[0]
+        assert f"{name} is {ada[name]!r} there, {own[name]!r} for you" in sentence
+        assert sentence in (tmp_path / "graded" / f"{student}.feedback.txt").read_text()
+
+
+@needs_sandbox
+def test_verify_grades_the_known_versions_with_the_templates_values(capsys):
+    """The known versions are written with the master's values: verify grades them with those (as
+    any student id, they would fail), and every verdict holds."""
+    code, out, err = autograder(capsys, "verify", FOLDER, "--secrets", "1")
+    assert code == 0, out + err
+    assert "every verdict holds" in out
+
+
+def test_parameters_without_their_cell_or_with_a_bad_draw_are_one_line_errors(tmp_path, capsys):
+    folder = tmp_path / NAME
+    shutil.copytree(FOLDER, folder)
+    source = folder / "source" / NOTEBOOK
+    notebook = json.loads(source.read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        cell["metadata"].pop("tags", None)
+    source.write_text(json.dumps(notebook), encoding="utf-8")
+    for command in ("release", "fetch"):
+        args = ["--student", "ada"] if command == "fetch" else []
+        code, _, err = autograder(capsys, command, folder, *args, "--out", tmp_path / "out")
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert str(source) in err and "no code cell is tagged 'parameters'" in err
+        assert "Traceback" not in err
+
+    manifest = folder / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace("range = [\n    5,\n    12,\n]", "range = [12, 5]"))
+    code, _, err = autograder(capsys, "fetch", folder, "--student", "ada", "--out", tmp_path / "out")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert str(manifest) in err and "parameters.seq_len" in err and "above its high end" in err
