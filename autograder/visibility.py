@@ -103,6 +103,16 @@ def shown_now(visibility: Visibility, due: datetime | None, now: datetime, publi
     return False
 
 
+def scores_shown(rules: VisibilityRules, due: datetime | None, now: datetime, published: Published) -> bool:
+    """Whether every check's and every hand mark's score is shown to the student now, whatever they
+    hand in: what a warning before a hand-in may name a grade's number by."""
+    if rules.publish == "automatic":
+        published = Published(assignment=True)
+    settings = {rules.default, *rules.questions.values(), *(v for own in rules.checks.values() for v in own.values())}
+    hand = all(published.of(question) for question in rules.manual)
+    return hand and all(shown_now(visibility, due, now, published.assignment) for visibility in settings)
+
+
 class CheckView(BaseModel):
     """A check as its student may see it: the whole of it, or only when it will be shown."""
 
@@ -394,6 +404,7 @@ __all__ = [
     "Visibility",
     "VisibilityRules",
     "rules_of",
+    "scores_shown",
     "shown_now",
     "student_view",
 ]

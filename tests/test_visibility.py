@@ -295,3 +295,15 @@ def test_a_master_notebook_sets_the_visibility_of_its_assignment_its_questions_a
     assert rules.publish == "by_staff"  # an after_published check: the staff publish
     with pytest.raises(AssignmentError, match=r"checks: test_totl is no hidden test of question 'total' \(its tests: "):
         assign(master('checks = { test_totl = "hidden" }'), tmp_path / "again")
+
+
+def test_a_warning_names_a_grades_number_only_when_every_score_is_shown():
+    from autograder.visibility import scores_shown
+
+    rules = spec(visibility="after_due", checks={"test_x": "visible"}).visibility_rules
+    assert not scores_shown(rules, DUE, BEFORE, Published())
+    assert scores_shown(rules, DUE, AFTER, Published())
+    staff = spec(checks={"test_x": "after_published"}).visibility_rules
+    assert not scores_shown(staff, DUE, AFTER, Published())
+    assert scores_shown(staff, DUE, BEFORE, Published(assignment=True))
+    assert not scores_shown(spec(visibility="hidden").visibility_rules, DUE, AFTER, Published(assignment=True))
