@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from untrusted import spreadsheet
 from untrusted.text import for_markdown
@@ -13,7 +13,7 @@ from ..errors import Problem
 from ..private_files import private_text, write_private
 from ..wording import plural, shown_score
 from .csvfiles import ExamError, problem, read_rows
-from .stats import difficulty, point_biserial
+from .stats import difficulty, group_analysis, point_biserial, write_groups
 from .variants import ExamKey, Variant
 
 
@@ -36,6 +36,9 @@ class StudentResult(BaseModel):
     automatic: int
     by_hand: int
     marks: dict[int, OpenMark] = {}  # position -> the open question's mark, when given
+    # The check questions' points, right and possible, where an exam's zones weigh them (else their counts).
+    earned: float | None = None
+    worth: float | None = None
 
     @property
     def marked(self) -> float:
@@ -43,11 +46,11 @@ class StudentResult(BaseModel):
 
     @property
     def score(self) -> float:
-        return self.correct + self.marked
+        return (self.correct if self.earned is None else self.earned) + self.marked
 
     @property
     def max_score(self) -> float:
-        return self.automatic + OPEN_POINTS * self.by_hand
+        return (self.automatic if self.worth is None else self.worth) + OPEN_POINTS * self.by_hand
 
 
 class ExamGradeResult(BaseModel):
@@ -108,6 +111,9 @@ def grade_exam(
         write_private(out / "feedback" / f"{result.student_id}.md", _feedback(key, variants[result.student_id], result))
     items = item_analysis(key, results)
     _write_items(out / "items.csv", items)
+    groups = group_analysis(items, {result.student_id: automatic_total(result) for result in results})
+    if groups:
+        write_groups(out / "groups.csv", groups)
     _chart(out / "items.png", items)
     return ExamGradeResult(graded=len(results), problems=problems, results=results)
 
@@ -127,6 +133,7 @@ def _grade_row(
 ) -> StudentResult:
     answers: dict[int, str | None] = {}
     correct = answered = automatic = by_hand = 0
+    earned = worth = 0.0
     for question in variant.questions:
         value = row.get(f"q{question.position}", "").strip().upper()
         if question.kind == "open":
@@ -145,10 +152,16 @@ def _grade_row(
             )
             value = ""
         answers[question.position] = value or None
+        worth += question.points
         if value:
             answered += 1
-            correct += value == key.correct_letter(question)
+            right = value == key.correct_letter(question)
+            correct += right
+            earned += question.points if right else 0.0
+    weighed = any(question.points != 1 for question in variant.questions)
     return StudentResult(
+        earned=earned if weighed else None,
+        worth=worth if weighed else None,
         student_id=variant.student.student_id,
         name=variant.student.name,
         answers=answers,
@@ -171,22 +184,37 @@ class ItemStatistics(BaseModel):
     chosen: list[int]  # per option, in the check's display order
     unanswered: int
     correct_option: int | None  # 1-based, in display order
+    # Where the question came from: the generated question a drawn variant is of (and its values),
+    # the zone's entry it is one alternative of; and each student's hit, for a group's statistics.
+    source: str | None = None
+    variant: str | None = None
+    alternatives: str | None = None
+    hits: dict[str, int] = Field(default_factory=dict, exclude=True)
+
+
+def automatic_total(result: StudentResult) -> float:
+    """A student's total on the check questions (their points, where zones weigh them), which an
+    item's discrimination is measured against."""
+    return result.correct if result.earned is None else result.earned
 
 
 def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatistics]:
     variants = {variant.student.student_id: variant for variant in key.variants}
-    totals = {result.student_id: result.correct for result in results}
+    totals = {result.student_id: automatic_total(result) for result in results}
     statistics = []
     on_a_variant = {q.question for variant in key.variants for q in variant.questions}
     for question_id, bank in key.questions.items():
         if question_id not in on_a_variant:
             continue
         hits, scores, chosen, unanswered, students = [], [], [0] * len(bank.options), 0, 0
+        by_student: dict[str, int] = {}
+        alternatives = None
         for result in results:
             placed = next((q for q in variants[result.student_id].questions if q.question == question_id), None)
             if placed is None:
                 continue
             students += 1
+            alternatives = alternatives or placed.alternatives
             if bank.kind == "open":
                 continue
             letter = result.answers.get(placed.position)
@@ -198,6 +226,7 @@ def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatis
                 chosen[[choice.option for choice in bank.options].index(option)] += 1
                 hits.append(int(letter == key.correct_letter(placed)))
             scores.append(totals[result.student_id])
+            by_student[result.student_id] = hits[-1]
         correct_option = next((n for n, choice in enumerate(bank.options, start=1) if choice.correct), None)
         statistics.append(
             ItemStatistics(
@@ -212,6 +241,10 @@ def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatis
                 chosen=chosen,
                 unanswered=unanswered,
                 correct_option=correct_option,
+                source=bank.source,
+                variant=bank.variant,
+                alternatives=alternatives,
+                hits=by_student,
             )
         )
     return statistics
@@ -235,7 +268,8 @@ def _write_scores(path: Path, results: list[StudentResult]) -> None:
             ]
         )
         for r in sorted(results, key=lambda r: r.student_id):
-            percent = f"{100 * r.correct / r.automatic:.1f}" if r.automatic else ""
+            right, possible = (r.correct, r.automatic) if r.worth is None else (automatic_total(r), r.worth)
+            percent = f"{100 * right / possible:.1f}" if possible else ""
             writer.writerow(
                 [
                     r.student_id,
@@ -268,6 +302,9 @@ def _write_items(path: Path, items: list[ItemStatistics]) -> None:
                 "correct_option",
                 *(f"chose_{n}" for n in range(1, width + 1)),
                 "unanswered",
+                "source",
+                "variant",
+                "alternatives",
             ]
         )
         for item in items:
@@ -283,6 +320,9 @@ def _write_items(path: Path, items: list[ItemStatistics]) -> None:
                     item.correct_option or "",
                     *(item.chosen + [""] * (width - len(item.chosen))),
                     item.unanswered if item.kind == "choice" else "",
+                    item.source or "",
+                    item.variant or "",
+                    item.alternatives or "",
                 ]
             )
 

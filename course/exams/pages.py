@@ -12,6 +12,7 @@ from untrusted.text import for_markdown
 from ..inline import to_html
 from ..loaders.markdown import parse_inline
 from ..models import RichText
+from ..wording import plural
 from .variants import ExamKey, Variant
 
 STYLE = """body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;line-height:1.5;padding:0 1rem}
@@ -39,6 +40,8 @@ def markdown(key: ExamKey, variant: Variant) -> str:
     ]
     for question in variant.questions:
         bank = key.questions[question.question]
+        part = zone_heading(key, variant, question.position)
+        lines += [f"**{for_markdown(part)}**", ""] if part else []
         lines += [f"## {question.position}. {bank.stem}", ""]
         if question.kind == "open":
             lines += ["*Answer in your own words, in this question's box on the answer sheet; graded by hand.*", ""]
@@ -58,6 +61,9 @@ def page(key: ExamKey, variant: Variant) -> str:
     ]
     for question in variant.questions:
         bank = key.questions[question.question]
+        part = zone_heading(key, variant, question.position)
+        if part:
+            body.append(f'<p class="zone"><strong>{html.escape(part)}</strong></p>')
         parts = [f"<h2>{question.position}. {inline_html(parse_inline(bank.stem))}</h2>"]
         if question.kind == "open":
             parts.append(
@@ -72,6 +78,17 @@ def page(key: ExamKey, variant: Variant) -> str:
             parts.append(f'<ol class="options">{items}</ol>')
         body.append('<section class="question">' + "".join(parts) + "</section>")
     return _document(f"{key.title}: {student.student_id}", body)
+
+
+def zone_heading(key: ExamKey, variant: Variant, position: int) -> str | None:
+    """Before a zone's first question on the student's exam: the part's title and what each of its
+    questions is worth (``Part 1: Attention (2 points each)``); None elsewhere."""
+    question = variant.questions[position - 1]
+    before = variant.questions[position - 2].zone if position > 1 else None
+    if question.zone is None or question.zone == before or not key.zones:
+        return None
+    zone = key.zones[question.zone - 1]
+    return f"Part {question.zone}: {zone.title} ({plural(zone.points, 'point')} each)"
 
 
 def sheet(key: ExamKey, variant: Variant) -> str:

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..exports.items import items_of
-from ..models import Lesson
+from ..models import Check, Lesson
 
 
 class Choice(BaseModel):
@@ -28,6 +28,9 @@ class BankQuestion(BaseModel):
     kind: Literal["choice", "open"]
     stem: str  # inline Markdown
     options: list[Choice] = []  # in the check's display order
+    # A generated question's drawn variant: the question it was drawn from, and its drawn values.
+    source: str | None = None
+    variant: str | None = None
 
 
 class VariantQuestion(BaseModel):
@@ -35,6 +38,11 @@ class VariantQuestion(BaseModel):
     question: str
     kind: Literal["choice", "open"]
     letters: dict[str, int] = {}  # letter on this variant -> option index in the check
+    # An exam built from zones (course.exams.zones): the zone (1-based), what the question is worth,
+    # and the entry of the zone's pool it is one alternative of.
+    zone: int | None = None
+    points: float = 1.0
+    alternatives: str | None = None
 
     def letter_of(self, option: int) -> str:
         return next(letter for letter, index in self.letters.items() if index == option)
@@ -51,6 +59,12 @@ class Variant(BaseModel):
     questions: list[VariantQuestion]
 
 
+class ZoneKey(BaseModel):
+    title: str
+    choose: int
+    points: float
+
+
 class ExamKey(BaseModel):
     """key.json: what every letter on every variant means, and the questions themselves, so that
     grading needs nothing but the exam folder."""
@@ -62,6 +76,7 @@ class ExamKey(BaseModel):
     shuffled: bool
     questions: dict[str, BankQuestion]
     variants: list[Variant]
+    zones: list[ZoneKey] = []  # an exam built from a definition's zones (each student's own draw)
 
     def correct_letter(self, question: VariantQuestion) -> str:
         bank = self.questions[question.question]
@@ -69,23 +84,29 @@ class ExamKey(BaseModel):
         return question.letter_of(correct)
 
 
+def bank_question(identifier: str, lesson: str, check: Check, **more: str) -> BankQuestion:
+    """A check as the exam's key holds it: its stem and options as Markdown, in display order."""
+    return BankQuestion(
+        id=identifier,
+        lesson=lesson,
+        kind="choice",
+        stem=check.stem.markdown(),
+        options=[
+            Choice(
+                option=index,
+                text=option.text.markdown(),
+                correct=option.correct,
+                tempting=option.tempting.markdown() if option.tempting else None,
+            )
+            for index, option in ((i, check.options[i]) for i in check.order)
+        ],
+        **more,
+    )
+
+
 def bank_of(lessons: list[Lesson], include_open: bool) -> list[BankQuestion]:
     questions = [
-        BankQuestion(
-            id=item.identifier,
-            lesson=item.lesson_title,
-            kind="choice",
-            stem=item.choice.stem.markdown(),
-            options=[
-                Choice(
-                    option=index,
-                    text=option.text.markdown(),
-                    correct=option.correct,
-                    tempting=option.tempting.markdown() if option.tempting else None,
-                )
-                for index, option in ((i, item.choice.options[i]) for i in item.choice.order)
-            ],
-        )
+        bank_question(item.identifier, item.lesson_title, item.check)
         for item in items_of(lessons)
         if item.check is not None  # a paper exam's questions are multiple-choice
     ]
@@ -111,18 +132,26 @@ def make_variant(
     choice = [question for question in bank if question.kind == "choice"]
     written = [question for question in bank if question.kind == "open"]
     if shuffle:
-        choice = sorted(choice, key=lambda q: _rank(seed, student.student_id, q.id))
-        written = sorted(written, key=lambda q: _rank(seed, student.student_id, q.id))
+        choice = sorted(choice, key=lambda q: rank(seed, student.student_id, q.id))
+        written = sorted(written, key=lambda q: rank(seed, student.student_id, q.id))
     chosen = choice[:count] + written[:open_count]
-    questions = []
-    for position, question in enumerate(chosen, start=1):
-        options = [choice.option for choice in question.options]
-        if shuffle:
-            options.sort(key=lambda option: _rank(seed, student.student_id, question.id, str(option)))
-        letters = {letter: option for letter, option in zip(ascii_uppercase, options, strict=False)}
-        questions.append(VariantQuestion(position=position, question=question.id, kind=question.kind, letters=letters))
+    questions = [
+        placed(question, position, student, seed, shuffle) for position, question in enumerate(chosen, start=1)
+    ]
     return Variant(student=student, questions=questions)
 
 
-def _rank(seed: int, *parts: str) -> str:
+def placed(
+    question: BankQuestion, position: int, student: Student, seed: int, shuffle: bool, **more: object
+) -> VariantQuestion:
+    """``question`` at ``position`` on the student's variant, its options' letters drawn by (seed, student)."""
+    options = [choice.option for choice in question.options]
+    if shuffle:
+        options.sort(key=lambda option: rank(seed, student.student_id, question.id, str(option)))
+    letters = {letter: option for letter, option in zip(ascii_uppercase, options, strict=False)}
+    return VariantQuestion(position=position, question=question.id, kind=question.kind, letters=letters, **more)  # type: ignore[arg-type]
+
+
+def rank(seed: int, *parts: str) -> str:
+    """The order of a draw: SHA-256 of the seed and the parts (a student, a question...)."""
     return hashlib.sha256("\x1f".join((str(seed), *parts)).encode()).hexdigest()
