@@ -38,14 +38,16 @@ from ..wording import plural
 class Alternatives(Model):
     """One question of a zone, of which each student gets one of these."""
 
-    alternatives: list[str] = Field(min_length=2)
+    alternatives: list[str] = Field(min_length=2)  # the questions that stand for one another
 
 
 class Zone(Model):
-    title: str = Field(min_length=1)
-    choose: int = Field(ge=1)
-    points: float = Field(default=1.0, gt=0)
+    title: str = Field(min_length=1)  # printed before the zone's first question, with its points
+    choose: int = Field(ge=1)  # how many of its questions each student gets
+    points: float = Field(default=1.0, gt=0)  # what each of them is worth
+    # With --statistics: one question from each of choose bands of measured difficulty.
     balance: bool = False
+    # Its pool: checks (<lesson>-check-<n>), generated questions (<lesson>-<id>), entries of alternatives.
     questions: list[str | Alternatives] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -66,8 +68,8 @@ class Zone(Model):
 
 
 class ExamDefinition(Model):
-    title: str | None = None
-    zones: list[Zone] = Field(min_length=1)
+    title: str | None = None  # the exam's title (--title wins; default: course.toml's)
+    zones: list[Zone] = Field(min_length=1)  # in the order the exam prints them
 
     @model_validator(mode="after")
     def _each_question_once(self) -> ExamDefinition:

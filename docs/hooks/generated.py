@@ -151,6 +151,7 @@ def model_reference(which: str | None) -> str:
     from autograder.assignment import Assignment, MutantSettings, Question, RubricItem
     from autograder.reports.model import HandMark, LatePenalty, QuestionResult, Report, TestOutcome
     from autograder.sandbox.limits import Limits
+    from course.exams.definition import Alternatives, ExamDefinition, Zone
     from course.folder import CourseDefaults, CourseFolder, CourseModule, SandboxSettings
 
     tables: dict[str, list[tuple[str, type[BaseModel], set[str]]]] = {
@@ -166,6 +167,11 @@ def model_reference(which: str | None) -> str:
             ("`[[questions.rubric]]`", RubricItem, set()),
             ("`[questions.mutants]`", MutantSettings, set()),
             ("`[limits]`", Limits, set()),
+        ],
+        "exam": [
+            ("Top level", ExamDefinition, set()),
+            ("`[[zones]]`", Zone, set()),
+            ("An entry of alternatives", Alternatives, set()),
         ],
         "report": [
             ("The report", Report, set()),
