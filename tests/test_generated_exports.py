@@ -6,7 +6,11 @@ a numeric one whose formula it can say as a calculated question. `course import 
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shutil
+import subprocess
 from importlib import resources
 
 import pytest
@@ -15,7 +19,7 @@ from lxml import etree
 from course.catalog import load_catalog
 from course.generated import draw
 
-from .conftest import LESSON_DATA
+from .conftest import LESSON_DATA, ROOT
 from .test_exports import SCHEMAS, SUFFIX, _files, needs_shared, qti21_schema  # noqa: F401 (a fixture)
 
 BANK = LESSON_DATA / "module-10-question-bank.lesson.json"
@@ -265,3 +269,45 @@ def test_a_numeric_question_moodle_cannot_compute_is_said_why(change, why):
     }
     assert unfit(GeneratedCheck(**fitting)) is None
     assert why in unfit(GeneratedCheck(**{**fitting, **change}))
+
+
+GIFT_READER = """
+const questions = require("gift-pegjs").parse(require("fs").readFileSync(process.argv[1], "utf8"));
+console.log(JSON.stringify(questions.filter((q) => q.type !== "Category")));
+"""
+
+
+def test_gift_pools_are_read_by_an_independent_gift_parser(course, tmp_path):
+    """gift-pegjs (npm), a GIFT parser of its own, reads every variant: a numeric one's answer and
+    margin, a short answer's accepted texts, the feedback, and each multiple-choice variant's options."""
+    node = shutil.which("node")
+    if node is None or not (ROOT / "node_modules" / "gift-pegjs").is_dir():
+        missing = "node or node_modules/gift-pegjs (`npm ci`, as .ci/run does)"
+        if os.environ.get("GRADEWRIGHT_REQUIRE_BROWSER"):
+            pytest.fail(f"{missing} is missing")
+        pytest.skip(f"{missing} is missing")
+    gift, _ = _export(course, tmp_path, "gift")
+    done = subprocess.run(
+        [node, "-e", GIFT_READER, str(gift)], capture_output=True, text=True, cwd=ROOT, timeout=60, check=True
+    )
+    read = {question["id"]: question for question in json.loads(done.stdout)}
+    assert len(read) == 34
+    [original] = load_catalog([BANK]).lessons
+    bank = {question.id: question for question in original.generated}
+    for n in range(4):
+        numeric = read[f"module-10-question-bank-softmax-of-drawn-scores-v{n + 1}"]
+        drawn = draw(bank["softmax-of-drawn-scores"], "export", n)
+        assert numeric["type"] == "Numerical" and numeric["choices"][0]["text"] == {
+            "type": "range",
+            "number": drawn.answer,
+            "range": 0.0005,
+        }
+        assert numeric["globalFeedback"]["text"].endswith(f"= {drawn.answer:.3f}\\).")
+        short = read[f"module-10-question-bank-attention-output-shape-v{n + 1}"]
+        answer = draw(bank["attention-output-shape"], "export", n).answer
+        assert short["type"] == "Short"
+        assert [c["text"]["text"] for c in short["choices"]] == [answer, answer.replace(" ", "")]
+        choice = read[f"{POOL}-v{n + 1}"]
+        assert choice["type"] == "MC" and sum(c["isCorrect"] for c in choice["choices"]) == 1
+    weights = read["module-10-question-bank-attention-weights-count-v1"]
+    assert weights["type"] == "Numerical" and weights["choices"][0]["text"]["range"] == 0
