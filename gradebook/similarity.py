@@ -22,6 +22,7 @@ looked up among its fingerprints at once, and only those that may be listed are 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.errors import AutograderError
+from autograder.own_values import assigned_values, student_values
 from course.private_files import write_private
 from course.wording import plural
 
@@ -81,6 +83,15 @@ class SimilarPair(BaseModel):
     fragments: list[Fragment] = []
 
 
+class NotTheirValues(BaseModel):
+    """A latest submission of a notebook of one's own (autograder.own_values) whose values are not
+    the ones drawn for its student: a classmate's notebook, or the template or an edited one."""
+
+    student: str
+    # The classmate whose values it holds; None when it holds no one's in the class.
+    holds: str | None = None
+
+
 class SimilarityReport(BaseModel):
     assignment: str
     threshold: float = DEFAULT_THRESHOLD
@@ -90,6 +101,8 @@ class SimilarityReport(BaseModel):
     unreadable: list[str] = []
     pairs: list[SimilarPair] = []
     computed_at: str = ""  # ISO time
+    # An assignment with values drawn per student: each submission that holds values not its student's.
+    values: list[NotTheirValues] = []
 
 
 @dataclass
@@ -381,7 +394,27 @@ def _class(
             kept.append(code)
     report.compared = len(students)
     report.all_pairs = len(students) * (len(students) - 1) // 2
+    report.values = not_their_values(spec, students, kept, pause)
     return report, students, kept, np.unique(starter(book, spec).hashes)
+
+
+def not_their_values(
+    spec: AssignmentSpec, students: list[str], codes: list[Code], pause: Pause | None = None
+) -> list[NotTheirValues]:
+    """Each student whose code holds values not drawn for them (their notebook's parameters cell, as
+    the grader reads it: autograder.own_values), with the classmate whose values they are, if any."""
+    if not spec.parameters:
+        return []
+    drawn = {student: student_values(spec, student) for student in students}
+    owners = {json.dumps(values, sort_keys=True): student for student, values in drawn.items()}
+    found = []
+    for number, (student, code) in enumerate(zip(students, codes, strict=True)):
+        held = assigned_values([code.raw], spec.parameters)
+        if held != drawn[student]:
+            found.append(NotTheirValues(student=student, holds=owners.get(json.dumps(held, sort_keys=True))))
+        if pause is not None and number % 100 == 99:
+            pause()
+    return found
 
 
 def similarity(
@@ -676,6 +709,16 @@ def work_on_queued(
     return False
 
 
+def values_lines(report: SimilarityReport) -> list[str]:
+    """One sentence per submission that holds values not its student's (the command and the HTML)."""
+    return [
+        f"{found.student}'s notebook holds {found.holds}'s values"
+        if found.holds
+        else f"{found.student}'s notebook holds values drawn for no one in the class (the template's, or edited)"
+        for found in report.values
+    ]
+
+
 def write_html(report: SimilarityReport, out: Path) -> Path:
     """The pairs side by side, each fragment's two regions in one colour and linked to each other, as
     the staff's page shows them (the code is escaped: it never runs)."""
@@ -689,6 +732,10 @@ def write_html(report: SimilarityReport, out: Path) -> Path:
         f"details{{color:#555}}{colours}</style>",
         f"<h1>{escape(report.assignment)}: {plural(len(report.pairs), 'pair')}</h1>",
     ]
+    if report.values:
+        parts.append("<h2>Notebooks that hold values not drawn for their student</h2><ul>")
+        parts += [f"<li>{escape(line)}</li>" for line in values_lines(report)]
+        parts.append("</ul>")
     for number, pair in enumerate(report.pairs, start=1):
         first, second = sides(pair.first_code, pair.second_code, pair.fragments)
         parts.append(

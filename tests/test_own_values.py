@@ -162,6 +162,15 @@ def test_each_notebook_is_graded_with_its_students_values_and_a_swapped_one_is_c
         assert f"{name} is {ada[name]!r} there, {own[name]!r} for you" in sentence
         assert sentence in (tmp_path / "graded" / f"{student}.feedback.txt").read_text()
 
+    # The similarity report names each notebook that is not its student's, and whose values it holds.
+    code, out, err = autograder(
+        capsys, "similarity", FOLDER, "--gradebook", tmp_path / "graded" / "gradebook.db", "--out", tmp_path / "s.html"
+    )
+    assert code == 0, err
+    assert "grace's notebook holds ada's values" in out and "alan's notebook holds ada's values" in out
+    assert "ada's notebook" not in out
+    assert "grace&#x27;s notebook holds ada&#x27;s values" in (tmp_path / "s.html").read_text()
+
 
 @needs_sandbox
 def test_verify_grades_the_known_versions_with_the_templates_values(capsys):

@@ -254,7 +254,8 @@ def _add_similarity(commands: argparse._SubParsersAction) -> None:
         "sharing more than the threshold of their code: a report for your judgement, never a penalty. The report "
         "is kept in the gradebook: the staff's similarity page shows it. --out writes it as HTML, each pair's "
         "matched fragments side by side in matching colours, each linked to its partner; --student compares one "
-        "student's latest submission with the rest.",
+        "student's latest submission with the rest. For an assignment with values drawn per student, each notebook "
+        "that holds values not its student's is named after the table, with the classmate whose values they are.",
     )
     similar.add_argument("assignment", metavar="ASSIGNMENT")
     similar.add_argument(
@@ -276,7 +277,7 @@ def _similarity(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from autograder.assignment import find_assignment
-    from gradebook.similarity import compare, write_html
+    from gradebook.similarity import compare, values_lines, write_html
 
     assignment = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book, progress_bar("pairs compared") as progress:
@@ -290,6 +291,8 @@ def _similarity(args: argparse.Namespace) -> int:
     for pair in report.pairs:
         table.add_row(shown(pair.first), shown(pair.second), f"{pair.first_share:.0%}", f"{pair.second_share:.0%}")
     console().print(table)
+    for line in values_lines(report):  # a notebook of one's own that is not its student's
+        print(one_line(line))
     for student in report.unreadable:
         print(f"{AUTOGRADER}: {one_line(student)}: the latest submission cannot be read; left out", file=sys.stderr)
     if args.out:
