@@ -18,6 +18,7 @@ from lxml import etree
 
 from course.catalog import load_catalog
 from course.generated import draw
+from course.models import GeneratedCheck
 
 from .conftest import LESSON_DATA, ROOT
 from .test_exports import SCHEMAS, SUFFIX, _files, needs_shared, qti21_schema  # noqa: F401 (a fixture)
@@ -242,6 +243,48 @@ def test_moodle_calculated_question_holds_the_drawn_datasets_and_passes_its_sche
     assert ["(7, 12, 24)", "(7,12,24)"] in short and len(short) == 4
 
 
+FITTING = {
+    "id": "q",
+    "kind": "numeric",
+    "question": "What is the square root of d_k = {d_k}?",
+    "parameters": {"d_k": {"range": [4, 400]}, "t": {"uniform": [0.5, 2.0], "digits": 1}},
+    "values": {"scale": "sqrt(d_k)", "scaled": "scale * t"},
+    "answer": "scale",
+    "tolerance": {"relative": 0.01, "absolute": 0},
+    "feedback": "\\(\\sqrt{{{d_k}}} \\approx {scale:.2f}\\), and {t} times it is {scaled:g}.",
+}
+
+
+def test_a_calculated_question_with_rounded_values_and_a_relative_tolerance_comes_back_as_it_was(
+    course, tmp_path, lesson_document
+):
+    lesson_document["generated"] = [FITTING]
+    lesson = tmp_path / "fits.lesson.json"
+    lesson.write_text(json.dumps(lesson_document))
+    first, _ = _export(course, tmp_path, "moodle", "first", lesson=lesson)
+    [node] = etree.parse(str(first)).getroot().iterfind("question[@type='calculated']")
+    assert node.findtext("answer/tolerancetype") == "1" and node.findtext("answer/tolerance") == "0.01"
+    assert node.findtext("generalfeedback/text").endswith(
+        "\\approx {=round(sqrt({d_k}),2)}\\), and {t} times it is {=sqrt({d_k})*{t}}."
+    )
+    decimals = {d.findtext("name/text"): d.findtext("decimals/text") for d in node.iter("dataset_definition")}
+    assert decimals == {"d_k": "0", "t": "1"}
+    imported = tmp_path / "back.lesson.json"
+    assert course("import", "checks", first, "--out", imported).code == 0
+    second, _ = _export(course, tmp_path, "moodle", "second", lesson=imported)
+    assert second.read_bytes() == first.read_bytes()
+    [back] = load_catalog([imported]).lessons
+    [question] = back.generated
+    assert question.parameters["t"].uniform == (0.5, 2.0) and question.tolerance.relative == 0.01
+    original = GeneratedCheck(**FITTING)
+    for student in ("ada", "grace", "alan"):  # the same variant for every student, drawn from either
+        ours, theirs = draw(original, student), draw(question, student)
+        # Moodle shows a value rounded (:.2f) without trailing zeros, and a :g one in full: so does the import.
+        shown = ours.feedback.plain().replace(f"{ours.values['scale']:.2f}", str(round(ours.values["scale"], 2)))
+        shown = shown.replace(f"{ours.values['scaled']:g}.", f"{ours.values['scaled']}.")
+        assert (theirs.answer, theirs.stem, theirs.feedback.plain()) == (ours.answer, ours.stem, shown)
+
+
 @pytest.mark.parametrize(
     "change, why",
     [
@@ -255,18 +298,8 @@ def test_moodle_calculated_question_holds_the_drawn_datasets_and_passes_its_sche
 )
 def test_a_numeric_question_moodle_cannot_compute_is_said_why(change, why):
     from course.exports.calculated import unfit
-    from course.models import GeneratedCheck
 
-    fitting = {
-        "id": "q",
-        "kind": "numeric",
-        "question": "What is the square root of d_k = {d_k}?",
-        "parameters": {"d_k": {"range": [4, 400]}},
-        "values": {"scale": "sqrt(d_k)"},
-        "answer": "scale",
-        "tolerance": {"relative": 0, "absolute": 0.01},
-        "feedback": "\\(\\sqrt{{{d_k}}} \\approx {scale:.2f}\\)",
-    }
+    fitting = {**FITTING, "tolerance": {"relative": 0, "absolute": 0.01}}
     assert unfit(GeneratedCheck(**fitting)) is None
     assert why in unfit(GeneratedCheck(**{**fitting, **change}))
 
