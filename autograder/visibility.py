@@ -161,7 +161,7 @@ class StudentView(BaseModel):
 
     def as_report(self, report: Report) -> dict[str, Any]:
         """The report as the student may read it, in the report's own JSON shape (what the API
-        gives), with ``visible_summary`` and each question's ``shown``: nothing unseen is in it
+        gives), with ``visible_summary`` and each question's ``checks_shown``: nothing unseen is in it
         (no unseen check's name, sentence, outcome or message; no score it would reveal)."""
         data = report.model_dump(
             mode="json", exclude={"submission", "reference", "sandbox", "test_faults", "visibility"}
@@ -173,7 +173,7 @@ class StudentView(BaseModel):
                 score=view.score,
                 status=view.status,
                 feedback=view.feedback,
-                shown=view.shown,
+                checks_shown=view.shown,
                 shown_max=view.shown_max,
                 tests=[
                     {
@@ -189,7 +189,9 @@ class StudentView(BaseModel):
                 mark=view.mark.model_dump(mode="json") if view.mark else None,
             )
         data.update(visible_summary=self.summary, shown_score=self.shown_score, shown_max=self.shown_max)
-        data["hidden_results"] = "shown" if self.complete else "in part"
+        seen = any(check.shown for question in self.questions for check in question.checks)
+        seen = seen or any(q.shown != "none" for q in self.questions if not q.checks)
+        data["hidden_results"] = "shown" if self.complete else "in part" if seen else "not shown"
         if not self.complete:
             data.update(score=None, final_score=None, late=None)
         return data

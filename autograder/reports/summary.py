@@ -60,7 +60,7 @@ def question_score(question: Mapping[str, Any]) -> str:
     only some are shown (``1 / 1 on the visible checks``), or ``hidden``."""
     if question.get("score") is None:
         return "hidden"
-    if question.get("shown") == "part":
+    if question.get("checks_shown") == "part":
         return f"{shown_score(question['score'])} / {shown_score(question.get('shown_max'))} on the visible checks"
     return f"{shown_score(question['score'])} / {shown_score(question.get('max_score'))}"
 
