@@ -18,6 +18,7 @@ from lxml import etree
 
 from course.catalog import load_catalog
 from course.generated import draw
+from course.imports import CheckImportError, import_checks
 from course.models import GeneratedCheck
 
 from .conftest import LESSON_DATA, ROOT
@@ -344,3 +345,31 @@ def test_gift_pools_are_read_by_an_independent_gift_parser(course, tmp_path):
         assert choice["type"] == "MC" and sum(c["isCorrect"] for c in choice["choices"]) == 1
     weights = read["module-10-question-bank-attention-weights-count-v1"]
     assert weights["type"] == "Numerical" and weights["choices"][0]["text"]["range"] == 0
+
+
+@pytest.mark.parametrize(
+    "text, answer, margin",
+    [
+        ("::pi::What is pi? {#3.14159:0.0005}", 3.14159, 0.0005),
+        ("::pi::What is pi? {#=3.14159:0.0005#close enough}", 3.14159, 0.0005),
+        ("::pi::What is pi? {#3.1..3.2}", 3.15, 0.05),
+        ("::pi::What is pi? {#3}", 3.0, 0.0),
+    ],
+)
+def test_a_hand_written_gift_numeric_question_comes_in_with_its_margin(tmp_path, text, answer, margin):
+    source = tmp_path / "hand.gift"
+    source.write_text(text + "\n")
+    out, count = import_checks(source, tmp_path / "hand.lesson.json")
+    [lesson] = load_catalog([out]).lessons
+    [question] = lesson.generated
+    drawn = draw(question, "anyone")
+    assert count == 1 and question.fixed and drawn.stem.plain() == "What is pi?"
+    assert drawn.answer == pytest.approx(answer) and question.tolerance.absolute == pytest.approx(margin)
+    assert drawn.is_right(str(answer + margin * 0.9)) and not drawn.is_right(str(answer + margin + 0.01))
+
+
+def test_a_numeric_gift_answer_that_is_no_number_is_a_one_line_error(tmp_path):
+    source = tmp_path / "bad.gift"
+    source.write_text("::pi::What is pi? {#about three}\n")
+    with pytest.raises(CheckImportError, match=r"line 1: question 1: 'about three' is neither answer:margin"):
+        import_checks(source, tmp_path / "bad.lesson.json")

@@ -146,15 +146,29 @@ def _typed(answers: str, stem: RichText, identifier: str, general: str | None, n
         if not first:
             raise CheckImportError(f"question {number}: a numeric question ({{#...}}) with no answer")
         value = _split_unescaped(first[0], "#")[0][1].strip()
-        answer, _, spread = _unescape(value).partition(":")
         try:
-            return fixed_question(identifier, stem, float(answer), float(spread or 0), feedback)
+            answer, spread = _numeric(_unescape(value))
         except ValueError:
-            raise CheckImportError(f"question {number}: {value!r} is not a number and its margin") from None
+            raise CheckImportError(
+                f"question {number}: {value!r} is neither answer:margin nor low..high (a number each)"
+            ) from None
+        return fixed_question(identifier, stem, answer, spread, feedback)
     texts = [
         _unescape(_split_unescaped(piece, "#")[0][1].strip()) for mark, piece in _split_unescaped(answers, "=") if mark
     ]
     return fixed_question(identifier, stem, texts[0], 0.0, feedback)
+
+
+def _numeric(value: str) -> tuple[float, float]:
+    """A GIFT numeric answer as (answer, margin): ``answer:margin``, ``answer``, or ``low..high``
+    (the middle, and half the width)."""
+    if ".." in value:
+        low, high = (float(part) for part in value.split("..", 1))
+        if low > high:
+            raise ValueError(value)
+        return (low + high) / 2, (high - low) / 2
+    answer, _, spread = value.partition(":")
+    return float(answer), float(spread or 0)
 
 
 def _rich(text: str, is_html: bool) -> RichText:
