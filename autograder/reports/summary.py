@@ -61,8 +61,12 @@ def question_score(question: Mapping[str, Any]) -> str:
     if question.get("score") is None:
         return "hidden"
     if question.get("checks_shown") == "part":
-        return f"{shown_score(question['score'])} / {shown_score(question.get('shown_max'))} on the visible checks"
-    return f"{shown_score(question['score'])} / {shown_score(question.get('max_score'))}"
+        return f"{_number(question['score'])} / {_number(question.get('shown_max'))} on the visible checks"
+    return f"{_number(question['score'])} / {_number(question.get('max_score'))}"
+
+
+def _number(value: Any) -> str:
+    return shown_score(value) if isinstance(value, int | float) else "?"
 
 
 def score_summary(report: Mapping[str, Any]) -> ScoreSummary | None:
