@@ -102,15 +102,18 @@ def unseen_markers(view) -> list[str]:
 
 
 def faces(view, report: Report) -> dict[str, str]:
-    """Every face outside the site, as text: the API's report (read by the site's pages, JupyterLab's
-    panel and ``autograder submit``) and ``submit()``'s summary."""
+    """Every face outside the site, as text: the API's report (read by the site's pages and
+    ``autograder submit``), ``submit()``'s summary and JupyterLab's panel's data."""
     import json
 
     data = view.as_report(report)
     job = {"id": 1, "assignment": report.assignment, "state": "graded", "report": data, "page": "/s/1"}
+    from jupyterlab_gradewright.handlers import _job as panel
+
     return {
         "the API's report": json.dumps(data),
         "submit()": Feedback(job, "http://site").summary(),
+        "JupyterLab's panel": json.dumps(panel(job, "http://site")),
     }
 
 
