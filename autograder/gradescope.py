@@ -227,6 +227,14 @@ def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
         names = ", ".join(sorted(s.path.name for s in found))
         _write(out, {"score": 0, "output": f"Hand in one notebook, {assignment.released_notebook}; found {names}."})
         return out
+    submission = found[0]
+    if assignment.parameters:  # a notebook of one's own: graded with the values drawn for its student
+        student = gradescope_student(root)
+        if student is None:
+            _write(out, {"score": 0, "output": NO_STUDENT})
+            print(NO_STUDENT, file=sys.stderr)
+            return out
+        submission = submission.model_copy(update={"student": student})
     packages = tuple(assignment.sandbox_packages)
     # Gradescope's containers cannot start bubblewrap: the worker then runs without namespaces, in the
     # container Gradescope gives each submission, and the results say so, never silently.
@@ -241,7 +249,7 @@ def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
     reference = load_reference(assignment, resolve_reference("auto", assignment))
     secret = grader_secret(assignment)
     try:
-        report = grade_submission(assignment, found[0], runner, reference, assignment.limits, secret)
+        report = grade_submission(assignment, submission, runner, reference, assignment.limits, secret)
     finally:
         if missing and not end_everything_started(user):
             print("some of the submission's processes could not be ended", file=sys.stderr)
@@ -252,6 +260,29 @@ def run_in_gradescope(assignment: Assignment, root: Path) -> Path:
         print(said, file=sys.stderr)  # Gradescope's log of the run, for the staff
     _write(out, graded)
     return out
+
+
+NO_STUDENT = (
+    "Not graded: this assignment's values are drawn for each student, and Gradescope's "
+    "submission_metadata.json names no student (sid or email) to draw them for."
+)
+
+
+def gradescope_student(root: Path) -> str | None:
+    """The id the values of a notebook of one's own are drawn for, from what Gradescope writes beside
+    the submission (``submission_metadata.json``, never the student's files): the first submitter's
+    student id (``sid``, the roster's), else their email; None when it names neither."""
+    try:
+        metadata = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+        users = metadata.get("users") or []
+        first = users[0] if isinstance(users[0], dict) else {}
+    except (OSError, ValueError, AttributeError, IndexError, TypeError):
+        return None
+    for key in ("sid", "email"):
+        value = first.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip()
+    return None
 
 
 def _student_user(packages: tuple[str, ...]) -> int | None:

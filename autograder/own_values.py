@@ -110,7 +110,8 @@ def mismatch_sentence(values: OwnValues) -> str:
 # --- the notebook's cell ----------------------------------------------------------------------
 
 
-def _source(cell: Mapping[str, Any]) -> str:
+def cell_text(cell: Mapping[str, Any]) -> str:
+    """A notebook cell's source as one text (nbformat keeps it as a string or a list of lines)."""
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
 
@@ -135,7 +136,7 @@ def parameters_cell(assignment: Assignment, notebook: Mapping[str, Any], where: 
             f"{'no code cell is' if not found else f'{len(found)} code cells are'} tagged {TAG!r}: tag the one cell "
             f"that assigns them ({names[0]} = ...)"
         )
-    held = assigned_values([_source(notebook["cells"][found[0]])], names)
+    held = assigned_values([cell_text(notebook["cells"][found[0]])], names)
     missing = [name for name in names if name not in held]
     if missing:
         raise AssignmentError(
@@ -151,7 +152,7 @@ def template_values(assignment: Assignment, notebook: Mapping[str, Any], where: 
     if not assignment.parameters:
         return {}
     index = parameters_cell(assignment, notebook, where)
-    return assigned_values([_source(notebook["cells"][index])], assignment.parameters)
+    return assigned_values([cell_text(notebook["cells"][index])], assignment.parameters)
 
 
 def cell_source(values: Mapping[str, ParameterValue], student: str) -> str:

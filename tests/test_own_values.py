@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder.assignment import load_assignment
+from autograder.gradescope import NO_STUDENT, run_in_gradescope
 from autograder.own_values import TAG, assigned_values, student_values
 from commands.autograder import main as autograder_main
 
@@ -173,6 +174,24 @@ def test_each_notebook_is_graded_with_its_students_values_and_a_swapped_one_is_c
 
 
 @needs_sandbox
+def test_gradescope_grades_with_the_values_of_the_student_its_metadata_names(tmp_path, capsys, monkeypatch):
+    """Gradescope's run: the student is the one its submission_metadata.json names (never a file of
+    the submission); without one, the results say why nothing was graded."""
+    monkeypatch.setenv("GRADEWRIGHT_SECRET", "a secret of the test's")
+    assert autograder(capsys, "fetch", FOLDER, "--student", "ada", "--out", tmp_path / "ada")[0] == 0
+    root = tmp_path / "autograder"
+    _solved(tmp_path / "ada" / NOTEBOOK, root / "submission")
+    results = {}
+    for sid in ("ada", "grace", ""):
+        metadata = {"users": [{"email": "", "sid": sid, "name": "A student"}]}
+        (root / "submission_metadata.json").write_text(json.dumps(metadata), encoding="utf-8")
+        results[sid] = json.loads(run_in_gradescope(load_assignment(FOLDER), root).read_text())
+    assert results["ada"]["score"] == 4, results["ada"]
+    assert results["grace"]["score"] == 2 and "not the ones drawn for you" in results["grace"]["output"]
+    assert results[""] == {"score": 0, "output": NO_STUDENT}
+
+
+@needs_sandbox
 def test_verify_grades_the_known_versions_with_the_templates_values(capsys):
     """The known versions are written with the master's values: verify grades them with those (as
     any student id, they would fail), and every verdict holds."""
@@ -195,6 +214,16 @@ def test_parameters_without_their_cell_or_with_a_bad_draw_are_one_line_errors(tm
         assert code == 2 and len(err.strip().splitlines()) == 1, err
         assert str(source) in err and "no code cell is tagged 'parameters'" in err
         assert "Traceback" not in err
+
+    master = folder / f"{NAME}.master.ipynb"
+    notebook = json.loads(master.read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        cell["metadata"].pop("tags", None)
+    master.write_text(json.dumps(notebook), encoding="utf-8")
+    code, _, err = autograder(capsys, "assign", master, "--out", tmp_path / "assigned")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{master}: cell 1 (# ASSIGNMENT" in err and "tag exactly one code cell 'parameters'" in err
+    assert not (tmp_path / "assigned").exists()
 
     manifest = folder / "assignment.toml"
     manifest.write_text(manifest.read_text().replace("range = [\n    5,\n    12,\n]", "range = [12, 5]"))

@@ -222,6 +222,7 @@ def assignment_files(master: Master, folder: Path) -> dict[str, str]:
         }
     files["known/correct.py"] = f"# The solution of {master.path.name}: every question passes.\n\n{solution}"
     manifest = _manifest(master, questions, references, source_name, folder)
+    _check_parameters(master, manifest)
     files[MANIFEST] = (
         f"# Written by `autograder assign` from {master.path.name}: edit the master notebook, then run it again.\n"
         + tomli_w.dumps(manifest)
@@ -263,6 +264,34 @@ def _check_checks(master: Master, question: dict[str, Any], cells: list[tuple[in
         raise AssignmentError(
             f"{where}: checks: {unknown[0]} is no hidden "
             f"test of question {question['id']!r} (its tests: {', '.join(sorted(defined)) or 'none'})"
+        )
+
+
+def _check_parameters(master: Master, manifest: dict[str, Any]) -> None:
+    """A master whose # ASSIGNMENT declares [parameters] has one code cell tagged ``parameters``
+    that assigns each a plain value (own_values.py), or AssignmentError names the cell."""
+    from ..own_values import TAG, assigned_values, cell_text
+
+    names = list(manifest.get("parameters") or {})
+    if not names:
+        return
+    tagged = [
+        cell
+        for cell in master.cells
+        if cell.cell["cell_type"] == "code" and TAG in ((cell.cell.get("metadata") or {}).get("tags") or [])
+    ]
+    if len(tagged) != 1:
+        where = master.where(tagged[1].number) if tagged else master.where(master.settings_cell)
+        raise AssignmentError(
+            f"{where}: [parameters] declares {', '.join(names)}: tag exactly one code cell {TAG!r} (it has "
+            f"{len(tagged)}), its lines {names[0]} = ... holding your own values"
+        )
+    held = assigned_values([cell_text(tagged[0].cell)], names)
+    missing = [name for name in names if name not in held]
+    if missing:
+        raise AssignmentError(
+            f"{master.where(tagged[0].number)}: the cell tagged {TAG!r} does not assign {', '.join(missing)} a "
+            f"plain value ({missing[0]} = 8)"
         )
 
 

@@ -3,8 +3,8 @@
 import numpy as np
 
 
-# The values of your own notebook: fetch it (autograder fetch, or the course site's
-# download) and this cell holds the ones drawn for you.
+# The instructor's values: each student's own notebook (autograder fetch, or the
+# course site's download) has theirs here.
 seq_len = 8
 d_model = 16
 data_seed = 2026
