@@ -190,7 +190,12 @@ def _add_export(commands: argparse._SubParsersAction) -> None:
     )
     export_checks_command.add_argument("--title", help="the export's title (default: from course.toml)")
     export_checks_command.add_argument(
-        "--variants", type=common.number(int, 1, "a count"), default=0, metavar="N", help="generated checks: N each"
+        "--variants",
+        type=common.number(int, 1, "a count"),
+        default=0,
+        metavar="N",
+        help="each generated question as a pool of N drawn variants, of which each student gets one (moodle: a "
+        "numeric one whose formula it can compute as a calculated question with N drawn sets of values)",
     )
     export_checks_command.add_argument(
         "--olx-unit",
