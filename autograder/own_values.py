@@ -7,7 +7,7 @@ as ``name = value`` lines: the instructor's own values, which the solution, the 
 the known versions are written with (the template's, ``template_values``).
 
 - ``autograder release`` writes the template: that cell as the instructor wrote it, locked.
-- ``autograder fetch`` (and the site, through ``own_notebook``) writes a student's copy: the cell
+- ``autograder fetch`` (and the site, through ``own_notebook_file``) writes a student's copy: the cell
   holds the values drawn for that student (``student_values``), the notebook's metadata says whose.
 - The grader draws the student's values from the student's id (never from the notebook, which the
   student controls); the hidden tests and the reference read them through the ``parameters``
@@ -27,6 +27,7 @@ import json
 import random
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from course.generated import seed_of
@@ -204,3 +205,22 @@ def known_values(assignment: Assignment) -> dict[str, ParameterValue] | None:
     if not isinstance(notebook, dict):
         raise AssignmentError(f"{path}: not a notebook")
     return template_values(assignment, notebook, str(path))
+
+
+def own_notebook_file(assignment: Assignment, released: Path, student: str) -> bytes:
+    """The released notebook's file (``autograder release``'s, as the site keeps it) made
+    ``student``'s, as the bytes to send them: what the site's download and its API give a student
+    (their id as grading names them). The file's own bytes when the assignment declares no
+    parameters; AssignmentError when it is not a notebook."""
+    data = released.read_bytes()
+    if not assignment.parameters:
+        return data
+    try:
+        notebook = json.loads(data)
+    except ValueError as exc:
+        raise AssignmentError(f"{released}: cannot be read as a notebook ({exc})") from None
+    if not isinstance(notebook, dict):
+        raise AssignmentError(f"{released}: not a notebook")
+    import nbformat  # as release writes it: the same file as `autograder fetch` gives
+
+    return nbformat.writes(nbformat.from_dict(own_notebook(assignment, notebook, student))).encode("utf-8")

@@ -13,7 +13,8 @@ import pytest
 
 from autograder.assignment import load_assignment
 from autograder.gradescope import NO_STUDENT, run_in_gradescope
-from autograder.own_values import TAG, assigned_values, student_values
+from autograder.own_values import TAG, assigned_values, own_notebook_file, student_values
+from autograder.release import release
 from commands.autograder import main as autograder_main
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
@@ -80,6 +81,17 @@ def test_each_student_gets_the_same_values_every_time_and_their_own(tmp_path, ca
     code, _, err = autograder(capsys, "fetch", FOLDER, "--student", "ada", "--out", tmp_path / "ada", "--overwrite")
     assert code == 0, err
     assert cell_values(fetched["ada"]) == ada
+
+
+def test_the_sites_copy_of_the_released_notebook_is_the_students_own(tmp_path):
+    """What the site's download sends a student: the released file with their values, the same
+    notebook `autograder fetch` writes; an assignment without parameters, the file as it is."""
+    assignment = load_assignment(FOLDER)
+    released = release(assignment, tmp_path / "released")
+    fetched = release(assignment, tmp_path / "ada", student="ada")
+    assert own_notebook_file(assignment, released, "ada") == fetched.read_bytes()
+    plain = load_assignment(ASSIGNMENTS / "sequences-and-attention")
+    assert own_notebook_file(plain, released, "ada") == released.read_bytes()
 
 
 def test_values_vary_across_students_stay_in_their_ranges_and_follow_the_course_seed():
