@@ -29,6 +29,7 @@ range = [6, 12]
 from __future__ import annotations
 
 import json
+import keyword
 import tomllib
 from collections.abc import Iterable
 from datetime import datetime
@@ -229,7 +230,7 @@ class Assignment(BaseModel):
     @classmethod
     def _parameter_names(cls, parameters: dict[str, Parameter]) -> dict[str, Parameter]:
         for name in parameters:
-            if not name.isidentifier() or name.startswith("_"):
+            if not name.isidentifier() or keyword.iskeyword(name) or name.startswith("_"):
                 raise ValueError(f"{name!r} is not a name a notebook's cell can assign (a Python name, no leading _)")
         return parameters
 

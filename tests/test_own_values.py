@@ -156,6 +156,12 @@ def test_each_notebook_is_graded_with_its_students_values_and_a_swapped_one_is_c
     )
     assert completed.returncode == 0, completed.stderr
     assert "Traceback" not in completed.stderr
+    said = completed.stderr.splitlines()
+    assert sorted(line for line in said if "values are not theirs" in line) == [
+        f"{student}: the notebook's values are not theirs ({', '.join(differing)})"
+        for student in ("alan", "grace")
+        for differing in [[n for n in ada if student_values(assignment, student)[n] != ada[n]]]
+    ], completed.stderr
     reports = {s: json.loads((tmp_path / "graded" / f"{s}.json").read_text()) for s in ("ada", "grace", "alan")}
     statuses = {s: {q["id"]: q["status"] for q in r["questions"]} for s, r in reports.items()}
     assert statuses["ada"] == {"attention": "passed", "your_sequence": "passed"}
@@ -242,3 +248,7 @@ def test_parameters_without_their_cell_or_with_a_bad_draw_are_one_line_errors(tm
     code, _, err = autograder(capsys, "fetch", folder, "--student", "ada", "--out", tmp_path / "out")
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert str(manifest) in err and "parameters.seq_len" in err and "above its high end" in err
+    renamed = manifest.read_text().replace("range = [12, 5]", "range = [5, 12]").replace("d_model]", "lambda]")
+    manifest.write_text(renamed)
+    code, _, err = autograder(capsys, "fetch", folder, "--student", "ada", "--out", tmp_path / "out")
+    assert code == 2 and "'lambda' is not a name a notebook's cell can assign" in err, err

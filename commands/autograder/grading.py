@@ -159,6 +159,10 @@ def _grade(args: argparse.Namespace) -> int:
     for report in result.reports:
         if not report.ran:
             err.print(f"{shown(report.student)}: could not be read or run: {shown('; '.join(report.errors))}")
+        own = report.own_values
+        if own is not None and not own.matches:  # another student's notebook, or edited
+            names = shown(", ".join(own.differing))
+            err.print(f"{shown(report.student)}: the notebook's values are not theirs ({names})")
     for student in result.failed:
         err.print(f"{shown(student)}: the grader failed on this submission; it will be regraded on the next run")
     return 0 if result.all_ran else 1
