@@ -12,8 +12,10 @@ copy, the values drawn for them in that cell.
 
 from __future__ import annotations
 
+import copy
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
@@ -33,11 +35,62 @@ def release(assignment: Assignment, out: Path, student: str | None = None, overw
     """Write the student version of the assignment's notebook into ``out``; returns its path. With
     ``student``, that student's own copy (their values in the parameters cell); a notebook there
     already is kept (ReleaseError) unless ``overwrite``."""
+    (path,) = release_copies(assignment, [(out, student)], overwrite)
+    return path
+
+
+def release_copies(
+    assignment: Assignment, copies: Sequence[tuple[Path, str | None]], overwrite: bool = True
+) -> list[Path]:
+    """The released notebook written into each folder of ``copies``, the template (student None) or
+    that student's own copy; nbgrader's transform runs once for all. Nothing is written when one
+    cannot be (a notebook there already, without ``overwrite``; a copy that would leak a secret)."""
     source = read_source_notebook(assignment)
     check_source(assignment, source)
-    target = out / assignment.released_notebook
-    if not overwrite and target.exists():
-        raise ReleaseError(f"{target} exists already (the student's work?): kept; move it away, or overwrite it")
+    targets = [folder / assignment.released_notebook for folder, _ in copies]
+    kept = [target for target in targets if target.exists()] if not overwrite else []
+    if kept:
+        raise ReleaseError(f"{kept[0]} exists already (the student's work?): kept; move it away, or overwrite it")
+    template = _transformed(assignment, source)
+    hidden_lines = secret_lines(assignment, source)
+    texts = []
+    for _, student in copies:
+        notebook = template
+        if student is not None and assignment.parameters:
+            notebook = nbformat.from_dict(own_notebook(assignment, copy.deepcopy(template), student))
+        nbformat.validate(notebook)
+        text = nbformat.writes(notebook)
+        leaked = sorted(line for line in hidden_lines if line in text)
+        if leaked:
+            raise ReleaseError(f"{assignment.notebook_path}: the released notebook would still contain {leaked[0]!r}")
+        texts.append(text)
+    for target, text in zip(targets, texts, strict=True):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Mode 0666 less the umask, the user's normal permissions (a temporary file's 0600 would stay).
+        temporary = target.parent / f".{target.name}.{secrets.token_hex(6)}.tmp"
+        with os.fdopen(
+            os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w", encoding="utf-8"
+        ) as handle:
+            handle.write(text)
+        os.replace(temporary, target)
+    return targets
+
+
+def student_folder(out: Path, student: str) -> Path:
+    """``out/<student>``, where one of several students' notebooks goes; ReleaseError for an id that
+    is no plain folder name (a path, a hidden name)."""
+    if (
+        not student.strip()
+        or student.startswith(".")
+        or any(c in student for c in "/\\\0")
+        or student != student.strip()
+    ):
+        raise ReleaseError(f"--student {student!r}: not a plain folder name, to write that student's notebook in")
+    return out / student
+
+
+def _transformed(assignment: Assignment, source: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """nbgrader's transforms of the source, in their order; the parameters cell locked."""
     # nbgrader takes about 3 s to import: only releasing pays for it.
     from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions, LockCells
 
@@ -55,22 +108,7 @@ def release(assignment: Assignment, out: Path, student: str | None = None, overw
         notebook, resources = preprocessor.preprocess(notebook, resources)
     if assignment.parameters:
         lock(notebook.cells[parameters_cell(assignment, notebook, str(assignment.notebook_path))])
-        if student is not None:
-            notebook = nbformat.from_dict(own_notebook(assignment, notebook, student))
-    nbformat.validate(notebook)
-    hidden_lines = secret_lines(assignment, source)
-    text = nbformat.writes(notebook)
-    leaked = sorted(line for line in hidden_lines if line in text)
-    if leaked:
-        raise ReleaseError(f"{assignment.notebook_path}: the released notebook would still contain {leaked[0]!r}")
-
-    out.mkdir(parents=True, exist_ok=True)
-    # Mode 0666 less the umask, the user's normal permissions (a temporary file's 0600 would stay).
-    temporary = out / f".{target.name}.{secrets.token_hex(6)}.tmp"
-    with os.fdopen(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(temporary, target)
-    return target
+    return notebook
 
 
 def read_source_notebook(assignment: Assignment) -> nbformat.NotebookNode:

@@ -94,6 +94,22 @@ def test_the_sites_copy_of_the_released_notebook_is_the_students_own(tmp_path):
     assert own_notebook_file(plain, released, "ada") == released.read_bytes()
 
 
+def test_a_class_fetched_at_once_gets_a_folder_each(tmp_path, capsys):
+    """Several --student: each student's notebook in a folder of their own, nbgrader's transform once;
+    an id that is no plain folder name is refused before anything is written."""
+    assignment = load_assignment(FOLDER)
+    students = ["ada", "grace", "alan", "ada"]
+    code, out, err = autograder(capsys, "fetch", FOLDER, *[f"--student={s}" for s in students], "--out", tmp_path)
+    assert code == 0, err
+    assert out.splitlines() == [str(tmp_path / student / NOTEBOOK) for student in ("ada", "grace", "alan")]
+    for student in ("ada", "grace", "alan"):
+        assert cell_values(tmp_path / student / NOTEBOOK) == student_values(assignment, student)
+    for bad in ("../x", ".hidden", "a/b"):
+        code, _, err = autograder(capsys, "fetch", FOLDER, "--student", "bob", f"--student={bad}", "--out", tmp_path)
+        assert code == 2 and "not a plain folder name" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "bob").exists()
+
+
 def test_values_vary_across_students_stay_in_their_ranges_and_follow_the_course_seed():
     assignment = load_assignment(FOLDER)
     drawn = [student_values(assignment, f"student-{n}") for n in range(200)]

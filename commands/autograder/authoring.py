@@ -49,11 +49,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="write a student's own notebook of an assignment",
         description="Write STUDENT's notebook of the assignment into DIR: the released notebook, with the values drawn "
         "for that student (the assignment's [parameters]) in its cell tagged parameters. The same student always "
-        "gets the same values; the grader draws them again from the student's id. A notebook there already is kept "
-        "(exit 2) unless --overwrite. An assignment without parameters gives the released notebook.",
+        "gets the same values; the grader draws them again from the student's id. With several --student, each "
+        "student's goes into DIR/STUDENT/. A notebook there already is kept (exit 2, nothing written) unless "
+        "--overwrite. An assignment without parameters gives the released notebook.",
     )
     fetch.add_argument("assignment", metavar="ASSIGNMENT")
-    fetch.add_argument("--student", required=True, metavar="STUDENT", help="the student's id, as grading names them")
+    fetch.add_argument(
+        "--student",
+        required=True,
+        action="append",
+        metavar="STUDENT",
+        help="the student's id, as grading names them (again for more students)",
+    )
     fetch.add_argument("--out", type=Path, required=True, metavar="DIR")
     fetch.add_argument("--overwrite", action="store_true", help="replace a notebook there already")
     fetch.set_defaults(handler=_fetch)
@@ -73,10 +80,14 @@ def _new(args: argparse.Namespace) -> int:
 
 def _fetch(args: argparse.Namespace) -> int:
     from autograder.assignment import find_assignment
-    from autograder.release import release
+    from autograder.release import release_copies, student_folder
 
+    students = list(dict.fromkeys(args.student))  # each once, in the order given
+    folders = [args.out] if len(students) == 1 else [student_folder(args.out, student) for student in students]
     assignment = find_assignment(args.assignment, args.course)
-    print(one_line(str(release(assignment, args.out, student=args.student, overwrite=args.overwrite))))
+    copies = list(zip(folders, students, strict=True))
+    for path in release_copies(assignment, copies, overwrite=args.overwrite):
+        print(one_line(str(path)))
     return 0
 
 
