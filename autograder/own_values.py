@@ -25,7 +25,6 @@ from __future__ import annotations
 import ast
 import json
 import random
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,10 +37,9 @@ from .errors import AssignmentError
 from .reports.model import OwnValues
 
 TAG = "parameters"
-# A top-level ``name = literal`` line of a cell (what a parameters cell is made of); the value is
-# read with ast.literal_eval, never run, and only from a line this long at most.
-ASSIGNED = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>[^#\n]+?)\s*(?:#.*)?$")
-MAX_VALUE_CHARS = 2_000
+# A parameters cell is ``name = value`` lines; a value is read with ast.literal_eval (never run),
+# and only from a line this long at most: the student's file is read in the grader's own process.
+MAX_LINE_CHARS = 2_000
 
 
 def draw_key(assignment: Assignment) -> str:
@@ -64,18 +62,18 @@ def assigned_values(sources: Iterable[str], names: Iterable[str]) -> dict[str, P
     found: dict[str, ParameterValue] = {}
     for source in sources:
         for line in source.splitlines():
-            match = ASSIGNED.match(line)
-            if match is None or match["name"] not in wanted or match["name"] in found:
-                continue
-            text = match["value"]
-            if len(text) > MAX_VALUE_CHARS:
+            if len(line) > MAX_LINE_CHARS or line[:1].isspace() or "=" not in line:
+                continue  # a top-level assignment starts its line
+            name, _, text = line.partition("=")
+            name = name.rstrip()
+            if name not in wanted or name in found:
                 continue
             try:
-                value = ast.literal_eval(text)
+                value = ast.literal_eval(text.strip())  # a comment after the value is no part of it
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 continue
             if _is_value(value):
-                found[match["name"]] = list(value) if isinstance(value, tuple) else value
+                found[name] = list(value) if isinstance(value, tuple) else value
     return found
 
 

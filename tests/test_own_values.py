@@ -110,6 +110,28 @@ def test_a_class_fetched_at_once_gets_a_folder_each(tmp_path, capsys):
     assert not (tmp_path / "bob").exists()
 
 
+@pytest.mark.parametrize(
+    "code, found",
+    [
+        ("seq_len = 7  # yours\nseq_len = 9\n", {"seq_len": 7}),  # the first assignment, its comment aside
+        ("d_model = [8, 12.5, 'x']\n", {"d_model": [8, 12.5, "x"]}),
+        ("seq_len = f(3)\nd_model == 8\n    data_seed = 4\nseq_len: int = 5\n", {}),  # run nothing, top level only
+        ("seq_len = True\nd_model = None\ndata_seed = {1: 2}\n", {}),  # no value a draw gives
+        (
+            "seq_len = "
+            + " " * 1_000_000
+            + "7\nd_model = ((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))\n",
+            {"d_model": 1},
+        ),
+    ],
+)
+def test_the_notebooks_values_are_read_never_run(code, found):
+    """What the grader and the similarity report read of a notebook's values: literal values of
+    top-level lines, in the grader's own process, so nothing the student wrote is run, and a line
+    too long to be a parameter's is passed over."""
+    assert assigned_values([code], ["seq_len", "d_model", "data_seed"]) == found
+
+
 def test_values_vary_across_students_stay_in_their_ranges_and_follow_the_course_seed():
     assignment = load_assignment(FOLDER)
     drawn = [student_values(assignment, f"student-{n}") for n in range(200)]
