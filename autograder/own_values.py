@@ -77,6 +77,24 @@ def assigned_values(sources: Iterable[str], names: Iterable[str]) -> dict[str, P
     return found
 
 
+def with_values(code: str, values: Mapping[str, ParameterValue]) -> str:
+    """``code`` with the first top-level ``name = ...`` line of each of ``values`` (the line
+    ``assigned_values`` reads) made ``name = value``: a known version, written with the template's
+    values, as a student with these values would have it."""
+    lines = code.split("\n")
+    left = dict(values)
+    for index, line in enumerate(lines):
+        name = line.partition("=")[0].rstrip()
+        if name in left and assigned_values([line], [name]):  # the one rule of what a value's line is
+            lines[index] = f"{name} = {left.pop(name)!r}"
+    return "\n".join(lines)
+
+
+def value_list(values: Mapping[str, ParameterValue]) -> str:
+    """``seq_len = 7, d_model = 8``: values as a message shows them."""
+    return ", ".join(f"{name} = {value!r}" for name, value in values.items())
+
+
 def _is_value(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return all(isinstance(item, int | float | str) and not isinstance(item, bool) for item in value)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import secrets as secret_source
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
@@ -71,6 +72,9 @@ class Verification(BaseModel):
     # fails (one line each, naming the master notebook's cell): the assignment's faults, not a student's.
     test_faults: list[TestFault] = []
     solution_failures: list[str] = []
+    # An assignment with values drawn per student: each question a correct known version fails when
+    # its values are those drawn for a few students (a range the solution or the tests cannot take).
+    drawn_failures: list[str] = []
     # Where each known file was written (the master notebook's cell, when assign wrote it), and what
     # holds the expected verdicts: known/verdicts.toml, or the master notebook it is written from.
     places: dict[str, str] = {}
@@ -80,6 +84,7 @@ class Verification(BaseModel):
         """The assignment's own faults, as ``verify`` prints them: each public test the solution
         fails, then each hidden test that failed by its own code, with its traceback."""
         lines = [f"FAIL the solution: {failure}" for failure in self.solution_failures]
+        lines += [f"FAIL {failure}" for failure in self.drawn_failures]
         for fault in self.test_faults:
             lines.append(
                 f"FAIL the hidden test {fault.test} (question {fault.question}) fails by its own code, whatever the submission "
@@ -94,6 +99,9 @@ class Verification(BaseModel):
         if self.solution_failures:
             failing = plural(len(self.solution_failures), "public test")
             lines.append(f"the solution fails {failing}: fix the solution or the test")
+        if self.drawn_failures:
+            failing = plural(len(self.drawn_failures), "question")
+            lines.append(f"{failing} fail with values drawn for students: fix the solution, the tests or [parameters]")
         if self.test_faults:
             one = len(self.test_faults) == 1
             tests = plural(len(self.test_faults), "hidden test")
@@ -103,7 +111,7 @@ class Verification(BaseModel):
     @property
     def holds(self) -> bool:
         """Every verdict holds, and the assignment's own tests and solution are sound."""
-        return not (self.disagreements or self.test_faults or self.solution_failures)
+        return not (self.disagreements or self.test_faults or self.solution_failures or self.drawn_failures)
 
     def findings(self, file: str) -> list[Finding]:
         """``file``'s disagreements, one per kind of difference (question, expected, got, margin),
@@ -208,9 +216,57 @@ def verify_assignment(
         assignment, verdicts, secrets, runner, module, options.limits(assignment), margin, on_grading=on_grading
     )
     verification.solution_failures = _solution_failures(assignment, runner)
+    limits = options.limits(assignment)
+    verification.drawn_failures = drawn_failures(assignment, verdicts, runner, module, secrets[0], limits)
     if mutants:  # the tests tested: each question's mutants under the first secret
         verification.mutation = mutation_scores(assignment, runner, module, secrets[0], options.limits(assignment))
     return verification
+
+
+DRAWS = 4  # students whose values a correct known version is graded with
+
+
+def drawn_failures(
+    assignment: Assignment,
+    verdicts: dict[str, dict[str, str]],
+    runner: Runner,
+    reference: ModuleType,
+    secret: str,
+    limits: Limits | None = None,
+) -> list[str]:
+    """A notebook of one's own, checked as students will have it: the first known version expected
+    to pass everything (known/correct.py for a master's), its parameters lines given the values
+    drawn for each of ``DRAWS`` students, graded as that student; one line for each question that
+    does not pass (the values drawn included, so the range can be fixed). None without parameters."""
+    import hashlib
+    import tempfile
+
+    from .own_values import student_values, value_list, with_values
+    from .submissions import Submission
+
+    passing = [file for file, expected in verdicts.items() if set(expected.values()) <= PASSING]
+    correct = [file for file in passing if file.endswith(".py")]
+    if not assignment.parameters or not correct:
+        return []
+    code = (assignment.folder / "known" / correct[0]).read_text(encoding="utf-8")
+    failures = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for number in range(1, DRAWS + 1):
+            student = f"verify-{number}"
+            values = student_values(assignment, student)
+            path = Path(scratch) / f"{student}.py"
+            path.write_text(with_values(code, values), encoding="utf-8")
+            sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+            submission = Submission(student=student, path=path, sha256=sha256)
+            report = grade_submission(assignment, submission, runner, reference, limits, secret)
+            for question in report.questions:
+                if question.status not in PASSING:
+                    checks = [line[2:] for line in question.feedback.splitlines() if line.startswith("- ")]
+                    failures.append(
+                        f"{correct[0]} with the values drawn for {student} ({value_list(values)}): {question.id} "
+                        f"{question.status}: {(checks[0] if checks else question.feedback)[:200]}"
+                    )
+    return failures
 
 
 def _solution_failures(assignment: Assignment, runner: Runner) -> list[str]:

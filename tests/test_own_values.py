@@ -256,6 +256,21 @@ def test_verify_grades_the_known_versions_with_the_templates_values(capsys):
     assert "every verdict holds" in out
 
 
+@needs_sandbox
+def test_verify_grades_the_solution_with_values_drawn_for_students(tmp_path, capsys):
+    """A range the solution cannot take (no tokens at all) fails verify, naming the values drawn,
+    though every known version passes with the template's."""
+    folder = tmp_path / NAME
+    shutil.copytree(FOLDER, folder)
+    manifest = folder / "assignment.toml"
+    manifest.write_text(manifest.read_text().replace("range = [\n    5,\n    12,\n]", "range = [0, 1]"))
+    code, out, err = autograder(capsys, "verify", folder, "--secrets", "1")
+    assert code == 1, out + err
+    failing = [line for line in out.splitlines() if line.startswith("FAIL correct.py with the values drawn for")]
+    assert failing and all("seq_len = 0" in line for line in failing), out
+    assert "ok   correct.py" in out and "fail with values drawn for students" in out
+
+
 def test_parameters_without_their_cell_or_with_a_bad_draw_are_one_line_errors(tmp_path, capsys):
     folder = tmp_path / NAME
     shutil.copytree(FOLDER, folder)
