@@ -31,6 +31,7 @@ from typing import Any
 
 from course.generated import seed_of
 from course.models import ParameterValue
+from course.wording import plural
 
 from .assignment import Assignment
 from .errors import AssignmentError
@@ -150,7 +151,7 @@ def parameters_cell(assignment: Assignment, notebook: Mapping[str, Any], where: 
     if len(found) != 1:
         raise AssignmentError(
             f"{where}: assignment.toml declares parameters ({', '.join(names)}) but "
-            f"{'no code cell is' if not found else f'{len(found)} code cells are'} tagged {TAG!r}: tag the one cell "
+            f"{'no code cell is' if not found else plural(len(found), 'code cell') + ' are'} tagged {TAG!r}: tag the one cell "
             f"that assigns them ({names[0]} = ...)"
         )
     held = assigned_values([cell_text(notebook["cells"][found[0]])], names)

@@ -5,8 +5,9 @@ import pytest
 pytestmark = pytest.mark.question("attention")
 
 
-# from attention-of-your-own.master.ipynb, cell 9, line 2 (# HIDDEN TESTS: import numpy as np)
-import numpy as np
+# from attention-of-your-own.master.ipynb, cell 9, line 2 (# HIDDEN TESTS: # assign writes the question's mark above...)
+# assign writes the question's mark above these imports:
+# ruff: noqa: E402
 import pytest
 
 from autograder.testing import expect_close, expect_tuple

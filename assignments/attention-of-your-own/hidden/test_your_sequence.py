@@ -5,7 +5,9 @@ import pytest
 pytestmark = pytest.mark.question("your_sequence")
 
 
-# from attention-of-your-own.master.ipynb, cell 14, line 2 (# HIDDEN TESTS: import numpy as np)
+# from attention-of-your-own.master.ipynb, cell 14, line 2 (# HIDDEN TESTS: # assign writes the question's mark above...)
+# assign writes the question's mark above these imports:
+# ruff: noqa: E402
 import numpy as np
 
 from autograder.testing import expect_array, expect_close, expect_tuple
