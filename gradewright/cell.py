@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 
 from autograder.environment import is_set, read
+from autograder.reports.summary import question_score as shown_question_score
 from autograder.reports.summary import score_summary
-from course.wording import shown_score
 
 from .errors import GradewrightError, HandInWarned, NotebookExists, Unreachable, WhichAssignment
 
@@ -120,16 +120,11 @@ def assignment_of(notebook: Path, known: list[str]) -> str:
     )
 
 
-def _number(value: Any) -> str:
-    return shown_score(value) if isinstance(value, int | float) else "?"
-
-
 def question_score(question: dict[str, Any]) -> str:
-    """A question's score as the site shows it (``0.38 / 0.5``: course.wording.shown_score), or
-    ``hidden``: what submit()'s summary and JupyterLab's panel both show."""
-    if question.get("score") is None:
-        return "hidden"
-    return f"{_number(question['score'])} / {_number(question.get('max_score'))}"
+    """A question's score as the site shows it (``0.38 / 0.5``, of its visible checks alone when only
+    some are shown: autograder.reports.summary.question_score), or ``hidden``: what submit()'s
+    summary and JupyterLab's panel both show."""
+    return shown_question_score(question)
 
 
 def hand_in_warnings(listed: dict[str, Any], now: datetime | None = None) -> list[str]:
@@ -175,7 +170,9 @@ class Feedback:
             lines.append(f"hidden tests' results: {report.get('hidden_results', 'not shown')}")
         for question in report.get("questions", []):
             lines.append(f"  {question['id']}: {question_score(question)} {question.get('status', '')}".rstrip())
-            if question.get("status") != "passed":  # what went wrong, as every face shows it (autograder/explain.py)
+            # What went wrong, as every face shows it (autograder/explain.py); of a question shown in
+            # part, what its visible checks say and what decides the rest.
+            if question.get("status") != "passed" or question.get("checks_shown") == "part":
                 lines += [f"      {line.strip()}" for line in str(question.get("feedback") or "").splitlines()]
         if job.get("error"):
             lines.append(job["error"])

@@ -149,6 +149,12 @@ def test_no_face_shows_a_check_its_visibility_hides(default, moment):
             # The named mistake rests on every check of its question: shown only when all are.
             assert "A NAMED MISTAKE" not in text
             assert "more point" in text, f"{face} does not say what decides the points it hides"
+    for question in view.questions:  # a question shown in part: the score of its visible checks, as such
+        if question.shown == "part":
+            assert f"{question.id}: {question.score:g} / {question.max_score:g} " not in texts["submit()"]
+            assert (
+                f"{question.id}: {question.score:g} / {question.shown_max:g} on the visible checks" in texts["submit()"]
+            )
     assert view.summary  # never nothing
     if not view.complete:
         assert view.score is None and "decided by checks you will" in view.summary

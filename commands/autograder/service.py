@@ -350,6 +350,7 @@ def _add_submit(commands: argparse._SubParsersAction) -> None:
 
 
 def _submit(args: argparse.Namespace) -> int:
+    from autograder.reports.summary import question_score, score_summary
     from service.client import submit
     from service.errors import HandInWarned
 
@@ -365,14 +366,14 @@ def _submit(args: argparse.Namespace) -> int:
     if report:
         if report.get("score") is not None:
             print(f"score: {shown_score(report['score'])} / {shown_score(report['max_score'])}")
+        elif report.get("visible_summary"):  # what is shown, as such, and what decides the rest
+            told = score_summary(report)
+            for line in told.lines() if told else []:
+                print(one_line(line))
         else:
             print(f"the hidden tests' results are {report['hidden_results']}")
         for question in report["questions"]:
-            score = (
-                ""
-                if question["score"] is None
-                else f"{shown_score(question['score'])} / {shown_score(question['max_score'])} "
-            )
+            score = "" if question["score"] is None else f"{question_score(question)} "
             print(f"  {question['id']}: {score}{question['status']}")
             for line in (question.get("feedback") or "").splitlines():
                 print(f"      {one_line(line)}")
