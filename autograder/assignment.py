@@ -44,8 +44,8 @@ from course.models import Parameter
 
 from .errors import AssignmentError
 from .lateness import LatePolicy, aware, parse_penalty
+from .reports.model import FROM_FEEDBACK, CheckSetting, Publish, Visibility, VisibilityRules
 from .sandbox.limits import Limits
-from .visibility import FROM_FEEDBACK, CheckSetting, Publish, Visibility, VisibilityRules, rules_of
 
 if TYPE_CHECKING:  # the course folder's model; the engine needs only its fields
     from course.folder import CourseFolder
@@ -208,8 +208,29 @@ class Assignment(BaseModel):
 
     @property
     def visibility_rules(self) -> VisibilityRules:
-        """What a student sees of each question and check, and when (autograder.visibility)."""
-        return rules_of(self)
+        """What a student sees of each question and check, and when, as autograder.visibility reads
+        it: the most specific setting of each, the older ``feedback`` for an assignment without
+        ``visibility``, and who publishes (the staff's, once anything says after_published)."""
+        default = self.visibility or FROM_FEEDBACK[self.feedback]
+        checks: dict[str, dict[str, Visibility]] = {}
+        practice: dict[str, list[str]] = {}
+        for question in self.questions:
+            for test, setting in question.checks.items():
+                if setting == "practice":
+                    practice.setdefault(question.id, []).append(test)
+                else:
+                    checks.setdefault(question.id, {})[test] = setting
+        questions = {q.id: q.visibility for q in self.questions if q.visibility is not None}
+        used = {default, *questions.values(), *(v for own in checks.values() for v in own.values())}
+        publish: Publish = self.publish or ("by_staff" if "after_published" in used else "automatic")
+        return VisibilityRules(
+            default=default,
+            questions=questions,
+            checks=checks,
+            practice=practice,
+            manual=[q.id for q in self.questions if q.manual],
+            publish=publish,
+        )
 
     @property
     def late_policy(self) -> LatePolicy | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -47,39 +47,12 @@ from .reports.model import (
     VisibilityRules,
 )
 
-if TYPE_CHECKING:
-    from .assignment import Assignment
-
 # Why a check is not shown yet, as the student reads it after "checks you will ...".
 UNSEEN: dict[Visibility, str] = {
     "after_due": "see after the due time",
     "after_published": "see when your grades are published",
     "hidden": "not see",
 }
-
-
-def rules_of(assignment: Assignment) -> VisibilityRules:
-    """The assignment's ``VisibilityRules`` (``Assignment.visibility_rules``)."""
-    default = assignment.visibility or FROM_FEEDBACK[assignment.feedback]
-    checks: dict[str, dict[str, Visibility]] = {}
-    practice: dict[str, list[str]] = {}
-    for question in assignment.questions:
-        for test, setting in question.checks.items():
-            if setting == "practice":
-                practice.setdefault(question.id, []).append(test)
-            else:
-                checks.setdefault(question.id, {})[test] = setting
-    questions = {q.id: q.visibility for q in assignment.questions if q.visibility is not None}
-    used = {default, *questions.values(), *(v for own in checks.values() for v in own.values())}
-    publish = assignment.publish or ("by_staff" if "after_published" in used else "automatic")
-    return VisibilityRules(
-        default=default,
-        questions=questions,
-        checks=checks,
-        practice=practice,
-        manual=[q.id for q in assignment.questions if q.manual],
-        publish=publish,
-    )
 
 
 class Published(BaseModel):
@@ -405,7 +378,6 @@ __all__ = [
     "StudentView",
     "Visibility",
     "VisibilityRules",
-    "rules_of",
     "scores_shown",
     "shown_now",
     "student_view",
