@@ -1,4 +1,4 @@
-"""The service's tables in Django's admin (service/console.py: the instructor's console), beside
+"""The service's tables in Django's admin (service/operations/console.py: the instructor's console), beside
 the gradebook's (gradebook/admin.py): read everywhere; changed only where the change is a course
 setting the pages also make (a member's role, an account without one made staff, an assignment
 opened again to hand-ins). Secrets are never shown: tokens and links are stored as digests, and the
@@ -15,20 +15,12 @@ from django.http import HttpRequest
 
 from gradebook.admin import ConsoleAdmin
 
-from .accounts import STAFF_ROLES
-from .models import (
-    ApiToken,
-    ClosedAssignment,
-    ExamAttempt,
-    ExamLogEntry,
-    Job,
-    Member,
-    OnlineExam,
-    ReviewMessage,
-    ReviewRequest,
-    ScoreToSend,
-    SignInLink,
-)
+from .accounts.members import STAFF_ROLES
+from .accounts.models import ApiToken, Member, SignInLink
+from .exams.models import ExamAttempt, ExamLogEntry, OnlineExam
+from .handin.models import ClosedAssignment, Job
+from .lti.models import ScoreToSend
+from .marking.models import ReviewMessage, ReviewRequest
 
 
 class StaffMemberForm(forms.ModelForm):

@@ -299,7 +299,7 @@ def _seed(folder: Path, state: Path, now: datetime, dues: dict[str, datetime]) -
     from gradebook.book import Gradebook
     from gradebook.models import Student
 
-    from .models import Member
+    from .accounts.models import Member
 
     course = find_course(folder)
     book = Gradebook("default", "the demo's gradebook")
@@ -356,7 +356,7 @@ def _grade(
     from autograder.submissions import Submission
     from gradebook.grading import store_for
 
-    from .models import Job
+    from .handin.models import Job
 
     manual = any(q.manual for q in spec.questions)
     rounds = max((len(files) for files in plan.values()), default=0)
@@ -473,7 +473,7 @@ def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any, st
     job = job_model.objects.create(
         student=student,
         assignment=spec.name,
-        file=str(submission.path.relative_to(state)),  # as service.uploads keeps it
+        file=str(submission.path.relative_to(state)),  # as service.handin.uploads keeps it
         original_name=name,
         size=submission.path.stat().st_size,
         sha256=submission.sha256,
@@ -532,7 +532,7 @@ def _reviews(jobs: dict[tuple[str, str], Any], now: datetime) -> None:
     """One review request waiting for the staff, one answered."""
     from django.contrib.auth.models import User
 
-    from .models import ReviewMessage, ReviewRequest
+    from .marking.models import ReviewMessage, ReviewRequest
 
     username, assignment, question, text = REVIEW
     if (username, assignment) in jobs:
@@ -586,9 +586,9 @@ def _exam(folder: Path, course: Any, students: dict[str, Any], now: datetime) ->
     from course.folder import find_course
     from gradebook.extensions import extend_exam
 
-    from .access import book, reread_course
-    from .exam_sessions import key_of, save_answer, start, submit, variant_for
-    from .models import ExamAttempt, OnlineExam
+    from .core.access import book, reread_course
+    from .exams.models import ExamAttempt, OnlineExam
+    from .exams.sessions import key_of, save_answer, start, submit, variant_for
 
     lessons = [path for path in course.lesson_folders if path.is_dir()]
     if not lessons:

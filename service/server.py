@@ -200,7 +200,7 @@ def _prepare_course(course_root: Path, database_url: str | None, say: Callable[[
     from .settings import started_by_hub
 
     if started_by_hub():
-        # Staff and students come from the hub (its groups say who is staff: service/hub.py);
+        # Staff and students come from the hub (its groups say who is staff: service/accounts/hub.py);
         # demo accounts would be passwords nobody reads, on a site anyone on the hub reaches.
         prepare(course_root, database_url, demo=False)
         say(
@@ -253,7 +253,7 @@ def work(
     until the queue is empty), here or on the Dask cluster ``scheduler`` names (else
     ``$DASK_SCHEDULER_ADDRESS``). The number graded. A database that cannot be reached as it starts
     is one line (under ``serve``, the worker is started again a little later)."""
-    from .outage import database_lost
+    from .core.outage import database_lost
 
     try:
         prepare(course.root, database_url, demo=False)  # the starting accounts are the site's to make and say
@@ -265,8 +265,8 @@ def work(
     from autograder.cluster import GradingNeeds
     from autograder.distributed import executor_for
 
+    from .handin.worker import run_worker
     from .settings import state_folder
-    from .worker import run_worker
 
     options = GradeOptions(jobs=1, unsafe_no_sandbox=unsafe_no_sandbox)
     needs = GradingNeeds.here(course.sandbox.packages, unsafe_no_sandbox, [course.root])
@@ -279,7 +279,7 @@ def application() -> Any:
     from django.conf import settings
     from django.core.wsgi import get_wsgi_application
 
-    from .hub import StripPrefix
+    from .accounts.hub import StripPrefix
 
     prefix = getattr(settings, "FORCE_SCRIPT_NAME", None)
     return StripPrefix(get_wsgi_application(), prefix) if prefix else get_wsgi_application()

@@ -22,7 +22,7 @@ STATE_FOLDER = ".gradewright"
 DEMO_MARK = "DEMO.txt"
 MAX_UPLOAD_BYTES = 5 * 1024 * 1024  # a notebook larger than this is refused before it is stored
 CACHE_TABLE = "gradewright_cache"
-# Sign-in throttling (service/throttle.py, README "Security"): a (username, address) pair is locked
+# Sign-in throttling (service/accounts/throttle.py, README "Security"): a (username, address) pair is locked
 # after PAIR_FAILURE_LIMIT failures, an address alone only after ADDRESS_FAILURE_LIMIT, many more (one
 # campus NAT is a whole class), a username alone never; until COOL_OFF has passed since the last one.
 PAIR_FAILURE_LIMIT = 10
@@ -45,7 +45,7 @@ CONTENT_SECURITY_POLICY = {
 }
 
 
-METRICS_ACCESS = ("off", "staff", "open")  # who may read /metrics (service/probes.py)
+METRICS_ACCESS = ("off", "staff", "open")  # who may read /metrics (service/operations/probes.py)
 
 
 def metrics_access() -> str:
@@ -109,7 +109,7 @@ def build(
     from gradebook.database import database_url as url_of
     from gradebook.database import sqlite_options
 
-    from .logs import configuration as logging_configuration
+    from .core.logs import configuration as logging_configuration
 
     folder = state_folder(course_root) if state is None else state
     url = url_of(database_url)
@@ -130,7 +130,7 @@ def build(
         "INSTALLED_APPS": [
             "django.contrib.auth",
             "django.contrib.contenttypes",
-            # Django's admin, the instructor's fallback console at /admin/ (service/console.py).
+            # Django's admin, the instructor's fallback console at /admin/ (service/operations/console.py).
             "service.apps.ConsoleConfig",
             "django.contrib.sessions",
             "django.contrib.messages",
@@ -143,8 +143,8 @@ def build(
         ],
         "MIDDLEWARE": [
             # Outermost: each request's id in every line logged while it is answered, and its line.
-            "service.logs.LogRequests",
-            "service.metrics.CountRequests",  # every answer counted, whichever layer gave it
+            "service.core.logs.LogRequests",
+            "service.operations.metrics.CountRequests",  # every answer counted, whichever layer gave it
             "django.middleware.security.SecurityMiddleware",
             # The site's security headers, first: every response gets them, whichever layer answers
             # (whitenoise's files, a NUL refused below, a host refused by CommonMiddleware).
@@ -155,7 +155,7 @@ def build(
             "whitenoise.middleware.WhiteNoiseMiddleware",
             "django.contrib.sessions.middleware.SessionMiddleware",
             "django.middleware.common.CommonMiddleware",
-            "service.boundary.RefuseNullCharacters",  # a NUL in the address or a field: 400, before any view
+            "service.core.boundary.RefuseNullCharacters",  # a NUL in the address or a field: 400, before any view
             "django.middleware.csrf.CsrfViewMiddleware",
             "django.contrib.auth.middleware.AuthenticationMiddleware",
             "django.contrib.messages.middleware.MessageMiddleware",
@@ -176,7 +176,7 @@ def build(
             )
         ],
         "AUTHENTICATION_BACKENDS": ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"],
-        "AXES_HANDLER": "service.throttle.PairThenAddressHandler",
+        "AXES_HANDLER": "service.accounts.throttle.PairThenAddressHandler",
         "AXES_LOCKOUT_PARAMETERS": [["username", "ip_address"]],
         "AXES_FAILURE_LIMIT": PAIR_FAILURE_LIMIT,
         "GRADEWRIGHT_ADDRESS_FAILURE_LIMIT": ADDRESS_FAILURE_LIMIT,
@@ -186,9 +186,9 @@ def build(
         # a lock ends COOL_OFF after the failure that made it, as the refusal says, however often
         # a student tries in between.
         "AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT": False,
-        "AXES_CLIENT_IP_CALLABLE": "service.throttle.address_of",
-        "AXES_USERNAME_CALLABLE": "service.throttle.username_of",
-        "AXES_LOCKOUT_CALLABLE": "service.throttle.refused",
+        "AXES_CLIENT_IP_CALLABLE": "service.accounts.throttle.address_of",
+        "AXES_USERNAME_CALLABLE": "service.accounts.throttle.username_of",
+        "AXES_LOCKOUT_CALLABLE": "service.accounts.throttle.refused",
         # axes would keep a row for every sign-in, for ever; the throttle needs only the failures.
         "AXES_DISABLE_ACCESS_LOG": True,
         "AXES_ENABLE_ADMIN": False,
@@ -203,10 +203,10 @@ def build(
                         "django.template.context_processors.request",
                         "django.contrib.auth.context_processors.auth",
                         "django.contrib.messages.context_processors.messages",
-                        "service.hub.context",  # the sign-in page's "Sign in with JupyterHub"
+                        "service.accounts.hub.context",  # the sign-in page's "Sign in with JupyterHub"
                         "service.demo.context",  # every page's "Demo course" notice, when it is the demo
-                        "service.reviews.context",  # the staff's count of review requests waiting
-                        "service.live_settings.context",  # the staff's banner: a settings file that does not read
+                        "service.marking.reviews.context",  # the staff's count of review requests waiting
+                        "service.core.live_settings.context",  # the staff's banner: a settings file that does not read
                     ]
                 },
             }
@@ -267,7 +267,7 @@ def service_prefix() -> str:
 
 
 def _hub() -> dict[str, Any]:
-    """The site as a JupyterHub service (service/hub.py, docs/operators/jupyterhub.md), when the hub
+    """The site as a JupyterHub service (service/accounts/hub.py, docs/operators/jupyterhub.md), when the hub
     gave it an OAuth client: JupyterHub's own variables, which the hub sets for a service it starts
     (for one started otherwise, the administrator sets them the same), and the site's own
     ``GRADEWRIGHT_HUB_...``; each is described in autograder/environment.py's SETTINGS."""
@@ -305,7 +305,7 @@ def _hub() -> dict[str, Any]:
     }
     extra: dict[str, Any] = {"GRADEWRIGHT_HUB": hub, "LOGIN_URL": "hub-login"}
     if prefix:
-        # Under the hub's proxy (service/hub.py StripPrefix): addresses, static files and cookies
+        # Under the hub's proxy (service/accounts/hub.py StripPrefix): addresses, static files and cookies
         # within the service's own prefix, apart from the hub's and the users' servers'.
         extra.update(
             FORCE_SCRIPT_NAME=prefix,
@@ -326,7 +326,7 @@ def _behind_https(prefix: str = "") -> dict[str, Any]:
     return {
         "SECURE_PROXY_SSL_HEADER": ("HTTP_X_FORWARDED_PROTO", "https"),
         "SECURE_SSL_REDIRECT": True,
-        # The orchestrator's and Prometheus's probes come over plain HTTP from inside (service/probes.py).
+        # The orchestrator's and Prometheus's probes come over plain HTTP from inside (service/operations/probes.py).
         "SECURE_REDIRECT_EXEMPT": [rf"^{under}(?:healthz|readyz|metrics)$"],
         "SESSION_COOKIE_SECURE": True,
         "CSRF_COOKIE_SECURE": True,

@@ -66,7 +66,7 @@ def _first_accounts() -> dict[str, str]:
 
     from gradebook.models import STAFF_PREFIX, Student
 
-    from .models import Member
+    from .accounts.models import Member
 
     if User.objects.exists():
         return {}

@@ -10,8 +10,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from gradebook.models import Student
-
-from ..models import Member
+from service.accounts.models import Member
 
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 TEACHING_ASSISTANT = f"{MEMBERSHIP}/Instructor#TeachingAssistant"

@@ -27,17 +27,17 @@ from django.utils import timezone
 
 from autograder.assignment import course_assignment
 from gradebook.leases import LeaseRule
+from service.core.logs import LTI
 from untrusted.text import one_line
 
-from ..logs import LTI
-from ..models import ScoreToSend
+from .models import ScoreToSend
 from .placements import bind_line_item
 from .scores import scopes, service
 
 if TYPE_CHECKING:
     from course.folder import CourseFolder
 
-logger = logging.getLogger(LTI)  # every delivery, sent or not (service/logs.py)
+logger = logging.getLogger(LTI)  # every delivery, sent or not (service/core/logs.py)
 # Seconds the sender waits for a platform: to connect (a platform down costs this, once a pass), and
 # for the answer to a call it made. A slow platform may take long to answer a score it has stored:
 # a wait shorter than the platform made the sender post it again (one score stored three times).
@@ -371,8 +371,8 @@ def send_now(spec=None) -> Outcome:
     scores too, whatever their wait."""
     if spec is not None:
         from gradebook.models import Student
+        from service.core.access import book
 
-        from ..access import book
         from .scores import queue_scores
 
         gradebook = book()

@@ -13,10 +13,11 @@ from django.utils import timezone
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_http_methods
 
-from .. import forms
-from ..access import instructor_required
-from ..errors import LtiError
-from ..models import ScoreToSend
+from service.core.access import instructor_required
+from service.errors import LtiError
+
+from . import forms
+from .models import ScoreToSend
 from .outbox import retry_failed, unsent
 from .platforms import add_platform, platform_problems, platform_settings, registrations, tool_addresses
 
@@ -43,15 +44,15 @@ def platforms_page(request: HttpRequest) -> HttpResponse:
         for name, problem in problems.items():
             form.add_error(name if name in form.fields else None, problem)
         if problems:
-            return render(request, "service/platforms.html", _context(request, form), status=400)
+            return render(request, "service/lti/platforms.html", _context(request, form), status=400)
         try:
             registration = add_platform(platform_settings(**fields))
         except LtiError as exc:
             form.add_error(None, str(exc))
-            return render(request, "service/platforms.html", _context(request, form), status=400)
+            return render(request, "service/lti/platforms.html", _context(request, form), status=400)
         messages.success(request, f"{registration.name} is registered")
         return redirect("platforms")
-    return render(request, "service/platforms.html", _context(request, forms.Platform()))
+    return render(request, "service/lti/platforms.html", _context(request, forms.Platform()))
 
 
 def _context(request: HttpRequest, form: forms.Platform) -> dict:

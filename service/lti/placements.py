@@ -39,7 +39,7 @@ def bind_line_item(context, resource_id: str, url: str, *, resource_link=None, *
     old column and the students who launched it follow), or one is made. Returns it."""
     from lti_tool.models import LtiLineItem
 
-    from ..models import ScorePlacement, ScoreToSend
+    from .models import ScorePlacement, ScoreToSend
 
     with transaction.atomic():
         placed = LtiLineItem.objects.filter(context=context, resource_id=resource_id)
@@ -74,7 +74,7 @@ def bind_line_item(context, resource_id: str, url: str, *, resource_link=None, *
 def record_placement(lti_launch, line_item) -> None:
     """On a launch: the launching user's scores on the line item's assignment or exam, in its
     course, go to this column from now on."""
-    from ..models import ScorePlacement
+    from .models import ScorePlacement
 
     ScorePlacement.objects.update_or_create(
         lti_user=lti_launch.user,
@@ -89,7 +89,7 @@ def columns_for(lti_user, resource_id: str) -> list:
     score on ``resource_id`` goes to: the placement they launched last, else the course's first."""
     from lti_tool.models import LtiLineItem
 
-    from ..models import ScorePlacement
+    from .models import ScorePlacement
 
     items = LtiLineItem.objects.filter(
         resource_id=resource_id, context__members=lti_user, context__can_publish_scores=True
@@ -117,7 +117,7 @@ def queue_score(student: Student, resource_id: str, score: Score, again: bool = 
     inside the transaction that changed the score. Returns how many columns get it."""
     from lti_tool.models import LtiLineItem, LtiUser
 
-    from ..models import ScoreToSend
+    from .models import ScoreToSend
 
     member = getattr(student, "member", None)
     if member is None or not LtiLineItem.objects.filter(resource_id=resource_id).exists():

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from django.db import transaction
 from pydantic import BaseModel, Field, field_validator
 
-from ..errors import LtiError
+from service.errors import LtiError
 
 
 class PlatformSettings(BaseModel):

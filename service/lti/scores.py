@@ -130,7 +130,7 @@ def queue_scores(book: Gradebook, spec: AssignmentSpec, student: Student, again:
 def score_changed(spec: AssignmentSpec, student: Student) -> list[str]:
     """After a grade, a mark or an override: the student's score into the outbox for the platforms
     (if any launched the assignment). Sent later, never on this page's time: nothing to report now."""
-    from ..access import book
+    from service.core.access import book
 
     gradebook = book()
     gradebook.run(lambda: queue_scores(gradebook, spec, student))

@@ -26,12 +26,12 @@ from pylti1p3.exception import LtiException, OIDCException
 from requests import RequestException
 
 from gradebook.exports.canvas import remember_canvas_id
+from service.accounts.models import Member, UsedLaunch
+from service.core.access import assignments, book
+from service.errors import LtiError
+from service.exams.scores import EXAM_CHOICE, EXAM_PARAMETER, exam_resource, remember_exam_line_item
 from untrusted.text import one_line
 
-from ..access import assignments, book
-from ..errors import LtiError
-from ..models import Member, UsedLaunch
-from .exam_scores import EXAM_CHOICE, EXAM_PARAMETER, exam_resource, remember_exam_line_item
 from .identities import account_for, role_of
 from .roster import sync_roster
 from .scores import LINE_ITEM_TAG, maximum, remember_line_item
@@ -57,7 +57,7 @@ ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-]+(:[0-9]{1,5})?")
 
 def refused(request: HttpRequest, why: object, status: int = 403) -> HttpResponse:
     text = str(why).strip() or type(why).__name__
-    return render(request, "service/lti_refused.html", {"why": text[:300]}, status=status)
+    return render(request, "service/lti/lti_refused.html", {"why": text[:300]}, status=status)
 
 
 @method_decorator((csrf_exempt, xframe_options_exempt, csp_replace(FRAMED)), name="dispatch")
@@ -94,7 +94,7 @@ class Login(OIDCLoginInitView):
         query[NEW_WINDOW] = "1"
         return render(
             request,
-            "service/lti_cookie_check.html",
+            "service/lti/lti_cookie_check.html",
             {
                 "again": f"{request.path}?{query.urlencode()}",
                 "main": self.main_msg,
@@ -170,7 +170,7 @@ class Launch(LtiLaunchBaseView):
         # The platform shows this page in its own dialog: the launch may be framed (FRAMED).
         return render(
             request,
-            "service/lti_deep_link.html",
+            "service/lti/lti_deep_link.html",
             {
                 "assignments": list(assignments().values()),
                 "launch_id": lti_launch.get_launch_id(),
@@ -191,7 +191,7 @@ def deep_link_choice(request: HttpRequest) -> HttpResponse:
     from pylti1p3.deep_link_resource import DeepLinkResource
     from pylti1p3.lineitem import LineItem
 
-    from ..forms import DeepLinkChoice
+    from .forms import DeepLinkChoice
 
     form = DeepLinkChoice(request.POST)
     launch_id = form.value("launch_id", "")
@@ -247,7 +247,7 @@ def _back_to_the_platform(request: HttpRequest, lti_launch, resource) -> HttpRes
             request, "the platform's deep linking return address is not an http or https address", status=400
         )
     signed = lti_launch.get_message_launch().get_deep_link().get_response_jwt([resource])
-    response = render(request, "service/lti_deep_link_return.html", {"return_url": return_url, "jwt": signed})
+    response = render(request, "service/lti/lti_deep_link_return.html", {"return_url": return_url, "jwt": signed})
     return csp_update({"form-action": [origin]})(lambda _request: response)(request)
 
 
@@ -267,8 +267,8 @@ def _fill_roster(lti_launch) -> None:
 
 def _placeable_exams() -> list[tuple[str, str]]:
     """The exams set up to be taken online: (the deep link page's value, the title)."""
-    from ..exam_sessions import folders
-    from ..models import OnlineExam
+    from service.exams.models import OnlineExam
+    from service.exams.sessions import folders
 
     names = set(folders())
     placeable = []
@@ -282,9 +282,8 @@ def _placeable_exams() -> list[tuple[str, str]]:
 def _exam_key(name: str):
     """An online exam's key, or None for a name that is none (not listed, not set up, unreadable)."""
     from course.errors import ExamError
-
-    from ..exam_sessions import folders, key_of
-    from ..models import OnlineExam
+    from service.exams.models import OnlineExam
+    from service.exams.sessions import folders, key_of
 
     folder = folders().get(name)
     if folder is None or not OnlineExam.objects.filter(name=name).exists():

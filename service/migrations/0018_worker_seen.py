@@ -1,4 +1,4 @@
-# The grading workers seen alive (service/models/workers.py): what /readyz and `check --deploy` read.
+# The grading workers seen alive (service/operations/models.py): what /readyz and `check --deploy` read.
 
 from django.db import migrations, models
 

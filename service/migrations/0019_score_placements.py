@@ -1,4 +1,4 @@
-# Each student's score to the column of the placement they launched (service/models/lti.py
+# Each student's score to the column of the placement they launched (service/lti/models.py
 # ScorePlacement), and a score posted but never answered kept as possibly sent (ScoreToSend.unconfirmed).
 # Nothing to move: a student with no placement recorded gets the course's first column, as before.
 

@@ -181,8 +181,7 @@ def awaiting(report: Any) -> float:
 def course_title() -> str:
     """The course's title (course.toml), for the top bar; the site's name if it cannot be read."""
     from course.errors import CourseError
-
-    from ..access import course
+    from service.core.access import course
 
     try:
         return course().title

@@ -1,4 +1,4 @@
-// An online exam's page (service/templates/service/exam_take.html): each answer is saved on the
+// An online exam's page (service/templates/service/exams/exam_take.html): each answer is saved on the
 // server the moment it is chosen or typed. Without this script every answer is still a form with
 // its own "Save" button; with it, a save is a small POST answered with JSON. A save that cannot
 // reach the server (a dropped connection) is kept and sent again until it arrives; a save the

@@ -1,4 +1,4 @@
-// An online exam's waiting room (service/templates/service/exam_start.html): the page counts down
+// An online exam's waiting room (service/templates/service/exams/exam_start.html): the page counts down
 // the milliseconds the server gave until the exam opens (never the device's own time of day, which
 // may be wrong: only the time elapsed since the page came counts, and a sleeping laptop's too), then posts the start form once, a moment later drawn
 // within the spread the server gave, so that a class's starts arrive over a second or two. It never

@@ -1,0 +1,448 @@
+"""Exams taken online: the rules of an attempt, on the server's clock (README "Exams").
+
+An exam folder made by ``course exam build`` and listed in course.toml is taken online once the
+instructor gives it a window and a time limit (``OnlineExam``). A student on the exam's roster
+starts it inside the window and gets the variant the printed exam gives them (key.json's, from the
+seed rule); every answer is saved as it is given; the attempt ends at submit, at the time limit or
+at the close, whichever comes first, fixed on the server at the start (``ends_at``), and nothing is
+saved after it. Grading goes through the paper path's own functions (course/exams/grade.py), so a
+paper exam and an online one of the same folder grade identically. The staff's own accounts take
+it as a trial, never counted."""
+
+from __future__ import annotations
+
+import io
+import ipaddress
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from course.exams.grade import (
+    OpenMark,
+    StudentResult,
+    feedback_markdown,
+    grade_sheet,
+    load_key,
+)
+from course.exams.variants import ExamKey, Variant, make_variant
+from course.exams.variants import Student as ExamStudent
+from course.private_files import write_private
+from course.wording import plural
+from gradebook.exams import OpenAnswer, grade_exam_into_gradebook
+from gradebook.models import STAFF_PREFIX, ExamExtension, ExamMark, ExamResult, Student
+from service.core.access import book, course, state
+from service.errors import ExamRefused, WrongCode
+from untrusted import spreadsheet
+
+from . import saves as exam_saves
+from .models import ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
+from .scores import send_exam_score
+
+MAX_TEXT = 20_000  # an open question's answer, in characters
+# Wrong access codes: a student who gives CODE_TRIES wrong ones is refused (even the right one) until
+# CODE_COOL_OFF after the last, so a code cannot be guessed; a typo or two costs nothing.
+CODE_TRIES = 5
+CODE_COOL_OFF = timedelta(minutes=5)
+
+
+def folders() -> dict[str, Path]:
+    """The course's exam folders by name (``exams`` in course.toml)."""
+    return course().exam_folders
+
+
+@lru_cache(maxsize=32)
+def _key_at(path: Path, modified: int) -> ExamKey:
+    return load_key(path)
+
+
+def key_of(folder: Path) -> ExamKey:
+    """The exam's key, read once per version of key.json (every save needs the variant)."""
+    try:
+        modified = (folder / "key.json").stat().st_mtime_ns
+    except OSError:
+        modified = 0  # load_key says what is wrong
+    return _key_at(folder, modified)
+
+
+def variant_for(key: ExamKey, student: Student) -> Variant | None:
+    """The student's variant: the printed exam's for a student on its roster; for the staff's own
+    account, one drawn by the same seed rule (a trial); None for anyone else."""
+    found = next((v for v in key.variants if v.student.student_id == student.student_id), None)
+    if found is not None or not student.student_id.startswith(STAFF_PREFIX):
+        return found
+    first = key.variants[0].questions
+    choice = sum(q.kind == "choice" for q in first)
+    exam_student = ExamStudent(student_id=student.student_id, name=student.name or student.student_id, email="")
+    return make_variant(exam_student, list(key.questions.values()), key.seed, choice, key.shuffled, len(first) - choice)
+
+
+@dataclass
+class Terms:
+    """A student's own terms on an exam: the exam's, with their extension from the gradebook."""
+
+    closes_at: datetime
+    minutes: float
+    attempts: int
+
+
+def terms_of(exam: OnlineExam, student: Student) -> Terms:
+    given = ExamExtension.objects.filter(exam=exam.name, student=student).first()
+    if given is None:
+        return Terms(exam.closes_at, exam.minutes, 1)
+    closes = max(exam.closes_at, given.until) if given.until else exam.closes_at
+    return Terms(closes, exam.minutes + given.extra_minutes, given.attempts)
+
+
+def is_trial(student: Student) -> bool:
+    return student.student_id.startswith(STAFF_PREFIX)
+
+
+def latest_attempt(name: str, student: Student) -> ExamAttempt | None:
+    return ExamAttempt.objects.filter(exam=name, student=student).order_by("-number").first()
+
+
+def open_to(exam: OnlineExam, student: Student, now: datetime | None = None, terms: Terms | None = None) -> bool:
+    """Whether the exam is in its window for this student (for the staff: also when on trial);
+    ``terms``: theirs, when the caller read them already."""
+    now = now or timezone.now()
+    if is_trial(student) and exam.trial:
+        return True
+    return exam.opens_at <= now < (terms or terms_of(exam, student)).closes_at
+
+
+def log(attempt: ExamAttempt, action: str, address: str, detail: str = "") -> None:
+    ExamLogEntry.objects.create(attempt=attempt, at=timezone.now(), action=action, address=address, detail=detail)
+
+
+def check_network(exam: OnlineExam, address: str) -> None:
+    """A proctored room's exam is taken from its networks only (an empty list: from anywhere)."""
+    ranges = [line.strip() for line in exam.networks.splitlines() if line.strip()]
+    if not ranges:
+        return
+    try:
+        here = ipaddress.ip_address(address)
+    except ValueError:
+        raise ExamRefused("this exam is taken from the exam room's network only") from None
+    if not any(here in ipaddress.ip_network(text, strict=False) for text in ranges):
+        raise ExamRefused("this exam is taken from the exam room's network only")
+
+
+def check_code(exam: OnlineExam, student: Student, code: str) -> None:
+    """The exam's access code, when it has one, compared in constant time; refused after CODE_TRIES
+    wrong ones until CODE_COOL_OFF after the last (counted in the site's cache, which every process
+    of the site shares: the database's)."""
+    if not exam.access_code:
+        return
+    tries = f"exam-code-tries:{exam.name}:{student.pk}"
+    wrong = cache.get(tries, 0)
+    if wrong >= CODE_TRIES:
+        minutes = plural(int(CODE_COOL_OFF.total_seconds() // 60), "minute")
+        raise WrongCode(f"too many wrong access codes; try again in {minutes}, or ask the exam room's proctor")
+    if secrets.compare_digest(code.strip().encode(), exam.access_code.encode()):
+        cache.delete(tries)
+        return
+    cache.set(tries, wrong + 1, CODE_COOL_OFF.total_seconds())
+    raise WrongCode("wrong access code; the exam room's proctor gives it")
+
+
+def seconds_until_open(exam: OnlineExam, student: Student, now: datetime | None = None) -> float | None:
+    """Seconds until the exam opens for this student, on the server's clock (what a waiting room
+    counts down); None when it is not ahead: open, closed, or open to them now as a trial."""
+    now = now or timezone.now()
+    if now >= exam.opens_at or (is_trial(student) and exam.trial):
+        return None
+    return (exam.opens_at - now).total_seconds()
+
+
+def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: str = "") -> ExamAttempt:
+    """The student's attempt: the one in progress (resumed), or a new one if the rules allow."""
+    now = timezone.now()
+    current = latest_attempt(exam.name, student)
+    if current is not None:
+        finish_if_due(current, key, now)
+        if current.ended_at is None:
+            check_network(exam, address)
+            log(current, "resume", address)
+            return current
+    check_network(exam, address)
+    trial = is_trial(student)
+    terms = terms_of(exam, student)
+    if not open_to(exam, student, now, terms):
+        if now < exam.opens_at:
+            raise ExamRefused(f"the exam opens at {exam.opens_at:%Y-%m-%d %H:%M %Z}")
+        raise ExamRefused(f"the exam closed at {terms.closes_at:%Y-%m-%d %H:%M %Z}")
+    if variant_for(key, student) is None:
+        raise ExamRefused("you have no variant of this exam (you were not on its roster); ask the staff")
+    taken = ExamAttempt.objects.filter(exam=exam.name, student=student).count()
+    if not trial and taken >= terms.attempts:
+        raise ExamRefused("you have taken this exam already; another attempt is the staff's to grant")
+    check_code(exam, student, code)
+    limit = now + timedelta(minutes=terms.minutes)
+    if trial or limit <= terms.closes_at:
+        ends_at, reason = limit, ExamAttempt.TIME_LIMIT
+    else:
+        ends_at, reason = terms.closes_at, ExamAttempt.CLOSED
+    try:
+        with transaction.atomic():
+            attempt = ExamAttempt.objects.create(
+                exam=exam.name,
+                student=student,
+                number=taken + 1,
+                trial=trial,
+                started_at=now,
+                ends_at=ends_at,
+                deadline_reason=reason,
+            )
+            log(attempt, "start", address, f"attempt {attempt.number}, ends {attempt.ends_at.isoformat()}")
+    except IntegrityError:  # the same student started on a second device at the same moment: that one
+        attempt = ExamAttempt.objects.get(exam=exam.name, student=student, number=taken + 1)
+        log(attempt, "resume", address)
+    return attempt
+
+
+def finish_if_due(attempt: ExamAttempt, key: ExamKey, now: datetime | None = None) -> None:
+    """An attempt past its deadline ends then, whoever notices it first."""
+    now = now or timezone.now()
+    if attempt.ended_at is None and now >= attempt.ends_at:
+        finish(attempt, key, attempt.deadline_reason, attempt.ends_at, "")
+
+
+def finish(attempt: ExamAttempt, key: ExamKey, reason: str, at: datetime, address: str) -> None:
+    """End the attempt (once, even when two requests end it together) and grade its check questions;
+    a counted attempt's result goes to the gradebook."""
+    with transaction.atomic():
+        ended = ExamAttempt.objects.filter(pk=attempt.pk, ended_at__isnull=True).update(
+            ended_at=at, ended_reason=reason
+        )
+    attempt.refresh_from_db()
+    if not ended:
+        return
+    log(attempt, "end", address, reason)
+    result = result_of(attempt, key)
+    if result is None:
+        return
+    ExamAttempt.objects.filter(pk=attempt.pk).update(correct=result.correct, automatic=result.automatic)
+    attempt.refresh_from_db()
+    if not attempt.trial:
+        record_result(key, attempt.student, result)
+        send_exam_score(attempt.exam, attempt.student, result)  # to the course platform, if it placed the exam
+
+
+def record_result(key: ExamKey, student: Student, result: StudentResult) -> None:
+    """The gradebook's record, as ``course exam grade --gradebook`` writes it (by the exam's title)."""
+    ExamResult.objects.update_or_create(
+        exam=key.title,
+        student=student,
+        defaults={"score": result.score, "max_score": result.max_score, "graded_at": timezone.now()},
+    )
+
+
+def answers_of(attempt: ExamAttempt) -> dict[int, str]:
+    return dict(attempt.answers.values_list("position", "value"))
+
+
+def versions_of(attempt: ExamAttempt) -> dict[int, str]:
+    """Each saved answer's version (exam_saves.version_of), by its position: what a page sends back."""
+    return {position: exam_saves.version_of(at) for position, at in attempt.answers.values_list("position", "saved_at")}
+
+
+def save_answer(
+    exam: OnlineExam,
+    key: ExamKey,
+    attempt: ExamAttempt,
+    position: int,
+    value: str,
+    address: str,
+    version: str | None = None,
+) -> str:
+    """Save one answer; refused, and logged, after the attempt's end, or (StaleAnswer) when
+    ``version`` (the answer's as the page read it: exam_saves.version_of) is not the answer's now:
+    another tab saved it meanwhile. None: not compared, the last save wins. The answer's new version."""
+    now = timezone.now()
+    finish_if_due(attempt, key, now)
+    variant = variant_for(key, attempt.student)
+    question = next((q for q in variant.questions if q.position == position), None) if variant else None
+    try:
+        if attempt.ended_at is not None:
+            raise ExamRefused(
+                f"the exam ended at {attempt.ended_at:%H:%M:%S %Z} ({attempt.ended_reason}); this answer was not saved"
+            )
+        check_network(exam, address)
+        if question is None:
+            raise ExamRefused(f"there is no question {position} on your exam")
+        if question.kind == "choice":
+            value = value.strip().upper()
+            if value and value not in question.letters:
+                raise ExamRefused(
+                    f"{value!r} is not an answer to question {position} (one of {''.join(question.letters)})"
+                )
+        elif len(value) > MAX_TEXT:
+            raise ExamRefused(f"an answer holds at most {plural(MAX_TEXT, 'character')}")
+    except ExamRefused as refused:
+        log(attempt, "refused", address, f"q{position}: {refused}")
+        raise
+    shown = value if question.kind == "choice" else f"{plural(len(value), 'character')}"
+    # Written with the other saves arriving now, in one commit; answered once on disk (exam_saves.py).
+    exam_saves.save(
+        exam_saves.Save(
+            attempt=attempt, position=position, value=value, at=now, address=address, shown=shown, version=version
+        )
+    )
+    return exam_saves.version_of(now) if value.strip() else ""
+
+
+def answered(attempt: ExamAttempt) -> int:
+    """How many of the attempt's questions have an answer saved."""
+    return attempt.answers.count()
+
+
+def submit(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, address: str) -> None:
+    finish_if_due(attempt, key)
+    if attempt.ended_at is not None:
+        log(attempt, "refused", address, "submit after the end")
+        raise ExamRefused(f"the exam ended already at {attempt.ended_at:%H:%M:%S %Z} ({attempt.ended_reason})")
+    try:
+        check_network(exam, address)
+    except ExamRefused as refused:
+        log(attempt, "refused", address, f"submit: {refused}")
+        raise
+    finish(attempt, key, ExamAttempt.SUBMITTED, timezone.now(), address)
+
+
+def marks_of(key: ExamKey, student: Student) -> dict[tuple[str, str], OpenMark]:
+    marks = ExamMark.objects.filter(exam=key.title, student=student)
+    return {(student.student_id, m.question): OpenMark(score=m.score, comment=m.comment) for m in marks}
+
+
+def result_of(attempt: ExamAttempt, key: ExamKey) -> StudentResult | None:
+    """The attempt graded by the paper path's function, with the open questions' marks so far."""
+    variant = variant_for(key, attempt.student)
+    if variant is None:
+        return None
+    given = answers_of(attempt)
+    letters = {q.position: given[q.position] for q in variant.questions if q.kind == "choice" and q.position in given}
+    result = grade_sheet(key, variant, letters, Path(f"online attempt {attempt.pk}"))
+    marks = marks_of(key, attempt.student)
+    result.marks = {
+        q.position: marks[(attempt.student.student_id, q.question)]
+        for q in variant.questions
+        if q.kind == "open" and (attempt.student.student_id, q.question) in marks
+    }
+    return result
+
+
+def scores_of(attempts: list[ExamAttempt], key: ExamKey) -> dict[int, str]:
+    """Each ended attempt's score as the student's page and scores.csv give it (``3 of 5``, the open
+    questions' marks so far counted: course.exams.grade.score_of), by the attempt's id."""
+    from course.exams.grade import score_of
+
+    scores = {}
+    for attempt in attempts:
+        if attempt.ended_at is None:
+            continue
+        result = result_of(attempt, key)
+        if result is not None:
+            scores[attempt.pk] = score_of(result)
+    return scores
+
+
+def feedback_of(attempt: ExamAttempt, key: ExamKey, heading: bool = True) -> str | None:
+    """The student's feedback, the very text the paper path writes to feedback/<student>.md (without
+    ``heading``, its title and score, which the page states itself)."""
+    variant = variant_for(key, attempt.student)
+    result = result_of(attempt, key)
+    return None if variant is None or result is None else feedback_markdown(key, variant, result, heading)
+
+
+def results_visible(exam: OnlineExam, attempt: ExamAttempt, now: datetime | None = None) -> bool:
+    """Whether the student may read the attempt's results and the key: never before its end."""
+    if attempt.ended_at is None:
+        return False
+    if attempt.trial:
+        return True  # the staff's trial run shows what a student would read
+    if exam.results == OnlineExam.AT_SUBMIT:
+        return True
+    if exam.results == OnlineExam.AFTER_CLOSE:
+        return (now or timezone.now()) >= last_close(exam)
+    return False
+
+
+def last_close(exam: OnlineExam) -> datetime:
+    """When the last student's window closes (a later close given to one student included): the
+    key is shown to no one before, since it would reach that student from a classmate."""
+    later = ExamExtension.objects.filter(exam=exam.name, until__isnull=False).values_list("until", flat=True)
+    return max([exam.closes_at, *later])
+
+
+def counted_attempts(name: str) -> list[ExamAttempt]:
+    """Each student's counted attempt: their latest that ended, never the staff's."""
+    latest: dict[int, ExamAttempt] = {}
+    for attempt in ExamAttempt.objects.filter(exam=name, trial=False, ended_at__isnull=False).select_related("student"):
+        if attempt.student_id not in latest or attempt.number > latest[attempt.student_id].number:
+            latest[attempt.student_id] = attempt
+    return sorted(latest.values(), key=lambda a: a.student.student_id)
+
+
+def grade_online(name: str, folder: Path):
+    """The whole exam graded by ``course exam grade --gradebook``'s own function: the counted
+    attempts written as the paper path's responses.csv, then scores.csv, the feedback files, the
+    item analysis and the gradebook's results, under the state folder's exams/<name>/."""
+    key = key_of(folder)
+    for attempt in ExamAttempt.objects.filter(exam=name, ended_at__isnull=True):
+        finish_if_due(attempt, key)
+    out = state() / "exams" / name
+    out.mkdir(parents=True, exist_ok=True)
+    responses = out / "responses.csv"
+    counted = counted_attempts(name)
+    write_private(responses, responses_csv(key, counted))
+    graded = grade_exam_into_gradebook(book(), folder, responses, out / "results")
+    students = {attempt.student.student_id: attempt.student for attempt in counted}
+    for result in graded.results:  # the open questions' marks counted now: the platforms' scores again
+        send_exam_score(name, students[result.student_id], result)
+    return graded
+
+
+def responses_csv(key: ExamKey, attempts: list[ExamAttempt]) -> str:
+    positions = len(key.variants[0].questions)
+    buffer = io.StringIO()
+    writer = spreadsheet.writer(buffer, lineterminator="\n")
+    writer.writerow(["student_id", *(f"q{n}" for n in range(1, positions + 1))])
+    for attempt in attempts:
+        variant = variant_for(key, attempt.student)
+        if variant is None:
+            continue
+        kinds = {q.position: q.kind for q in variant.questions}
+        given = answers_of(attempt)
+        writer.writerow(
+            [
+                attempt.student.student_id,
+                *(given.get(n, "") if kinds.get(n) == "choice" else "" for n in range(1, positions + 1)),
+            ]
+        )
+    return buffer.getvalue()
+
+
+def online_texts(name: str, answers: Iterable[OpenAnswer]) -> dict[tuple[str, str], str | None]:
+    """The texts students typed for open questions in their counted attempts (the marking pages'),
+    by (student id, question) of ``answers``, in two queries: "" where none was saved, None where
+    not taken online (on a paper sheet)."""
+    attempts = {attempt.student.student_id: attempt for attempt in counted_attempts(name)}
+    typed = dict(
+        ((attempt, position), value)
+        for attempt, position, value in ExamAnswer.objects.filter(attempt__in=attempts.values()).values_list(
+            "attempt_id", "position", "value"
+        )
+    )
+    return {
+        (a.student_id, a.question): None
+        if a.student_id not in attempts
+        else typed.get((attempts[a.student_id].pk, a.position), "")
+        for a in answers
+    }
