@@ -147,7 +147,7 @@ SETTINGS: tuple[Setting, ...] = (
         "GRADEWRIGHT_METRICS is staff.",
         SITE,
     ),
-    # JupyterHub (service/hub.py).
+    # JupyterHub (service/accounts/hub.py).
     Setting(
         "GRADEWRIGHT_HUB_USERNAME_CLAIM",
         "name",

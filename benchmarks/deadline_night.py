@@ -113,7 +113,7 @@ def accounts(prefix: str, count: int) -> dict[str, str]:
     from django.contrib.auth.models import User
 
     from gradebook.models import Student
-    from service.models import ApiToken, Member, digest
+    from service.accounts.models import ApiToken, Member, digest
 
     names = [f"{prefix}{n:05d}" for n in range(count)]
     User.objects.bulk_create([User(username=name, password="!") for name in names])
@@ -198,7 +198,7 @@ def kill_a_grading_worker(server: subprocess.Popen) -> None:
     worker claims the job again): the worst moment to lose one."""
     import psutil
 
-    from service.models import Job
+    from service.handin.models import Job
 
     workers = {p.pid for p in psutil.Process(server.pid).children() if "worker" in " ".join(p.cmdline())}
     deadline = time.monotonic() + 60
@@ -215,7 +215,7 @@ def kill_a_grading_worker(server: subprocess.Popen) -> None:
 
 def warm_up(site: str, token: str) -> None:
     """One hand-in before the burst, waited for: the workers are up and warm, as on a real night."""
-    from service.models import Job
+    from service.handin.models import Job
 
     ids, refused, _ = burst(site, {"warm": token}, 0)
     if refused:
@@ -229,7 +229,7 @@ def warm_up(site: str, token: str) -> None:
 
 def outcome(label: str, ids: list[int], refused: list[str], seconds: float, wait: float) -> str:
     """Wait for every job to end, check none was lost, and the run's Markdown row."""
-    from service.models import Job
+    from service.handin.models import Job
 
     deadline = time.monotonic() + wait
     while Job.objects.filter(id__in=ids, state__in=[Job.QUEUED, Job.GRADING]).exists():
@@ -436,8 +436,8 @@ class Restart:
         self.said = "The database was never restarted."
 
     def __call__(self) -> None:
-        from service.models import Job
-        from service.outage import forget_connections
+        from service.core.outage import forget_connections
+        from service.handin.models import Job
 
         deadline = time.monotonic() + 60
         grading = None
@@ -461,7 +461,7 @@ def once_check(students: list[str], each: int, unavailable: list[str]) -> str:
     an upload sent again) and exactly one submission per graded hand-in (none graded twice: a second
     grading of a hand-in would record a second submission), and the 503s ridden out."""
     from gradebook.models import Submission
-    from service.models import Job
+    from service.handin.models import Job
 
     jobs = Job.objects.filter(student__student_id__in=students, regrade=False)
     counts = {name: 0 for name in students}
@@ -483,8 +483,8 @@ def once_check(students: list[str], each: int, unavailable: list[str]) -> str:
 def rule_check(students: list[str]) -> str:
     """Whether each student's recorded grade is their rule's submission, and each hand-in its own."""
     from gradebook.grades import HandIn, current_grades, report_of, student_due, which_counts
-    from service.access import assignments, book
-    from service.models import Job
+    from service.core.access import assignments, book
+    from service.handin.models import Job
 
     spec = assignments()[ASSIGNMENT]
     grades = {g.student_id: g for g in current_grades(book(), spec)}

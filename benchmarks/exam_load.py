@@ -128,7 +128,8 @@ def accounts(
     from django.utils import timezone
 
     from gradebook.models import Student
-    from service.models import Member, OnlineExam
+    from service.accounts.models import Member
+    from service.exams.models import OnlineExam
 
     now = timezone.now()
     OnlineExam.objects.create(
@@ -332,7 +333,7 @@ async def run(
 def the_clock_held(minutes: float, timed_out: list[str]) -> list[str]:
     """Every attempt's deadline its start plus the time limit, to the microsecond; those never
     submitted ended at it (by the time limit), and no answer saved after any attempt's end."""
-    from service.models import ExamAnswer, ExamAttempt
+    from service.exams.models import ExamAnswer, ExamAttempt
 
     faults = []
     for attempt in ExamAttempt.objects.filter(exam="midterm").select_related("student"):
@@ -351,7 +352,7 @@ def the_clock_held(minutes: float, timed_out: list[str]) -> list[str]:
 
 def grade(course: Path) -> tuple[int, float]:
     """The staff's grading of every attempt after the end (the worker's job, run here), timed."""
-    from service.exam_sessions import grade_online
+    from service.exams.sessions import grade_online
 
     began = time.perf_counter()
     graded = grade_online("midterm", course / "exams" / "midterm")

@@ -71,7 +71,7 @@ def staff_clients():
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from service.models import Member
+    from service.accounts.models import Member
 
     clients = {}
     for role in (Member.TA, Member.INSTRUCTOR):
@@ -99,7 +99,7 @@ def _graded(n: int) -> None:
     from autograder.reports.model import QuestionResult, Report
     from gradebook.grading import record_report
     from gradebook.models import Student
-    from service.access import assignments, book
+    from service.core.access import assignments, book
 
     spec = assignments()[GRADED]
     student = Student.objects.order_by("pk")[n % Student.objects.count()]
@@ -136,7 +136,7 @@ def measure(clients, runs: int) -> dict[str, tuple[float, ...]]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from service.models import Member
+    from service.accounts.models import Member
 
     for label, url in PAGES.items():  # once after the seeding (a write of every student): computed anew
         clients[Member.INSTRUCTOR if label == "roster" else Member.TA].get(url)
@@ -182,7 +182,7 @@ def main() -> None:
     parser.add_argument("--database-url")
     args = parser.parse_args()
     setup(args.database_url)
-    from service.access import assignments
+    from service.core.access import assignments
     from tests.course_data import seed
 
     clients = staff_clients()

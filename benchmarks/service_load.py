@@ -86,7 +86,7 @@ def accounts(course: Path, count: int) -> list[str]:
     from django.contrib.auth.models import User
 
     from gradebook.models import Student
-    from service.models import Member
+    from service.accounts.models import Member
 
     names = [f"bench{n:04d}" for n in range(count)]
     for name in names:
@@ -133,7 +133,7 @@ def burst(url: str, names: list[str], seconds: float, on_third=None, offset: int
 
 def latencies(ids: list[int], timeout: float = 1800) -> tuple[list[float], int]:
     """Seconds from upload to feedback per job, once all have ended; and how many failed."""
-    from service.models import Job
+    from service.handin.models import Job
 
     deadline = time.monotonic() + timeout
     while Job.objects.filter(id__in=ids, state__in=[Job.QUEUED, Job.GRADING]).exists():

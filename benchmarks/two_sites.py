@@ -142,7 +142,7 @@ def start_worker(course: Path, log: Path) -> subprocess.Popen:
 
 
 def kill_a_grading_worker(workers: list[subprocess.Popen]) -> None:
-    from service.models import Job
+    from service.handin.models import Job
 
     deadline = time.monotonic() + 60
     mine = {worker.pid: worker for worker in workers}
@@ -160,7 +160,7 @@ def kill_a_grading_worker(workers: list[subprocess.Popen]) -> None:
 def graded_once(ids: list[int]) -> str:
     """Every acknowledged upload's job graded, each with its one recorded submission."""
     from gradebook.models import Submission
-    from service.models import Job
+    from service.handin.models import Job
 
     jobs = Job.objects.filter(id__in=ids)
     assert jobs.count() == len(set(ids)) == len(ids), "an acknowledged upload has no job"

@@ -60,7 +60,7 @@ def run(
         print(f"{prog}: {interrupted}", file=sys.stderr)
         return 128 + (received[0] if received else signal.SIGINT)
     except Exception as exc:  # a bug of ours: still one line, never a traceback (the site's JSON log keeps it)
-        from service.logs import crashed
+        from service.core.logs import crashed
 
         if not crashed(prog, exc):
             print(

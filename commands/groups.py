@@ -65,7 +65,7 @@ def _assignment_groups(args: argparse.Namespace) -> int:
 
 def _exam_groups(args: argparse.Namespace) -> int:
     open_service(args)
-    from service.group_marking import exam_groups
+    from service.marking.groups import exam_groups
 
     return _print(exam_groups(args.exam, args.question, args.threshold), args.json)
 

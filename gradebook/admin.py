@@ -121,7 +121,7 @@ class ResultAdmin(ConsoleAdmin):
 class MarkAdmin(ConsoleAdmin):
     list_display = ("student", "assignment", "question_id", "score", "adjustment", "marked_by", "marked_at", "group")
     list_filter = ("assignment", "question_id", "marked_by")
-    # A group's key finds every mark given with it (service/group_marking.py).
+    # A group's key finds every mark given with it (service/marking/groups.py).
     search_fields = ("student__student_id", "student__name", "comment", "group")
     list_select_related = ("student", "assignment")
     raw_id_fields = ("student", "submission")

@@ -11,7 +11,7 @@ The backup is a gzipped tar holding
 Both copies are consistent while graders, workers and the service write: SQLite's backup reads one
 snapshot (in WAL mode a reader never waits for a writer), and ``pg_dump`` runs in the snapshot the
 manifest's counts were taken in. The database is copied first and the state folder after it: a
-hand-in's file is stored before its row is committed (service/uploads.py), so every file the copied
+hand-in's file is stored before its row is committed (service/handin/uploads.py), so every file the copied
 rows name is in the copy; files newer than the database copy come along and are harmless.
 
 The secret key is included, so that sessions, sign-in links and the tool's signatures survive a

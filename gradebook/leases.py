@@ -1,4 +1,4 @@
-"""The one lease rule, for every queue kept in the database: the grading jobs (``service.queue``),
+"""The one lease rule, for every queue kept in the database: the grading jobs (``service.handin.queue``),
 the similarity runs (``gradebook.similarity``) and the scores for the platforms (``service.lti.outbox``).
 
 A row is *claimed* in one transaction: it is given a new random token (its ``lease`` column) and an
@@ -12,7 +12,7 @@ logged; a finish inside a larger transaction (a grade and its job's end) raises 
 instead, so that the whole transaction, the grade too, is rolled back.
 
 Exam saves are not a queue of this kind: they are answered in the request that makes them, by one
-writer thread per site process (``service.exam_saves``), and nothing else ever takes them over.
+writer thread per site process (``service.exams.saves``), and nothing else ever takes them over.
 """
 
 from __future__ import annotations

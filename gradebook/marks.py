@@ -56,7 +56,7 @@ def give_mark(
     student and question, kept with the submission it was given for). ``score`` is the points given
     (0 with rubric items: they and ``adjustment`` make the score, see grades.mark_score); a score
     outside 0..the question's points is refused (BadEdit) and nothing is written. ``group``: the key
-    of the answer group it was given through (service/group_marking.py), the same for every member."""
+    of the answer group it was given through (service/marking/groups.py), the same for every member."""
     from .models import Mark
 
     problem = score_problem(score, question.points)

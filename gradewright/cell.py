@@ -1,4 +1,4 @@
-"""``fetch``, ``check`` and ``submit`` from a notebook cell, through the service's API (service/api.py).
+"""``fetch``, ``check`` and ``submit`` from a notebook cell, through the service's API (service/handin/api.py).
 
 The server: ``server=``, else ``$GRADEWRIGHT_URL`` (a hub's administrator sets it for every user's
 server: README "On your JupyterHub"), else the server of the last ``autograder login``. The token:
@@ -26,7 +26,7 @@ from autograder.reports.summary import score_summary
 from .errors import GradewrightError, HandInWarned, NotebookExists, Unreachable, WhichAssignment
 
 WAIT_SECONDS = 600  # how long submit() waits for its feedback
-HUB_USER_HEADER = "X-Gradewright-Hub-User"  # service/hub.py CLAIMED_USER_HEADER
+HUB_USER_HEADER = "X-Gradewright-Hub-User"  # service/accounts/hub.py CLAIMED_USER_HEADER
 
 
 @dataclass
@@ -61,7 +61,7 @@ class Connection:
 
 def connect(server: str | None = None) -> Connection:
     """The service and the credentials to reach it with (see the module's text)."""
-    from service.client import LAST, saved_logins
+    from service.handin.client import LAST, saved_logins
 
     saved = saved_logins()
     chosen = server or read("GRADEWRIGHT_URL") or saved.get(LAST)

@@ -123,7 +123,7 @@ def empty_queue():
     as failed, not deleted, so what a test reads of its own students' jobs stays as it was."""
     from django.utils import timezone
 
-    from service.models import Job
+    from service.handin.models import Job
 
     def end_unfinished() -> None:
         Job.objects.filter(state__in=[Job.QUEUED, Job.GRADING]).update(
@@ -193,9 +193,10 @@ def exam(tmp_path, monkeypatch):
     import uuid
 
     from course.exams.build import build_exam
-    from service import exam_marking, hand_grading
-    from service.access import course
-    from service.models import ExamAttempt
+    from service.core.access import course
+    from service.exams import marking as exam_marking
+    from service.exams.models import ExamAttempt
+    from service.marking import answers as hand_grading
 
     # Attempts an earlier test made under this name were another exam's (marks are by title, attempts
     # by name): this one starts untaken, as if on paper.

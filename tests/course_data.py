@@ -35,8 +35,8 @@ def seed(spec: AssignmentSpec, count: int, prefix: str, accounts: bool = True) -
     from django.contrib.auth.models import User
 
     from gradebook.models import Mark, Result, Student, Submission
-    from service.access import book
-    from service.models import Member
+    from service.accounts.models import Member
+    from service.core.access import book
 
     assignment = book().sync_assignment(spec)
     names = [f"{prefix}{n:05d}" for n in range(count)]

@@ -58,10 +58,10 @@ def paused_worker() -> dict:
     from gradebook.errors import LeaseLost
     from gradebook.models import Result, Student
     from gradebook.models import Submission as Recorded
-    from service import queue
-    from service.access import assignments, book
-    from service.models import Job
-    from service.worker import JobStore
+    from service.core.access import assignments, book
+    from service.handin import queue
+    from service.handin.models import Job
+    from service.handin.worker import JobStore
 
     spec = assignments()["sequences-and-attention"]
     row = Student.objects.create(student_id="paused", on_roster=True)
@@ -97,8 +97,8 @@ def paused_worker() -> dict:
 
 def flood() -> dict:
     from gradebook.models import Student
-    from service import queue
-    from service.models import Job
+    from service.handin import queue
+    from service.handin.models import Job
 
     flooder = Student.objects.create(student_id="flooder", on_roster=True)
     honest = Student.objects.create(student_id="honest", on_roster=True)

@@ -31,9 +31,9 @@ def main(database_url: str) -> None:
     from lti_tool.models import LtiUser
 
     from gradebook.models import Student
+    from service.lti.models import ScoreToSend
     from service.lti.outbox import send_due
     from service.lti.platforms import add_platform, platform_settings
-    from service.models import ScoreToSend
     from tests.lti_platform import Platform, course_column
 
     platform = Platform(tool_jwks=lambda: Client().get("/lti/jwks.json").json())

@@ -25,17 +25,17 @@ def _score() -> float:
 
 def _work(state: Path) -> None:
     from autograder.batch import GradeOptions
-    from service.access import course
-    from service.worker import run_worker
+    from service.core.access import course
+    from service.handin.worker import run_worker
 
     run_worker(course(), state, GradeOptions(jobs=1), once=True)
 
 
 def grade(state: Path) -> dict:
     from gradebook.models import Student
-    from service.access import assignments
-    from service.models import Job
-    from service.uploads import store
+    from service.core.access import assignments
+    from service.handin.models import Job
+    from service.handin.uploads import store
 
     row = Student.objects.create(student_id="restored", on_roster=True)
     job = store(state, row, assignments()[ASSIGNMENT], "mine.py", CORRECT.read_bytes())
@@ -45,10 +45,10 @@ def grade(state: Path) -> dict:
 
 
 def regrade(state: Path) -> dict:
-    from service.models import Job
-    from service.queue import latest_graded
-    from service.queue import regrade as queue_regrade
-    from service.uploads import stored_upload
+    from service.handin.models import Job
+    from service.handin.queue import latest_graded
+    from service.handin.queue import regrade as queue_regrade
+    from service.handin.uploads import stored_upload
 
     mode = (state / "gradebook.db").stat().st_mode & 0o777
     [again] = queue_regrade(latest_graded(ASSIGNMENT))

@@ -26,9 +26,10 @@ from django.test import Client
 
 from autograder.batch import GradeOptions
 from gradebook.models import Student
-from service.access import course, state
-from service.models import Job, Member
-from service.worker import run_worker
+from service.accounts.models import Member
+from service.core.access import course, state
+from service.handin.models import Job
+from service.handin.worker import run_worker
 
 from .conftest import ASSIGNMENTS, ROOT
 

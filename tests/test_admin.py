@@ -1,4 +1,4 @@
-"""Django's admin at /admin/, the instructor's fallback console (service/console.py): an anonymous
+"""Django's admin at /admin/, the instructor's fallback console (service/operations/console.py): an anonymous
 visitor is sent to the site's own sign-in page, a student and a teaching assistant are refused, an
 instructor reads the gradebook's students and submissions; what a student wrote is shown as text,
 never run as markup; grades are read only; and in a real browser the admin's pages work under the
@@ -20,7 +20,7 @@ from django.db import transaction
 from django.test import Client
 
 from gradebook.models import Assignment, Mark, Student, Submission
-from service.models import Member
+from service.accounts.models import Member
 
 pytestmark = pytest.mark.timeout(300)
 

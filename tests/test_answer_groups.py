@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from gradebook.answer_groups import Answer, group_answers, normalised, normalised_code
 from gradebook.errors import BadEdit
-from service.access import assignments, book
-from service.models import Member
+from service.accounts.models import Member
+from service.core.access import assignments, book
 
 from .conftest import open_question_drawn
 from .served import student
@@ -255,7 +255,7 @@ def test_a_near_twin_shows_its_own_words_and_is_split_out_in_one_post(hand_class
 
 def test_students_and_anonymous_visitors_are_refused_and_a_student_never_sees_the_group(hand_class):
     from gradebook.models import Mark, Student
-    from service.models import Job
+    from service.handin.models import Job
 
     students, ids, tag = hand_class
     _, ta = student(Member.TA)
@@ -311,8 +311,11 @@ def test_students_and_anonymous_visitors_are_refused_and_a_student_never_sees_th
 def test_an_exams_open_question_marked_by_groups_and_its_command(exam, monkeypatch, capsys):
     from course.exams.grade import load_key
     from gradebook.models import ExamMark, Student
-    from service import exam_marking, exam_sessions, group_marking, hand_grading
-    from service.models import ExamAnswer, ExamAttempt
+    from service.exams import marking as exam_marking
+    from service.exams import sessions as exam_sessions
+    from service.exams.models import ExamAnswer, ExamAttempt
+    from service.marking import answers as hand_grading
+    from service.marking import groups as group_marking
 
     listed = exam_marking.course()  # the course listing the exam (the fixture's), for the pages and the command
     for module_ in (exam_sessions, group_marking, hand_grading):

@@ -284,7 +284,7 @@ def test_an_nbgrader_notebooks_tests_grade_in_the_sandbox(tmp_path):
 
 
 def test_submit_prints_the_problems_running_the_submission_as_the_site_does(monkeypatch, capsys, tmp_path):
-    import service.client
+    import service.handin.client
     from commands.autograder import main
 
     job = {
@@ -299,7 +299,7 @@ def test_submit_prints_the_problems_running_the_submission_as_the_site_does(monk
             "errors": ["cell 2: NameError: name 'np' is not defined"],
         },
     }
-    monkeypatch.setattr(service.client, "submit", lambda *args, **kwargs: job)
+    monkeypatch.setattr(service.handin.client, "submit", lambda *args, **kwargs: job)
     assert main(["submit", str(tmp_path / "a.ipynb"), "--assignment", "example", "--server", "https://x"]) == 0
     assert capsys.readouterr().out.splitlines()[-2:] == [
         "Problems running your submission:",

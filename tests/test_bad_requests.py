@@ -16,7 +16,8 @@ from django.test import Client, RequestFactory
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from gradebook.models import Student
-from service.models import Job, Member
+from service.accounts.models import Member
+from service.handin.models import Job
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -106,7 +107,7 @@ BROKEN_MULTIPART = b'--zzz\r\nContent-Disposition: form-data; name="file"; filen
 FINE = {200, 201, 301, 302}
 REFUSED = {301, 302, 400, 401, 403, 404, 405}
 # /readyz answers 503 by design while the site cannot serve (its database away, a migration missing): the
-# orchestrator's documented signal (service/probes.py), not a server error. Only that route, only a
+# orchestrator's documented signal (service/operations/probes.py), not a server error. Only that route, only a
 # GET, and only with its "not ready" body; tests/test_service_access.py checks it turns 200.
 NOT_READY_IS_AN_ANSWER = {"readyz"}
 
@@ -253,8 +254,8 @@ def test_the_issues_examples_answer_400_or_404_in_the_right_format(clients):
 
 
 def test_a_malformed_number_is_refused_not_stored(clients):
-    """nan and inf are no score: a posted number must be finite (service.boundary.number)."""
-    from service.boundary import number, posted_id
+    """nan and inf are no score: a posted number must be finite (service.core.boundary.number)."""
+    from service.core.boundary import number, posted_id
 
     for text in ("nan", "inf", "-inf", "1e999", "", "x", None):
         with pytest.raises(ValueError):
@@ -285,7 +286,7 @@ def test_the_gradebooks_unknown_query_is_ignored_safely(clients):
 def test_a_server_error_is_a_plain_answer_without_a_traceback():
     from django.urls import get_resolver
 
-    from service import boundary
+    from service.core import boundary
 
     resolver = get_resolver()
     assert resolver.resolve_error_handler(500) is boundary.server_error
@@ -305,7 +306,7 @@ def test_a_server_error_is_a_plain_answer_without_a_traceback():
 
 def test_a_real_bug_answers_500_in_the_apis_format(clients, monkeypatch):
     """A view that fails (here made to) answers the handler's plain 500, JSON under /api/v1/."""
-    from service import api
+    from service.handin import api
 
     def broken(*_args, **_kwargs):
         raise RuntimeError("a bug with a secret path /srv/x")

@@ -19,14 +19,15 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from django.test import Client
-from django.urls import get_resolver, reverse
+from django.urls import reverse
 
-from service.models import Member
+from service.accounts.models import Member
 
 from . import test_lti
 from .conftest import ROOT, needs_sandbox
 from .lti_platform import INSTRUCTOR, Platform
 from .served import CORRECT, KNOWN_NOTEBOOK, PARTIAL, POSTED, launch_chromium, needs_browser, roster_links, student
+from .site_routes import site_routes
 
 # A fixture shared with the module that made it (each module gets its own instance).
 platform = test_lti.platform
@@ -132,7 +133,7 @@ def signed_in(user) -> Client:
     return client
 
 
-@pytest.mark.parametrize("name", sorted(pattern.name for pattern in get_resolver().url_patterns))
+@pytest.mark.parametrize("name", sorted(pattern.name for pattern in site_routes()))
 def test_every_page_sends_the_strict_policy(name, members):
     """Every route, for an anonymous visitor, a student and an instructor, whatever it answers
     (the page, a redirect to sign in, 404, a refused CSRF token): the policy, and X-Frame-Options
@@ -142,7 +143,7 @@ def test_every_page_sends_the_strict_policy(name, members):
     for client in (Client(enforce_csrf_checks=True), as_student, as_instructor):
         answer = client.post(url) if name in POSTED else client.get(url)
         # /readyz answers 503 by design while the site cannot serve (its database away, a migration missing):
-        # the orchestrator's signal (service/probes.py), not a server error; it too carries the policy.
+        # the orchestrator's signal (service/operations/probes.py), not a server error; it too carries the policy.
         if name == "readyz" and answer.status_code == 503:
             assert json.loads(answer.content)["ready"] is False, url
         else:

@@ -274,10 +274,10 @@ def test_the_services_worker_grades_its_queue_on_the_cluster(cluster):
 
     from autograder.batch import GradeOptions
     from gradebook.models import Student
-    from service.access import course, state
-    from service.models import Job
-    from service.uploads import store
-    from service.worker import run_worker
+    from service.core.access import course, state
+    from service.handin.models import Job
+    from service.handin.uploads import store
+    from service.handin.worker import run_worker
 
     name = f"dask{uuid.uuid4().hex[:8]}"
     User.objects.create_user(name)
@@ -350,9 +350,9 @@ def test_the_services_worker_refuses_such_a_cluster_in_one_line_and_leaves_the_q
     assert command.stderr.splitlines() == [f"autograder: {_lacks_the_grader(address, worker)}"]
     assert command.stdout == ""  # not even "0 submissions graded"
     # The same refusal in the library, before any job is claimed: a queued job stays queued, untried.
-    from service.access import course, state
-    from service.models import Job
-    from service.worker import run_worker
+    from service.core.access import course, state
+    from service.handin.models import Job
+    from service.handin.worker import run_worker
 
     job = _queued_job()
     with pytest.raises(ClusterUnfit) as caught:
@@ -477,8 +477,8 @@ def _queued_job():
     from django.contrib.auth.models import User
 
     from gradebook.models import Student
-    from service.access import state
-    from service.uploads import store
+    from service.core.access import state
+    from service.handin.uploads import store
 
     name = f"dask{uuid.uuid4().hex[:8]}"
     User.objects.create_user(name)

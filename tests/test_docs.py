@@ -45,7 +45,7 @@ def test_the_site_builds_with_warnings_as_errors_and_holds_the_generated_referen
     assert "charge_dependents" in assignment and "call_timeout" in assignment
     api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert "/api/v1/submissions/{id}" in api
-    from service.uploads import UPLOADS_PER_HOUR
+    from service.handin.uploads import UPLOADS_PER_HOUR
 
     assert f"limit of {UPLOADS_PER_HOUR} an hour" in api and f"({UPLOADS_PER_HOUR} an hour for each student" in api
     settings = (site / "reference" / "settings" / "index.html").read_text(encoding="utf-8")

@@ -13,8 +13,8 @@ import pytest
 from django.test import Client
 
 from gradebook.empty_answers import NO_ANSWER, is_empty_answer
-from service.access import assignments, book
-from service.models import Member
+from service.accounts.models import Member
+from service.core.access import assignments, book
 
 from .served import student
 

@@ -14,7 +14,8 @@ from django.utils import timezone
 from course.exams.grade import load_key
 from gradebook.empty_answers import NO_ANSWER, is_empty_exam_answer
 from gradebook.models import ExamMark, Student
-from service.models import ExamAnswer, ExamAttempt, Member
+from service.accounts.models import Member
+from service.exams.models import ExamAnswer, ExamAttempt
 
 from .conftest import open_question_drawn
 from .served import student

@@ -11,10 +11,11 @@ import pytest
 from course.exams.grade import load_key
 from gradebook.exams import grade_exam_into_gradebook, open_answers
 from gradebook.models import ExamMark
-from service import exam_marking, hand_grading
-from service.access import book, course
-from service.exam_text import question_html, question_title
-from service.models import Member
+from service.accounts.models import Member
+from service.core.access import book, course
+from service.exams import marking as exam_marking
+from service.exams.text import question_html, question_title
+from service.marking import answers as hand_grading
 
 from .conftest import open_question_drawn
 from .served import student

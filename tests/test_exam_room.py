@@ -11,8 +11,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from service.exam_room import QUIET
-from service.models import ExamAttempt, ExamLogEntry, Member
+from service.accounts.models import Member
+from service.exams.models import ExamAttempt, ExamLogEntry
+from service.exams.room import QUIET
 
 from .test_online_exams import account, send, variant
 from .test_online_exams import midterm as midterm  # noqa: F401 (the fixture, shared)

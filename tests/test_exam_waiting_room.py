@@ -12,8 +12,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from service import exam_sessions
-from service.models import ExamAttempt, OnlineExam
+from service.exams import sessions as exam_sessions
+from service.exams.models import ExamAttempt, OnlineExam
 
 from .test_online_exams import account, send
 from .test_online_exams import midterm as midterm  # noqa: F401 (the fixture, shared)

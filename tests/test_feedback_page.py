@@ -10,7 +10,7 @@ import re
 import pytest
 from django.test import Client
 
-from service.models import Member
+from service.accounts.models import Member
 from untrusted.mathml import plain_text_math
 
 from .conftest import ASSIGNMENTS
@@ -54,7 +54,7 @@ def test_the_feedback_page_shows_the_mistakes_math_as_mathml():
 def test_where_the_time_went_says_dates_and_durations_in_words():
     from datetime import timedelta
 
-    from service.models import Job
+    from service.handin.models import Job
 
     _, _, job = graded_hand_in(PARTIAL)
     started = job.finished_at - timedelta(seconds=304668.063)

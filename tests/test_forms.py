@@ -1,4 +1,4 @@
-"""Bad input through the real endpoints, checked by the site's forms (service/forms.py): a query the
+"""Bad input through the real endpoints, checked by the site's forms (service/core/forms.py): a query the
 page's own form would not send is left out, a bad post is refused with the page's message, a 400
 that names what was wrong, or a 404 for what does not exist; never a 500, and nothing is changed by
 a refused post. Each test's rows are written in a transaction it rolls back."""
@@ -16,9 +16,12 @@ from django.db import transaction
 from django.test import Client
 
 from gradebook.models import Mark, RubricEdit, SimilarityRun, Submission
-from service import forms
-from service.access import assignments
-from service.models import Job, Member, ReviewRequest
+from service.accounts.forms import ROSTER_MAX_BYTES
+from service.accounts.models import Member
+from service.core.access import assignments
+from service.core.forms import SitePath
+from service.handin.models import Job
+from service.marking.models import ReviewRequest
 
 from .course_data import seed
 
@@ -213,7 +216,7 @@ def test_the_roster_and_the_hand_in_pages_refuse_a_missing_or_too_large_file(cou
     staff = course["instructor"]
     missing = staff.post("/staff/roster/", {}, follow=True)
     assert "choose a roster CSV file of at most 2 MB" in text_of(missing)
-    large = SimpleUploadedFile("roster.csv", b"x" * (forms.ROSTER_MAX_BYTES + 1), content_type="text/csv")
+    large = SimpleUploadedFile("roster.csv", b"x" * (ROSTER_MAX_BYTES + 1), content_type="text/csv")
     too_large = staff.post("/staff/roster/", {"roster": large}, follow=True)
     assert "choose a roster CSV file of at most 2 MB" in text_of(too_large)
     assert staff.get("/staff/roster/?q=%20&page=zz").status_code == 200
@@ -266,4 +269,4 @@ def test_the_platforms_form_says_each_fields_own_problem_beside_it(course):
     ],
 )
 def test_a_page_to_go_back_to_is_one_of_this_site(path, expected):
-    assert forms.SitePath().clean(path) == expected
+    assert SitePath().clean(path) == expected

@@ -23,8 +23,8 @@ from gradebook.grading import record_report
 from gradebook.models import Student
 from gradebook.stats import statistics
 from gradebook.versions import data_version
-from service.access import assignments
-from service.models import Member
+from service.accounts.models import Member
+from service.core.access import assignments
 
 from .postgres import fresh_database, needs_postgres
 from .test_page_queries import GRADED, HAND, course_of, rows
@@ -186,7 +186,7 @@ def test_the_staff_pages_show_a_new_grade_a_mark_and_a_roster_change_on_the_next
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from gradebook.models import Submission
-    from service.access import book
+    from service.core.access import book
 
     with course_of(20) as (clients, seeded):
         ta, instructor = clients[Member.TA], clients[Member.INSTRUCTOR]

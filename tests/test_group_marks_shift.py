@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from service.models import Member
+from service.accounts.models import Member
 
 from .conftest import open_question_drawn
 from .served import student
@@ -78,8 +78,11 @@ def test_a_group_mark_on_an_assignment_goes_to_the_answers_the_ta_saw(hand_class
 def test_a_group_mark_on_an_exam_goes_to_the_answers_the_ta_saw(exam, monkeypatch):
     from course.exams.grade import load_key
     from gradebook.models import ExamMark, Student
-    from service import exam_marking, exam_sessions, group_marking, hand_grading
-    from service.models import ExamAnswer, ExamAttempt, OnlineExam
+    from service.exams import marking as exam_marking
+    from service.exams import sessions as exam_sessions
+    from service.exams.models import ExamAnswer, ExamAttempt, OnlineExam
+    from service.marking import answers as hand_grading
+    from service.marking import groups as group_marking
 
     listed = exam_marking.course()
     for module_ in (exam_sessions, group_marking, hand_grading):

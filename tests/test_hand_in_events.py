@@ -16,8 +16,9 @@ import pytest
 
 from gradebook.book import Gradebook
 from gradebook.grades import HandIn, counted_rows, current_grades, which_counts
-from service.access import assignments
-from service.models import Job, Member
+from service.accounts.models import Member
+from service.core.access import assignments
+from service.handin.models import Job
 
 from .conftest import needs_sandbox
 from .served import CORRECT, PARTIAL, grade_queue, hand_in, openapi_validator, student
@@ -112,7 +113,7 @@ def _api_hand_in(client, path: Path) -> int:
 @needs_sandbox
 def test_a_b_a_on_the_site_and_through_the_api_counts_a_with_three_hand_ins(tmp_path):
     from gradebook.exports import export_grades
-    from service.access import book
+    from service.core.access import book
 
     on_site, as_site = student()
     for path in (CORRECT, PARTIAL, CORRECT):
@@ -184,7 +185,7 @@ def test_a_regrade_is_seen_by_the_student_as_a_new_grading_of_their_hand_in_neve
 def _two_hand_ins(spec):
     """A student with a full-marks hand-in and a later half-marks one, in the site's gradebook."""
     from gradebook.models import Submission
-    from service.access import book
+    from service.core.access import book
 
     user, client = student()
     _record(book(), spec, user.username, 1.0, 1, "a")
@@ -267,8 +268,9 @@ def test_the_staff_make_a_submission_the_one_that_counts_and_undo_it_with_why():
 
 
 def test_the_student_is_told_before_a_hand_in_that_would_replace_an_on_time_or_a_better_grade(monkeypatch):
-    from service import access, api
-    from service.access import book
+    from service.core import access
+    from service.core.access import book
+    from service.handin import api
     from service.templatetags.pages import moment
 
     handed = (datetime.now(UTC) - timedelta(days=3)).replace(second=0, microsecond=0)  # on time, full marks
@@ -447,7 +449,7 @@ def test_the_service_gives_each_hand_in_that_shared_a_row_a_submission_of_its_ow
             ).pk
         call_command("migrate", database=alias, verbosity=0, interactive=False)
         from gradebook.models import Result, Submission
-        from service.models import Job as JobNow
+        from service.handin.models import Job as JobNow
 
         now = {name: JobNow.objects.using(alias).get(pk=pk) for name, pk in made.items()}
         assert now["A"].submission_id == first.pk and now["regrade"].submission_id == first.pk
@@ -467,7 +469,7 @@ def test_the_service_gives_each_hand_in_that_shared_a_row_a_submission_of_its_ow
 def test_autograder_submit_says_the_warnings_and_hands_in_nothing_without_anyway(tmp_path, capsys, monkeypatch):
     import json
 
-    import service.client
+    import service.handin.client
     from commands.autograder import main
 
     server = "https://grading.example.edu"
@@ -483,7 +485,7 @@ def test_autograder_submit_says_the_warnings_and_hands_in_nothing_without_anyway
         posted.append(url)
         return {"id": 7, "state": "queued", "page": "/submissions/7/"}
 
-    monkeypatch.setattr(service.client, "_call", answer)
+    monkeypatch.setattr(service.handin.client, "_call", answer)
     handing = ["submit", str(PARTIAL), "--assignment", GRADED, "--no-wait"]
     assert main(handing) == 1
     assert capsys.readouterr().out.splitlines() == [

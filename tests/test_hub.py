@@ -1,4 +1,4 @@
-"""JupyterHub sign-in (service/hub.py): every hub token is checked with the hub, never a username the
+"""JupyterHub sign-in (service/accounts/hub.py): every hub token is checked with the hub, never a username the
 request states; hub groups give the role; each kind of refusal reads clearly.
 
 A fake hub on loopback answers the two calls the site makes (``GET /hub/api/user`` with a token, and
@@ -23,8 +23,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
 from gradebook.models import Student
-from service import hub
-from service.models import ApiToken, Member
+from service.accounts import hub
+from service.accounts.models import ApiToken, Member
 
 from .conftest import ASSIGNMENTS
 
@@ -344,8 +344,8 @@ def test_the_prefix_of_the_hubs_proxy_moves_to_the_script_name():
 
 
 def test_a_closed_assignment_refuses_a_hub_token_in_the_sites_own_words(on_hub):
-    from service.models import ClosedAssignment
-    from service.uploads import allowance
+    from service.handin.models import ClosedAssignment
+    from service.handin.uploads import allowance
 
     name = roster_student()
     token = on_hub.token_for(name)
@@ -354,7 +354,7 @@ def test_a_closed_assignment_refuses_a_hub_token_in_the_sites_own_words(on_hub):
         with NOTEBOOK.open("rb") as handle:
             upload = SimpleUploadedFile("attempt.ipynb", handle.read())
         refused = api(token, data={"assignment": "attention-not-explanation", "file": upload})
-        from service.access import assignments
+        from service.core.access import assignments
 
         site_says = allowance(Student.objects.get(student_id=name), assignments()["attention-not-explanation"])
     finally:

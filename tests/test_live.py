@@ -27,10 +27,11 @@ from django.test import Client
 from django.utils import timezone
 
 from gradebook.models import Student
-from service import live
-from service.access import assignments, state, student_of
-from service.models import Job, Member
-from service.uploads import store
+from service.accounts.models import Member
+from service.core.access import assignments, state, student_of
+from service.handin import live
+from service.handin.models import Job
+from service.handin.uploads import store
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .postgres import fresh_database, needs_postgres
@@ -271,7 +272,7 @@ def _answers(url: str) -> bool:
 
 def _account(served: Served, role: str = Member.STUDENT) -> tuple[str, str]:
     """A new account in the served database: (its username, an API token)."""
-    from service.models import ApiToken, digest
+    from service.accounts.models import ApiToken, digest
 
     name = f"s{uuid.uuid4().hex[:10]}"
     user = User.objects.db_manager(served.alias).create_user(name, password=PASSWORD)

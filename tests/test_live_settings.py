@@ -1,7 +1,7 @@
 """A typo in a live settings file (``due = "next tuesday"`` in an assignment.toml, a broken
 course.toml) stops nothing: the last good settings stay in force, hand-ins to every assignment and
 the API go on, and the fault is said on the staff's pages (a banner), in the log (once per change,
-not per request) and in /readyz, until the file is fixed (service/live_settings.py)."""
+not per request) and in /readyz, until the file is fixed (service/core/live_settings.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import os
 import pytest
 from django.test import Client, override_settings
 
-from service.access import reread_course
-from service.models import Job, Member
+from service.accounts.models import Member
+from service.core.access import reread_course
+from service.handin.models import Job
 
 from .served import PARTIAL, course_copy, hand_in, student
 

@@ -24,11 +24,13 @@ from jwcrypto.jwk import JWK
 
 from gradebook.grades import latest_submissions, report_of
 from gradebook.models import Student
-from service.access import assignments, book
+from service.accounts.models import Member
+from service.core.access import assignments, book
+from service.handin.models import Job
+from service.lti.models import ScoreToSend
 from service.lti.outbox import NO_COLUMN, ScoreSender, send_due
 from service.lti.platforms import add_platform, platform_settings
 from service.lti.scores import queue_scores, score_changed
-from service.models import Job, Member, ScoreToSend
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 from .lti_platform import INSTRUCTOR, LEARNER, TEACHING_ASSISTANT, Platform
@@ -201,7 +203,7 @@ def test_a_student_launches_hands_in_and_the_score_reaches_the_line_item(platfor
     assert score["scoreGiven"] == pytest.approx(report_of(book(), assignments()[ASSIGNMENT], latest).final_score)
     assert platform.refused_assertions == 0
     # Signing in through the platform, the student needs no password of ours, nor a link to set one.
-    from service.accounts import sign_in_links
+    from service.accounts.members import sign_in_links
 
     sign_in_links("http://course.example/", tmp_path / "links.csv")
     assert "s-ada" not in (tmp_path / "links.csv").read_text()

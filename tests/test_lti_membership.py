@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from gradebook.models import Assignment, Student, Submission
-from service.access import assignments, book
+from service.core.access import assignments, book
 
 from .lti_platform import INSTRUCTOR, LEARNER
 from .test_lti import ASSIGNMENT, launch, registered_platform

@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 
 from gradebook.models import Student
+from service.lti.models import ScoreToSend
 from service.lti.outbox import send_due
-from service.models import ScoreToSend
 
 from .conftest import ROOT
 from .lti_platform import course_column

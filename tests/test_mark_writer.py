@@ -17,8 +17,9 @@ from django.test import Client
 from gradebook.errors import BadEdit
 from gradebook.marks import give_mark, remove_mark
 from gradebook.models import Mark, Student, Submission
-from service.access import assignments, book
-from service.models import Job, Member
+from service.accounts.models import Member
+from service.core.access import assignments, book
+from service.handin.models import Job
 
 from .course_data import seed
 

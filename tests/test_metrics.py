@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from autograder.version import grader_version
-from service.metrics import EXAM_SAVES, exposition
+from service.operations.metrics import EXAM_SAVES, exposition
 
 
 def names(text: str) -> set[str]:

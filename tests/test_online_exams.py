@@ -29,9 +29,13 @@ from course.exams.grade import grade_exam, load_key
 from course.exams.pages import inline_html
 from course.loaders.markdown import parse_inline
 from gradebook.models import ExamExtension, ExamResult, Student
-from service import exam_marking, exam_saves, exam_sessions, hand_grading
-from service.access import course, state
-from service.models import ExamAttempt, ExamLogEntry, Member, OnlineExam
+from service.accounts.models import Member
+from service.core.access import course, state
+from service.exams import marking as exam_marking
+from service.exams import saves as exam_saves
+from service.exams import sessions as exam_sessions
+from service.exams.models import ExamAttempt, ExamLogEntry, OnlineExam
+from service.marking import answers as hand_grading
 
 from .conftest import LESSON_DATA
 
@@ -195,8 +199,8 @@ def test_once_an_open_answer_is_marked_every_face_says_the_same_score(midterm):
     table the check questions alone."""
     import csv
 
-    from service.access import state
-    from service.exam_sessions import folders, grade_online
+    from service.core.access import state
+    from service.exams.sessions import folders, grade_online
 
     key, ids = midterm["key"], midterm["ids"]
     student_id = ids[0]
@@ -715,12 +719,12 @@ def test_a_paper_exam_and_an_online_exam_of_the_same_folder_grade_identically(mi
 
     instructor = account(role=Member.INSTRUCTOR)
     assert send(instructor, "/staff/online-exams/midterm/", action="grade").status_code == 302
-    # A job for a worker (service/exam_grading.py), not the request's work: queued, not done.
-    from service.models import ExamGrading
+    # A job for a worker (service/exams/grading.py), not the request's work: queued, not done.
+    from service.exams.models import ExamGrading
 
     assert ExamGrading.objects.filter(exam="midterm").latest("id").state == ExamGrading.QUEUED
     assert "Queued for a worker" in instructor.get("/staff/online-exams/midterm/").content.decode()
-    from service.exam_grading import grade_queued_exam
+    from service.exams.grading import grade_queued_exam
 
     assert grade_queued_exam("test-worker") and not grade_queued_exam("test-worker")  # done once
     assert "Graded 3 attempts into the gradebook" in instructor.get("/staff/online-exams/midterm/").content.decode()
@@ -758,7 +762,7 @@ def test_a_paper_exam_and_an_online_exam_of_the_same_folder_grade_identically(mi
         writer.writerows(rows)
     from course.exams.grade import OpenMark
     from gradebook.exams import _marks_given  # the marks the paper path counts: the same records
-    from service.access import book
+    from service.core.access import book
 
     marks = {given: OpenMark(score=m.score, comment=m.comment) for given, m in _marks_given(book(), key).items()}
     graded = grade_exam(folder, paper, tmp_path / "paper-results", marks)
@@ -1014,8 +1018,8 @@ def test_an_exam_placed_by_deep_linking_and_its_score_sent_at_the_end(midterm, l
     client.post("/exams/midterm/answer", {"position": question.position, "value": key.correct_letter(question)})
     client.post("/exams/midterm/submit")
     # The score waits in the outbox, written when the attempt ended; the workers' sender posts it.
+    from service.lti.models import ScoreToSend
     from service.lti.outbox import send_due
-    from service.models import ScoreToSend
 
     (waiting,) = ScoreToSend.objects.filter(lti_user__sub=sub, assignment="exam:midterm")
     assert waiting.state == ScoreToSend.PENDING and waiting.score_given == 1

@@ -94,7 +94,7 @@ def test_roster_import_in_a_course_folder_writes_the_courses_gradebook(tmp_path)
 
 
 def test_the_log_is_json_on_request_with_the_jobs_fields():
-    from service.logs import ExpectedWithoutTraceback, json_formatter
+    from service.core.logs import ExpectedWithoutTraceback, json_formatter
 
     record = logging.LogRecord("gradewright.jobs", logging.INFO, __file__, 1, "job %s graded", (7,), None)
     record.__dict__.update(job_id=7, student="s1", duration_seconds=1.5, request=object())
@@ -153,7 +153,7 @@ def test_a_new_password_or_unlock_ends_a_lock_and_an_unknown_account_is_said():
     from axes.models import AccessAttempt
     from django.contrib.auth.models import User
 
-    from service.accounts import set_password, unlock
+    from service.accounts.members import set_password, unlock
     from service.errors import ServiceError
 
     name = f"locked{os.getpid()}"
@@ -180,7 +180,7 @@ def test_a_new_password_or_unlock_ends_a_lock_and_an_unknown_account_is_said():
 def test_a_course_folder_the_workers_cannot_read_is_a_check_error(tmp_path):
     from django.test import override_settings
 
-    from service.checks import course_folders_unreadable
+    from service.operations.checks import course_folders_unreadable
 
     assert course_folders_unreadable() == []  # the tests' own course, readable
     with override_settings(GRADEWRIGHT_COURSE=str(tmp_path / "moved"), GRADEWRIGHT_STATE=str(tmp_path / "gone")):

@@ -19,10 +19,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from gradebook.models import Student
-from service.access import assignments
-from service.models import Member
-from service.staff import PER_PAGE
-from service.views import ROSTER_PAGE
+from service.accounts.models import Member
+from service.accounts.views import ROSTER_PAGE
+from service.core.access import assignments
+from service.grades.views import PER_PAGE
 
 from .course_data import Seeded, seed
 

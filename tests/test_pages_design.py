@@ -116,7 +116,7 @@ def _serve() -> tuple[str, object]:
 
 
 def _job(student, spec_name: str, state: str, submission=None, name: str = "answer.ipynb") -> int:
-    from service.models import Job
+    from service.handin.models import Job
 
     job = Job.objects.create(
         student=student,
@@ -141,9 +141,14 @@ def site(tmp_path_factory) -> Iterator[Site]:
     from gradebook.fragments import of_code
     from gradebook.models import SimilarityRun, Student, Submission
     from gradebook.similarity import SimilarityReport, SimilarPair
-    from service import exam_marking, exam_sessions, hand_grading
-    from service.access import assignments, course
-    from service.models import ExamAttempt, Job, Member, OnlineExam, ReviewMessage, ReviewRequest, SignInLink, digest
+    from service.accounts.models import Member, SignInLink, digest
+    from service.core.access import assignments, course
+    from service.exams import marking as exam_marking
+    from service.exams import sessions as exam_sessions
+    from service.exams.models import ExamAttempt, OnlineExam
+    from service.handin.models import Job
+    from service.marking import answers as hand_grading
+    from service.marking.models import ReviewMessage, ReviewRequest
 
     tag = uuid.uuid4().hex[:6]
     prefix = f"d{tag}-"
@@ -432,7 +437,7 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
 def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
     from playwright.sync_api import sync_playwright
 
-    from service.models import ExamAttempt
+    from service.exams.models import ExamAttempt
 
     cookies = session(site, site.instructor)
     attempt = ExamAttempt.objects.filter(exam=EXAM).order_by("id").first()  # the student's, if their test ran
@@ -560,14 +565,18 @@ def test_the_signed_out_and_platform_pages_fit_both_widths_and_have_no_axe_viola
 
     specs = [{"name": GRADED, "title": "Sequences and attention", "due": timezone.now()}]
     pages = [
-        ("service/lti_deep_link.html", {"launch_id": "x", "assignments": specs, "exams": [("exam:x", "An exam")]}, ()),
         (
-            "service/lti_deep_link_return.html",
+            "service/lti/lti_deep_link.html",
+            {"launch_id": "x", "assignments": specs, "exams": [("exam:x", "An exam")]},
+            (),
+        ),
+        (
+            "service/lti/lti_deep_link_return.html",
             {"return_url": "https://lms.example/return", "jwt": "a.b.c"},
             ("auto_submit.js",),
         ),
         (
-            "service/lti_cookie_check.html",
+            "service/lti/lti_cookie_check.html",
             {
                 "loading": "Loading…",
                 "main": "Your browser refused the tool's cookies.",
@@ -576,8 +585,8 @@ def test_the_signed_out_and_platform_pages_fit_both_widths_and_have_no_axe_viola
             },
             ("lti_cookie_check.js",),
         ),
-        ("service/lti_refused.html", {"why": "the launch's token has expired"}, ()),
-        ("service/hub_refused.html", {"refused": "this JupyterHub user is not on the course"}, ()),
+        ("service/lti/lti_refused.html", {"why": "the launch's token has expired"}, ()),
+        ("service/accounts/hub_refused.html", {"refused": "this JupyterHub user is not on the course"}, ()),
     ]
     bodies = [(template, render_to_string(template, context), blocked) for template, context, blocked in pages]
     with sync_playwright() as playwright:
@@ -640,10 +649,10 @@ def test_every_form_control_has_a_label():
     """The file inputs, the roster upload and the review's answer (unlabelled before) have one."""
     templates = ROOT / "service" / "templates" / "service"
     for name, control in (
-        ("assignment.html", 'name="notebook"'),
-        ("roster.html", 'name="roster"'),
-        ("submission_live.html", 'name="message" id="answer-'),
-        ("submission_live.html", 'id="review-message"'),
+        ("handin/assignment.html", 'name="notebook"'),
+        ("accounts/roster.html", 'name="roster"'),
+        ("handin/submission_live.html", 'name="message" id="answer-'),
+        ("handin/submission_live.html", 'id="review-message"'),
     ):
         text = (templates / name).read_text()
         tag = re.search(rf"<(input|textarea)[^>]*{control}[^>]*>", text)

@@ -13,8 +13,9 @@ import pytest
 from django.utils import timezone
 
 from gradebook.models import Student
+from service.accounts.models import Member
+from service.lti.models import ScoreToSend
 from service.lti.outbox import CLAIM
-from service.models import Member, ScoreToSend
 from service.templatetags.pages import ago
 
 from .test_lti import ASSIGNMENT, registered_platform
@@ -100,7 +101,7 @@ def test_the_grade_files_page_warns_as_the_command_line_does():
     """The warnings `autograder grades export` prints for Canvas's and Moodle's files (empty Canvas
     ids, which field to map Moodle's import by) are on the page, before the download."""
     from gradebook.exports import WARNINGS, grades_table
-    from service.access import assignments, book
+    from service.core.access import assignments, book
 
     from .served import student
 

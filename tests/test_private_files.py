@@ -31,7 +31,7 @@ def _mode(path: Path) -> int:
 
 
 def test_the_sign_in_links_file_is_its_owners_only(tmp_path):
-    from service.accounts import sign_in_links
+    from service.accounts.members import sign_in_links
 
     name = f"p{uuid.uuid4().hex[:8]}"
     Student.objects.create(student_id=name, name="Pat Private", email=f"{name}@example.edu", on_roster=True)

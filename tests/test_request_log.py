@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from commands import common
-from service.logs import PLAIN, REQUESTS, WithContext, job_context, job_outcome, json_formatter
+from service.core.logs import PLAIN, REQUESTS, WithContext, job_context, job_outcome, json_formatter
 
 PASSWORD = "the secret never in a log 41"
 CLIENT = "198.51.100.23"
@@ -125,7 +125,7 @@ def test_a_crash_in_json_mode_is_one_json_object_with_its_traceback(monkeypatch,
 def test_an_exception_no_thread_caught_reaches_the_log_with_its_traceback(logged):
     import threading
 
-    from service.logs import connect_signals
+    from service.core.logs import connect_signals
 
     connect_signals()  # as the site's start does (pytest puts its own hook in place for each test)
 
@@ -172,7 +172,7 @@ def test_a_one_time_links_secret_never_reaches_the_log(logged):
 def test_a_503_for_the_database_away_is_one_warning_line_and_a_bug_keeps_its_traceback():
     from django.db import InterfaceError
 
-    from service.logs import ExpectedWithoutTraceback
+    from service.core.logs import ExpectedWithoutTraceback
 
     def record(status: int, error: BaseException) -> logging.LogRecord:
         try:

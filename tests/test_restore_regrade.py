@@ -54,7 +54,7 @@ def test_the_migration_makes_old_absolute_upload_paths_relative():
     from django.apps import apps
 
     from gradebook.models import Student
-    from service.models import Job
+    from service.handin.models import Job
 
     migration = importlib.import_module("service.migrations.0016_uploads_relative_to_state")
     row = Student.objects.get_or_create(student_id="before-relative-paths")[0]

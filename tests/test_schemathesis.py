@@ -91,8 +91,8 @@ def test_schemathesis_finds_no_failure_against_the_running_service(service, tmp_
 def test_the_description_says_which_files_a_submission_accepts():
     import json
 
+    from service.handin.uploads import SUFFIXES
     from service.settings import MAX_UPLOAD_BYTES
-    from service.uploads import SUFFIXES
 
     submit = json.loads(OPENAPI.read_text())["paths"]["/submissions"]["post"]
     text = (

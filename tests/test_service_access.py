@@ -8,9 +8,10 @@ import uuid
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
-from django.urls import URLPattern, get_resolver
+from django.urls import URLPattern
 
 from .served import POSTED
+from .site_routes import site_routes
 
 pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left is never graded or counted here
 
@@ -32,7 +33,7 @@ OPEN_TO_ALL = {
     "hub-login",
     "hub-oauth-callback",
 }
-# The operator's probes answer without a session by design (service/probes.py): /healthz and /readyz
+# The operator's probes answer without a session by design (service/operations/probes.py): /healthz and /readyz
 # for a proxy or an orchestrator, which never sign in; /metrics is a 404 unless GRADEWRIGHT_METRICS
 # opens it (tests/test_operations.py checks who may read it). None shows a grade.
 # test_the_probes_answer_anyone_as_documented checks what they answer instead.
@@ -43,7 +44,7 @@ PROBES = {"healthz", "readyz", "metrics"}
     "name",
     sorted(
         pattern.name
-        for pattern in get_resolver().url_patterns
+        for pattern in site_routes()
         if isinstance(pattern, URLPattern)  # the site's own routes; an included app's are its own tests'
         and pattern.name not in OPEN_TO_ALL | PROBES
         and pattern.name != "logout"
@@ -111,7 +112,7 @@ def test_the_probes_answer_anyone_as_documented():
     a 404 while the operator has not opened it."""
     from django.utils import timezone
 
-    from service.models import WorkerSeen
+    from service.operations.models import WorkerSeen
 
     anonymous = Client()
     assert anonymous.get("/healthz").content == b"ok\n"

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import pytest
 
 from gradebook.models import Extension
-from service import access
-from service.models import Member
+from service.accounts.models import Member
+from service.core import access
 
 from .served import student
 

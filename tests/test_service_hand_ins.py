@@ -18,10 +18,11 @@ from django.utils.html import escape
 from autograder.assignment import load_assignment
 from autograder.known import known_sentences
 from gradebook.models import Extension, Student
-from service.access import assignments, state
-from service.models import Job, Member
+from service.accounts.models import Member
+from service.core.access import assignments, state
+from service.handin.models import Job
+from service.handin.uploads import allowance, stored_upload
 from service.settings import MAX_UPLOAD_BYTES
-from service.uploads import allowance, stored_upload
 from untrusted.mathml import plain_text_math
 
 from .conftest import needs_sandbox
@@ -96,7 +97,7 @@ def test_a_student_hands_in_and_reads_only_their_own_feedback():
     assert as_bob.get("/api/v1/assignments/sequences-and-attention/grades").status_code == 403
     # The staff's own tries are kept, and never counted in grades.
     from gradebook.grades import current_grades
-    from service.access import book
+    from service.core.access import book
 
     graded = {grade.student_id for grade in current_grades(book(), assignments()["sequences-and-attention"])}
     assert alice.username in graded and not any(student_id.startswith("staff:") for student_id in graded)
@@ -150,7 +151,7 @@ def test_a_file_name_that_is_html_reaches_the_pages_inert(tmp_path):
     assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;.py" in page
     job = Job.objects.get(student__student_id=user.username)
     # Stored under the server's name, in the uploads folder; the job keeps it relative to the state
-    # folder (service/uploads.py: stored_upload), so it is resolved against it.
+    # folder (service/handin/uploads.py: stored_upload), so it is resolved against it.
     stored = stored_upload(state(), job.file)
     assert not Path(job.file).is_absolute() and stored.name == "submission.py" and stored.is_file()
     assert stored.resolve().is_relative_to((state() / "uploads").resolve())
@@ -176,7 +177,7 @@ def test_submission_limits_and_hidden_results_follow_the_manifest():
     Job.objects.filter(student=row).update(state=Job.GRADED)
     assert allowance(row, limited) == "you have used all 2 submissions of this assignment"
 
-    from service.access import hidden_results_visible
+    from service.core.access import hidden_results_visible
 
     now = timezone.now()
     assert hidden_results_visible(spec, row)
@@ -209,7 +210,7 @@ def test_the_instructor_closes_and_opens_an_assignment_to_hand_ins():
         assert "the instructor has closed this assignment to submissions" in shown and 'name="notebook"' not in shown
         refused = hand_in(as_student, PARTIAL)
         assert "closed this assignment" in as_student.get(refused["Location"]).content.decode()
-        from service.models import ApiToken  # the API refuses it too
+        from service.accounts.models import ApiToken  # the API refuses it too
 
         secret = ApiToken.issue(User.objects.get(username=as_student.get(page).wsgi_request.user.username))
         with PARTIAL.open("rb") as handle:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from service.access import assignments
-from service.models import Job, Member
+from service.accounts.models import Member
+from service.core.access import assignments
+from service.handin.models import Job
 
 from .conftest import needs_sandbox
 from .served import KNOWN_NOTEBOOK, grade_queue, graded_hand_in, hand_in, student

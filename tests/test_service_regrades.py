@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from service.models import Job, Member
+from service.accounts.models import Member
+from service.handin.models import Job
 
 from .conftest import needs_sandbox
 from .served import CORRECT, PARTIAL, grade_queue, graded_hand_in, hand_in, student
@@ -104,7 +105,7 @@ def test_the_gradebook_shows_a_class_regrade_as_it_goes():
     from django.test import Client
     from django.utils import timezone
 
-    from service.queue import regrade
+    from service.handin.queue import regrade
 
     spec = "attention-not-explanation"  # no other test of this file regrades it
     students = [student()[0] for _ in range(4)]

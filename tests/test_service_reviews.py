@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.models import Member
+from service.accounts.models import Member
 
 from .conftest import needs_sandbox
 from .served import graded_hand_in, student
@@ -39,7 +39,7 @@ def test_a_student_asks_for_a_review_and_the_staff_answer_in_the_thread():
     # The staff's navigation counts the requests waiting; a student's has no such count.
     assert '<span class="badge text-bg-primary" id="reviews-waiting">' in waiting
     assert 'id="reviews-waiting"' not in as_alice.get(page).content.decode()
-    from service.models import ReviewRequest
+    from service.marking.models import ReviewRequest
 
     review = ReviewRequest.objects.get(job=job)
     assert post(ta, f"/staff/reviews/{review.id}/", message="Right: score corrected.").status_code == 302

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from gradebook.models import Student
-from service.models import Member
+from service.accounts.models import Member
 
 from .served import student
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("empty_queue")  # a job another test left i
 
 
 def test_one_time_sign_in_links_for_the_roster(tmp_path):
-    from service.accounts import sign_in_links
+    from service.accounts.members import sign_in_links
 
     name = f"r{uuid.uuid4().hex[:8]}"
     Student.objects.create(student_id=name, name="Rosa Roster", email=f"{name}@example.edu", on_roster=True)

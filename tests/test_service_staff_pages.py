@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from service.models import Member
+from service.accounts.models import Member
 
 from .conftest import needs_sandbox
 from .served import grade_queue, graded_hand_in, student

@@ -13,9 +13,9 @@ from django.utils import timezone
 
 from autograder.batch import GradeOptions
 from gradebook.models import Student
-from service.access import assignments
-from service.models import Job
-from service.queue import MAX_ATTEMPTS, claim
+from service.core.access import assignments
+from service.handin.models import Job
+from service.handin.queue import MAX_ATTEMPTS, claim
 
 from .conftest import needs_sandbox
 from .served import student
@@ -31,7 +31,7 @@ def test_a_worker_gets_ready_before_its_first_job_and_a_broken_assignment_is_lef
     be collected neither stops it nor keeps the others from being made ready."""
     from autograder import batch, suite
     from course.folder import init_course, read_course
-    from service.worker import warm_up
+    from service.handin.worker import warm_up
 
     folder = tmp_path / "course"
     init_course(folder)
@@ -59,7 +59,7 @@ def test_a_worker_gets_ready_before_its_first_job_and_a_broken_assignment_is_lef
 
 
 def test_a_job_whose_worker_died_is_claimed_again_when_its_lease_expires_then_failed(monkeypatch):
-    from service import queue
+    from service.handin import queue
 
     user, _ = student()
     row = Student.objects.get(student_id=user.username)
@@ -90,8 +90,8 @@ def test_a_job_whose_worker_died_is_claimed_again_when_its_lease_expires_then_fa
 def test_a_grade_and_its_jobs_end_are_written_together_or_not_at_all(monkeypatch):
     from autograder.reports.model import QuestionResult, Report
     from gradebook.models import Submission as Recorded
-    from service import worker
-    from service.access import book
+    from service.core.access import book
+    from service.handin import worker
 
     user, _ = student()
     row = Student.objects.get(student_id=user.username)
@@ -142,8 +142,8 @@ def test_a_tokenizer_that_fails_leaves_the_grade_recorded(monkeypatch, tmp_path,
     from gradebook import fingerprints
     from gradebook.models import Fingerprint
     from gradebook.models import Submission as Recorded
-    from service import worker
-    from service.access import book
+    from service.core.access import book
+    from service.handin import worker
 
     def broken_tokenizer(_raw):
         raise IndexError("the tokenizer tripped on this file")

@@ -1,4 +1,4 @@
-"""Sign-in throttling (service/throttle.py, django-axes): a (username, address) pair is locked after 10
+"""Sign-in throttling (service/accounts/throttle.py, django-axes): a (username, address) pair is locked after 10
 failures, an address alone only after 100 across usernames, a username alone never; a lock holds
 even against the right password and ends 15 minutes after the last failure. Each rule through the
 sign-in page and the API's token endpoint (Django's test client, an address per client), then the
@@ -23,8 +23,8 @@ from django.contrib.auth.models import User
 from django.db.models import F
 from django.test import Client, override_settings
 
+from service.accounts.throttle import ADDRESS_REFUSED, PAIR_REFUSED
 from service.settings import ADDRESS_FAILURE_LIMIT, COOL_OFF, PAIR_FAILURE_LIMIT
-from service.throttle import ADDRESS_REFUSED, PAIR_REFUSED
 
 from .served import commands_env, course_copy, launch_chromium, needs_browser, serve
 
@@ -186,7 +186,7 @@ def test_a_malformed_username_is_a_wrong_sign_in_not_an_error(username):
 
 
 def test_a_username_with_a_nul_is_refused_before_it_is_tried():
-    """No database keeps a NUL in text: the site refuses it before any view (service/boundary.py)."""
+    """No database keeps a NUL in text: the site refuses it before any view (service/core/boundary.py)."""
     answer = token("nul\0byte", "guess", "10.0.9.1")
     assert answer.status_code == 400 and answer.json() == {"error": "a NUL character is in the address or a field"}
     assert page("nul\0byte", "guess", "10.0.9.1").status_code == 400

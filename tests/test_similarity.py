@@ -31,8 +31,8 @@ from gradebook.book import Gradebook
 from gradebook.fingerprints import code_of
 from gradebook.grading import record_report
 from gradebook.models import Fingerprint, SimilarityRun
-from service.access import course
-from service.models import Member
+from service.accounts.models import Member
+from service.core.access import course
 
 from .conftest import ASSIGNMENTS, ROOT, needs_sandbox
 
@@ -256,7 +256,7 @@ def _post(client: Client, url: str, data: dict):
 @pytest.mark.timeout(300)
 def test_the_page_shows_the_stored_report_and_queues_a_run_a_worker_computes(monkeypatch):
     import gradebook.similarity as engine
-    from service.worker import similarity_queued
+    from service.handin.worker import similarity_queued
 
     book = Gradebook("default", "the service's database")
     name = ATTENTION
@@ -310,7 +310,7 @@ def test_the_page_shows_the_stored_report_and_queues_a_run_a_worker_computes(mon
 
 @pytest.mark.timeout(120)
 def test_a_run_for_an_assignment_the_course_lacks_ends_as_failed_and_says_why():
-    from service.worker import similarity_queued
+    from service.handin.worker import similarity_queued
 
     SimilarityRun.objects.filter(state__in=[SimilarityRun.QUEUED, SimilarityRun.RUNNING]).delete()
     run = SimilarityRun.objects.create(assignment="no-such-assignment", threshold=0.5, requested_at=datetime.now(UTC))

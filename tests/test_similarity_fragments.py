@@ -14,7 +14,7 @@ from django.test import Client
 from gradebook.fragments import FRAGMENT_COLOURS, blocks, of_code, sides
 from gradebook.models import SimilarityRun
 from gradebook.similarity import SimilarityReport, SimilarPair
-from service.models import Member
+from service.accounts.models import Member
 
 from .conftest import ASSIGNMENTS, ROOT
 

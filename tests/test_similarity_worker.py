@@ -1,5 +1,5 @@
 """A worker computing a long similarity report never keeps a hand-in waiting for it: the report
-stops between its steps for the hand-ins queued meanwhile (service.worker.GradeFirst). Through the
+stops between its steps for the hand-ins queued meanwhile (service.handin.worker.GradeFirst). Through the
 real worker (run_worker), the order read from the jobs' and the run's own timestamps."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def _class_without_fingerprints(folder, prefix: str) -> None:
     """A class handed in before fingerprints were kept: the report fingerprints every file first."""
     from benchmarks.similarity import course_of
     from gradebook.models import Student, Submission
-    from service.access import assignments, book
+    from service.core.access import assignments, book
 
     assignment = book().sync_assignment(assignments()[SEQUENCES])
     folder.mkdir()
@@ -57,10 +57,10 @@ def test_a_hand_in_queued_while_a_report_runs_is_graded_before_the_report_ends(e
     from autograder.batch import GradeOptions
     from gradebook.models import Fingerprint, SimilarityRun, Student, Submission
     from gradebook.similarity import queue_run
-    from service.access import assignments, book, course, state
-    from service.models import Job
-    from service.uploads import store
-    from service.worker import run_worker
+    from service.core.access import assignments, book, course, state
+    from service.handin.models import Job
+    from service.handin.uploads import store
+    from service.handin.worker import run_worker
 
     prefix = f"prio{uuid.uuid4().hex[:6]}-"
     _class_without_fingerprints(tmp_path / "class", prefix)

@@ -15,9 +15,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.test import Client
 
-from service.accounts import add_staff
+from service.accounts.members import add_staff
+from service.accounts.models import Member
 from service.errors import ServiceError
-from service.models import Member
 
 pytestmark = pytest.mark.timeout(300)
 PASSWORD = "a long passphrase for the staff 9"
@@ -75,7 +75,7 @@ def test_the_console_adds_a_member_for_an_account_without_a_role(rolled_back):
 
 
 def test_the_staff_page_adds_a_ta_with_a_one_time_link_and_only_an_instructor_reaches_it(rolled_back):
-    from service.models import SignInLink
+    from service.accounts.models import SignInLink
 
     instructor = User.objects.create_user(f"i-{uuid.uuid4().hex[:8]}", password=PASSWORD)
     Member.objects.create(user=instructor, role=Member.INSTRUCTOR)

@@ -105,7 +105,7 @@ def _account(served: Served) -> Account:
     from django.contrib.auth.models import User
 
     from gradebook.models import Student
-    from service.models import ApiToken, Member, digest
+    from service.accounts.models import ApiToken, Member, digest
 
     name = f"s{uuid.uuid4().hex[:10]}"
     user = User.objects.db_manager(served.alias).create_user(name, password=PASSWORD)
@@ -185,7 +185,7 @@ def _check(
 ) -> None:
     """Three kept, as jobs and as files (each assignment's uploads here are one test's); five refused, saying why,
     the API's with ``status`` (429 for an hourly limit, with Retry-After: the seconds until one more is taken)."""
-    from service.models import Job
+    from service.handin.models import Job
 
     said = [answer.said for answer in answers if not answer.kept]
     assert (sum(answer.kept for answer in answers), len(said)) == (CAP, AT_ONCE - CAP), said
@@ -217,8 +217,8 @@ def test_eight_uploads_at_once_against_submissions_per_hour_keep_exactly_three(s
 @pytest.mark.timeout(300)
 def test_eight_uploads_at_once_against_the_services_hourly_cap_keep_exactly_what_it_allows(served):
     from gradebook.models import Student
-    from service.models import Job
-    from service.uploads import UPLOADS_PER_HOUR
+    from service.handin.models import Job
+    from service.handin.uploads import UPLOADS_PER_HOUR
 
     account = _account(served)
     row = Student.objects.using(served.alias).get(student_id=account.student_id)
@@ -241,9 +241,9 @@ def test_eight_uploads_at_once_against_the_services_hourly_cap_keep_exactly_what
 
 def test_a_regrade_the_staff_queued_uses_none_of_the_students_submissions():
     from gradebook.models import Student
-    from service.access import assignments
-    from service.models import Job
-    from service.uploads import allowance
+    from service.core.access import assignments
+    from service.handin.models import Job
+    from service.handin.uploads import allowance
 
     row = Student.objects.create(student_id=f"s{uuid.uuid4().hex[:10]}", on_roster=True)
     spec = assignments()["sequences-and-attention"].model_copy(update={"max_submissions": 1, "submissions_per_hour": 1})
@@ -268,7 +268,8 @@ def test_eight_review_requests_at_once_open_one_thread(served):
     """A student's request to look again at a question, sent eight times at once (a double click, a
     script): one thread, with all eight messages; the database's constraint decides, not a count."""
     from gradebook.models import Student
-    from service.models import Job, ReviewMessage, ReviewRequest
+    from service.handin.models import Job
+    from service.marking.models import ReviewMessage, ReviewRequest
 
     account = _account(served)
     row = Student.objects.using(served.alias).get(student_id=account.student_id)

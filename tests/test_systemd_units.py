@@ -1,4 +1,4 @@
-"""The systemd units `autograder systemd` writes (service/systemd/, service/units.py): systemd's own
+"""The systemd units `autograder systemd` writes (service/operations/systemd/, service/operations/units.py): systemd's own
 `systemd-analyze verify` reads each without a complaint, each restarts what stops within limits, runs
 as the course's account with its settings, and is hardened; a path the units could not hold is one
 line. docs/operators/install.md uses them (tests/test_install_page.py runs that page)."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from service.errors import ServiceError
-from service.units import UNITS, Install, write_units
+from service.operations.units import UNITS, Install, write_units
 
 ANALYZE = shutil.which("systemd-analyze")
 pytestmark = pytest.mark.skipif(

@@ -248,7 +248,7 @@ def test_the_script_finder_fails_on_the_forms_it_names():
 @pytest.mark.parametrize(("pairs", "said"), [(1, "1 pair shares more than"), (2, "2 pairs share more than")])
 def test_the_similarity_page_agrees_with_its_counts(pairs, said):
     from gradebook.models import SimilarityRun
-    from service.models import Member
+    from service.accounts.models import Member
 
     from .served import student
 

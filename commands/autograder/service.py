@@ -124,7 +124,7 @@ def _add_systemd(commands: argparse._SubParsersAction) -> None:
 
 def _systemd(args: argparse.Namespace) -> int:
     from course.folder import find_course
-    from service.units import Install, write_units
+    from service.operations.units import Install, write_units
 
     course = find_course(args.course).root.absolute()
     install = Install(course, args.user, args.env_file, args.backups, host=args.host, port=args.port)
@@ -170,7 +170,7 @@ def _add_links(commands: argparse._SubParsersAction) -> None:
 
 def _links(args: argparse.Namespace) -> int:
     open_service(args)
-    from service.accounts import sign_in_links
+    from service.accounts.members import sign_in_links
 
     count = sign_in_links(args.server, args.out)
     print(f"{one_line(str(args.out))}: {plural(count, 'sign-in link')}")
@@ -238,7 +238,7 @@ def _accounts_list(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from service.accounts import list_accounts
+    from service.accounts.members import list_accounts
 
     accounts = list_accounts()
     table = Table(title=f"{plural(len(accounts), 'account')}")
@@ -258,7 +258,7 @@ def _accounts_add(args: argparse.Namespace) -> int:
     open_service(args)
     from django.contrib.auth.models import User
 
-    from service.accounts import add_staff
+    from service.accounts.members import add_staff
 
     new = not User.objects.filter(username=args.username).exists()
     password = None if args.no_password or not (new or args.password_stdin) else _password(args.password_stdin, True)
@@ -268,7 +268,7 @@ def _accounts_add(args: argparse.Namespace) -> int:
 
 def _accounts_password(args: argparse.Namespace) -> int:
     open_service(args)
-    from service.accounts import set_password
+    from service.accounts.members import set_password
 
     set_password(args.username, _password(args.password_stdin, confirm=True))
     print(f"{one_line(args.username)}: password set; its API tokens and sessions ended")
@@ -277,7 +277,7 @@ def _accounts_password(args: argparse.Namespace) -> int:
 
 def _accounts_unlock(args: argparse.Namespace) -> int:
     open_service(args)
-    from service.accounts import unlock
+    from service.accounts.members import unlock
 
     forgotten = unlock(args.username, args.address)
     who = " and ".join(one_line(name) for name in (args.username, args.address) if name)
@@ -299,7 +299,7 @@ def _add_login(commands: argparse._SubParsersAction) -> None:
 
 
 def _login(args: argparse.Namespace) -> int:
-    from service.client import login
+    from service.handin.client import login
 
     username = args.username or _asked("username: ", "--username NAME")
     password = _password(args.password_stdin, confirm=False)
@@ -351,8 +351,8 @@ def _add_submit(commands: argparse._SubParsersAction) -> None:
 
 def _submit(args: argparse.Namespace) -> int:
     from autograder.reports.summary import question_score, score_summary
-    from service.client import submit
     from service.errors import HandInWarned
+    from service.handin.client import submit
 
     try:
         job = submit(args.server, args.notebook, args.assignment, wait=not args.no_wait, anyway=args.anyway)

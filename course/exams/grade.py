@@ -419,7 +419,7 @@ def _number(value: float | None) -> str:
 
 def grade_sheet(key: ExamKey, variant: Variant, answers: dict[int, str], source: Path) -> StudentResult:
     """One answer sheet (position -> letter) graded as ``grade_exam`` grades a row of the responses:
-    the online exams' path (service/exam_sessions.py) calls this, so both grade identically."""
+    the online exams' path (service/exams/sessions.py) calls this, so both grade identically."""
     row = {f"q{position}": letter for position, letter in answers.items()}
     return _grade_row(key, variant, row, source, 1, [])
 
