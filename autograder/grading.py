@@ -202,7 +202,7 @@ def answer_cells(assignment: Assignment, extracted: Extracted) -> dict[str, str]
     """A notebook's written answers, each cell by its nbgrader ``grade_id`` (question_of_cell says
     whose), or, for a question whose cells lost their metadata, the cells under its heading
     (``<question>_cell N``). The released notebook read this way gives the starter text each
-    answer began as (gradebook.empty_answers)."""
+    answer began as (gradebook.marking.empty_answers)."""
     question_ids = [question.id for question in assignment.questions]
     answers = dict(extracted.answers)
     for question_id, heading in assignment.answer_headings.items():

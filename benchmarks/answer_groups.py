@@ -1,4 +1,4 @@
-"""Benchmark: marking a class's written answers by groups (gradebook.answer_groups), side by side with
+"""Benchmark: marking a class's written answers by groups (gradebook.marking.groups), side by side with
 the grouping of an earlier commit, and against marking one by one.
 
     python benchmarks/answer_groups.py [--students 300] [--classes 5] [--seed 1] [--before REV]
@@ -33,7 +33,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gradebook import answer_groups  # noqa: E402  (after the path)
+from gradebook.marking import groups as answer_groups  # noqa: E402  (after the path)
 
 BEFORE = "e7be473"  # the last commit whose groups were made by the edit similarity alone
 QUESTION = (
@@ -168,16 +168,23 @@ def a_class(students: int, rng: random.Random) -> list[tuple[answer_groups.Answe
 
 
 def before(rev: str) -> ModuleType:
-    """gradebook/answer_groups.py as it was at ``rev``, loaded beside today's."""
-    source = subprocess.run(
-        ["git", "show", f"{rev}:gradebook/answer_groups.py"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
-    spec = importlib.util.spec_from_loader("gradebook.answer_groups_before", loader=None)
+    """The answer groups' module as it was at ``rev`` (gradebook/marking/groups.py, or before the
+    gradebook's packages gradebook/answer_groups.py), loaded beside today's."""
+    places = {"gradebook/marking/groups.py": "gradebook.marking", "gradebook/answer_groups.py": "gradebook"}
+    found = {
+        path: subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True)
+        for path in places
+    }
+    there = [path for path, shown in found.items() if shown.returncode == 0]
+    if not there:
+        raise SystemExit(f"{rev}: no answer groups' module at that revision")
+    path, package, source = there[0], places[there[0]], found[there[0]].stdout
+    spec = importlib.util.spec_from_loader(f"{package}.answer_groups_before", loader=None)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
-    module.__package__ = "gradebook"
+    module.__package__ = package
     sys.modules[spec.name] = module  # dataclasses look their module up
-    exec(compile(source, f"{rev}:gradebook/answer_groups.py", "exec"), module.__dict__)  # noqa: S102
+    exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)  # noqa: S102
     return module
 
 

@@ -11,7 +11,7 @@ the class planted copies of another student (renamed, reordered, a line or two a
 
 For each size it times, on an SQLite gradebook:
 - recording: fingerprinting each submission as it is graded (what grading now adds per submission);
-- the indexed path: ``gradebook.similarity.similarity`` (the kept fingerprints, the index, the
+- the indexed path: ``gradebook.similarity.report.similarity`` (the kept fingerprints, the index, the
   candidates' shares, the highlights), and the same with no kept fingerprints (a gradebook graded
   before they were kept: fingerprinted on first use);
 - one new submission against the rest: ``similar_to``;
@@ -196,8 +196,8 @@ def recorded_gradebook(folder: Path, students: dict[str, str], spec) -> tuple[Pa
 
     from autograder.reports.model import Report
     from gradebook.book import Gradebook
-    from gradebook.fingerprints import fingerprint_file
     from gradebook.grading import record_report
+    from gradebook.similarity.fingerprints import fingerprint_file
 
     files = folder / "files"
     files.mkdir(parents=True)
@@ -300,11 +300,11 @@ def _measure(code_root: str, gradebook: str, student: str, threshold: float, flo
     sys.path.insert(0, code_root)
     for name in [name for name in sys.modules if name.split(".")[0] in {"gradebook", "service", "autograder"}]:
         del sys.modules[name]
-    import gradebook.similarity as module
+    import gradebook.similarity.report as module
     from autograder.assignment import course_assignment
     from course.folder import find_course
     from gradebook.book import Gradebook
-    from gradebook.similarity import similar_to, similarity
+    from gradebook.similarity.report import similar_to, similarity
     from service.settings import configure
 
     if floor is not None:
@@ -358,9 +358,9 @@ def _run(args: argparse.Namespace) -> int:
     from autograder.release import release
     from course.folder import find_course
     from gradebook.book import Gradebook
-    from gradebook.fingerprints import code_of
     from gradebook.models import Fingerprint, Submission
-    from gradebook.similarity import similarity
+    from gradebook.similarity.fingerprints import code_of
+    from gradebook.similarity.report import similarity
 
     spec = course_assignment(find_course(ROOT), ASSIGNMENT)
     rows = []
@@ -392,7 +392,7 @@ def _run(args: argparse.Namespace) -> int:
             with Gradebook.open(gradebook) as book:
                 exact = None
                 if size <= args.exact_up_to:
-                    import gradebook.similarity as indexed_module
+                    import gradebook.similarity.report as indexed_module
 
                     start = time.perf_counter()
                     with _no_common_limit(indexed_module):
@@ -468,8 +468,8 @@ def _why_missed(missed: set, students: dict[str, str]) -> list[str]:
     fingerprint the two share (over the common limit: what the index leaves out)."""
     import numpy as np
 
-    from gradebook.fingerprints import fingerprint
-    from gradebook.similarity import _prepared
+    from gradebook.similarity.fingerprints import fingerprint
+    from gradebook.similarity.report import _prepared
 
     if not missed:
         return []

@@ -1,5 +1,5 @@
 """``autograder marks groups`` and ``course exam marks groups``: a hand-graded question's answers in
-the groups the marking page offers (gradebook.answer_groups), as a JSON list of groups, each a list
+the groups the marking page offers (gradebook.marking.groups), as a JSON list of groups, each a list
 of student ids, largest first; or one line per group."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from course.wording import plural
-from gradebook.answer_groups import DEFAULT_THRESHOLD, AnswerGroup
+from gradebook.marking.groups import DEFAULT_THRESHOLD, AnswerGroup
 from untrusted.text import one_line
 
 from .common import database_option, gradebook_options, number, open_book, open_service
@@ -55,7 +55,7 @@ def add_exam_groups(marks_what: argparse._SubParsersAction) -> None:
 
 def _assignment_groups(args: argparse.Namespace) -> int:
     from autograder.assignment import find_assignment
-    from gradebook.answer_groups import assignment_groups
+    from gradebook.marking.groups import assignment_groups
 
     spec = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book:

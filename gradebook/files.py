@@ -33,7 +33,7 @@ def read_table(path: Path, required: list[str]) -> list[tuple[int, dict[str, str
 
 def score_problem(score: float, points: float) -> str | None:
     """Why a score given by hand cannot be a question's worth ``points``, or None: the one statement
-    of a hand score's bounds, for the marks sheets and for ``gradebook.marks.give_mark``."""
+    of a hand score's bounds, for the marks sheets and for ``gradebook.marking.marks.give_mark``."""
     return None if 0 <= score <= points else f"score {score:g} is outside 0..{points:g}"
 
 

@@ -101,7 +101,7 @@ def counting_submission(book: Gradebook, spec: AssignmentSpec, student: models.S
     """The student's submission that counts for their grade on the assignment (None: nothing handed
     in): what every page, file, the API, the statistics and the course platforms' scores read. Call
     it inside ``book.run`` or the site's own database work."""
-    from .rubrics import current_rubrics
+    from .marking.rubrics import current_rubrics
 
     submissions = list(submissions_in_order(book, spec.name, student))
     if not submissions:
@@ -139,7 +139,7 @@ def counted_rows(book: Gradebook, spec: AssignmentSpec):
 
 
 def _counted_ids(book: Gradebook, spec: AssignmentSpec, choices: dict[int, int | None]) -> list[int]:
-    from .rubrics import current_rubrics
+    from .marking.rubrics import current_rubrics
 
     spec = current_rubrics(book, spec)
     query = submissions_in_order(book, spec.name).defer("output", "errors")
@@ -174,7 +174,7 @@ def reports_of(
     book: Gradebook, spec: AssignmentSpec, submissions: list[models.Submission], student: models.Student
 ) -> list[Report]:
     """``report_of`` for each of a student's submissions, read at once (a student's history)."""
-    from .rubrics import current_rubrics
+    from .marking.rubrics import current_rubrics
 
     spec = current_rubrics(book, spec)  # marks follow the items' current points
     reading = _Reading(book, spec, submissions, student=student)
@@ -458,8 +458,8 @@ def _current_grades(
     these students (pks) alone, with the same queries."""
     from django.db.models import Count, Exists, OuterRef, Q
 
+    from .marking.rubrics import current_rubrics
     from .models import STAFF_PREFIX, Student, Submission
-    from .rubrics import current_rubrics
 
     spec = current_rubrics(book, spec)
     choices = chosen_submissions(book, spec.name, only)

@@ -224,7 +224,7 @@ def record_report(
             setattr(row, field, value)
         row.save(using=book.alias, update_fields=list(graded))
     if report.submission:  # fingerprinted once per file, for similarity (milliseconds): never tokenized again
-        from .fingerprints import remember
+        from .similarity.fingerprints import remember
 
         remember(book, report.sha256, Path(report.submission))
     # A regrade of one question replaces that question's result; the others stand as recorded.

@@ -1,5 +1,5 @@
 """The one lease rule, for every queue kept in the database: the grading jobs (``service.handin.queue``),
-the similarity runs (``gradebook.similarity``) and the scores for the platforms (``service.lti.outbox``).
+the similarity runs (``gradebook.similarity.report``) and the scores for the platforms (``service.lti.outbox``).
 
 A row is *claimed* in one transaction: it is given a new random token (its ``lease`` column) and an
 expiry (its ``lease_expires_at``, or the column the queue names); PostgreSQL skips the rows another

@@ -143,12 +143,12 @@ class Mark(models.Model):
     score = models.FloatField()  # the score given, when no rubric item was applied
     comment = models.TextField(blank=True)
     # The rubric items applied (their ids) and an adjustment: the score is then derived from the
-    # items' current points (gradebook.marks.mark_score), so changing an item regrades every mark.
+    # items' current points (gradebook.marking.marks.mark_score), so changing an item regrades every mark.
     rubric = models.JSONField(default=list)
     adjustment = models.FloatField(default=0)
     marked_at = models.DateTimeField()
     marked_by = models.CharField(max_length=200, blank=True)
-    # Given through an answer group (gradebook.answer_groups): the key the group's marks share, one
+    # Given through an answer group (gradebook.marking.groups): the key the group's marks share, one
     # per save of the group page; empty for a mark given to this answer alone.
     group = models.CharField(max_length=64, blank=True, default="")
 
@@ -268,7 +268,7 @@ class Publication(models.Model):
 
 
 class Fingerprint(models.Model):
-    """A graded file's code fingerprint (``gradebook.fingerprints``), by the file's sha256: kept when
+    """A graded file's code fingerprint (``gradebook.similarity.fingerprints``), by the file's sha256: kept when
     it is graded, so that similarity compares fingerprints and never reads or tokenizes files again."""
 
     sha256 = models.CharField(max_length=64, unique=True)

@@ -56,7 +56,7 @@ def write_current_reports(book: Gradebook, spec: AssignmentSpec, out: Path) -> i
 def import_marks_and_reports(book: Gradebook, spec: AssignmentSpec, sheet: Path, reports: Path | None) -> MarksImport:
     """``autograder marks import``: the sheet's marks recorded (``import_marks``), then, with
     ``reports``, every student's current reports rewritten there."""
-    from .marks import import_marks
+    from .marking.marks import import_marks
 
     result = import_marks(book, spec, sheet)
     if reports:

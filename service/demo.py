@@ -494,7 +494,7 @@ def _job(spec: Any, student: Any, submission: Any, name: str, job_model: Any, st
 def _marks(book: Any, specs: list[Any], students: dict[str, Any], now: datetime) -> None:
     """The TA's marks of some written answers; the others wait for the instructor."""
     from gradebook.grades import latest_rows
-    from gradebook.marks import give_mark
+    from gradebook.marking.marks import give_mark
 
     for spec in specs:
         question = next((q for q in spec.questions if q.manual), None)
@@ -554,7 +554,7 @@ def _reviews(jobs: dict[tuple[str, str], Any], now: datetime) -> None:
 
 def _similarity(book: Any, specs: list[Any]) -> None:
     """Each assignment's similarity report, computed now (the page's button queues the next one)."""
-    from gradebook.similarity import run_now
+    from gradebook.similarity.report import run_now
 
     for spec in specs:
         run_now(book, spec, requested_by="instructor")

@@ -14,8 +14,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from gradebook.answer_groups import Answer, group_answers, normalised, normalised_code
 from gradebook.errors import BadEdit
+from gradebook.marking.groups import Answer, group_answers, normalised, normalised_code
 from service.accounts.models import Member
 from service.core.access import assignments, book
 
@@ -82,7 +82,7 @@ def test_typos_contractions_and_reorderings_group_but_a_changed_meaningful_word_
 
 
 def test_a_members_own_words_show_what_differs_from_the_representative():
-    from gradebook.answer_groups import differing_words
+    from gradebook.marking.groups import differing_words
 
     pieces = differing_words("The pairs are artefacts; intervene.", "The pairs are artefacts, and a map!")
     assert [piece for piece, differs in pieces if differs] == ["and", "a", "map"]
@@ -135,7 +135,7 @@ def hand_class():
 
 
 def _group_of(student_id: str) -> int:
-    from gradebook.answer_groups import assignment_groups
+    from gradebook.marking.groups import assignment_groups
 
     groups = assignment_groups(book(), assignments()[HAND], "written")
     return next(n for n, group in enumerate(groups, start=1) if student_id in group.members)

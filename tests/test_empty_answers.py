@@ -12,7 +12,7 @@ import uuid
 import pytest
 from django.test import Client
 
-from gradebook.empty_answers import NO_ANSWER, is_empty_answer
+from gradebook.marking.empty_answers import NO_ANSWER, is_empty_answer
 from service.accounts.models import Member
 from service.core.access import assignments, book
 

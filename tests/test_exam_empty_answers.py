@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from course.exams.grade import load_key
-from gradebook.empty_answers import NO_ANSWER, is_empty_exam_answer
+from gradebook.marking.empty_answers import NO_ANSWER, is_empty_exam_answer
 from gradebook.models import ExamMark, Student
 from service.accounts.models import Member
 from service.exams.models import ExamAnswer, ExamAttempt

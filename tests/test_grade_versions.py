@@ -333,8 +333,8 @@ def test_a_write_updates_the_kept_table_for_only_the_students_it_changed(databas
 
     from gradebook import stats
     from gradebook.extensions import extend
+    from gradebook.marking.rubrics import edit_item
     from gradebook.models import Mark, Result, Student, Submission
-    from gradebook.rubrics import edit_item
 
     spec = spec_hand()
     manual = next(q for q in spec.questions if q.manual)

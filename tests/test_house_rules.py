@@ -349,10 +349,10 @@ RULES = {
     "sandbox packages": (sandbox_package_lists, "course/folder.py"),
     "due after an extension": (due_after_extension, "autograder/lateness.py"),
     "grader version": (version_lookups, "autograder/version.py"),
-    "mark writer": (mark_writes, "gradebook/marks.py"),
+    "mark writer": (mark_writes, "gradebook/marking/marks.py"),
     "environment variables": (environment_reads, "autograder/environment.py"),
     "score rounding": (score_roundings, "course/wording.py"),
-    "empty answer": (empty_answer_rules, "gradebook/empty_answers.py"),
+    "empty answer": (empty_answer_rules, "gradebook/marking/empty_answers.py"),
     "which submission counts": (counting_rules, "gradebook/grades.py"),
 }
 

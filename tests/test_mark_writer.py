@@ -1,4 +1,4 @@
-"""A hand mark is written by one gradebook function, ``gradebook.marks.give_mark``, which checks its
+"""A hand mark is written by one gradebook function, ``gradebook.marking.marks.give_mark``, which checks its
 score's bounds: the marking page, the staff's override and the marks sheet all record through it, and
 a score out of bounds is the gradebook's error (a form error on the page, never a 500; a numbered row
 of the sheet). The course's rows are written straight into the tables (tests/course_data.py) inside a
@@ -15,7 +15,7 @@ from django.db import transaction
 from django.test import Client
 
 from gradebook.errors import BadEdit
-from gradebook.marks import give_mark, remove_mark
+from gradebook.marking.marks import give_mark, remove_mark
 from gradebook.models import Mark, Student, Submission
 from service.accounts.models import Member
 from service.core.access import assignments, book

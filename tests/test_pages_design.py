@@ -138,9 +138,9 @@ def site(tmp_path_factory) -> Iterator[Site]:
     themself (queued, failed and graded hand-ins, a review request), an instructor, a similarity
     report, an online exam open now; served on a port of its own."""
     from course.exams.build import build_exam
-    from gradebook.fragments import of_code
     from gradebook.models import SimilarityRun, Student, Submission
-    from gradebook.similarity import SimilarityReport, SimilarPair
+    from gradebook.similarity.fragments import of_code
+    from gradebook.similarity.report import SimilarityReport, SimilarPair
     from service.accounts.models import Member, SignInLink, digest
     from service.core.access import assignments, course
     from service.exams import marking as exam_marking

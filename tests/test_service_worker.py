@@ -139,9 +139,9 @@ def test_a_tokenizer_that_fails_leaves_the_grade_recorded(monkeypatch, tmp_path,
     """Similarity's fingerprint of a graded file is taken in the grade's transaction: any error of the
     tokenizer is logged and the grade, and the job's end, are recorded all the same."""
     from autograder.reports.model import QuestionResult, Report
-    from gradebook import fingerprints
     from gradebook.models import Fingerprint
     from gradebook.models import Submission as Recorded
+    from gradebook.similarity.report import fingerprints
     from service.core.access import book
     from service.handin import worker
 

@@ -28,9 +28,9 @@ from autograder.reports.model import Report
 from commands.autograder import main
 from course.folder import find_course
 from gradebook.book import Gradebook
-from gradebook.fingerprints import code_of
 from gradebook.grading import record_report
 from gradebook.models import Fingerprint, SimilarityRun
+from gradebook.similarity.fingerprints import code_of
 from service.accounts.models import Member
 from service.core.access import course
 
@@ -137,7 +137,7 @@ def ours(report) -> dict:
 @pytest.mark.parametrize("name", [SEQUENCES, ATTENTION])
 def test_the_index_finds_exactly_copydetects_pairs_and_shares_on_the_shipped_corpus(tmp_path, name):
     from autograder.release import release
-    from gradebook.similarity import similarity
+    from gradebook.similarity.report import similarity
 
     files = known_with_copies(name, tmp_path / "planted")
     starter_code = code_of(release(spec_of(name), tmp_path / "released"))
@@ -171,7 +171,7 @@ def test_one_new_submission_against_300_stored_ones_compares_only_those_sharing_
     from copydetect import CodeFingerprint, compare_files
 
     from autograder.release import release
-    from gradebook.similarity import similar_to
+    from gradebook.similarity.report import similar_to
 
     rng = random.Random(30)
     folder = tmp_path / "stored"
@@ -211,7 +211,7 @@ def test_one_new_submission_against_300_stored_ones_compares_only_those_sharing_
 
 @pytest.mark.timeout(120)
 def test_a_fingerprint_is_kept_when_graded_and_made_on_first_use_for_older_submissions(tmp_path):
-    from gradebook.similarity import similarity
+    from gradebook.similarity.report import similarity
 
     original = ASSIGNMENTS / SEQUENCES / "known" / "correct_loops.py"
     copy = tmp_path / "copy.py"
@@ -255,7 +255,7 @@ def _post(client: Client, url: str, data: dict):
 
 @pytest.mark.timeout(300)
 def test_the_page_shows_the_stored_report_and_queues_a_run_a_worker_computes(monkeypatch):
-    import gradebook.similarity as engine
+    import gradebook.similarity.report as engine
     from service.handin.worker import similarity_queued
 
     book = Gradebook("default", "the service's database")
@@ -392,7 +392,7 @@ def test_the_command_reports_similar_code_in_pairs_escaped_and_keeps_the_report(
 
 @pytest.mark.timeout(120)
 def test_a_huge_hand_in_is_fingerprinted_only_up_to_a_cap(tmp_path):
-    from gradebook.fingerprints import MAX_CODE, fingerprint_file
+    from gradebook.similarity.fingerprints import MAX_CODE, fingerprint_file
 
     huge = tmp_path / "huge.py"
     huge.write_text("value = other + 1\n" * 60_000)  # about 1 MB of code
@@ -416,7 +416,7 @@ def test_the_command_keeps_the_report_on_every_database(tmp_path, capsys, databa
     assert main(["--course", str(ROOT), "similarity", SEQUENCES, *database]) == 0
     assert "1 pair above 50%" in " ".join(capsys.readouterr().out.split())
     with Gradebook.open(None if url else Path(database[1]), url) as book:
-        from gradebook.similarity import report_of_run, runs_of
+        from gradebook.similarity.report import report_of_run, runs_of
 
         last, pending = runs_of(book, SEQUENCES)
         report = report_of_run(last)
@@ -435,8 +435,8 @@ def test_the_class_comparison_gives_copydetects_shares_on_many_pairs(tmp_path):
     import numpy as np
     from copydetect import CodeFingerprint, compare_files
 
-    from gradebook.fingerprints import fingerprint
-    from gradebook.similarity import _Entries, _Index, _prepared, _shares
+    from gradebook.similarity.fingerprints import fingerprint
+    from gradebook.similarity.report import _Entries, _Index, _prepared, _shares
 
     rng = random.Random(30)
     pool = [f"total_{n} = scale(values[{n}], weights[{n % 3}]) + {n * 7}" for n in range(30)]
@@ -481,8 +481,8 @@ def test_fingerprinting_and_pairing_in_a_fresh_process_leave_matplotlib_unimport
     # its utils are loaded on their own, and shared with the package when it is imported after.
     script = """
 import sys
-from gradebook.fingerprints import copydetect_utils, fingerprint
-from gradebook.similarity import _paired, _prepared
+from gradebook.similarity.fingerprints import copydetect_utils, fingerprint
+from gradebook.similarity.report import _paired, _prepared
 import numpy as np
 one = fingerprint("def total(values):\\n    return sum(v * 2 for v in values)\\n" * 3)
 two = fingerprint("def total(items):\\n    return sum(i * 2 for i in items)\\n" * 3)
@@ -504,8 +504,8 @@ print("ok")
 
 @pytest.mark.timeout(180)
 def test_a_pairs_fragments_use_the_offsets_kept_at_grading_and_older_rows_find_them_again(tmp_path, monkeypatch):
-    import gradebook.similarity as similarity_module
-    from gradebook.fingerprints import filtered
+    import gradebook.similarity.report as similarity_module
+    from gradebook.similarity.fingerprints import filtered
 
     original = ASSIGNMENTS / SEQUENCES / "known" / "correct_loops.py"
     copy = tmp_path / "copy.py"

@@ -1,4 +1,4 @@
-"""A similar pair's matched fragments (gradebook.fragments), as Dolos defines them, and the staff's page
+"""A similar pair's matched fragments (gradebook.similarity.fragments), as Dolos defines them, and the staff's page
 that shows them as MOSS does: each fragment's two regions in one colour, each a link to the other."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from gradebook.fragments import FRAGMENT_COLOURS, blocks, of_code, sides
 from gradebook.models import SimilarityRun
-from gradebook.similarity import SimilarityReport, SimilarPair
+from gradebook.similarity.fragments import FRAGMENT_COLOURS, blocks, of_code, sides
+from gradebook.similarity.report import SimilarityReport, SimilarPair
 from service.accounts.models import Member
 
 from .conftest import ASSIGNMENTS, ROOT

@@ -56,7 +56,7 @@ def _wait_for(what: str, condition, seconds: float = WAIT) -> None:
 def test_a_hand_in_queued_while_a_report_runs_is_graded_before_the_report_ends(empty_queue, tmp_path):
     from autograder.batch import GradeOptions
     from gradebook.models import Fingerprint, SimilarityRun, Student, Submission
-    from gradebook.similarity import queue_run
+    from gradebook.similarity.report import queue_run
     from service.core.access import assignments, book, course, state
     from service.handin.models import Job
     from service.handin.uploads import store

@@ -77,7 +77,7 @@ def _add_marks(commands: argparse._SubParsersAction) -> None:
 
 def _marks_export(args: argparse.Namespace) -> int:
     from autograder.assignment import find_assignment
-    from gradebook.marks import export_marks
+    from gradebook.marking.marks import export_marks
 
     assignment = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book:
@@ -277,7 +277,7 @@ def _similarity(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from autograder.assignment import find_assignment
-    from gradebook.similarity import compare, values_lines, write_html
+    from gradebook.similarity.report import compare, values_lines, write_html
 
     assignment = find_assignment(args.assignment, args.course)
     with open_book(args, create=False) as book, progress_bar("pairs compared") as progress:

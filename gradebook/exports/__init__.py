@@ -10,11 +10,11 @@ from importlib import import_module
 from pathlib import Path
 
 from autograder.assignment import Assignment as AssignmentSpec
+from gradebook.book import Gradebook
+from gradebook.formats import GRADE_FORMATS
+from gradebook.grades import current_grades
+from gradebook.publishing import published_state
 
-from ..book import Gradebook
-from ..formats import GRADE_FORMATS
-from ..grades import current_grades
-from ..publishing import published_state
 from .canvas import canvas_ids
 from .table import GradesTable, Missing, StudentRow
 

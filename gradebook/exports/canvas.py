@@ -21,8 +21,8 @@ from untrusted.text import one_line
 
 if TYPE_CHECKING:
     from autograder.assignment import Assignment as AssignmentSpec
+    from gradebook.book import Gradebook
 
-    from ..book import Gradebook
     from .table import GradesTable
 
 HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -30,7 +30,7 @@ HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 def remember_canvas_id(book: Gradebook, spec: AssignmentSpec, canvas_id: int) -> None:
     """What a Canvas launch of ``spec`` says its Canvas assignment id is, kept for the grade file."""
-    from ..models import Assignment
+    from gradebook.models import Assignment
 
     if not book.objects(Assignment).filter(name=spec.name).exists():
         book.sync_assignment(spec)  # launched before anything of it was graded
@@ -40,7 +40,7 @@ def remember_canvas_id(book: Gradebook, spec: AssignmentSpec, canvas_id: int) ->
 def canvas_ids(book: Gradebook, specs: list[AssignmentSpec]) -> tuple[dict[str, int], list[str]]:
     """Each assignment's Canvas id where it is known (assignment.toml's, else its launches'), and a
     warning for each manifest whose id differs from the one Canvas's launches gave."""
-    from ..models import Assignment
+    from gradebook.models import Assignment
 
     launched = dict(
         book.objects(Assignment)

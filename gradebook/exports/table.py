@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ..formats import Missing
+from gradebook.formats import Missing
 
 __all__ = ["GradesTable", "Missing", "StudentRow"]
 

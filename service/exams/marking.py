@@ -4,7 +4,7 @@ time: the question's text, where the answer is on the student's paper sheet (q3 
 the student's name hidden unless asked for, a score from 0 to 1 and a comment. Marks are the same
 records ``course exam marks import`` makes: ``course exam grade --gradebook`` counts them. Two
 graders never lose each other's work unseen: the last save wins, and the one whose save replaced
-another's is told. Empty answers (typed blank online: gradebook.empty_answers' rule) are not in the
+another's is told. Empty answers (typed blank online: gradebook.marking.empty_answers' rule) are not in the
 queue: the exams' list lists them and gives them 0 with one button (``exam_mark_empty``)."""
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from course.exams.csvfiles import ExamError
 from course.exams.grade import OPEN_POINTS, load_key
 from course.exams.variants import ExamKey
 from course.wording import plural
-from gradebook.empty_answers import NO_ANSWER, give_empty_exam_zero
 from gradebook.errors import BadEdit
 from gradebook.exams import OpenAnswer, open_answers, record_exam_mark, sheets_graded
-from gradebook.marks import replaced_notice
+from gradebook.marking.empty_answers import NO_ANSWER, give_empty_exam_zero
+from gradebook.marking.marks import replaced_notice
 from service.core.access import book, course, staff_required
 from service.marking import forms as marking_forms
 from service.marking.answers import (
@@ -149,7 +149,7 @@ def exam_mark(request: HttpRequest, name: str, question: str, student_id: str) -
 @staff_required
 def exam_mark_empty(request: HttpRequest, name: str, question: str) -> HttpResponse:
     """The exams' list's button: 0 with "No answer was given." to each empty answer it listed that
-    is still empty and not marked, each through record_exam_mark (gradebook.empty_answers)."""
+    is still empty and not marked, each through record_exam_mark (gradebook.marking.empty_answers)."""
     folder, standing = _question(name, question)
     form = marking_forms.EmptyAnswers(request.POST, answers=sorted(standing.empty_waiting))
     chosen = form.value("answers", [])

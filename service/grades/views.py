@@ -199,7 +199,7 @@ def override(request: HttpRequest, job_id: int) -> HttpResponse:
     from django.contrib import messages
 
     from gradebook.errors import BadEdit
-    from gradebook.marks import give_mark, remove_mark
+    from gradebook.marking.marks import give_mark, remove_mark
     from service.core.access import job_for
 
     job = job_for(request.user, job_id)
@@ -322,12 +322,12 @@ def choose_counted(request: HttpRequest, name: str) -> HttpResponse:
 @staff_required
 def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     """The assignment's last similarity report, read from the gradebook with its time, and the button
-    that queues a new one. Never computed here: a worker computes what is queued (gradebook.similarity)
+    that queues a new one. Never computed here: a worker computes what is queued (gradebook.similarity.report)
     while the page, reloading itself, shows how far it has got."""
     from django.contrib import messages
 
-    from gradebook.fragments import colour, sides
-    from gradebook.similarity import DEFAULT_THRESHOLD, queue_run, report_of_run, runs_of
+    from gradebook.similarity.fragments import colour, sides
+    from gradebook.similarity.report import DEFAULT_THRESHOLD, queue_run, report_of_run, runs_of
 
     spec = assignment_or_404(name)
     if request.method == "POST":
@@ -340,7 +340,7 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     last, pending = runs_of(book(), spec.name)
     report = report_of_run(last) if last is not None else None
     threshold = pending.threshold if pending else report.threshold if report else DEFAULT_THRESHOLD
-    # Each pair's two codes cut into blocks (gradebook.fragments): its fragments' regions, numbered
+    # Each pair's two codes cut into blocks (gradebook.similarity.fragments): its fragments' regions, numbered
     # alike on both sides, with a little code around them; the rest folded. Escaped by the template.
     pairs = [
         (

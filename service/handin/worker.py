@@ -288,9 +288,9 @@ class GradeFirst:
 
 
 def similarity_queued(course: CourseFolder, name: str, pause: Callable[[], None] | None = None) -> bool:
-    """Compute one similarity report queued from the staff's page, if any (gradebook.similarity);
+    """Compute one similarity report queued from the staff's page, if any (gradebook.similarity.report);
     ``pause`` is called between its steps (``GradeFirst``: the hand-ins queued meanwhile)."""
-    from gradebook.similarity import work_on_queued
+    from gradebook.similarity.report import work_on_queued
 
     book = Gradebook("default", "the service's database")
     return work_on_queued(book, lambda assignment: grading_spec(course, assignment), name, pause)

@@ -1,6 +1,6 @@
 """What the hand-grading pages share (service/marking/views.py, exam_marking.py, group_marking.py): the
 question or exam a page's address names, which answers still wait for a mark (an empty one never:
-gradebook.empty_answers says which are empty), the queue's neighbours past the empty answers, what
+gradebook.marking.empty_answers says which are empty), the queue's neighbours past the empty answers, what
 a marking list says of them, and an exam's open answers."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from autograder.assignment import Question
 from autograder.errors import ReleaseError
 from course.exams.csvfiles import ExamError
 from course.wording import plural
-from gradebook.empty_answers import empty_answers, is_empty_exam_answer, starter_texts
 from gradebook.exams import OpenAnswer, open_answers
 from gradebook.grades import counted_rows, current_grades
+from gradebook.marking.empty_answers import empty_answers, is_empty_exam_answer, starter_texts
 from service.core.access import book, course, state
 from service.exams.models import OnlineExam
 from service.exams.sessions import counted_attempts, online_texts
@@ -164,7 +164,7 @@ class ExamQuestion:
 
 def exam_questions(name: str, answers: list[OpenAnswer]) -> dict[str, ExamQuestion]:
     """The exam's open ``answers`` by question, in the order they come, each question's empty ones
-    found by gradebook.empty_answers' rule from the typed texts (read at once: two queries)."""
+    found by gradebook.marking.empty_answers' rule from the typed texts (read at once: two queries)."""
     texts = online_texts(name, answers)
     questions: dict[str, ExamQuestion] = {}
     for answer in answers:

@@ -1,8 +1,8 @@
-"""Marking by answer groups (gradebook.answer_groups): a hand-graded question's answers gathered into
+"""Marking by answer groups (gradebook.marking.groups): a hand-graded question's answers gathered into
 groups of identical and near-identical answers, largest first, one group at a time: its
 representative answer, its members (each can be taken out before saving), the rubric and a comment
 (or, for an exam's open question, a score). Saving gives each member ticked its own mark through
-the same writer as the single-answer page (gradebook.marks.give_mark, or record_exam_mark), with
+the same writer as the single-answer page (gradebook.marking.marks.give_mark, or record_exam_mark), with
 the group's key in common, so history, regrades, overrides and exports see marks like any other.
 Members are shown by their place in the question's answers unless the grader asks for names, as on
 the single-answer page, and posted by their answer's id (a submission's, or an exam answer's:
@@ -33,7 +33,9 @@ from django.views.decorators.http import require_http_methods
 from autograder.assignment import Question
 from course.exams.grade import OPEN_POINTS
 from course.wording import plural
-from gradebook.answer_groups import (
+from gradebook.errors import BadEdit
+from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
+from gradebook.marking.groups import (
     DEFAULT_THRESHOLD,
     Answer,
     AnswerGroup,
@@ -42,10 +44,8 @@ from gradebook.answer_groups import (
     group_answers,
     vocabulary_of,
 )
-from gradebook.errors import BadEdit
-from gradebook.exams import OpenAnswer, open_answers, record_exam_mark
-from gradebook.marks import give_mark, replaced_notice
-from gradebook.rubrics import current_rubrics
+from gradebook.marking.marks import give_mark, replaced_notice
+from gradebook.marking.rubrics import current_rubrics
 from service.core.access import assignment_or_404, book, course, staff_required
 from service.exams.text import question_html, question_title
 from untrusted.mathml import answer_markdown

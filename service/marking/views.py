@@ -3,7 +3,7 @@ hidden unless asked for, the answer rendered (Markdown, never raw HTML), the que
 applied with a click or a key) and a comment. A mark's score comes from the rubric items' current
 points (gradebook.grades.mark_score), so changing an item's points in the manifest regrades every
 answer that used it. Two graders never lose each other's work unseen: the last save wins, and the
-one whose save replaced another's is told. Empty answers (gradebook.empty_answers) are not in the
+one whose save replaced another's is told. Empty answers (gradebook.marking.empty_answers) are not in the
 queue: the marking list lists them and gives them 0 with one button (``mark_empty``)."""
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from django.views.decorators.http import require_http_methods, require_safe
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import Question
 from course.wording import plural
-from gradebook.empty_answers import NO_ANSWER, empty_answers, give_empty_zero
 from gradebook.errors import BadEdit
 from gradebook.grades import counted_rows, mark_score
-from gradebook.marks import give_mark, replaced_notice
+from gradebook.marking.empty_answers import NO_ANSWER, empty_answers, give_empty_zero
+from gradebook.marking.marks import give_mark, replaced_notice
+from gradebook.marking.rubrics import current_rubrics, edit_item
 from gradebook.models import Mark, Result, Submission
-from gradebook.rubrics import current_rubrics, edit_item
 from service.core.access import assignment_or_404, book, staff_required
 from untrusted.mathml import answer_markdown
 
@@ -130,7 +130,7 @@ def mark_answer(request: HttpRequest, name: str, question_id: str, submission_id
 @staff_required
 def mark_empty(request: HttpRequest, name: str, question_id: str) -> HttpResponse:
     """The marking list's button: 0 with "No answer was given." to each empty answer it listed that
-    is still empty and not marked, each a mark like any other (gradebook.empty_answers)."""
+    is still empty and not marked, each a mark like any other (gradebook.marking.empty_answers)."""
     from service.lti.scores import score_changed
 
     spec = assignment_or_404(name)

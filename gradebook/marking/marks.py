@@ -14,15 +14,14 @@ from typing import TYPE_CHECKING
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import Question
 from course.private_files import private_text
+from gradebook.book import Gradebook, who
+from gradebook.errors import BadEdit
+from gradebook.files import MarksImport, marks_sheet, score_problem, scored_rows
+from gradebook.grades import counted_rows, current_grades
 from untrusted import spreadsheet
 
-from .book import Gradebook, who
-from .errors import BadEdit
-from .files import MarksImport, marks_sheet, score_problem, scored_rows
-from .grades import counted_rows, current_grades
-
 if TYPE_CHECKING:
-    from . import models
+    from gradebook import models
 
 COLUMNS = [
     "assignment",
@@ -57,7 +56,7 @@ def give_mark(
     (0 with rubric items: they and ``adjustment`` make the score, see grades.mark_score); a score
     outside 0..the question's points is refused (BadEdit) and nothing is written. ``group``: the key
     of the answer group it was given through (service/marking/groups.py), the same for every member."""
-    from .models import Mark
+    from gradebook.models import Mark
 
     problem = score_problem(score, question.points)
     if problem is not None:
@@ -95,7 +94,7 @@ def replaced_notice(marked_at: datetime | None, seen: str, by: str = "", what: s
 
 def remove_mark(book: Gradebook, submission: models.Submission, question_id: str) -> None:
     """Take back the mark given for ``question_id`` on ``submission`` (the staff's override emptied)."""
-    from .models import Mark
+    from gradebook.models import Mark
 
     def delete() -> None:
         book.objects(Mark).filter(

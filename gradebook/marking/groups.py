@@ -22,7 +22,7 @@ grader's to move; the default is the one the benchmark chose (docs/explanation/a
 
 No database write and no web here: ``assignment_answers`` reads a question's answers, and
 ``group_answers`` gathers any answers (an exam's open answers too). An empty answer (blank, or the
-notebook's starter text: gradebook.empty_answers) is never grouped: it has nothing to mark."""
+notebook's starter text: gradebook.marking.empty_answers) is never grouped: it has nothing to mark."""
 
 from __future__ import annotations
 
@@ -38,13 +38,12 @@ from typing import TYPE_CHECKING
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
-from .errors import BadEdit
+from gradebook.errors import BadEdit
 
 if TYPE_CHECKING:
     from autograder.assignment import Assignment as AssignmentSpec
     from autograder.assignment import Question
-
-    from .book import Gradebook
+    from gradebook.book import Gradebook
 
 DEFAULT_THRESHOLD = 0.9  # benchmarks/answer_groups.py: the lowest with no wrong mark is 0.88; one step above it
 _NOT_WORD = re.compile(r"[^\w]+")
@@ -293,7 +292,7 @@ class MarkedAnswer:
     submission_id: int
     student_id: str
     answer: Answer
-    empty: bool = False  # nothing to read (gradebook.empty_answers): never grouped
+    empty: bool = False  # nothing to read (gradebook.marking.empty_answers): never grouped
 
 
 def assignment_answers(
@@ -303,9 +302,10 @@ def assignment_answers(
     were handed in (two queries); its ``Answer`` keyed by the student's id, with its graded outcome
     where the question names functions (code marked by hand), and whether it is empty (blank, or
     one of the question's ``starters``: empty_answers.is_empty_answer)."""
+    from gradebook.grades import counted_rows
+    from gradebook.models import Result
+
     from .empty_answers import is_empty_answer
-    from .grades import counted_rows
-    from .models import Result
 
     question = next((q for q in spec.questions if q.id == question_id and q.manual), None)
     if question is None:

@@ -14,7 +14,7 @@ linear in the class's size. A candidate pair's shares are then computed exactly 
 computes them (its ``compare_files``, every fingerprint of both counted), each share from one side
 (``_Index``: the positions of one's k-grams that the other holds, one gather for a submission and
 all its partners at once, the characters they cover a running sum), and the matched fragments
-paired only for the pairs listed (``gradebook.fragments``; in the raw code, by the offsets the
+paired only for the pairs listed (``gradebook.similarity.fragments``; in the raw code, by the offsets the
 tokenizer gave when the file was fingerprinted, kept with its fingerprint).
 
 One new submission against the rest (``similar_to``) needs no index: every other's kept k-grams are
@@ -38,14 +38,14 @@ from autograder.errors import AutograderError
 from autograder.own_values import assigned_values, student_values
 from course.private_files import write_private
 from course.wording import plural
+from gradebook.errors import GradebookError, LeaseLost, NotFound
 
-from .errors import GradebookError, LeaseLost, NotFound
 from .fingerprints import Code, K, filtered, fingerprints, starter
 from .fragments import FRAGMENT_COLOURS, Fragment, Side, colour, fragments, sides
 
 if TYPE_CHECKING:
-    from . import models
-    from .book import Gradebook
+    from gradebook import models
+    from gradebook.book import Gradebook
 
 DEFAULT_THRESHOLD = 0.5  # the share of a file's code found in the other's, from which a pair is listed
 # A fingerprint held by more than common_limit(n) submissions of a class over SMALL_CLASS is the
@@ -347,7 +347,7 @@ class _Index:
 
 
 def _paired(first: _Fingerprint, second: _Fingerprint) -> list[Fragment]:
-    """The pair's matched fragments (``gradebook.fragments``), from the kept fingerprints."""
+    """The pair's matched fragments (``gradebook.similarity.fragments``), from the kept fingerprints."""
     for one in (first, second):
         if len(one.offsets) == 0 and one.code.raw:
             kept = one.code.offsets  # as the tokenizer gave them at grading; or the tokenizer again
@@ -378,7 +378,7 @@ def _class(
     book: Gradebook, spec: AssignmentSpec, pause: Pause | None = None
 ) -> tuple[SimilarityReport, list[str], list[Code], np.ndarray]:
     """The counted submissions' (gradebook.grades.counted_rows) kept fingerprints (the unreadable left out, named) and the starter's."""
-    from .grades import counted_rows
+    from gradebook.grades import counted_rows
 
     # Plain rows (one query): model instances of a class of 2,000 would be a tenth of a second.
     latest = book.run(lambda: list(counted_rows(book, spec).values_list("student__student_id", "sha256", "file")))
@@ -466,7 +466,7 @@ def compare(
     by whoever runs the command); with ``student``, that student's latest submission against the
     rest (``similar_to``, not kept; its pairs' fragments paired only with ``highlight``: what the
     command needs only to write HTML). A threshold over 1 is 1."""
-    from .book import who
+    from gradebook.book import who
 
     threshold = min(threshold, 1.0)
     if student:
@@ -558,7 +558,7 @@ def _among(values: np.ndarray, sought: np.ndarray) -> np.ndarray:
 # Runs: queued from the page, computed by a worker (or by the command), kept with their report.
 def queue_run(book: Gradebook, assignment: str, threshold: float, requested_by: str = "") -> models.SimilarityRun:
     """Queue a report of the assignment (the one queued or running already, if any)."""
-    from .models import SimilarityRun
+    from gradebook.models import SimilarityRun
 
     def queue() -> models.SimilarityRun:
         pending = _pending(book, assignment)
@@ -572,7 +572,7 @@ def queue_run(book: Gradebook, assignment: str, threshold: float, requested_by: 
 
 
 def _pending(book: Gradebook, assignment: str) -> models.SimilarityRun | None:
-    from .models import SimilarityRun
+    from gradebook.models import SimilarityRun
 
     runs = book.objects(SimilarityRun).filter(
         assignment=assignment, state__in=[SimilarityRun.QUEUED, SimilarityRun.RUNNING]
@@ -583,7 +583,7 @@ def _pending(book: Gradebook, assignment: str) -> models.SimilarityRun | None:
 def runs_of(book: Gradebook, assignment: str) -> tuple[models.SimilarityRun | None, models.SimilarityRun | None]:
     """The assignment's last finished run (done or failed) and the one queued or running, if any:
     what the page shows, read from the gradebook, never computed."""
-    from .models import SimilarityRun
+    from gradebook.models import SimilarityRun
 
     def read() -> tuple[models.SimilarityRun | None, models.SimilarityRun | None]:
         finished = book.objects(SimilarityRun).filter(
@@ -601,8 +601,8 @@ def report_of_run(run: models.SimilarityRun) -> SimilarityReport | None:
 def similarity_runs():
     """The similarity runs' lease (gradebook.leases): a run's worker renews it with each heartbeat;
     silent for ``STALE``, the run is another worker's to compute."""
-    from .leases import LeaseRule
-    from .models import SimilarityRun
+    from gradebook.leases import LeaseRule
+    from gradebook.models import SimilarityRun
 
     return LeaseRule(SimilarityRun, STALE, what="similarity run")
 
@@ -614,7 +614,7 @@ def _compute(
     progress: Progress | None,
     pause: Pause | None = None,
 ) -> SimilarityReport:
-    from .models import SimilarityRun
+    from gradebook.models import SimilarityRun
 
     last = [0.0]
     rule = similarity_runs()
@@ -658,7 +658,7 @@ def run_now(
     progress: Progress | None = None,
 ) -> SimilarityReport:
     """Compute the assignment's report here (``autograder similarity``) and keep it for the page."""
-    from .models import SimilarityRun
+    from gradebook.models import SimilarityRun
 
     now = datetime.now(UTC)
     run = book.run(
@@ -686,7 +686,7 @@ def work_on_queued(
     the hand-ins queued meanwhile: they never wait for a report)."""
     from django.db.models import Q
 
-    from .models import SimilarityRun
+    from gradebook.models import SimilarityRun
 
     now = datetime.now(UTC)
     waiting = book.objects(SimilarityRun).filter(

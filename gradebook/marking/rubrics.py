@@ -10,9 +10,8 @@ from datetime import UTC, datetime
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import RubricItem
 from course.wording import plural
-
-from .book import Gradebook
-from .errors import BadEdit
+from gradebook.book import Gradebook
+from gradebook.errors import BadEdit
 
 MAX_ITEM_TEXT = 500
 
@@ -20,7 +19,7 @@ MAX_ITEM_TEXT = 500
 def current_rubrics(book: Gradebook, spec: AssignmentSpec) -> AssignmentSpec:
     """``spec`` with the rubric edits of its hand-graded questions applied (``spec`` itself when there
     are none)."""
-    from .models import RubricEdit
+    from gradebook.models import RubricEdit
 
     if not any(question.manual for question in spec.questions):
         return spec
@@ -41,7 +40,7 @@ def edit_item(
 ) -> RubricItem:
     """Set an item's text and points (``item_id`` None: a new item, its id made from its text). Every
     mark that applies it follows its new points."""
-    from .models import RubricEdit
+    from gradebook.models import RubricEdit
 
     question = next((q for q in spec.questions if q.id == question_id and q.manual), None)
     if question is None:

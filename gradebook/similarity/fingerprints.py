@@ -30,9 +30,8 @@ from autograder.submissions import Unreadable, extract
 
 if TYPE_CHECKING:
     from autograder.assignment import Assignment as AssignmentSpec
-
-    from . import models
-    from .book import Gradebook
+    from gradebook import models
+    from gradebook.book import Gradebook
 
 logger = logging.getLogger("gradewright.jobs")
 K = 25  # copydetect's default noise threshold: the shortest run of filtered code counted as shared
@@ -153,7 +152,7 @@ def fingerprint_file(path: Path) -> Code:
 
 
 def _row(sha256: str, code: Code) -> models.Fingerprint:
-    from .models import Fingerprint
+    from gradebook.models import Fingerprint
 
     return Fingerprint(
         sha256=sha256,
@@ -189,7 +188,7 @@ def _hashes(kept: bytes | memoryview) -> np.ndarray:
 
 def remember(book: Gradebook, sha256: str, path: Path) -> None:
     """Fingerprint a graded file, once per file (milliseconds): what recording a report does."""
-    from .models import Fingerprint
+    from gradebook.models import Fingerprint
 
     if book.objects(Fingerprint).filter(sha256=sha256, scheme=SCHEME).exists():
         return
@@ -209,7 +208,7 @@ def fingerprints(book: Gradebook, files: dict[str, str], pause: Callable[[], Non
     """The kept fingerprints of ``files`` (sha256 -> the path it was graded from); a file graded
     before fingerprints were kept (or under another scheme) is fingerprinted now, and kept.
     ``pause`` is called between files fingerprinted now (tens of milliseconds each)."""
-    from .models import Fingerprint
+    from gradebook.models import Fingerprint
 
     found: dict[str, Code] = {}
     shas = list(files)
@@ -240,7 +239,7 @@ def fingerprints(book: Gradebook, files: dict[str, str], pause: Callable[[], Non
 
 
 def _store(book: Gradebook, codes: dict[str, Code]) -> None:
-    from .models import Fingerprint
+    from gradebook.models import Fingerprint
 
     book.objects(Fingerprint).filter(sha256__in=list(codes)).exclude(scheme=SCHEME).delete()
     book.objects(Fingerprint).bulk_create([_row(sha, code) for sha, code in codes.items()], ignore_conflicts=True)
@@ -251,7 +250,7 @@ def starter(book: Gradebook, spec: AssignmentSpec) -> Code:
     imports nbgrader, seconds) and kept like a submission's, under a key of its own."""
     import tempfile
 
-    from .models import Fingerprint
+    from gradebook.models import Fingerprint
 
     source = Path(spec.notebook_path).read_bytes()
     key = hashlib.sha256(b"starter\0" + source).hexdigest()

@@ -18,8 +18,8 @@ from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import Question, question_of_cell
 
 if TYPE_CHECKING:
-    from . import models
-    from .book import Gradebook
+    from gradebook import models
+    from gradebook.book import Gradebook
 
 NO_ANSWER = "No answer was given."  # the comment of the 0 an empty answer is given
 
@@ -67,8 +67,8 @@ def empty_answers(
 ) -> dict[str, set[int]]:
     """Per hand-graded question of ``starters``, the submissions that count (their ids) whose answer
     is empty; one with no result for the question has nothing to read either. Two queries."""
-    from .grades import counted_rows
-    from .models import Result
+    from gradebook.grades import counted_rows
+    from gradebook.models import Result
 
     def read() -> dict[str, set[int]]:
         latest = counted_rows(book, spec).select_related(None)
@@ -98,8 +98,9 @@ def give_empty_zero(
     """Give 0 with ``NO_ANSWER`` to each of ``submission_ids`` whose answer is empty now (one handed in
     again since, or not empty, is left out: never marked unseen), each through give_mark, all or
     none. The submissions marked."""
+    from gradebook.models import Submission
+
     from .marks import give_mark
-    from .models import Submission
 
     chosen = set(submission_ids) & empty_answers(book, spec, {question.id: starters})[question.id]
 
@@ -118,7 +119,7 @@ def give_empty_exam_zero(book: Gradebook, exam: Path, question: str, student_ids
     """Give 0 with ``NO_ANSWER`` to the open question ``question`` of each of ``student_ids`` (the
     caller's empty answers not marked yet: the service holds the typed texts), each through
     record_exam_mark, all or none. The student ids marked, in order."""
-    from .exams import record_exam_mark
+    from gradebook.exams import record_exam_mark
 
     marked = sorted(set(student_ids))
 
