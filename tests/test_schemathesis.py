@@ -1,6 +1,6 @@
 """The API against its own description: schemathesis (every phase: examples, coverage, fuzzing,
 stateful; every check, from not_a_server_error to status, content type, schema and Allow header
-conformance) drives the real `autograder serve` from service/openapi.json, signed in with a
+conformance) drives the real `autograder serve` from service/handin/openapi.json, signed in with a
 student's token, and finds no failure of any class. Bounded: a few examples an operation, a fixed
 seed (a failure is reproduced with the same command), well under a minute on two busy cores."""
 
@@ -17,7 +17,7 @@ from .conftest import ROOT
 from .served import commands_env, course_copy, serve
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
-OPENAPI = ROOT / "service" / "openapi.json"
+OPENAPI = ROOT / "service" / "handin" / "openapi.json"
 MAX_EXAMPLES = 5
 SEED = 20261201
 

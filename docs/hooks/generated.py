@@ -303,7 +303,7 @@ def settings_reference(_arg: str | None) -> str:
 
 
 def api_reference(_arg: str | None) -> str:
-    document = json.loads((ROOT / "service" / "openapi.json").read_text(encoding="utf-8"))
+    document = json.loads((ROOT / "service" / "handin" / "openapi.json").read_text(encoding="utf-8"))
     base = document.get("servers", [{}])[0].get("url", "")
     parts = []
     for path, operations in document["paths"].items():

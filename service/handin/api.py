@@ -102,7 +102,7 @@ OPENAPI = Path(__file__).with_name("openapi.json")
 
 
 def openapi(request: HttpRequest) -> HttpResponse:
-    """The API's OpenAPI 3.1 description (service/openapi.json)."""
+    """The API's OpenAPI 3.1 description (service/handin/openapi.json)."""
     if request.method not in {"GET", "HEAD"}:
         return not_allowed(request, {"GET", "HEAD"})
     return HttpResponse(OPENAPI.read_bytes(), content_type="application/json")
