@@ -102,8 +102,8 @@ def unseen_markers(view) -> list[str]:
 
 
 def faces(view, report: Report) -> dict[str, str]:
-    """Every face outside the site, as text: the API's report (read by the site's pages and
-    ``autograder submit``), ``submit()``'s summary and JupyterLab's panel's data."""
+    """Every face outside the site's pages, as text: the API's report, ``submit()``'s summary,
+    JupyterLab's panel's data and what ``autograder submit`` prints."""
     import json
 
     data = view.as_report(report)
@@ -114,7 +114,25 @@ def faces(view, report: Report) -> dict[str, str]:
         "the API's report": json.dumps(data),
         "submit()": Feedback(job, "http://site").summary(),
         "JupyterLab's panel": json.dumps(panel(job, "http://site")),
+        "autograder submit": autograder_submit({**job, "server": "http://site"}),
     }
+
+
+def autograder_submit(job: dict) -> str:
+    """What ``autograder submit`` prints of ``job``, as the server answered it."""
+    import contextlib
+    import io
+
+    import pytest
+
+    from commands.autograder import main
+    from service.handin import client
+
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
+        patch.setattr(client, "submit", lambda *args, **options: job)
+        main(["submit", "notebook.ipynb", "--assignment", "vis"])
+    return printed.getvalue()
 
 
 SETTINGS = {

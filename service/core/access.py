@@ -145,12 +145,12 @@ def due_for(spec: AssignmentSpec, student: Student) -> datetime | None:
 
 
 def hidden_results_visible(spec: AssignmentSpec, student: Student) -> bool:
-    if spec.feedback == "immediate":
-        return True
-    if spec.feedback == "hidden":
-        return False
-    due = due_for(spec, student)
-    return due is None or timezone.now() >= due
+    """Whether every score of the assignment is shown to the student now (autograder.visibility:
+    every check's visibility, their own due time, what the staff have published)."""
+    from autograder.visibility import scores_shown
+    from gradebook.publishing import published_state
+
+    return scores_shown(spec.visibility_rules, due_for(spec, student), timezone.now(), published_state(book(), spec))
 
 
 def hand_in_warnings(spec: AssignmentSpec, student: Student) -> list[str]:
@@ -170,8 +170,8 @@ def counted_submission_id(spec: AssignmentSpec, student: Student) -> int | None:
 
 
 def shown_report(job: Job, spec: AssignmentSpec, for_staff: bool) -> dict[str, Any] | None:
-    """A graded job's report as its reader may see it: the grader's paths and tools never; the
-    hidden tests' scores and texts only as the assignment's ``feedback`` allows (staff see all)."""
+    """A graded job's report as its reader may see it: the grader's paths and tools never; each
+    check, score and hand mark only as autograder.visibility allows the student (staff see all)."""
     if job.submission is None:
         return None
     return shown_submission(job.submission, spec, job.student, for_staff)
@@ -179,17 +179,15 @@ def shown_report(job: Job, spec: AssignmentSpec, for_staff: bool) -> dict[str, A
 
 def shown_submission(submission, spec: AssignmentSpec, student: Student, for_staff: bool) -> dict[str, Any]:
     """``shown_report`` of a gradebook submission (the one that counts, on the assignments' list)."""
+    from autograder.visibility import student_view
+    from gradebook.publishing import published_state
+
     report: Report = report_of(book(), spec, submission)
-    data = report.model_dump(mode="json", exclude={"submission", "reference", "sandbox"})
-    if not for_staff:  # a hidden test's own fault shows its code: the staff's alone
-        data.pop("test_faults", None)
-    if for_staff or hidden_results_visible(spec, student):
+    if for_staff:
+        data = report.model_dump(mode="json", exclude={"submission", "reference", "sandbox", "visibility"})
         data["hidden_results"] = "shown"
         return data
-    manual = {q.id for q in spec.questions if q.manual}
-    data["hidden_results"] = "after the due time" if spec.feedback == "after_due" else "not shown"
-    for question in data["questions"]:
-        if question["id"] not in manual:
-            question.update(score=None, status="hidden", feedback="", tests=[])
-    data.update(score=None, final_score=None, late=None)
-    return data
+    # The one rule (a hidden test's own fault shows its code: never in the student's view).
+    published = published_state(book(), spec)
+    view = student_view(report, spec.visibility_rules, due_for(spec, student), timezone.now(), published)
+    return view.as_report(report)

@@ -67,6 +67,19 @@ class CountedChoice(Form):
     back = SitePath()
 
 
+class Publish(Form):
+    """The staff publishing an assignment's grades, or one hand-graded question's marks (``question``),
+    or undoing it (gradebook.publishing.publish); with why, kept in the history."""
+
+    action = forms.ChoiceField(choices=choices(["publish", "unpublish"]))
+    question = forms.ChoiceField(required=False)
+    reason = forms.CharField(required=False, max_length=2000)
+
+    def __init__(self, data: Any, questions: Iterable[str]) -> None:
+        super().__init__(data)
+        self.fields["question"].choices = [("", "every question"), *choices(questions)]
+
+
 class Threshold(Form):
     """The similarity report's threshold: a share between 0 and 1."""
 

@@ -15,6 +15,7 @@ urlpatterns = [
     path("staff/override/<id:job_id>/", staff.override, name="override"),
     path("staff/regrade/<str:name>/", staff.regrade, name="regrade"),
     path("staff/counts/<str:name>/", staff.choose_counted, name="choose-counted"),
+    path("staff/publish/<str:name>/", staff.publish_grades, name="publish-grades"),
     path("staff/similarity/<str:name>/", staff.similarity_page, name="similarity"),
     path("staff/exports/", staff.exports_page, name="exports"),
 ]

@@ -101,11 +101,26 @@ def gradebook_page(request: HttpRequest, name: str) -> HttpResponse:
         "counts": COUNTS_HELP[spec.counts],
         "query": query.urlencode(),
         "regrading": regrade_progress(spec.name),
+        "publishing": _publishing(spec),
     }
     response = render(request, "service/grades/gradebook.html", context)
     if context["regrading"] is not None and context["regrading"].finished_at is None:
         response["Refresh"] = "3"  # reloaded until the regrade is done, as the similarity page (no script)
     return response
+
+
+def _publishing(spec) -> dict | None:
+    """What the gradebook's page says of publishing (None: the assignment's grades publish themselves)."""
+    from gradebook.publishing import publications, published_state
+
+    if spec.visibility_rules.publish == "automatic":
+        return None
+    gradebook = book()
+    return {
+        "state": published_state(gradebook, spec),
+        "history": publications(gradebook, spec),
+        "manual": [q.id for q in spec.questions if q.manual],
+    }
 
 
 @login_required
@@ -270,6 +285,39 @@ def regrade(request: HttpRequest, name: str) -> HttpResponse:
     back = form.value("back")
     if back:  # a page of this site, never another's
         return redirect(back)
+    return redirect("gradebook", name=spec.name)
+
+
+@login_required
+@require_http_methods(["POST"])
+@staff_required
+def publish_grades(request: HttpRequest, name: str) -> HttpResponse:
+    """Publish the assignment's grades (or one hand-graded question's marks), or undo it
+    (gradebook.publishing.publish): recorded with who and why; every student's score then goes to
+    the course platforms as the rule now says (FullyGraded once published, Pending before)."""
+    from django.contrib import messages
+
+    from autograder.errors import AssignmentError
+    from gradebook.errors import BadEdit
+    from gradebook.models import Student
+    from gradebook.publishing import publish
+    from service.lti.scores import score_changed
+
+    spec = assignment_or_404(name)
+    form = forms.Publish(request.POST, questions=[q.id for q in spec.questions if q.manual])
+    if not form.is_valid():
+        raise BadRequest("publish or unpublish, for every question or one graded by hand")
+    published, question = form.value("action") == "publish", form.value("question") or None
+    try:
+        publish(book(), spec, question, published, form.value("reason", ""), request.user.get_username())
+    except (BadEdit, AssignmentError) as refused:
+        messages.error(request, str(refused))
+        return redirect("gradebook", name=spec.name)
+    for student in Student.objects.filter(member__isnull=False, submissions__assignment__name=spec.name).distinct():
+        for problem in score_changed(spec, student):
+            messages.warning(request, problem)
+    what = f"question {question}'s marks" if question else "grades"
+    messages.info(request, f"{spec.name}: {what} {'published' if published else 'unpublished'}")
     return redirect("gradebook", name=spec.name)
 
 

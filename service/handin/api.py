@@ -136,6 +136,7 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
                 "max_score": spec.max_score,
                 "due": due.isoformat() if due else None,
                 "feedback": spec.feedback,
+                "visibility": spec.visibility_rules.default,
                 "can_submit": refused is None,
                 "why_not": refused,
                 "counts": spec.counts,

@@ -45,6 +45,9 @@ CONNECT_TIMEOUT = 10.0
 SEND_TIMEOUT = 60.0
 FIRST_WAIT = timedelta(seconds=15)
 MAX_WAIT = timedelta(minutes=30)
+# A score whose grading progress says it is not the grade yet (the staff have not published it):
+# sent without scoreGiven and scoreMaximum, so the platform records the hand-in and no number.
+UNSCORED = frozenset({"Pending"})
 MAX_ATTEMPTS = 20  # about seven hours of a platform down before a score is failed
 CLAIM = timedelta(minutes=5)  # a claimed row is no other sender's for this long (or until it is done)
 BATCH = 50
@@ -180,12 +183,12 @@ def _put(row: ScoreToSend, using) -> None:
     grade = (
         Grade()
         .set_user_id(row.lti_user.sub)
-        .set_score_given(row.score_given)
-        .set_score_maximum(row.score_maximum)
         .set_activity_progress(row.activity_progress)
         .set_grading_progress(row.grading_progress)
         .set_timestamp(_iso(row.graded_at))
     )
+    if row.grading_progress not in UNSCORED:  # a grade not published yet: no score reaches the platform
+        grade.set_score_given(row.score_given).set_score_maximum(row.score_maximum)
     item = row.line_item
     _call(lambda: service(item.context, item.url, using).put_grade(grade, LineItem({"id": item.url})))
 

@@ -100,10 +100,16 @@ def resource_link_of(lti_launch):
 
 def current_score(book: Gradebook, spec: AssignmentSpec, student: Student) -> Score:
     """The student's grade on ``spec``: the report of the submission that counts (the assignment's
-    rule or the staff's choice: gradebook.grades.counting_submission), as the gradebook has it."""
+    rule or the staff's choice: gradebook.grades.counting_submission), as the gradebook has it.
+    Before the staff publish the assignment's grades (gradebook.publishing), only that it was
+    handed in: Submitted, Pending, and no score (the outbox sends none); FullyGraded once published."""
+    from gradebook.publishing import published_state
+
     counted = counting_submission(book, spec, student)
     if counted is None:
         return Score(given=0.0, maximum=maximum(spec), activity_progress="Initialized", grading_progress="NotReady")
+    if not published_state(book, spec).assignment:
+        return Score(given=0.0, maximum=maximum(spec), activity_progress="Submitted", grading_progress="Pending")
     report = report_of(book, spec, counted)
     awaiting = any(question.status == "manual" and question.mark is None for question in report.questions)
     return Score(
