@@ -131,7 +131,15 @@ def _build_zoned(
     used = {question.question for variant in variants for question in variant.questions}
     questions = {name: question for name, question in {**pool.fixed, **pool.drawn}.items() if name in used}
     zones = [ZoneKey(title=zone.title, choose=zone.choose, points=zone.points) for zone in definition.zones]
-    key = ExamKey(title=title, seed=seed, shuffled=shuffle, questions=questions, variants=variants, zones=zones)
+    key = ExamKey(
+        title=title,
+        seed=seed,
+        shuffled=shuffle,
+        questions=questions,
+        variants=variants,
+        zones=zones,
+        definition=definition,
+    )
     _write(key, out)
     return BuildResult(students=len(students), questions=len(variants[0].questions), problems=problems)
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from ..exports.items import items_of
 from ..models import Check, Lesson
+from .definition import ExamDefinition
 
 
 class Choice(BaseModel):
@@ -77,6 +78,9 @@ class ExamKey(BaseModel):
     questions: dict[str, BankQuestion]
     variants: list[Variant]
     zones: list[ZoneKey] = []  # an exam built from a definition's zones (each student's own draw)
+    # The definition itself, so that a student not on the roster (the staff's trial online) is drawn by
+    # the same rule, from the same pools (course.exams.zones.zoned_variant).
+    definition: ExamDefinition | None = None
 
     def correct_letter(self, question: VariantQuestion) -> str:
         bank = self.questions[question.question]

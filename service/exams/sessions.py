@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import ipaddress
+import logging
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from course.catalog import load_catalog
+from course.errors import ExamError
+from course.exams.definition import ExamDefinition
 from course.exams.grade import (
     OpenMark,
     StudentResult,
@@ -33,6 +37,7 @@ from course.exams.grade import (
 )
 from course.exams.variants import ExamKey, Variant, make_variant
 from course.exams.variants import Student as ExamStudent
+from course.exams.zones import Pool, zoned_variant
 from course.private_files import write_private
 from course.wording import plural
 from gradebook.exams import OpenAnswer, grade_exam_into_gradebook
@@ -44,6 +49,8 @@ from untrusted import spreadsheet
 from . import saves as exam_saves
 from .models import ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
 from .scores import send_exam_score
+
+logger = logging.getLogger(__name__)
 
 MAX_TEXT = 20_000  # an open question's answer, in characters
 # Wrong access codes: a student who gives CODE_TRIES wrong ones is refused (even the right one) until
@@ -74,13 +81,48 @@ def key_of(folder: Path) -> ExamKey:
 def variant_for(key: ExamKey, student: Student) -> Variant | None:
     """The student's variant: the printed exam's for a student on its roster; for the staff's own
     account, one drawn by the same seed rule (a trial); None for anyone else."""
+    sheet = sheet_for(key, student)
+    return sheet[1] if sheet is not None else None
+
+
+def sheet_for(key: ExamKey, student: Student) -> tuple[ExamKey, Variant] | None:
+    """The student's variant and the key that reads it: the printed exam's for a student on its
+    roster (their own draw from its zones, for an exam built from a definition); for the staff's own
+    account, one drawn by the paper exam's own rule for their id and the exam's seed (a trial: from the
+    definition's zones and the course's lessons, its generated questions drawn for them, the key given
+    the questions so drawn); None for anyone else, and for a trial that cannot be drawn (logged)."""
     found = next((v for v in key.variants if v.student.student_id == student.student_id), None)
-    if found is not None or not student.student_id.startswith(STAFF_PREFIX):
-        return found
-    first = key.variants[0].questions
-    choice = sum(q.kind == "choice" for q in first)
+    if found is not None:
+        return key, found
+    if not student.student_id.startswith(STAFF_PREFIX):
+        return None
     exam_student = ExamStudent(student_id=student.student_id, name=student.name or student.student_id, email="")
-    return make_variant(exam_student, list(key.questions.values()), key.seed, choice, key.shuffled, len(first) - choice)
+    if key.definition is None and key.zones:
+        logger.warning("the staff's trial of %r: its key.json keeps no definition; build it again", key.title)
+        return None
+    if key.definition is None:
+        first = key.variants[0].questions
+        choice = sum(q.kind == "choice" for q in first)
+        bank = list(key.questions.values())
+        return key, make_variant(exam_student, bank, key.seed, choice, key.shuffled, len(first) - choice)
+    try:
+        pool = _pool(tuple(course().lesson_folders), key.definition.model_dump_json())
+        variant = zoned_variant(exam_student, key.definition, pool, key.seed, key.shuffled)
+    except ExamError:
+        logger.exception("the staff's trial of %r cannot be drawn from its definition", key.title)
+        return None
+    drawn = {**pool.fixed, **pool.drawn}
+    questions = {q.question: drawn[q.question] for q in variant.questions if q.question not in key.questions}
+    return key.model_copy(update={"questions": {**key.questions, **questions}}), variant
+
+
+@lru_cache(maxsize=8)
+def _pool(lesson_folders: tuple[Path, ...], definition: str) -> Pool:
+    """The pools of an exam's definition over the course's lessons, read once (a trial's draws)."""
+    catalog = load_catalog(list(lesson_folders))
+    if catalog.errors:
+        raise ExamError(f"the course's lessons cannot be read: {catalog.errors[0]}")
+    return Pool(catalog.lessons, ExamDefinition.model_validate_json(definition))
 
 
 @dataclass
@@ -323,9 +365,10 @@ def marks_of(key: ExamKey, student: Student) -> dict[tuple[str, str], OpenMark]:
 
 def result_of(attempt: ExamAttempt, key: ExamKey) -> StudentResult | None:
     """The attempt graded by the paper path's function, with the open questions' marks so far."""
-    variant = variant_for(key, attempt.student)
-    if variant is None:
+    sheet = sheet_for(key, attempt.student)
+    if sheet is None:
         return None
+    key, variant = sheet
     given = answers_of(attempt)
     letters = {q.position: given[q.position] for q in variant.questions if q.kind == "choice" and q.position in given}
     result = grade_sheet(key, variant, letters, Path(f"online attempt {attempt.pk}"))
@@ -356,9 +399,9 @@ def scores_of(attempts: list[ExamAttempt], key: ExamKey) -> dict[int, str]:
 def feedback_of(attempt: ExamAttempt, key: ExamKey, heading: bool = True) -> str | None:
     """The student's feedback, the very text the paper path writes to feedback/<student>.md (without
     ``heading``, its title and score, which the page states itself)."""
-    variant = variant_for(key, attempt.student)
+    sheet = sheet_for(key, attempt.student)
     result = result_of(attempt, key)
-    return None if variant is None or result is None else feedback_markdown(key, variant, result, heading)
+    return None if sheet is None or result is None else feedback_markdown(*sheet, result, heading)
 
 
 def results_visible(exam: OnlineExam, attempt: ExamAttempt, now: datetime | None = None) -> bool:

@@ -22,7 +22,8 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from course.errors import ExamError
 from course.exams.grade import score_summary
-from course.exams.variants import ExamKey
+from course.exams.pages import zone_heading
+from course.exams.variants import ExamKey, Variant
 from course.wording import plural, shown_score
 from gradebook.errors import GradebookError
 from gradebook.extensions import extend_exam
@@ -92,9 +93,10 @@ class AnswerForm(forms.Form):
         return given.removeprefix("v:") if given.startswith("v:") else None
 
 
-def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, Any]]:
+def _questions(key: ExamKey, variant: Variant, attempt: ExamAttempt) -> list[dict[str, Any]]:
     """The variant's questions as the page shows them: stems and options with math as MathML,
-    the letters of this variant, the answers saved; never which option is right or why one tempts."""
+    the letters of this variant, the answers saved, a zone's title and points before its first
+    question (the printed exam's words); never which option is right or why one tempts."""
     given, versions = sessions.answers_of(attempt), sessions.versions_of(attempt)
     shown = []
     for question in variant.questions:
@@ -103,6 +105,7 @@ def _questions(key: ExamKey, attempt: ExamAttempt, variant) -> list[dict[str, An
         shown.append(
             {
                 "position": question.position,
+                "part": zone_heading(key, variant, question.position),
                 "kind": question.kind,
                 "stem": question_html(bank.stem),
                 "options": [(letter, question_html(texts[option])) for letter, option in question.letters.items()],
@@ -193,10 +196,10 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
                 or sessions.ExamAttempt.objects.filter(exam=name, student=student).count() < terms.attempts
             )
         return render(request, "service/exams/exam_start.html", context)
-    variant = sessions.variant_for(key, student)
-    if variant is None:  # the exam was rebuilt without this student since they started
+    sheet = sessions.sheet_for(key, student)
+    if sheet is None:  # the exam was rebuilt without this student since they started
         raise Http404("your variant is no longer in this exam's key; the staff rebuilt it; ask them")
-    questions = _questions(key, attempt, variant)
+    questions = _questions(*sheet, attempt)
     context["count"] = len(questions)
     context["answered"] = sum(bool(q["value"]) for q in questions)
     context["seconds_left"] = max(0, int((attempt.ends_at - now).total_seconds()))
@@ -437,9 +440,16 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
     try:
         key = sessions.key_of(folder)
     except ExamError as exc:
-        title, problem, scores = name, str(exc), {}
+        title, problem, scores, zones = name, str(exc), {}, []
     else:
         title, problem, scores = key.title, "", sessions.scores_of(attempts, key)
+        zones = _zones(key)
+        if key.zones and key.definition is None:
+            problem = (
+                f"{folder / 'key.json'}: built before the key kept its definition, so no trial run can be "
+                "drawn from its zones; build it again with `course exam build --definition ... --force` "
+                "(the same seed and roster give every student the same exam)"
+            )
     for attempt in attempts:
         attempt.shown_score = scores.get(attempt.pk, "")  # the column the table shows
     context = {
@@ -454,8 +464,20 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
         "instructor": member_of(request.user).is_instructor,
         "grading": latest_grading(name),
         "results": _results(name),
+        "zones": zones,
     }
     return render(request, "service/exams/exam_online.html", context)
+
+
+def _zones(key: ExamKey) -> list[str]:
+    """An exam built from a definition: what each zone draws for each student, as the staff read it."""
+    if key.definition is None:
+        return []
+    return [
+        f"Part {number}: {zone.title}: {zone.choose} of {plural(len(zone.questions), 'question')}, "
+        f"{plural(zone.points, 'point')} each"
+        for number, zone in enumerate(key.definition.zones, start=1)
+    ]
 
 
 def _accommodate(request: HttpRequest, name: str, data: dict[str, Any]) -> bool:
@@ -493,7 +515,8 @@ def attempt_log(request: HttpRequest, name: str, attempt_id: int) -> HttpRespons
     return render(request, "service/exams/exam_log.html", {"name": name, "attempt": attempt, "log": attempt.log.all()})
 
 
-RESULT_FILES = {"scores.csv": "text/csv", "items.csv": "text/csv", "items.png": "image/png"}
+# groups.csv: an exam with generated questions or alternatives, a row per question over its variants.
+RESULT_FILES = {"scores.csv": "text/csv", "items.csv": "text/csv", "groups.csv": "text/csv", "items.png": "image/png"}
 
 
 def _results_folder(name: str) -> Path:
@@ -513,7 +536,7 @@ def _results(name: str) -> dict[str, Any] | None:
 @require_safe
 @staff_required
 def result_file(request: HttpRequest, name: str, file: str) -> HttpResponse:
-    """One file of the exam's last grading (``course exam grade``'s): scores.csv, items.csv, items.png,
+    """One file of the exam's last grading (``course exam grade``'s): scores.csv, items.csv, groups.csv, items.png,
     or a student's feedback: ``feedback/<student>`` the page the student reads, ``feedback/<student>.md``
     its Markdown file; nothing else of the state folder."""
     folder = _results_folder(name)
