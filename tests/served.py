@@ -43,6 +43,7 @@ POSTED = {
     "override",
     "regrade",
     "choose-counted",
+    "publish-grades",
     "review-answer",
     "review-ask",
     "rubric-edit",

@@ -86,6 +86,7 @@ def _arguments(name: str) -> list:
         "exam-mark-empty": ["midterm", "q"],
         "regrade": assignment,
         "choose-counted": assignment,
+        "publish-grades": assignment,
         "similarity": assignment,
         "review-answer": [1],
         "review-ask": [1],

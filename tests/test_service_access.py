@@ -79,6 +79,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
         "platforms": [],
         "regrade": name_of,
         "choose-counted": name_of,
+        "publish-grades": name_of,
         "similarity": name_of,
         "review-answer": [1],
         "review-ask": [1],
