@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.assignment import Question
 from autograder.lateness import extended_due
-from autograder.reports.model import HandMark, QuestionResult, Report, TestOutcome
+from autograder.reports.model import HandMark, OwnValues, QuestionResult, Report, TestOutcome
 
 if TYPE_CHECKING:
     from . import models
@@ -329,6 +329,7 @@ class _Reading:
             feedback=spec.feedback,
             visibility=spec.visibility_rules,
             seconds=submission.seconds,
+            own_values=OwnValues.model_validate(submission.own_values) if submission.own_values else None,
             test_faults=[test.fault for question in questions for test in question.tests if test.fault is not None],
         )
 

@@ -208,6 +208,7 @@ def record_report(
         "errors": report.errors,
         "output": report.output,
         "seconds": report.seconds,
+        "own_values": report.own_values.model_dump(mode="json") if report.own_values else {},
     }
     if into is not None:
         row = book.objects(Submission).get(id=into, student=student, assignment=assignment)

@@ -9,6 +9,7 @@ from autograder.assignment import Assignment as AssignmentSpec
 
 from .book import Gradebook
 from .grades import HandIn, chosen_submissions, reports_of, student_due, submissions_in_order, which_counts
+from .own_values import Owners, holder_sentence
 
 
 class HistoryEntry(BaseModel):
@@ -25,6 +26,9 @@ class HistoryEntry(BaseModel):
     max_score: float
     current: bool  # the submission that counts for the student's grade (gradebook.grades.which_counts)
     chosen: bool = False  # it counts because the staff chose it (``choose``), not by the assignment's rule
+    # A notebook of one's own whose values are not the student's: whose they are, in a sentence
+    # (gradebook.own_values); empty when they are the student's, or the assignment draws none.
+    not_their_values: str = ""
 
 
 class ChoiceEntry(BaseModel):
@@ -48,6 +52,7 @@ def history(book: Gradebook, student_id: str, specs: list[AssignmentSpec]) -> li
         for spec in specs:
             submissions = list(submissions_in_order(book, spec.name, student))
             reports = reports_of(book, spec, submissions, student)
+            owners = None  # the class's drawn values, read only where a notebook is not its student's
             chosen = chosen_submissions(book, spec.name, {student.pk}).get(student.pk)
             extension = student.extensions.using(book.alias).filter(assignment__name=spec.name).first()
             hand_ins = [
@@ -59,6 +64,10 @@ def history(book: Gradebook, student_id: str, specs: list[AssignmentSpec]) -> li
             )
             for submission, report in zip(submissions, reports, strict=True):
                 current = counted is not None and submission.id == counted.id
+                held, not_theirs = report.own_values, ""
+                if held is not None and not held.matches:
+                    owners = owners or Owners.of_class(book, spec)
+                    not_theirs = holder_sentence(student_id, held, owners.of(held.notebook))
                 entries.append(
                     HistoryEntry(
                         id=submission.id,
@@ -74,6 +83,7 @@ def history(book: Gradebook, student_id: str, specs: list[AssignmentSpec]) -> li
                         max_score=report.max_score,
                         current=current,
                         chosen=current and chosen == submission.id,
+                        not_their_values=not_theirs,
                     )
                 )
         return entries

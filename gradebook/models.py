@@ -84,6 +84,9 @@ class Submission(models.Model):
     seconds = models.FloatField(null=True)  # how long its grading took
     errors = models.JSONField(default=list)
     output = models.TextField(blank=True)
+    # A notebook of one's own (autograder.own_values): the report's ``own_values``, the values drawn
+    # for the student beside those the notebook held; empty for an assignment without parameters.
+    own_values = models.JSONField(default=dict, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["assignment", "student"])]

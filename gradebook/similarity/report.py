@@ -22,7 +22,6 @@ looked up among its fingerprints at once, and only those that may be listed are 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,10 +34,11 @@ from pydantic import BaseModel
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.errors import AutograderError
-from autograder.own_values import assigned_values, student_values
+from autograder.own_values import assigned_values
 from course.private_files import write_private
 from course.wording import plural
 from gradebook.errors import GradebookError, LeaseLost, NotFound
+from gradebook.own_values import Owners
 
 from .fingerprints import Code, K, filtered, fingerprints, starter
 from .fragments import FRAGMENT_COLOURS, Fragment, Side, colour, fragments, sides
@@ -405,13 +405,12 @@ def not_their_values(
     the grader reads it: autograder.own_values), with the classmate whose values they are, if any."""
     if not spec.parameters:
         return []
-    drawn = {student: student_values(spec, student) for student in students}
-    owners = {json.dumps(values, sort_keys=True): student for student, values in drawn.items()}
+    owners = Owners(spec, students)
     found = []
     for number, (student, code) in enumerate(zip(students, codes, strict=True)):
         held = assigned_values([code.raw], spec.parameters)
-        if held != drawn[student]:
-            found.append(NotTheirValues(student=student, holds=owners.get(json.dumps(held, sort_keys=True))))
+        if held != owners.drawn[student]:
+            found.append(NotTheirValues(student=student, holds=owners.of(held)))
         if pause is not None and number % 100 == 99:
             pause()
     return found
