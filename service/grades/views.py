@@ -375,7 +375,7 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     from django.contrib import messages
 
     from gradebook.similarity.fragments import colour, sides
-    from gradebook.similarity.report import DEFAULT_THRESHOLD, queue_run, report_of_run, runs_of
+    from gradebook.similarity.report import DEFAULT_THRESHOLD, queue_run, report_of_run, runs_of, values_lines
 
     spec = assignment_or_404(name)
     if request.method == "POST":
@@ -401,7 +401,18 @@ def similarity_page(request: HttpRequest, name: str) -> HttpResponse:
     response = render(
         request,
         "service/grades/similarity.html",
-        {"spec": spec, "last": last, "report": report, "pairs": pairs, "pending": pending, "threshold": threshold},
+        {
+            "spec": spec,
+            "last": last,
+            "report": report,
+            "pairs": pairs,
+            "pending": pending,
+            "threshold": threshold,
+            # Each notebook of one's own that holds values not its student's, and whose (escaped by the template).
+            "values": list(zip((found.student for found in report.values), values_lines(report), strict=True))
+            if report
+            else [],
+        },
     )
     if pending is not None:
         response["Refresh"] = "3"  # reloaded until the report is done (no script: nothing for the CSP to allow)

@@ -149,20 +149,14 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
 
 @api_view({"GET"})
 def notebook(request: HttpRequest, name: str) -> HttpResponse:
-    """The assignment's released notebook, as the assignment page's download gives it (what
-    gradewright.fetch() and JupyterLab's Fetch put in a student's home)."""
-    from django.http import FileResponse
+    """The student's own notebook, as the assignment page's download gives it (what
+    gradewright.fetch() and JupyterLab's Fetch put in a student's home): the values drawn for them
+    in it, for an assignment with parameters."""
+    from .releases import own_notebook_response
 
-    from .releases import released_notebook
-
-    member_of(request.user)  # members of the course only
+    student = student_of(request.user)  # members of the course only
     spec = assignment_or_404(name)
-    return FileResponse(
-        released_notebook(spec, state()).open("rb"),
-        as_attachment=True,
-        filename=spec.released_notebook,
-        content_type="application/json",
-    )  # a notebook is JSON
+    return own_notebook_response(spec, state(), student.student_id)
 
 
 @api_view({"GET"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
@@ -30,7 +30,7 @@ from service.errors import UploadRefused
 
 from . import forms
 from .models import ClosedAssignment, Job
-from .releases import released_notebook
+from .releases import own_notebook_response
 from .uploads import allowance, read_upload, store
 
 
@@ -130,12 +130,19 @@ def _open_or_close(request: HttpRequest, name: str, submissions: str) -> HttpRes
 
 @login_required
 @require_safe
-def download_notebook(request: HttpRequest, name: str) -> FileResponse:
-    member_of(request.user)  # members of the course only
+def download_notebook(request: HttpRequest, name: str) -> HttpResponse:
+    """The student's own notebook (their values drawn in it, for an assignment with parameters)."""
+    student = student_of(request.user)  # members of the course only
     spec = assignment_or_404(name)
-    return FileResponse(
-        released_notebook(spec, state()).open("rb"), as_attachment=True, filename=spec.released_notebook
-    )
+    return own_notebook_response(spec, state(), student.student_id)
+
+
+def _not_their_values(spec, job: Job, report: dict) -> str:
+    from autograder.reports.model import OwnValues
+    from gradebook.own_values import not_theirs
+
+    values = report.get("own_values")
+    return not_theirs(book(), spec, job.student.student_id, OwnValues.model_validate(values) if values else None)
 
 
 @login_required
@@ -169,6 +176,8 @@ def submission_page(request: HttpRequest, job_id: int) -> HttpResponse:
         and job.submission_id is not None
         and counted_submission_id(spec, job.student) == job.submission_id,
         "timeline": live.timeline(job) if staff else None,
+        # A notebook of one's own holding another's values: whose, for the staff (gradebook.own_values).
+        "not_their_values": _not_their_values(spec, job, report) if staff and report else "",
     }
     part = "service/handin/submission_live.html" if live_part else "service/handin/submission.html"
     return render(request, part, context)
