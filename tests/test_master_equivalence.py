@@ -21,9 +21,11 @@ pytestmark = pytest.mark.timeout(300)
 SHIPPED = ("sequences-and-attention", "attention-not-explanation")
 
 
-def _generated(name: str, tmp_path: Path) -> Path:
-    master = ASSIGNMENTS / name / f"{name}.master.ipynb"
-    return assign(master, tmp_path / name).folder
+@pytest.fixture(scope="module")
+def masters(tmp_path_factory) -> dict[str, Path]:
+    """Each shipped master notebook's folder, written once for the module's tests (they only read it)."""
+    folder = tmp_path_factory.mktemp("masters")
+    return {name: assign(ASSIGNMENTS / name / f"{name}.master.ipynb", folder / name).folder for name in SHIPPED}
 
 
 def _functions(folder: Path) -> dict[str, str]:
@@ -40,10 +42,10 @@ def _functions(folder: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("name", SHIPPED)
-def test_the_shipped_master_notebooks_write_what_the_folders_hold(name, tmp_path):
+def test_the_shipped_master_notebooks_write_what_the_folders_hold(name, masters):
     """The generated folder has the same questions, hidden tests, references, source notebook cells
     and known verdicts as the shipped one; only the order of questions follows the notebook's."""
-    today, generated = load_assignment(ASSIGNMENTS / name), load_assignment(_generated(name, tmp_path))
+    today, generated = load_assignment(ASSIGNMENTS / name), load_assignment(masters[name])
     key = lambda q: q.id  # noqa: E731
     assert sorted(today.questions, key=key) == sorted(generated.questions, key=key)
     assert today.reference_paths == generated.reference_paths
@@ -66,7 +68,7 @@ def test_the_shipped_master_notebooks_write_what_the_folders_hold(name, tmp_path
 @pytest.mark.slow
 @needs_sandbox
 @pytest.mark.parametrize("name", SHIPPED)
-def test_the_shipped_master_notebooks_grade_known_submissions_as_the_folders_do(name, tmp_path, monkeypatch):
+def test_the_shipped_master_notebooks_grade_known_submissions_as_the_folders_do(name, masters, tmp_path, monkeypatch):
     from autograder.batch import GradeOptions, grade_batch
     from autograder.submissions import find_submissions
 
@@ -79,8 +81,8 @@ def test_the_shipped_master_notebooks_grade_known_submissions_as_the_folders_do(
         shutil.copy(path, folder)
     submissions = find_submissions([folder]).submissions
     graded = {}
-    for label, assignment in (("today", load_assignment(ASSIGNMENTS / name)), ("master", None)):
-        assignment = assignment or load_assignment(_generated(name, tmp_path))
+    for label, source in (("today", ASSIGNMENTS / name), ("master", masters[name])):
+        assignment = load_assignment(source)
         result = grade_batch(assignment, submissions, tmp_path / label, GradeOptions(reference="numpy", jobs=2))
         graded[label] = {
             Path(r.submission).name: {q.id: (q.status, q.score, q.feedback) for q in r.questions}
