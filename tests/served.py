@@ -54,6 +54,7 @@ POSTED = {
     "lti-deep-link",
     "exam-save",
     "exam-submit",
+    "exam-publish",
 }
 
 

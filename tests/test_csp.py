@@ -100,7 +100,15 @@ def _arguments(name: str) -> list:
         "extensions": ["sequences-and-attention"],
         **{
             route: ["midterm"]
-            for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online", "exam-room")
+            for route in (
+                "exam-take",
+                "exam-save",
+                "exam-submit",
+                "exam-state",
+                "exam-online",
+                "exam-room",
+                "exam-publish",
+            )
         },
     }.get(name, [])
 

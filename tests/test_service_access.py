@@ -88,7 +88,15 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
         "exam-mark": ["midterm", "q", "someone"],
         **{
             route: ["midterm"]
-            for route in ("exam-take", "exam-save", "exam-submit", "exam-state", "exam-online", "exam-room")
+            for route in (
+                "exam-take",
+                "exam-save",
+                "exam-submit",
+                "exam-state",
+                "exam-online",
+                "exam-room",
+                "exam-publish",
+            )
         },
         "exam-log": ["midterm", 1],
         "exam-result": ["midterm", "scores.csv"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from service.core.forms import Form, Number
+from service.core.forms import Form, Number, choices
 
 
 class ExamMark(Form):
@@ -18,3 +18,10 @@ class ExamMark(Form):
     @property
     def goes_on(self) -> bool:
         return self.value("then") == "next"
+
+
+class ExamPublish(Form):
+    """The staff publishing an online exam's results (its results setting "when the staff publish
+    them"), or withdrawing them."""
+
+    action = forms.ChoiceField(choices=choices(["publish", "unpublish"]))

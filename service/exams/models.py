@@ -14,8 +14,17 @@ class OnlineExam(models.Model):
     """How an exam folder is taken online: its window, its time limit, how its questions are shown,
     when its results are, and what a proctored room asks (an access code, the room's networks)."""
 
-    AT_SUBMIT, AFTER_CLOSE, NEVER = "at_submit", "after_close", "never"
-    RESULTS = [(AT_SUBMIT, "when the attempt ends"), (AFTER_CLOSE, "after the exam closes"), (NEVER, "never")]
+    # When a student sees their results (issue #51; sessions.results_visible is the one rule): during
+    # the attempt, each saved answer's; when their attempt ends; when the exam closes for everyone;
+    # when the staff publish them on the exam's page; or never on this site.
+    DURING, AT_SUBMIT, AFTER_CLOSE, PUBLISHED, NEVER = "during", "at_submit", "after_close", "published", "never"
+    RESULTS = [
+        (DURING, "during the exam, each answer's as it is saved"),
+        (AT_SUBMIT, "when the attempt ends"),
+        (AFTER_CLOSE, "after the exam closes"),
+        (PUBLISHED, "when the staff publish them"),
+        (NEVER, "never"),
+    ]
 
     name = models.CharField(max_length=200, unique=True)
     opens_at = models.DateTimeField()
@@ -26,6 +35,8 @@ class OnlineExam(models.Model):
     access_code = models.CharField(max_length=100, blank=True)
     networks = models.TextField(blank=True)  # allowed address ranges, one a line (CIDR); none: anywhere
     trial = models.BooleanField(default=False)  # the staff's own accounts may take it now, outside the window
+    published_at = models.DateTimeField(null=True, blank=True)  # results published (None: not, or withdrawn)
+    published_by = models.CharField(max_length=150, blank=True)  # who published or last withdrew them
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

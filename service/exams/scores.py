@@ -70,18 +70,23 @@ def remember_exam_line_item(lti_launch, name: str, key: ExamKey) -> None:
     record_placement(lti_launch, item)
 
 
-def send_exam_score(name: str, student: Student, result: StudentResult) -> int:
+def send_exam_score(name: str, student: Student, result: StudentResult, shown: bool = True) -> int:
     """Put the student's exam score in the outbox of scores to send (outbox.py), for their column
     of the exam in each course they belong to (placements.queue_score), as queue_scores does for an
-    assignment: sent by the workers' sender, with retries, never on the attempt's time. Returns how
-    many line items get it."""
+    assignment: sent by the workers' sender, with retries, never on the attempt's time. Not yet
+    ``shown`` to the student (the exam's results setting: sessions.results_visible), the platform is
+    told Submitted and Pending with no score, as an assignment's unpublished grade is
+    (service/lti/scores.py). Returns how many line items get it."""
     from service.lti.placements import Score, queue_score
 
     awaiting = result.by_hand > len(result.marks)
-    score = Score(
-        given=result.score,
-        maximum=result.max_score,
-        activity_progress="Completed",
-        grading_progress="PendingManual" if awaiting else "FullyGraded",
-    )
+    if not shown:
+        score = Score(given=0.0, maximum=result.max_score, activity_progress="Submitted", grading_progress="Pending")
+    else:
+        score = Score(
+            given=result.score,
+            maximum=result.max_score,
+            activity_progress="Completed",
+            grading_progress="PendingManual" if awaiting else "FullyGraded",
+        )
     return queue_score(student, resource_id(name), score)

@@ -274,7 +274,9 @@ def finish(attempt: ExamAttempt, key: ExamKey, reason: str, at: datetime, addres
     attempt.refresh_from_db()
     if not attempt.trial:
         record_result(key, attempt.student, result)
-        send_exam_score(attempt.exam, attempt.student, result)  # to the course platform, if it placed the exam
+        exam = OnlineExam.objects.filter(name=attempt.exam).first()
+        shown = exam is not None and results_visible(exam, attempt)
+        send_exam_score(attempt.exam, attempt.student, result, shown)  # to the course platform, if it placed it
 
 
 def record_result(key: ExamKey, student: Student, result: StudentResult) -> None:
@@ -405,16 +407,44 @@ def feedback_of(attempt: ExamAttempt, key: ExamKey, heading: bool = True) -> str
 
 
 def results_visible(exam: OnlineExam, attempt: ExamAttempt, now: datetime | None = None) -> bool:
-    """Whether the student may read the attempt's results and the key: never before its end."""
+    """Whether the student may read the ended attempt's results and the key (the exam's results
+    setting: the one rule the pages and the platforms' scores ask): never before its end."""
     if attempt.ended_at is None:
         return False
     if attempt.trial:
         return True  # the staff's trial run shows what a student would read
-    if exam.results == OnlineExam.AT_SUBMIT:
+    if exam.results in (OnlineExam.DURING, OnlineExam.AT_SUBMIT):
         return True
     if exam.results == OnlineExam.AFTER_CLOSE:
         return (now or timezone.now()) >= last_close(exam)
+    if exam.results == OnlineExam.PUBLISHED:
+        return exam.published_at is not None
     return False
+
+
+def results_while_taking(exam: OnlineExam, attempt: ExamAttempt) -> bool:
+    """Whether the taking page shows each saved check answer's result and the score so far."""
+    return attempt.ended_at is None and (exam.results == OnlineExam.DURING or attempt.trial)
+
+
+def publish_results(exam: OnlineExam, by: str, published: bool = True) -> int:
+    """The staff publish (or withdraw) an exam's results, with who and when: students then read them
+    on their exam page, and each counted attempt's score goes to the platforms as FullyGraded (or
+    Pending again). Returns how many students' scores were queued."""
+    exam.published_at = timezone.now() if published else None
+    exam.published_by = by
+    exam.save(update_fields=["published_at", "published_by", "updated_at"])
+    folder = folders().get(exam.name)
+    if folder is None:
+        return 0
+    key = key_of(folder)
+    sent = 0
+    for attempt in counted_attempts(exam.name):
+        result = result_of(attempt, key)
+        if result is not None:
+            send_exam_score(exam.name, attempt.student, result, shown=results_visible(exam, attempt))
+            sent += 1
+    return sent
 
 
 def last_close(exam: OnlineExam) -> datetime:
@@ -446,9 +476,12 @@ def grade_online(name: str, folder: Path):
     counted = counted_attempts(name)
     write_private(responses, responses_csv(key, counted))
     graded = grade_exam_into_gradebook(book(), folder, responses, out / "results")
-    students = {attempt.student.student_id: attempt.student for attempt in counted}
+    attempts = {attempt.student.student_id: attempt for attempt in counted}
+    exam = OnlineExam.objects.filter(name=name).first()
     for result in graded.results:  # the open questions' marks counted now: the platforms' scores again
-        send_exam_score(name, students[result.student_id], result)
+        attempt = attempts[result.student_id]
+        shown = exam is not None and results_visible(exam, attempt)
+        send_exam_score(name, attempt.student, result, shown)
     return graded
 
 

@@ -21,6 +21,7 @@ urlpatterns = [
     path("exams/<str:name>/submit", online_exams.submit, name="exam-submit"),
     path("exams/<str:name>/state", online_exams.attempt_state, name="exam-state"),
     path("staff/online-exams/<str:name>/", online_exams.staff_page, name="exam-online"),
+    path("staff/online-exams/<str:name>/publish", online_exams.publish, name="exam-publish"),
     path("staff/online-exams/<str:name>/room/", exam_room.exam_room, name="exam-room"),
     path("staff/online-exams/<str:name>/attempts/<id:attempt_id>/", online_exams.attempt_log, name="exam-log"),
     path("staff/online-exams/<str:name>/results/<path:file>", online_exams.result_file, name="exam-result"),

@@ -14,6 +14,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -33,6 +34,7 @@ from service.errors import ExamRefused, StaleAnswer, WrongCode
 from untrusted.mathml import feedback_markdown
 
 from . import sessions
+from .forms import ExamPublish
 from .grading import latest_grading, queue_grading
 from .models import ExamAttempt, OnlineExam
 from .text import question_html
@@ -116,6 +118,14 @@ def _questions(key: ExamKey, variant: Variant, attempt: ExamAttempt) -> list[dic
     return shown
 
 
+def _with_verdicts(questions: list[dict[str, Any]], key: ExamKey, variant: Variant) -> None:
+    """Each answered check question's result, right or wrong (an exam whose results show during it)."""
+    right = {q.position: key.correct_letter(q) for q in variant.questions if q.kind == "choice"}
+    for question in questions:
+        if question["position"] in right and question["value"]:
+            question["verdict"] = "right" if question["value"] == right[question["position"]] else "wrong"
+
+
 # The waiting room's page starts the attempt by itself when the exam opens, each a moment after the
 # server's figure, spread over this many seconds: a class's starts arrive over a second or two, not
 # in one instant.
@@ -187,6 +197,7 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
         elif attempt is not None:
             context["results_later"] = {
                 OnlineExam.AFTER_CLOSE: "Your results are shown here after the exam closes.",
+                OnlineExam.PUBLISHED: "Your results are shown here when the staff publish them.",
                 OnlineExam.NEVER: "Your results are not shown here: the staff tell you them.",
             }.get(exam.results, "Your results are shown here when your attempt ends.")
         if attempt is not None:
@@ -200,6 +211,10 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
     if sheet is None:  # the exam was rebuilt without this student since they started
         raise Http404("your variant is no longer in this exam's key; the staff rebuilt it; ask them")
     questions = _questions(*sheet, attempt)
+    if sessions.results_while_taking(exam, attempt):  # results "during": each saved check answer's
+        _with_verdicts(questions, *sheet)
+        result = sessions.result_of(attempt, key)
+        context["summary"] = score_summary(result) if result is not None else ""
     context["count"] = len(questions)
     context["answered"] = sum(bool(q["value"]) for q in questions)
     context["seconds_left"] = max(0, int((attempt.ends_at - now).total_seconds()))
@@ -465,8 +480,35 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
         "grading": latest_grading(name),
         "results": _results(name),
         "zones": zones,
+        "publishing": exam is not None and exam.results == OnlineExam.PUBLISHED,
     }
     return render(request, "service/exams/exam_online.html", context)
+
+
+@login_required
+@require_POST
+@staff_required
+def publish(request: HttpRequest, name: str) -> HttpResponse:
+    """Publish the exam's results to its students, or withdraw them (sessions.publish_results):
+    kept with who and when; each counted attempt's score then goes to the platforms as they may see it."""
+    exam = OnlineExam.objects.filter(name=name).first()
+    if exam is None or name not in sessions.folders():
+        raise Http404("no such exam")
+    form = ExamPublish(request.POST)
+    if not form.is_valid():
+        raise BadRequest("publish or unpublish the exam's results")
+    published = form.value("action") == "publish"
+    try:
+        sent = sessions.publish_results(exam, request.user.get_username(), published)
+    except ExamError as exc:  # the key cannot be read: published all the same, no score sent
+        messages.error(request, f"no scores sent to the platforms: {exc}")
+    else:
+        messages.info(
+            request,
+            f"{'published' if published else 'withdrawn'}: the exam's results "
+            f"(the scores of {plural(sent, 'student')} go to the platforms as they may now see them)",
+        )
+    return redirect("exam-online", name=name)
 
 
 def _zones(key: ExamKey) -> list[str]:
