@@ -141,7 +141,7 @@ def test_a_tokenizer_that_fails_leaves_the_grade_recorded(monkeypatch, tmp_path,
     from autograder.reports.model import QuestionResult, Report
     from gradebook.models import Fingerprint
     from gradebook.models import Submission as Recorded
-    from gradebook.similarity.report import fingerprints
+    from gradebook.similarity import fingerprints
     from service.core.access import book
     from service.handin import worker
 
