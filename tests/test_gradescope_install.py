@@ -4,10 +4,11 @@ machine's own folders, so nothing is written outside the test's folder), ``setup
 apt lines skipped (the machine has what they install), then ``run_autograder`` grades a notebook and
 a .py submission with the Python that ``setup.sh`` installed.
 
-Two depths: the default run makes the venv with ``--system-site-packages`` (seconds: ``pip`` still
+Two depths, both marked ``install`` (deselected by the default run, which is at its time limit, and run
+by .ci/run as its own step): one makes the venv with ``--system-site-packages`` (seconds: ``pip`` still
 builds and installs the bundled project, which is what broke, but finds its dependencies already
-installed); the ``install`` test, deselected by default and run by .ci/run as its own step, makes a
-fresh venv and installs every dependency from the index, as Gradescope does (minutes).
+installed; ``-m install -k system`` for a quick check), the other a fresh venv with every dependency
+from the index, as Gradescope does (minutes).
 """
 
 from __future__ import annotations
@@ -124,9 +125,9 @@ def builds_and_grades(tmp_path: Path, venv_options: str) -> None:
     assert 0 < script["score"] < notebook["score"], script
 
 
-@pytest.mark.slow
+@pytest.mark.install
 @needs_sandbox
-def test_the_bundle_installs_with_its_setup_and_grades_a_notebook_and_a_script(tmp_path):
+def test_the_bundle_installs_with_its_setup_and_grades_a_notebook_and_a_script_with_system_packages(tmp_path):
     builds_and_grades(tmp_path, "--system-site-packages")
 
 

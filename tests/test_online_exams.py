@@ -921,7 +921,7 @@ def test_students_take_the_exam_in_the_browser_and_lose_nothing(served_exam, tmp
             alan = browser.new_context().new_page()
             _sign_in_by_link(alan, link_of["released_unchanged"])
             staff.goto(f"{url}/staff/online-exams/midterm/")
-            _fill_settings(staff, now - timedelta(minutes=1), now + timedelta(hours=1), 0.5)  # 30 seconds
+            _fill_settings(staff, now - timedelta(minutes=1), now + timedelta(hours=1), 0.3)  # 18 seconds
             alan.goto(f"{url}/exams/midterm/")
             alan.get_by_role("button", name="Start the exam").click()
             expect(alan.locator("#clock")).to_contain_text("Time left")
