@@ -90,12 +90,14 @@ def publish(
             )
 
     def record() -> models.Publication:
+        # The assignment's row first: its update locks it, so of two publishings at once the second
+        # reads the state after the first's commit and is refused, not recorded twice.
+        assignment = book.sync_assignment(spec)
         now = _state(book, spec)
         already = now.assignment if question is None else question in now.questions
         if already == published:
             what = f"question {question}'s marks" if question else "its grades"
             raise BadEdit(f"{spec.name}: {what} {'are already' if published else 'are not'} published")
-        assignment = book.sync_assignment(spec)
         return book.objects(Publication).create(
             assignment=assignment,
             question_id=question or "",

@@ -7,16 +7,19 @@ nothing to publish."""
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from autograder.assignment import load_assignment
 from autograder.reports.model import QuestionResult, Report
 from commands.autograder import main
 from gradebook.book import Gradebook
+from gradebook.errors import BadEdit
 from gradebook.grading import record_report
-from gradebook.publishing import publications, published_state
+from gradebook.publishing import publications, publish, published_state
 
 from .conftest import ASSIGNMENTS
 
@@ -105,3 +108,36 @@ def test_an_assignment_that_publishes_itself_has_nothing_to_publish(tmp_path, ca
         assert published_state(book, spec).assignment  # every older course's grades, as before
     assert main(["grades", "publish", str(ASSIGNMENTS / NAME), "--gradebook", str(tmp_path / "gradebook.db")]) == 2
     assert 'publish = "automatic"' in capsys.readouterr().err
+
+
+@pytest.mark.timeout(180)
+def test_eight_publishings_at_once_are_recorded_once(course, database):
+    """The staff's button pressed eight times at once (or eight staff): one publishing in the history,
+    seven refused as already done, on either database."""
+    folder, _ = course
+    spec = load_assignment(folder)
+    option, where = database
+    url = where if option == "--database-url" else None
+    with Gradebook.open(None if url else Path(where), url) as book:
+        book.run(lambda: book.sync_assignment(spec))
+        gate, refused, failures = threading.Barrier(8), [], []
+
+        def press() -> None:
+            try:
+                gate.wait(timeout=30)
+                publish(book, spec, by="staff")
+            except BadEdit as already:
+                refused.append(str(already))
+            except Exception as exc:  # the test's own report: any other error is the failure
+                failures.append(repr(exc))
+            finally:
+                connections[book.alias].close()
+
+        threads = [threading.Thread(target=press) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert failures == []
+        assert len(refused) == 7 and all("already published" in line for line in refused)
+        assert [entry.published for entry in publications(book, spec)] == [True]
