@@ -44,21 +44,51 @@ def modules(root: Path = ROOT) -> dict[str, Path]:
 def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The modules of ``known`` that module ``name`` imports: anywhere in it (in a function, under
     TYPE_CHECKING), absolute or relative; ``from pkg import name`` imports ``pkg`` and, where it is
-    a module, ``pkg.name``."""
+    a module, ``pkg.name``. An import that runs when the module is imported also runs the packages
+    above its target (``import a.b.c`` runs ``a/b/__init__.py``): those count too, the module's own
+    packages aside (they are running already)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    at_import = {id(node) for node in _run_at_import(tree.body)}
     targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            targets.update(alias.name for alias in node.names)
+            bases = [alias.name for alias in node.names]
+            targets.update(bases)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
                 parts = parts[: len(parts) - (node.level - 1)]
                 base = ".".join([*parts, *([base] if base else [])])
+            bases = [base]
             targets.add(base)
             targets.update(f"{base}.{alias.name}" for alias in node.names)
+        else:
+            continue
+        if id(node) in at_import:
+            for base in bases:
+                parts = base.split(".")
+                above = {".".join(parts[:end]) for end in range(1, len(parts))}
+                targets.update(parent for parent in above if not f"{name}.".startswith(f"{parent}."))
     return {target for target in targets if target in known and target != name}
+
+
+def _run_at_import(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The import statements that run when a module is imported: not in a function, nor under
+    ``if TYPE_CHECKING``."""
+    for statement in body:
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            yield statement
+        elif isinstance(statement, ast.If):
+            if not (isinstance(statement.test, ast.Name) and statement.test.id == "TYPE_CHECKING"):
+                yield from _run_at_import(statement.body)
+            yield from _run_at_import(statement.orelse)
+        elif isinstance(statement, ast.Try):
+            for block in (statement.body, statement.orelse, statement.finalbody, *(h.body for h in statement.handlers)):
+                yield from _run_at_import(block)
+        elif isinstance(statement, ast.With | ast.ClassDef):
+            yield from _run_at_import(statement.body)
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -121,9 +151,23 @@ def test_the_cycle_finder_finds_a_circle_through_a_package_and_a_relative_import
     (tmp_path / "gradebook" / "grades.py").write_text("from gradebook import marks\n")
     (tmp_path / "gradebook" / "marks.py").write_text("from .book import f\n")
     (tmp_path / "gradebook" / "alone.py").write_text("from .book import f\nimport gradebook.grades\n")
+    # A circle through a package's __init__ that a dotted import runs (how autograder.explain once
+    # imported itself back through autograder/reports/__init__.py); the same import for annotations
+    # only, or in a function, runs no __init__ when the module is imported.
+    reports = tmp_path / "gradebook" / "reports"
+    reports.mkdir()
+    (reports / "__init__.py").write_text("from . import other, writer\n")
+    (reports / "model.py").write_text("")
+    (reports / "writer.py").write_text("from gradebook.explain import why\n")
+    (tmp_path / "gradebook" / "explain.py").write_text("from gradebook.reports.model import Report\n")
+    (tmp_path / "gradebook" / "lazy.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gradebook.reports.model import R\n"
+    )
+    (reports / "other.py").write_text("from gradebook.lazy import x\n")
     found = cycles(import_graph(tmp_path))
     assert sorted(found) == [
         ["gradebook.book", "gradebook.grades", "gradebook.marks"],
+        ["gradebook.explain", "gradebook.reports", "gradebook.reports.writer"],
         ["gradebook.exports", "gradebook.exports.canvas"],
     ]
 
