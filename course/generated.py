@@ -56,6 +56,7 @@ class Variant(Model):
     check: Check | None = None
     answer: float | str | None = None
     tolerance: Tolerance
+    units: str | None = None
     feedback: RichText | None = None
 
     def is_right(self, response: str) -> bool:
@@ -69,10 +70,8 @@ class Variant(Model):
             if index is not None:
                 return shown[index].correct
             return chosen == normalise_text(self.check.options[self.check.correct_index].text.plain()).casefold()
-        if self.kind == "numeric":
-            number = _number(response)
-            return number is not None and within(number, self.answer, self.tolerance.relative, self.tolerance.absolute)
-        return _text_agrees(response, str(self.answer), self.tolerance)
+        assert self.answer is not None
+        return judge(self.kind, response, self.answer, self.tolerance, self.units) is True
 
 
 def seed_of(question_id: str, who: str, variant: int = 0) -> int:
@@ -104,6 +103,7 @@ def draw(question: GeneratedCheck, who: str, variant: int = 0) -> Variant:
         "values": values,
         "stem": fill(question.question, "question"),
         "tolerance": question.tolerance,
+        "units": question.units,
         "feedback": fill(question.feedback, "feedback") if question.feedback else None,
     }
     if question.kind == "multiple-choice":
@@ -288,6 +288,39 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 def _number(text: str) -> float | None:
     text = text.strip().replace("\u2212", "-")
     return float(text) if _NUMBER.fullmatch(text) else None
+
+
+def judge(
+    kind: QuestionKind, response: str, answer: float | str, tol: Tolerance, units: str | None = None
+) -> bool | None:
+    """Whether a typed or written ``response`` to a numeric or short-answer question is right, by the
+    question's tolerance through the one rule; None when a numeric response is no number (a student
+    may write the question's ``units`` after it: ``5.66 ms``)."""
+    if kind == "numeric":
+        text = response.strip()
+        if units and text.casefold().endswith(units.casefold()):
+            text = text[: -len(units)]
+        number = _number(text)
+        return None if number is None else within(number, answer, tol.relative, tol.absolute)
+    return _text_agrees(response, str(answer), tol)
+
+
+def precision_of(question: GeneratedCheck) -> str | None:
+    """What a numeric question's stated tolerance asks of a written answer, in words (``to 3
+    decimals``, ``exactly``, ``within 1%``); None when it states none (float32's, which no one writes)
+    or the question is not numeric."""
+    if question.kind != "numeric" or "tolerance" not in question.model_fields_set:
+        return None
+    relative, absolute = question.tolerance.relative, question.tolerance.absolute
+    if not relative and not absolute:
+        return "exactly"
+    if not relative:
+        decimals = -math.log10(2 * absolute)
+        if abs(decimals - round(decimals)) < 1e-9 and round(decimals) >= 0:
+            return "to the nearest whole number" if round(decimals) == 0 else f"to {plural(round(decimals), 'decimal')}"
+        return f"within ±{absolute:g}"
+    within_relative = f"within {100 * relative:g}%"
+    return within_relative if not absolute else f"within ±{absolute:g} + {100 * relative:g}% of the answer"
 
 
 def _text_agrees(response: str, answer: str, tol: Tolerance) -> bool:

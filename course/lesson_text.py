@@ -83,6 +83,7 @@ def generated_text(question: GeneratedCheck, who: str, number: int) -> list[str]
         return [title, "-" * len(title), *check_text(variant.check, number)[2:]]
     lines = [title, "-" * len(title), *_wrap(variant.stem.markdown())]
     answer = f"{variant.answer:.6g}" if isinstance(variant.answer, float) else str(variant.answer)
+    answer += f" {variant.units}" if variant.units else ""
     rule = f"within {variant.tolerance.absolute:g} + {variant.tolerance.relative:g} × |answer|"
     lines += _wrap(f"answer: {answer} ({rule})", indent=" " * 3)
     if variant.feedback:

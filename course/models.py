@@ -322,6 +322,9 @@ class GeneratedCheck(Model):
     options: list[GeneratedOption] = []
     answer: str | None = None
     tolerance: Tolerance = Field(default_factory=Tolerance)
+    # A numeric or short answer's units, printed after a paper exam's answer box (and accepted after
+    # the number a student writes): "ms", "weights".
+    units: str | None = Field(default=None, min_length=1, max_length=40)
     feedback: str | None = None
     # The pool this question is one variant of (a fixed question read back from a platform's pool).
     pool: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9._-]*$", max_length=200)
@@ -347,6 +350,8 @@ class GeneratedCheck(Model):
                 raise ValueError(f"a {self.kind} question has no options")
             if not self.answer:
                 raise ValueError(f"a {self.kind} question needs an answer")
+        if self.units is not None and self.kind == "multiple-choice":
+            raise ValueError("a multiple-choice question's options say their units; units are for a typed answer")
         for name in [*self.parameters, *self.values]:
             if not name.isidentifier():
                 raise ValueError(f"{name!r} is not a name a template can use")

@@ -166,7 +166,6 @@ def test_a_zone_asking_for_balance_draws_one_question_from_each_band_of_difficul
     [
         (DEFINITION.replace("check-8", "check-99"), (), f"the exam names '{Q}-check-99', which is no check"),
         (DEFINITION.replace("choose = 3", "choose = 6"), (), "zones/1: chooses 6 of its 5 questions"),
-        (DEFINITION.replace(GENERATED, f"{Q}-softmax-of-drawn-scores"), (), "is a numeric question"),
         (DEFINITION.replace(f'"{Q}-check-4", ', f'"{Q}-check-1", '), (), "is in zone 1 already"),
         (DEFINITION, ("--questions", "3"), "an exam's definition says how many questions each zone chooses"),
         ("zones = [", (), "not valid TOML"),

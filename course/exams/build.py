@@ -154,6 +154,7 @@ def _write(key: ExamKey, out: Path) -> None:
         (out / f"{student_id}.html").write_text(page(key, variant), encoding="utf-8")
         (out / f"{student_id}.sheet.html").write_text(sheet(key, variant), encoding="utf-8")
     (out / "key.json").write_text(key.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    (out / "key.csv").write_text(_answers(key), encoding="utf-8")
     (out / "responses-template.csv").write_text(_template(variants, len(variants[0].questions)), encoding="utf-8")
 
 
@@ -166,6 +167,25 @@ def _refuse_existing(out: Path, force: bool) -> None:
     except (OSError, ValueError):
         seed = ""
     raise ExamError(f"{out}: an exam is already built here{seed}; use --force to replace it")
+
+
+def _answers(key: ExamKey) -> str:
+    """key.csv, the answer key of every sheet in the responses' shape: each question's right letter on
+    that student's variant, or the answer drawn for them (graded as responses, it is right everywhere);
+    blank for a question graded by hand."""
+    buffer = io.StringIO()
+    writer = spreadsheet.writer(buffer, lineterminator="\n")
+    writer.writerow(["student_id", *(f"q{n}" for n in range(1, len(key.variants[0].questions) + 1))])
+    for variant in key.variants:
+        answers = []
+        for question in variant.questions:
+            written = key.questions[question.question].written
+            if question.kind == "open":
+                answers.append("")
+            else:
+                answers.append(written.shown() if written is not None else key.correct_letter(question))
+        writer.writerow([variant.student.student_id, *answers])
+    return buffer.getvalue()
 
 
 def _template(variants, count: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Literal
 
 from untrusted import spreadsheet
 from untrusted.errors import UnreadableTable
@@ -23,5 +24,5 @@ def read_rows(path: Path, required: list[str]) -> tuple[list[str], list[tuple[in
         raise ExamError(str(exc)) from None
 
 
-def problem(path: Path, row: int, what: str) -> Problem:
-    return Problem(file=str(path), where=f"row {row}", what=what)
+def problem(path: Path, row: int, what: str, severity: Literal["error", "warning"] = "error") -> Problem:
+    return Problem(file=str(path), where=f"row {row}", what=what, severity=severity)

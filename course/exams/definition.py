@@ -17,8 +17,8 @@ zone (``course exam build --definition exam.toml``, TOML or JSON).
     ]
 
 A question is named as the exports name it: a check by its identifier (``<lesson>-check-<n>``, or
-its own ``id``), a generated multiple-choice question by ``<lesson>-<question id>`` (each student gets
-their own drawn variant). An entry with ``alternatives`` counts as one question of its zone, and each
+its own ``id``), a generated question of any kind by ``<lesson>-<question id>`` (each student gets
+their own drawn variant; a numeric or short-answer one is written in a box on the answer sheet). An entry with ``alternatives`` counts as one question of its zone, and each
 student gets one of its alternatives.
 """
 

@@ -13,8 +13,8 @@ from ..errors import Problem
 from ..private_files import private_text, write_private
 from ..wording import plural, shown_score
 from .csvfiles import ExamError, problem, read_rows
-from .stats import difficulty, group_analysis, point_biserial, write_groups
-from .variants import ExamKey, Variant
+from .stats import GroupStatistics, difficulty, group_analysis, point_biserial, write_groups
+from .variants import ExamKey, Variant, VariantQuestion, Written
 
 
 class OpenMark(BaseModel):
@@ -114,7 +114,7 @@ def grade_exam(
     groups = group_analysis(items, {result.student_id: automatic_total(result) for result in results})
     if groups:
         write_groups(out / "groups.csv", groups)
-    _chart(out / "items.png", items)
+    _chart(out / "items.png", items, groups)
     return ExamGradeResult(graded=len(results), problems=problems, results=results)
 
 
@@ -135,12 +135,33 @@ def _grade_row(
     correct = answered = automatic = by_hand = 0
     earned = worth = 0.0
     for question in variant.questions:
-        value = row.get(f"q{question.position}", "").strip().upper()
+        value = row.get(f"q{question.position}", "").strip()
         if question.kind == "open":
             by_hand += 1
             answers[question.position] = None
             continue
         automatic += 1
+        worth += question.points
+        written = key.questions[question.question].written
+        if written is not None:
+            # What the student wrote, as the staff or the scanning service entered it; "?" is unreadable.
+            answers[question.position] = value or None
+            right = _judged(written, value) if value else None
+            if value and right is None:
+                problems.append(
+                    problem(
+                        path,
+                        row_number,
+                        f"q{question.position}: {value!r} is {'marked unreadable' if value == UNREADABLE else 'not a number'} "
+                        f"({variant.student.student_id}'s answer); counted wrong",
+                        severity="warning",
+                    )
+                )
+            answered += bool(value)
+            correct += bool(right)
+            earned += question.points if right else 0.0
+            continue
+        value = value.upper()
         if value and value not in question.letters:
             letters = "".join(question.letters)
             problems.append(
@@ -152,7 +173,6 @@ def _grade_row(
             )
             value = ""
         answers[question.position] = value or None
-        worth += question.points
         if value:
             answered += 1
             right = value == key.correct_letter(question)
@@ -170,6 +190,25 @@ def _grade_row(
         automatic=automatic,
         by_hand=by_hand,
     )
+
+
+UNREADABLE = "?"  # what the staff or a scanning service enter for a written answer no one can read
+
+
+def _judged(written: Written, value: str) -> bool | None:
+    """A written answer right or wrong by its question's tolerance; None when it cannot be read."""
+    return None if value == UNREADABLE else written.judge(value)
+
+
+def is_right(key: ExamKey, question: VariantQuestion, answer: str | None) -> bool:
+    """Whether a student's answer to a question graded automatically is right: the letter of the
+    right option, or a written value within the question's tolerance (the one rule)."""
+    if answer is None:
+        return False
+    written = key.questions[question.question].written
+    if written is not None:
+        return bool(_judged(written, answer))
+    return answer == key.correct_letter(question)
 
 
 class ItemStatistics(BaseModel):
@@ -220,11 +259,10 @@ def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatis
             letter = result.answers.get(placed.position)
             if letter is None:
                 unanswered += 1
-                hits.append(0)
-            else:
+            elif bank.kind == "choice":
                 option = placed.letters[letter]
                 chosen[[choice.option for choice in bank.options].index(option)] += 1
-                hits.append(int(letter == key.correct_letter(placed)))
+            hits.append(int(is_right(key, placed, letter)))
             scores.append(totals[result.student_id])
             by_student[result.student_id] = hits[-1]
         correct_option = next((n for n, choice in enumerate(bank.options, start=1) if choice.correct), None)
@@ -234,7 +272,7 @@ def item_analysis(key: ExamKey, results: list[StudentResult]) -> list[ItemStatis
                 lesson=bank.lesson,
                 kind=bank.kind,
                 students=students,
-                answered=students - unanswered if bank.kind == "choice" else 0,
+                answered=students - unanswered if bank.kind != "open" else 0,
                 correct=sum(hits),
                 difficulty=difficulty(hits),
                 discrimination=point_biserial(hits, scores),
@@ -313,13 +351,13 @@ def _write_items(path: Path, items: list[ItemStatistics]) -> None:
                     item.question,
                     item.kind,
                     item.students,
-                    item.answered if item.kind == "choice" else "",
-                    item.correct if item.kind == "choice" else "",
+                    item.answered if item.kind != "open" else "",
+                    item.correct if item.kind != "open" else "",
                     _number(item.difficulty),
                     _number(item.discrimination),
                     item.correct_option or "",
                     *(item.chosen + [""] * (width - len(item.chosen))),
-                    item.unanswered if item.kind == "choice" else "",
+                    item.unanswered if item.kind != "open" else "",
                     item.source or "",
                     item.variant or "",
                     item.alternatives or "",
@@ -333,21 +371,27 @@ def item_labels(questions: list[str]) -> list[str]:
     return [f"{number}. {question}" for number, question in enumerate(questions, start=1)]
 
 
-def _chart(path: Path, items: list[ItemStatistics]) -> None:
+def _chart(path: Path, items: list[ItemStatistics], groups: list[GroupStatistics]) -> None:
+    """items.png: each question's difficulty and discrimination; a generated question once, over all
+    its variants (a class draws hundreds: items.csv and groups.csv hold each)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    choice = [item for item in items if item.kind == "choice"]
+    choice = [item for item in items if item.kind != "open" and not item.source]
+    drawn = [group for group in groups if group.level == "question"]
     labels = item_labels([item.question for item in choice])
-    figure, (left, right) = plt.subplots(1, 2, figsize=(10, max(3, 0.35 * len(choice) + 1)), sharey=True)
-    positions = range(len(choice))
-    left.barh(positions, [item.difficulty or 0 for item in choice], color="#4c72b0")
+    labels += [f"{group.name} ({plural(group.members, 'variant')})" for group in drawn]
+    bars = [(item.difficulty, item.discrimination) for item in choice]
+    bars += [(group.difficulty, group.discrimination) for group in drawn]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, max(3, 0.35 * len(bars) + 1)), sharey=True)
+    positions = range(len(bars))
+    left.barh(positions, [share or 0 for share, _ in bars], color="#4c72b0")
     left.set_xlim(0, 1)
     left.set_xlabel("difficulty (share correct)")
     left.set_yticks(list(positions), labels)  # once: the right-hand chart shares them
-    right.barh(positions, [item.discrimination or 0 for item in choice], color="#dd8452")
+    right.barh(positions, [separation or 0 for _, separation in bars], color="#dd8452")
     right.set_xlim(-1, 1)
     right.axvline(0, color="black", linewidth=0.8)
     right.set_xlabel("discrimination (point-biserial)")
@@ -395,6 +439,9 @@ def _feedback(key: ExamKey, variant: Variant, result: StudentResult, heading: bo
                 lines += [f"Marked by hand: {shown_score(mark.score)} of {shown_score(OPEN_POINTS)}.", ""]
                 lines += [for_markdown(mark.comment), ""] if mark.comment else []
             continue
+        if bank.written is not None:
+            lines += [*_written_feedback(bank.written, result.answers.get(question.position)), ""]
+            continue
         texts = {choice.option: choice for choice in bank.options}
         right = key.correct_letter(question)
         letter = result.answers.get(question.position)
@@ -411,6 +458,25 @@ def _feedback(key: ExamKey, variant: Variant, result: StudentResult, heading: bo
             lines += ["", f"The correct answer is **{right}**: {texts[question.letters[right]].text}"]
         lines.append("")
     return "\n".join(lines)
+
+
+def _written_feedback(written: Written, value: str | None) -> list[str]:
+    """A written answer's feedback: what the student wrote, right, wrong or unreadable, and the
+    answer with the question's own explanation where it was not right."""
+    right = None if value is None else _judged(written, value)
+    answer = f"The answer is **{for_markdown(written.shown())}**"
+    answer += f" ({for_markdown(written.expected())})." if written.expected() else "."
+    if value is None:
+        lines = ["Not answered.", "", answer]
+    elif right:
+        return [f"Your answer, **{for_markdown(value)}**, is correct."]
+    elif value == UNREADABLE:
+        lines = ["Your answer could not be read: counted wrong.", "", answer]
+    elif right is None:
+        lines = [f"Your answer, **{for_markdown(value)}**, is not a number: counted wrong.", "", answer]
+    else:
+        lines = [f"Your answer, **{for_markdown(value)}**: not correct.", "", answer]
+    return lines + (["", written.feedback] if written.feedback else [])
 
 
 def _number(value: float | None) -> str:

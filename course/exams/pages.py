@@ -21,11 +21,22 @@ ol.options li{margin:.3rem 0}code{background:#f2f2f2;padding:0 .2rem}.open{borde
 table.sheet{border-collapse:collapse;margin-top:1rem}table.sheet td,table.sheet th{padding:.45rem .6rem;text-align:left}
 table.sheet tr{border-bottom:1px solid #ddd}.box{display:inline-block;border:1.5px solid #333;width:1.6rem;height:1.6rem;
 margin-right:.5rem;text-align:center;line-height:1.6rem;font-size:.8rem;color:#555}.written{border:1px solid #bbb;height:9rem;width:32rem}
+.value{display:inline-block;border:2px solid #111;width:14rem;height:2.4rem;margin-right:.5rem;vertical-align:middle}
+.units{font-weight:bold;margin-right:.5rem}.expected{color:#333;font-size:.9rem}
 @media print{body{margin:0;max-width:none}section.question,table.sheet tr{break-inside:avoid;page-break-inside:avoid}
 h1{margin-top:0}}"""
 INSTRUCTIONS = (
     "Mark one letter per question on your answer sheet; answer the questions graded by hand in their box on the sheet."
 )
+WRITE_VALUE = "Write your answer in this question's box on the answer sheet"
+INSTRUCTIONS_WRITTEN = (
+    "Mark one letter per multiple-choice question on your answer sheet; write the other answers in their"
+    " questions' boxes on the sheet."
+)
+
+
+def instructions(variant: Variant) -> str:
+    return INSTRUCTIONS_WRITTEN if any(q.kind == "value" for q in variant.questions) else INSTRUCTIONS
 
 
 def markdown(key: ExamKey, variant: Variant) -> str:
@@ -35,7 +46,7 @@ def markdown(key: ExamKey, variant: Variant) -> str:
         "",
         f"**{for_markdown(student.name)}** ({for_markdown(student.student_id)})",
         "",
-        INSTRUCTIONS,
+        instructions(variant),
         "",
     ]
     for question in variant.questions:
@@ -45,6 +56,10 @@ def markdown(key: ExamKey, variant: Variant) -> str:
         lines += [f"## {question.position}. {bank.stem}", ""]
         if question.kind == "open":
             lines += ["*Answer in your own words, in this question's box on the answer sheet; graded by hand.*", ""]
+            continue
+        if bank.written is not None:
+            wanted = bank.written.expected()
+            lines += [f"*{WRITE_VALUE}{f' ({for_markdown(wanted)})' if wanted else ''}.*", ""]
             continue
         texts = {choice.option: choice.text for choice in bank.options}
         lines += [f"- **{letter}.** {texts[option]}" for letter, option in question.letters.items()]
@@ -57,7 +72,7 @@ def page(key: ExamKey, variant: Variant) -> str:
     body = [
         f"<h1>{html.escape(key.title)}</h1>",
         f"<p><strong>{html.escape(student.name)}</strong> ({html.escape(student.student_id)})</p>",
-        f"<p>{INSTRUCTIONS}</p>",
+        f"<p>{instructions(variant)}</p>",
     ]
     for question in variant.questions:
         bank = key.questions[question.question]
@@ -69,6 +84,9 @@ def page(key: ExamKey, variant: Variant) -> str:
             parts.append(
                 "<p><em>Answer in your own words, in this question's box on the answer sheet; graded by hand.</em></p>"
             )
+        elif bank.written is not None:
+            wanted = bank.written.expected()
+            parts.append(f"<p><em>{WRITE_VALUE}{f' ({html.escape(wanted)})' if wanted else ''}.</em></p>")
         else:
             texts = {choice.option: choice.text for choice in bank.options}
             items = "".join(
@@ -97,8 +115,13 @@ def sheet(key: ExamKey, variant: Variant) -> str:
     student = variant.student
     rows = []
     for question in variant.questions:
+        written = key.questions[question.question].written
         if question.kind == "open":
             answer = '<div class="written"></div>'
+        elif written is not None:
+            answer = '<span class="value"></span>'
+            answer += f'<span class="units">{html.escape(written.units)}</span>' if written.units else ""
+            answer += f'<span class="expected">{html.escape(written.precision)}</span>' if written.precision else ""
         else:
             answer = "".join(f'<span class="box">{letter}</span>' for letter in question.letters)
         rows.append(f"<tr><th>{question.position}</th><td>{answer}</td></tr>")
@@ -106,7 +129,13 @@ def sheet(key: ExamKey, variant: Variant) -> str:
         f"<h1>{html.escape(key.title)}: answer sheet</h1>",
         f"<p><strong>{html.escape(student.name)}</strong> ({html.escape(student.student_id)})</p>",
         "<p>Fill in one box per question, the letter of your answer as printed on your own exam paper. "
-        "Write the answers graded by hand in their boxes.</p>",
+        + (
+            "Where a question has one wide box, write your answer in it: a number as digits with a decimal "
+            "point (0.245), or the short answer the question asks for. "
+            if any(question.kind == "value" for question in variant.questions)
+            else ""
+        )
+        + "Write the answers graded by hand in their boxes.</p>",
         '<table class="sheet"><tr><th>question</th><th>answer</th></tr>' + "".join(rows) + "</table>",
     ]
     return _document(f"{key.title}: answer sheet for {student.student_id}", body)

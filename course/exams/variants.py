@@ -12,7 +12,9 @@ from typing import Literal
 from pydantic import BaseModel
 
 from ..exports.items import items_of
-from ..models import Check, Lesson
+from ..generated import Variant as Drawn
+from ..generated import judge, precision_of
+from ..models import Check, GeneratedCheck, Lesson, Tolerance
 from .definition import ExamDefinition
 
 
@@ -23,12 +25,43 @@ class Choice(BaseModel):
     tempting: str | None = None
 
 
+# A question's kind on an exam: "choice" (a letter on the answer sheet), "value" (a number or a short
+# answer written in its box, checked by the question's tolerance), "open" (words, graded by hand).
+Kind = Literal["choice", "value", "open"]
+
+
+class Written(BaseModel):
+    """A numeric or short-answer question's drawn answer, as a paper sheet is checked against it."""
+
+    kind: Literal["numeric", "short-answer"]
+    answer: float | str
+    tolerance: Tolerance
+    units: str | None = None  # printed after the box
+    precision: str | None = None  # what its stated tolerance asks, printed after the box: "to 3 decimals"
+    feedback: str | None = None  # inline Markdown: the question's feedback for this variant
+
+    def shown(self) -> str:
+        """The answer as the key and the feedback write it: a number to 10 significant figures
+        (which grading it again finds right), a short answer as drawn."""
+        return self.answer if isinstance(self.answer, str) else f"{self.answer:.10g}"
+
+    def expected(self) -> str:
+        """What the answer's box says is expected, as far as the question states it: its precision
+        and its units (``to 3 decimals, in ms``)."""
+        return ", ".join(filter(None, [self.precision, f"in {self.units}" if self.units else None]))
+
+    def judge(self, response: str) -> bool | None:
+        """Right or wrong by the question's tolerance (the one rule); None: no number where one is asked."""
+        return judge(self.kind, response, self.answer, self.tolerance, self.units)
+
+
 class BankQuestion(BaseModel):
     id: str
     lesson: str
-    kind: Literal["choice", "open"]
+    kind: Kind
     stem: str  # inline Markdown
     options: list[Choice] = []  # in the check's display order
+    written: Written | None = None  # a "value" question's answer
     # A generated question's drawn variant: the question it was drawn from, and its drawn values.
     source: str | None = None
     variant: str | None = None
@@ -37,7 +70,7 @@ class BankQuestion(BaseModel):
 class VariantQuestion(BaseModel):
     position: int
     question: str
-    kind: Literal["choice", "open"]
+    kind: Kind
     letters: dict[str, int] = {}  # letter on this variant -> option index in the check
     # An exam built from zones (course.exams.zones): the zone (1-based), what the question is worth,
     # and the entry of the zone's pool it is one alternative of.
@@ -88,7 +121,9 @@ class ExamKey(BaseModel):
         return question.letter_of(correct)
 
 
-def bank_question(identifier: str, lesson: str, check: Check, **more: str) -> BankQuestion:
+def bank_question(
+    identifier: str, lesson: str, check: Check, source: str | None = None, variant: str | None = None
+) -> BankQuestion:
     """A check as the exam's key holds it: its stem and options as Markdown, in display order."""
     return BankQuestion(
         id=identifier,
@@ -104,7 +139,28 @@ def bank_question(identifier: str, lesson: str, check: Check, **more: str) -> Ba
             )
             for index, option in ((i, check.options[i]) for i in check.order)
         ],
-        **more,
+        source=source,
+        variant=variant,
+    )
+
+
+def written_question(
+    identifier: str, lesson: str, question: GeneratedCheck, drawn: Drawn, source: str, variant: str
+) -> BankQuestion:
+    """A numeric or short-answer generated question's drawn variant as the exam's key holds it: its
+    stem, and its answer with the question's tolerance, units and the precision that tolerance asks."""
+    assert drawn.answer is not None and question.kind != "multiple-choice"
+    written = Written(
+        kind=question.kind,
+        answer=drawn.answer,
+        tolerance=question.tolerance,
+        units=question.units,
+        precision=precision_of(question),
+        feedback=drawn.feedback.markdown() if drawn.feedback else None,
+    )
+    stem = drawn.stem.markdown()
+    return BankQuestion(
+        id=identifier, lesson=lesson, kind="value", stem=stem, written=written, source=source, variant=variant
     )
 
 

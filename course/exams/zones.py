@@ -20,12 +20,21 @@ from ..exports.items import items_of
 from ..generated import GenerationError, draw
 from ..models import GeneratedCheck, Lesson
 from .definition import ExamDefinition, Zone
-from .variants import BankQuestion, Student, Variant, VariantQuestion, bank_question, placed, rank
+from .variants import (
+    BankQuestion,
+    Student,
+    Variant,
+    VariantQuestion,
+    bank_question,
+    placed,
+    rank,
+    written_question,
+)
 
 
 class Pool:
     """The questions an exam's definition may name: every check (by its export identifier) and every
-    generated multiple-choice question (``<lesson>-<question id>``), and the variants drawn so far."""
+    generated question (``<lesson>-<question id>``), and the variants drawn so far."""
 
     def __init__(self, lessons: list[Lesson], definition: ExamDefinition) -> None:
         self.fixed = {
@@ -42,9 +51,6 @@ class Pool:
         for name in definition.names():
             if name not in self.fixed and name not in self.generated:
                 raise ExamError(f"the exam names {name!r}, which is no check or generated question of the lessons")
-            if name in self.generated and self.generated[name][1].kind != "multiple-choice":
-                kind = self.generated[name][1].kind
-                raise ExamError(f"{name!r} is a {kind} question; a paper exam's answer sheet holds letters only")
 
     def question(self, name: str, student: Student, seed: int) -> BankQuestion:
         """The question ``name`` as ``student`` gets it: a check as it is, a generated one drawn for them."""
@@ -55,14 +61,20 @@ class Pool:
             variant = draw(question, f"{seed}:{student.student_id}")
         except GenerationError as exc:
             raise ExamError(f"{name}: {exc}") from None
-        assert variant.check is not None
         values = ", ".join(f"{key}={value}" for key, value in variant.values.items())
-        options = sorted(option.text.plain() for option in variant.check.options)
-        content = repr([variant.check.stem.plain(), options])
+        if variant.check is not None:
+            options = sorted(option.text.plain() for option in variant.check.options)
+            content = repr([variant.check.stem.plain(), options])
+        else:
+            content = repr([variant.stem.plain(), variant.answer])
         # The same drawn question for two students (their options' order aside) is one question of the key.
         identifier = f"{name}~{hashlib.sha256(content.encode()).hexdigest()[:10]}"
         if identifier not in self.drawn:
-            self.drawn[identifier] = bank_question(identifier, lesson, variant.check, source=name, variant=values)
+            if variant.check is not None:
+                drawn = bank_question(identifier, lesson, variant.check, source=name, variant=values)
+            else:
+                drawn = written_question(identifier, lesson, question, variant, source=name, variant=values)
+            self.drawn[identifier] = drawn
         return self.drawn[identifier]
 
 
@@ -78,7 +90,7 @@ def read_difficulty(path: Path) -> dict[str, float]:
         raise ExamError(f"{path}: not an items.csv of `course exam grade` (no question, students, correct columns)")
     totals: dict[str, list[int]] = {}
     for row in rows:
-        if row.get("kind", "choice") != "choice" or not row["students"]:
+        if row.get("kind", "choice") == "open" or not row["students"]:
             continue
         name = row.get("source") or row["question"]
         counts = totals.setdefault(name, [0, 0])

@@ -372,7 +372,8 @@ def result_of(attempt: ExamAttempt, key: ExamKey) -> StudentResult | None:
         return None
     key, variant = sheet
     given = answers_of(attempt)
-    letters = {q.position: given[q.position] for q in variant.questions if q.kind == "choice" and q.position in given}
+    # A letter, or a written answer (a number or a short answer, checked by its tolerance); open ones by hand.
+    letters = {q.position: given[q.position] for q in variant.questions if q.kind != "open" and q.position in given}
     result = grade_sheet(key, variant, letters, Path(f"online attempt {attempt.pk}"))
     marks = marks_of(key, attempt.student)
     result.marks = {
@@ -499,7 +500,7 @@ def responses_csv(key: ExamKey, attempts: list[ExamAttempt]) -> str:
         writer.writerow(
             [
                 attempt.student.student_id,
-                *(given.get(n, "") if kinds.get(n) == "choice" else "" for n in range(1, positions + 1)),
+                *(given.get(n, "") if kinds.get(n) not in (None, "open") else "" for n in range(1, positions + 1)),
             ]
         )
     return buffer.getvalue()
