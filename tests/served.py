@@ -55,7 +55,6 @@ POSTED = {
     "exam-save",
     "exam-submit",
     "exam-publish",
-    "api-practice-request",
 }
 
 
