@@ -21,6 +21,7 @@ publish = "automatic"            # optional: "by_staff" when the staff publish g
 feedback = "immediate"           # the older switch, read as visibility: "immediate", "after_due", "hidden"
 max_submissions = 10             # optional limits on submissions through the service: in all,
 submissions_per_hour = 3         # and per rolling hour
+practice_per_hour = 10           # runs of the practice checks a student may ask for per rolling hour
 counts = "last"                  # the submission whose grade counts: "last", "best", "last_before_due"
 [parameters.seq_len]             # optional: values drawn for each student (autograder.own_values)
 range = [6, 12]
@@ -153,6 +154,10 @@ class Assignment(BaseModel):
     max_submissions: int | None = Field(default=None, ge=1)
     # Hand-ins a student may make through the service in any rolling hour.
     submissions_per_hour: int | None = Field(default=None, ge=1)
+    # Runs of the practice checks (``checks = { name = "practice" }``) a student may ask the service
+    # for on this assignment in any rolling hour: each runs in the sandbox on the server, and counts in
+    # neither the score nor the submissions above.
+    practice_per_hour: int = Field(default=10, ge=1)
     # Which of a student's submissions their grade is: "last" (the last handed in), "best" (the
     # highest final score, late penalty taken off; of equal ones, the later), or "last_before_due"
     # (the last handed in by their due time, their extension's included; the last of all when none

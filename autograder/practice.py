@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from .assignment import Assignment
+from .reports.model import check_name
 from .sandbox.limits import Limits
 from .sandbox.runners import Runner
 from .sandbox.session import StudentSession
@@ -80,15 +81,44 @@ def run_practice(
                 assignment=assignment.name, checks=[], problem=f"your code could not be run: {load.failure}"
             )
         outcomes = suite.run(session.student, reference, (secret, submission.sha256), question, checks=wanted)
-    return PracticeRun(
-        assignment=assignment.name,
-        checks=[
-            PracticeCheck(
+    # A parametrised test is one check (as its visibility is): passed when every copy passed, else
+    # told by its first copy that did not.
+    checks: dict[tuple[str, str], PracticeCheck] = {}
+    for outcome in outcomes:
+        key = (outcome.question, check_name(outcome.name))
+        told = checks.get(key)
+        if told is None or (told.passed and outcome.status != "passed"):
+            checks[key] = PracticeCheck(
                 question=outcome.question,
                 sentence=outcome.description,
                 passed=outcome.status == "passed",
                 status=outcome.status,
             )
-            for outcome in outcomes
-        ],
+    return PracticeRun(assignment=assignment.name, checks=list(checks.values()))
+
+
+def practice_job(
+    submission: dict,
+    assignment: dict,
+    options: dict,
+    reference_kind: str,
+    secret: str = "",
+    question: str | None = None,
+) -> dict:
+    """One run of the practice checks, in whichever process runs it (the worker's own, or a Dask
+    cluster's, as ``batch.grade_job`` is): plain data in and out, the ``PracticeRun`` as JSON."""
+    from .batch import GradeOptions, _runner
+    from .references import load_reference
+
+    spec = Assignment.model_validate(assignment)
+    grade_options = GradeOptions.model_validate(options)
+    run = run_practice(
+        spec,
+        Submission.model_validate(submission),
+        _runner(grade_options.unsafe_no_sandbox, tuple(spec.sandbox_packages)),
+        load_reference(spec, reference_kind),
+        grade_options.limits(spec),
+        secret,
+        question,
     )
+    return run.model_dump(mode="json")

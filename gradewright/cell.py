@@ -249,8 +249,13 @@ def fetch(
     return path
 
 
-def check(notebook: str | os.PathLike[str] | None = None, question: str | None = None) -> list[Any]:
-    """The notebook's public tests, as ``autograder check`` runs them (its code, in a fresh process)."""
+def check(
+    notebook: str | os.PathLike[str] | None = None, question: str | None = None, server: str | None = None
+) -> list[Any]:
+    """The notebook's public tests, as ``autograder check`` runs them (its code, in a fresh process);
+    then, when signed in to a server (``server=``, as ``submit()`` finds it), the assignment's
+    practice checks, run there in the sandbox on the notebook as last saved: each one's sentence and
+    whether it passed, never its code or its inputs. A run counts in no score and uses no hand-in."""
     from autograder.errors import AutograderError
     from autograder.public_tests import check_notebook
 
@@ -261,4 +266,54 @@ def check(notebook: str | os.PathLike[str] | None = None, question: str | None =
         raise GradewrightError(str(exc)) from None
     for result in results:
         print(f"{result.question}: {'passed' if result.passed else 'FAILED'} {result.message}".rstrip())
+    told = practice_lines(path, question, server)
+    if told:
+        print("\n".join(told))
     return results
+
+
+def practice_lines(path: Path, question: str | None, server: str | None) -> list[str]:
+    """The notebook's practice checks run on the server, in lines (none where no server is signed in
+    to, or the assignment has none); the server's refusal (its hourly limit) said, never raised."""
+    try:
+        connection = connect(server)
+    except GradewrightError:
+        return []  # working without a server: the public tests are the whole check
+    try:
+        listed = [
+            a for a in connection.json("GET", "/api/v1/assignments").get("assignments", []) if isinstance(a, dict)
+        ]
+        assignment = assignment_of(path, [str(a.get("name")) for a in listed])
+        if not next((a.get("practice_checks") for a in listed if a.get("name") == assignment), 0):
+            return []
+        run = connection.json(
+            "POST",
+            f"/api/v1/assignments/{assignment}/practice",
+            data={"question": question or ""},
+            files={"file": (path.name, path.read_bytes())},
+        )
+        deadline = time.monotonic() + WAIT_SECONDS
+        while run.get("state") in {"queued", "running"} and time.monotonic() < deadline:
+            time.sleep(1)
+            run = connection.json("GET", f"/api/v1/practice/{run['id']}")
+    except (GradewrightError, OSError) as exc:
+        return [f"practice checks: not run ({exc})"]
+    return practice_summary(run)
+
+
+def practice_summary(run: dict[str, Any]) -> list[str]:
+    """A run of the practice checks (``GET /api/v1/practice/<id>``) in lines, as check() prints it."""
+    checks = [c for c in run.get("checks") or [] if isinstance(c, dict)]
+    if run.get("state") in {"queued", "running"}:
+        return [
+            f"practice checks: still {run.get('state')} on the server; see {run.get('page', 'the assignment page')}"
+        ]
+    if run.get("error") or run.get("problem"):
+        return [f"practice checks: none could run: {run.get('error') or run.get('problem')}"]
+    passed = sum(1 for c in checks if c.get("passed"))
+    lines = [f"practice checks (run on the server): {passed} of {len(checks)} pass"]
+    for c in checks:
+        lines.append(
+            f"  {c.get('question')}: {'passed' if c.get('passed') else 'FAILED'} {c.get('sentence', '')}".rstrip()
+        )
+    return lines

@@ -3,8 +3,9 @@
 ServiceError          base
  ├── ServiceSetupError  the service cannot start here (no course, a state folder it cannot write)
  ├── UploadRefused      a hand-in refused before anything runs (too large, not a notebook, over
- │   │                  the submission limit); shown to the student
- │   └── TooManyHandIns over an hourly limit: 429 Too Many Requests, Retry-After its seconds
+ │   │                  the submission limit), or a run of the practice checks; shown to the student
+ │   └── TooManyHandIns over an hourly limit (of hand-ins, or of runs of the practice checks):
+ │                      429 Too Many Requests, Retry-After its seconds
  ├── UploadUnreadable   a job's stored upload cannot be read (gone, or not readable after a
  │                      restore): the job fails with why, and no grade is changed
  ├── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused

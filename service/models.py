@@ -14,7 +14,7 @@ Every model is imported here, so that ``from service.models import Job`` reads a
 
 from .accounts.models import ApiToken, Member, SignInLink, UsedLaunch, digest
 from .exams.models import ExamAnswer, ExamAttempt, ExamGrading, ExamLogEntry, OnlineExam
-from .handin.models import ClosedAssignment, Job
+from .handin.models import ClosedAssignment, Job, PracticeJob
 from .lti.models import ScorePlacement, ScoreToSend
 from .marking.models import ReviewMessage, ReviewRequest
 from .operations.models import WorkerSeen
@@ -29,6 +29,7 @@ __all__ = [
     "Job",
     "Member",
     "OnlineExam",
+    "PracticeJob",
     "ReviewMessage",
     "ReviewRequest",
     "ScorePlacement",

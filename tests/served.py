@@ -55,6 +55,7 @@ POSTED = {
     "exam-save",
     "exam-submit",
     "exam-publish",
+    "api-practice-request",
 }
 
 

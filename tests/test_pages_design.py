@@ -650,6 +650,7 @@ def test_every_form_control_has_a_label():
     templates = ROOT / "service" / "templates" / "service"
     for name, control in (
         ("handin/assignment.html", 'name="notebook"'),
+        ("handin/assignment.html", 'id="practice-file"'),
         ("accounts/roster.html", 'name="roster"'),
         ("handin/submission_live.html", 'name="message" id="answer-'),
         ("handin/submission_live.html", 'id="review-message"'),

@@ -3,7 +3,8 @@
 A real ``autograder serve`` (waitress, eight threads; no worker: nothing here is graded), on SQLite
 and on PostgreSQL, on a copy of the shipped course whose assignments carry the caps. One student
 sends eight uploads at once, half through the API and half through the page, against a cap of
-three: exactly three are kept, and each of the five others is refused with the cap's own sentence."""
+three: exactly three are kept, and each of the five others is refused with the cap's own sentence.
+Eight runs of the practice checks at once, against their hourly limit of three, likewise."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from .postgres import fresh_database, needs_postgres
 from .served import commands_env, serve
 
 UPLOAD = ASSIGNMENTS / "sequences-and-attention" / "known" / "missing_sqrt.py"
-TOTAL, HOURLY, UNCAPPED = "capped-in-all", "capped-per-hour", "uncapped"
+TOTAL, HOURLY, UNCAPPED, PRACTICE = "capped-in-all", "capped-per-hour", "uncapped", "practice-per-hour"
 CAP = 3
 AT_ONCE = 8
 PASSWORD = "a long password 123"
@@ -46,7 +47,12 @@ def _course_with_caps(home: Path) -> Path:
     (course / "assignments").mkdir(parents=True)
     shutil.copytree(ROOT / "lesson_data", course / "lesson_data")
     shutil.copytree(ASSIGNMENTS / "references", course / "assignments" / "references")
-    caps = {TOTAL: f"max_submissions = {CAP}\n", HOURLY: f"submissions_per_hour = {CAP}\n", UNCAPPED: ""}
+    caps = {
+        TOTAL: f"max_submissions = {CAP}\n",
+        HOURLY: f"submissions_per_hour = {CAP}\n",
+        UNCAPPED: "",
+        PRACTICE: f"practice_per_hour = {CAP}\n",
+    }
     for name, cap in caps.items():
         folder = course / "assignments" / name
         shutil.copytree(
@@ -54,6 +60,10 @@ def _course_with_caps(home: Path) -> Path:
         )
         manifest = folder / "assignment.toml"
         text = manifest.read_text().replace('name = "sequences-and-attention"', f'name = "{name}"')
+        if name == PRACTICE:  # one of softmax's hidden tests a check the students run, never read
+            text = text.replace(
+                'functions = ["softmax"]\n', 'functions = ["softmax"]\nchecks = { test_vector = "practice" }\n'
+            )
         manifest.write_text(cap + text)  # top-level keys, before the manifest's first table
     listed = ", ".join(f'"assignments/{name}"' for name in caps)
     manifest = (ROOT / "course.toml").read_text()
@@ -237,6 +247,36 @@ def test_eight_uploads_at_once_against_the_services_hourly_cap_keep_exactly_what
     answers = _all_at_once(served, account, UNCAPPED)
     refusal = f"{UPLOADS_PER_HOUR} submissions in the last hour, the most the service takes; try again later"
     _check(served, account, UNCAPPED, answers, refusal, 429)
+
+
+@pytest.mark.timeout(300)
+def test_eight_runs_of_the_practice_checks_at_once_keep_exactly_three(served):
+    """The practice checks' hourly limit (service/handin/practice.py) holds as the hand-ins' do: three
+    runs queued, five refused with 429 and Retry-After, and no hand-in made."""
+    from service.handin.models import Job, PracticeJob
+
+    account = _account(served)
+    start = threading.Barrier(AT_ONCE)
+
+    def ask(index: int) -> httpx.Response:
+        start.wait(timeout=60)
+        return httpx.post(
+            f"{served.url}/api/v1/assignments/{PRACTICE}/practice",
+            headers={"Authorization": f"Token {account.token}"},
+            files={"file": (UPLOAD.name, UPLOAD.read_bytes())},
+            timeout=120,
+        )
+
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        answers = list(pool.map(ask, range(AT_ONCE)))
+    assert sorted(a.status_code for a in answers) == [201] * CAP + [429] * (AT_ONCE - CAP), [a.text for a in answers]
+    refused = [a for a in answers if a.status_code == 429]
+    assert all(a.json()["error"].startswith(f"{CAP} runs of the practice checks per hour") for a in refused)
+    assert all(0 < int(a.headers["Retry-After"]) <= 3600 for a in refused)
+    runs = PracticeJob.objects.using(served.alias).filter(student__student_id=account.student_id)
+    assert runs.count() == CAP
+    assert not Job.objects.using(served.alias).filter(student__student_id=account.student_id).exists()
+    assert len(list((served.folder / ".gradewright" / "practice" / PRACTICE).iterdir())) == CAP  # refused: removed
 
 
 def test_a_regrade_the_staff_queued_uses_none_of_the_students_submissions():

@@ -4,7 +4,7 @@ Authentication: ``Authorization: Token <token>`` (from ``POST /api/v1/token`` or
 login``), on a JupyterHub's site a hub token (``Authorization: token <hub token>``, checked with the
 hub: service/accounts/hub.py), or the pages' session, for which an unsafe method needs Django's CSRF token as a form would.
 Errors are ``{"error": "..."}`` with 400, 401, 403, 404, 405 (with ``Allow``), 429 (too many failed
-sign-ins), 503 (the hub cannot be reached to check its token) or 500, every one of them: those of the views here, and those the site answers for any
+sign-ins, hand-ins or runs of the practice checks, with Retry-After), 503 (the hub cannot be reached to check its token) or 500, every one of them: those of the views here, and those the site answers for any
 address under /api/v1/ (an unknown one, a submission id that is not a number) from
 service/core/boundary.py's handlers.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.forms import AuthenticationForm
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.urls import reverse
 from django.utils import timezone
@@ -44,8 +44,8 @@ from service.core.boundary import error_json, not_allowed
 from service.core.logs import sign_in_refused
 from service.errors import TooManyHandIns, UploadRefused
 
-from . import forms
-from .models import Job
+from . import forms, practice
+from .models import Job, PracticeJob
 from .uploads import allowance, read_upload, store
 
 View = Callable[..., HttpResponse]
@@ -142,6 +142,9 @@ def assignment_list(request: HttpRequest) -> HttpResponse:
                 "counts": spec.counts,
                 # Said before a hand-in now: late, would replace a better or an on-time grade.
                 "hand_in_warnings": hand_in_warnings(spec, student),
+                # Checks the student may run (POST .../practice) but never read, and how often.
+                "practice_checks": practice.practice_count(spec),
+                "practice_per_hour": spec.practice_per_hour,
             }
         )
     return JsonResponse({"assignments": listed})
@@ -204,13 +207,19 @@ def submissions(request: HttpRequest) -> HttpResponse:
     upload = form.cleaned_data["file"]
     try:
         job = store(state(), student, spec, upload.name or "", read_upload(upload), received)
-    except TooManyHandIns as refused:
+    except UploadRefused as refused:
+        return _refused(refused)
+    return JsonResponse(_job(job, set()), status=201)
+
+
+def _refused(refused: UploadRefused) -> HttpResponse:
+    """A hand-in or a run of the practice checks refused: 400 saying why; over an hourly limit, 429
+    with Retry-After."""
+    if isinstance(refused, TooManyHandIns):
         answer = error(429, str(refused))
         answer["Retry-After"] = str(refused.retry_after)
         return answer
-    except UploadRefused as refused:
-        return error(400, str(refused))
-    return JsonResponse(_job(job, set()), status=201)
+    return error(400, str(refused))
 
 
 @api_view({"GET"})
@@ -226,6 +235,37 @@ def submission(request: HttpRequest, job_id: int) -> HttpResponse:
     if member.is_staff_member:  # where the student's wait went: the staff's, never a student's
         data["times"] = live.times(job)
     return JsonResponse(data)
+
+
+@api_view({"POST"})
+def practice_request(request: HttpRequest, name: str) -> HttpResponse:
+    """Queue a run of the student's practice checks on the notebook sent as ``file`` (else their
+    latest hand-in), of ``question``'s alone if given: 201 with the run, which ``GET
+    /api/v1/practice/<id>`` gives again until it is done. 429 with Retry-After over the hourly limit;
+    404 for an assignment without practice checks."""
+    student = student_of(request.user)
+    spec = assignment_or_404(name)
+    if not practice.practice_count(spec):  # nothing there to run: as an address that does not exist
+        raise Http404("this assignment has no practice checks")
+    form = forms.Practice(request.POST, request.FILES)
+    if not form.is_valid():
+        return error(400, form.first_error())
+    try:
+        run = practice.request_practice(state(), student, spec, form.upload(read_upload), form.cleaned_data["question"])
+    except UploadRefused as refused:
+        return _refused(refused)
+    return JsonResponse(practice.shown(run), status=201)
+
+
+@api_view({"GET"})
+def practice_run(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A run of the practice checks, to its own student alone (anyone else's is a 404, as a run that
+    does not exist is: ids reveal nothing)."""
+    student = student_of(request.user)
+    run = PracticeJob.objects.filter(id=job_id, student=student).first()
+    if run is None:
+        raise Http404("no such practice run")
+    return JsonResponse(practice.shown(run))
 
 
 def _counted(student, names: set[str]) -> set[int]:

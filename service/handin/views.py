@@ -1,5 +1,5 @@
-"""The student's pages of a hand-in: the course's assignments, one assignment (download, hand in, your
-submissions), one submission (its state, then its feedback)."""
+"""The student's pages of a hand-in: the course's assignments, one assignment (download, hand in, run the
+practice checks, your submissions), one submission (its state, then its feedback)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
@@ -28,7 +29,7 @@ from service.core.access import (
 )
 from service.errors import UploadRefused
 
-from . import forms
+from . import forms, practice
 from .models import ClosedAssignment, Job
 from .releases import own_notebook_response
 from .uploads import allowance, read_upload, store
@@ -112,8 +113,48 @@ def assignment_page(request: HttpRequest, name: str) -> HttpResponse:
         "counts": COUNTS_HELP[spec.counts],
         "closed": ClosedAssignment.objects.filter(name=spec.name).first(),
         "instructor": member.is_instructor,
+        **_practice_context(student, spec),
     }
     return render(request, "service/handin/assignment.html", context)
+
+
+def _practice_context(student, spec) -> dict:
+    """The assignment page's practice checks: how many, the runs left, the latest run (its live part)."""
+    count = practice.practice_count(spec)
+    if not count:
+        return {"practice": 0}
+    run = practice.latest_run(student, spec)
+    return {
+        "practice": count,
+        "practice_refused": practice.practice_allowance(student, spec),
+        "runs_left": practice.runs_left(student, spec),
+        "run": practice.shown(run) if run else None,
+        "poll": practice.poll_every(run) if run else None,
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def practice_page(request: HttpRequest, name: str) -> HttpResponse:
+    """POST: queue a run of the student's practice checks (on the notebook sent, else their latest
+    hand-in), then back to the assignment's page, where the run's result appears when it is ready.
+    GET ``?part=live``: that live part alone, for the student's own latest run (never another's: the
+    run is the signed-in student's, by who asks, not by an id)."""
+    spec = assignment_or_404(name)
+    student = student_of(request.user)
+    if request.method == "GET":
+        if request.GET.get("part") != "live":
+            return redirect(reverse("assignment", args=[spec.name]) + "#practice")
+        return render(request, "service/handin/practice_live.html", {"spec": spec, **_practice_context(student, spec)})
+    form = forms.Practice(request.POST, request.FILES)
+    if not form.is_valid():
+        messages.error(request, form.first_error())
+    else:
+        try:
+            practice.request_practice(state(), student, spec, form.upload(read_upload), form.cleaned_data["question"])
+        except UploadRefused as refused:
+            messages.error(request, str(refused))
+    return redirect(reverse("assignment", args=[spec.name]) + "#practice")
 
 
 @instructor_required

@@ -20,7 +20,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 from autograder.environment import read
 from service.errors import ServiceSetupError
 
-from .models import Job
+from .models import Job, PracticeJob
 
 CHANNEL = "gradewright_jobs"
 CHANGE_POLL = 0.02  # seconds between looks at SQLite's data version
@@ -109,7 +109,10 @@ class Waiter:
             version = self._data_version()
             if version != self.version:
                 self.version = version  # before the claim that follows: a later commit changes it again
-                if Job.objects.filter(state=Job.QUEUED).exists():
+                if (
+                    Job.objects.filter(state=Job.QUEUED).exists()
+                    or PracticeJob.objects.filter(state=PracticeJob.QUEUED).exists()
+                ):
                     return CHANGE
         self.version = self._data_version()
         return FALLBACK

@@ -1,6 +1,7 @@
-"""``autograder worker``: grade queued hand-ins, one at a time, until stopped. Workers run the engine
-(the sandbox) and nothing else of the site; any number of them, on any machine that shares the
-database and the course folder."""
+"""``autograder worker``: grade queued hand-ins, one at a time, until stopped; while none waits, run
+the students' practice checks, grade the exams and compute the similarity reports queued. Workers
+run the engine (the sandbox) and nothing else of the site; any number of them, on any machine that
+shares the database and the course folder."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from service.operations.health import gone, seen
 from untrusted.text import one_line
 
 from .models import Job
+from .practice import run_queued_practice
 from .queue import MAX_ATTEMPTS, Lease, claim, finish, release
 from .uploads import stored_upload
 from .wakeup import Waiter
@@ -181,8 +183,11 @@ def _grade_jobs(
         woken_by = ""  # a look straight after a job, or after a similarity report, was woken by nothing
         try:
             if job is None:
-                # No hand-in waits: a similarity report the staff asked for, which stops for the hand-ins
-                # that come while it runs (grading first: a report may take a minute).
+                # No hand-in waits: a student's practice checks (a student waits for them too, but a
+                # hand-in's grade comes first), an exam to grade, then a similarity report the staff
+                # asked for, which stops for the hand-ins that come while it runs (a report may take a minute).
+                if run_queued_practice(name, course, state, options, executor):
+                    continue
                 if grade_queued_exam(name):  # an online exam the staff asked to grade
                     continue
                 first = GradeFirst(name, course, state, options, executor)

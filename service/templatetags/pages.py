@@ -22,6 +22,8 @@ register = template.Library()
 BADGES = {
     "queued": ("queued", "secondary"),
     "grading": ("grading", "info"),
+    "running": ("running", "info"),  # a run of the practice checks (service/handin/practice.py)
+    "done": ("done", "success"),
     "graded": ("graded", "success"),
     "failed": ("failed", "danger"),
     "passed": ("passed", "success"),
