@@ -150,11 +150,16 @@ class Check(Base):
             from autograder.errors import AutograderError
             from autograder.public_tests import check_notebook
 
+            path = self.within_root(self.body().get("path"))
             try:
-                results = check_notebook(self.within_root(self.body().get("path")))
+                results = check_notebook(path)
             except AutograderError as exc:
                 raise GradewrightError(str(exc)) from None
-            return {"results": [result.model_dump() for result in results]}
+            # Then the practice checks, run on the server when signed in, as check() in a cell does.
+            return {
+                "results": [result.model_dump() for result in results],
+                "practice": cell.practice_lines(path, None, None),
+            }
 
         await self.answer(check)
 

@@ -13,6 +13,8 @@ ServiceError          base
  │                      replacing a better or an on-time grade): nothing was handed in
  ├── LtiError           a platform's registration is incomplete, or a platform's service refused
  │                      (pylti1p3's LtiException is translated here, in service/lti/)
+ ├── TooManyAnswers     a student's answers to lessons' check questions over the limit a minute
+ │                      (service/lessons/answers.py): 429, the page saying when to try again
  └── ExamRefused        an online exam's start, save or submit refused (not open, ended, wrong
      │                  code, not from the room's network); the message says why, to the student
      ├── WrongCode      the access code wrong, or too many wrong ones lately (exam_sessions.check_code)
@@ -59,6 +61,12 @@ class HandInWarned(ClientError):
 
 class LtiError(ServiceError):
     pass
+
+
+class TooManyAnswers(ServiceError):
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, retry_after)  # seconds until the limit takes one more
 
 
 class ExamRefused(ServiceError):

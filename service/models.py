@@ -7,6 +7,7 @@ named ``service_<model>`` as before the split); grades themselves live in the gr
 - ``reviews``: review requests and their messages;
 - ``lti``: the outbox of scores for the course platforms, and the placement each student launched;
 - ``exams``: exams taken online (settings, accommodations, attempts, answers, their log, their gradings);
+- ``lessons``: students' answers to lessons' check questions on the site (practice);
 - ``workers``: the grading workers seen alive.
 
 Every model is imported here, so that ``from service.models import Job`` reads as it always has.
@@ -15,6 +16,7 @@ Every model is imported here, so that ``from service.models import Job`` reads a
 from .accounts.models import ApiToken, Member, SignInLink, UsedLaunch, digest
 from .exams.models import ExamAnswer, ExamAttempt, ExamGrading, ExamLogEntry, OnlineExam
 from .handin.models import ClosedAssignment, Job, PracticeJob
+from .lessons.models import LessonAnswer
 from .lti.models import ScorePlacement, ScoreToSend
 from .marking.models import ReviewMessage, ReviewRequest
 from .operations.models import WorkerSeen
@@ -27,6 +29,7 @@ __all__ = [
     "ExamGrading",
     "ExamLogEntry",
     "Job",
+    "LessonAnswer",
     "Member",
     "OnlineExam",
     "PracticeJob",

@@ -25,6 +25,7 @@ urlpatterns = [
     path("", include("service.grades.urls")),
     path("", include("service.marking.urls")),
     path("", include("service.exams.urls")),
+    path("", include("service.lessons.urls")),
     path("", include("service.lti.urls")),
     path("", include("service.operations.urls")),
     CONSOLE,

@@ -101,6 +101,7 @@ def _arguments(name: str) -> list:
         "exam-log": ["midterm", 1],
         "exam-result": ["midterm", "scores.csv"],
         "extensions": ["sequences-and-attention"],
+        "lesson": ["module-10-question-bank"],
         **{
             route: ["midterm"]
             for route in (
@@ -130,6 +131,8 @@ RENDERED_FOR_STAFF = {
     "similarity",
     "marking",
     "mark-group",
+    "lessons",
+    "lesson",
 }
 
 

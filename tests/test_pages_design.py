@@ -44,6 +44,7 @@ SHOTS = os.environ.get("GRADEWRIGHT_DESIGN_SHOTS")
 GRADED = "sequences-and-attention"
 HAND = "attention-not-explanation"
 EXAM = "design-exam"
+LESSON = "module-10-question-bank"  # the shipped lesson with checks and generated questions
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 RUN_AXE = f"""async () => {{
   const result = await axe.run(document, {{runOnly: {{type: "tag", values: {WCAG!r}}}, resultTypes: ["violations"]}});
@@ -374,7 +375,21 @@ def rendered(page, site: Site, template: str, body: str, blocked: tuple[str, ...
 def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
     from playwright.sync_api import sync_playwright
 
+    from service.lessons.models import LessonAnswer
+
     cookies = session(site, site.student)
+    # Answers to a lesson's checks: a wrong option with its feedback, a generated question's typed answer.
+    LessonAnswer.objects.bulk_create(
+        LessonAnswer(
+            student=site.student.member.student,
+            lesson=LESSON,
+            question=question,
+            value=value,
+            right=False,
+            at=timezone.now(),
+        )
+        for question, value in ((f"{LESSON}-check-1", "A"), (f"{LESSON}-attention-output-shape", "(2, 3, <b>4</b>)"))
+    )
     with sync_playwright() as playwright:
         browser = Browser(playwright, site, cookies)
         try:
@@ -401,6 +416,16 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
             assert re.search(r"Score: [\d.]+ / [\d.]+ so far; [\d.]+ points? awaits? hand grading", shown), shown
             assert f"Asked by {site.student_id} about question written" in shown
             assert "awaiting hand grading" in shown and "Handed in by" not in shown
+            assert "Module 10 question bank" in browser.check("/lessons/")
+            lesson = browser.check(f"/lessons/{LESSON}/")  # each kind of question, two answered
+            assert "not right" in lesson and "(2, 3, <b>4</b>)" in lesson
+
+            def empty_answer(page) -> None:  # refused: the problem beside the field
+                page.fill(f"#{LESSON}-attention-output-shape-answer", "")  # (the last answer, kept in the field)
+                with page.expect_navigation():
+                    page.locator(f"#{LESSON}-attention-output-shape button").click()
+
+            assert "write your answer first" in browser.check(f"/lessons/{LESSON}/", then=empty_answer)
             browser.check(f"/exams/{EXAM}/")  # before the attempt
 
             def start(page) -> None:
@@ -526,6 +551,7 @@ def test_every_staff_page_fits_both_widths_and_has_no_axe_violation(site):
             assert "Add an instructor or a teaching assistant" in staff
             browser.check("/staff/platforms/")
             browser.check("/staff/exams/")
+            assert "The class's last answers" in browser.check(f"/lessons/{LESSON}/")
             online = browser.check(f"/staff/online-exams/{EXAM}/")
             assert "Accommodations" in online
             # A form: whole minutes, date inputs, each label by its own field, no id twice.

@@ -104,6 +104,7 @@ def test_every_page_and_endpoint_needs_a_signed_in_member(name):
         "exam-log": ["midterm", 1],
         "exam-result": ["midterm", "scores.csv"],
         "extensions": ["sequences-and-attention"],
+        "lesson": ["module-10-question-bank"],
     }
 
     url = reverse(name, args=arguments.get(name, []))

@@ -1,7 +1,7 @@
 """The site's layout (service/, as CONTRIBUTING.md maps it) kept as it reads: the site's frame (settings'
 users: the app, the URLs, the admin, the server, set-up and the demo) above the packages, one per concern
-(accounts, handin, grades, marking, exams, lti, operations), above the shared helpers (core/, errors,
-settings, the template tags); no package reaching into another's private names; and the models split
+(accounts, handin, grades, marking, exams, lessons, lti, operations), above the shared helpers (core/,
+errors, settings, the template tags); no package reaching into another's private names; and the models split
 among the packages with no table changed, so an existing site's database needs no migration."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ FRAME = {"service", "service.apps", "service.urls", "service.admin", "service.se
 FRAME |= {"service.models"}  # the registry Django reads: every package's models, imported in one place
 SHARED_PACKAGES = ("core", "templatetags", "formats")
 SHARED = {"service.errors", "service.settings"}
-PACKAGES = ("accounts", "handin", "grades", "marking", "exams", "lti", "operations")
+PACKAGES = ("accounts", "handin", "grades", "marking", "exams", "lessons", "lti", "operations")
 
 
 def layer(name: str) -> str:

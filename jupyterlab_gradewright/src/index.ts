@@ -264,6 +264,11 @@ async function checkNotebook(panel: NotebookPanel): Promise<void> {
     if (!(checked.results ?? []).length) {
       body.appendChild(text('p', 'This notebook has no public tests.'));
     }
+    // The practice checks, run on the server (signed in, and the assignment has some): each one's
+    // sentence and pass or fail, never its code or its inputs.
+    for (const line of checked.practice ?? []) {
+      body.appendChild(text('p', line));
+    }
     await showDialog({
       title: trans.__('Public tests'),
       body: new Widget({ node: body }),

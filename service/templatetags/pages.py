@@ -36,6 +36,8 @@ BADGES = {
     "late": ("late", "warning"),
     "awaiting": ("awaiting hand grading", "primary"),
     "counts": ("counts", "primary"),  # the submission that counts for the grade (gradebook.grades.which_counts)
+    "right": ("right", "success"),  # an answer to a lesson's check question (service/lessons/)
+    "wrong": ("not right", "danger"),
 }
 
 
