@@ -17,7 +17,7 @@ from gradebook.admin import ConsoleAdmin
 
 from .accounts.members import STAFF_ROLES
 from .accounts.models import ApiToken, Member, SignInLink
-from .exams.models import ExamAttempt, ExamLogEntry, OnlineExam
+from .exams.models import ExamAttempt, ExamLogEntry, ExamQuestionResults, OnlineExam
 from .handin.models import ClosedAssignment, Job
 from .lti.models import ScoreToSend
 from .marking.models import ReviewMessage, ReviewRequest
@@ -147,10 +147,19 @@ class ScoreToSendAdmin(ConsoleAdmin):
     list_select_related = ("student",)
 
 
+class ExamQuestionResultsInline(admin.TabularInline):
+    """Each question's own results setting and publishing (set on the exam's staff page)."""
+
+    model = ExamQuestionResults
+    fields = ("question", "results", "published_at", "published_by")
+    extra = 0
+
+
 @admin.register(OnlineExam)
 class OnlineExamAdmin(ConsoleAdmin):
     list_display = ("name", "opens_at", "closes_at", "minutes", "results", "trial")
     exclude = ("access_code",)  # the proctor's to give out in the room, set on the exam's page
+    inlines = [ExamQuestionResultsInline]
 
 
 class ExamLogInline(admin.TabularInline):

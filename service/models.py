@@ -14,7 +14,7 @@ Every model is imported here, so that ``from service.models import Job`` reads a
 """
 
 from .accounts.models import ApiToken, Member, SignInLink, UsedLaunch, digest
-from .exams.models import ExamAnswer, ExamAttempt, ExamGrading, ExamLogEntry, OnlineExam
+from .exams.models import ExamAnswer, ExamAttempt, ExamGrading, ExamLogEntry, ExamQuestionResults, OnlineExam
 from .handin.models import ClosedAssignment, Job, PracticeJob
 from .lessons.models import LessonAnswer
 from .lti.models import ScorePlacement, ScoreToSend
@@ -28,6 +28,7 @@ __all__ = [
     "ExamAttempt",
     "ExamGrading",
     "ExamLogEntry",
+    "ExamQuestionResults",
     "Job",
     "LessonAnswer",
     "Member",

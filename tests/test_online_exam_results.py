@@ -84,22 +84,30 @@ def test_publishing_is_refused_to_a_student_and_an_anonymous_visitor(midterm):  
     assert 'id="publish"' not in student.get("/exams/midterm/").content.decode()
 
 
-def test_the_platform_gets_the_exam_score_only_once_published(midterm, lms):  # noqa: F811
-    from service.lti.outbox import send_due
+def launched(midterm, lms) -> tuple[Client, str]:  # noqa: F811
+    """The first student launches the exam from the test platform, whose column it has, and starts
+    it: their client, and their id on the platform."""
+    from gradebook.models import Student
 
     from .lti_platform import LEARNER
     from .test_lti import launch
 
     key, student_id = midterm["key"], midterm["ids"][0]
-    OnlineExam.objects.filter(name="midterm").update(results=OnlineExam.PUBLISHED)
     sub = f"learner-{uuid.uuid4().hex[:6]}"
-    from gradebook.models import Student
-
     Student.objects.create(student_id=student_id, name="Exam Learner", email=f"{sub}@example.edu", on_roster=True)
     line_item = lms.add_line_item({"label": key.title, "scoreMaximum": 5, "resourceId": "exam:midterm"})
     client = Client()
     launch(client, lms, sub, [LEARNER], custom={"exam": "midterm"}, lineitem=line_item["id"])
     client.post("/exams/midterm/")
+    return client, sub
+
+
+def test_the_platform_gets_the_exam_score_only_once_published(midterm, lms):  # noqa: F811
+    from service.lti.outbox import send_due
+
+    key, student_id = midterm["key"], midterm["ids"][0]
+    OnlineExam.objects.filter(name="midterm").update(results=OnlineExam.PUBLISHED)
+    client, sub = launched(midterm, lms)
     question = [q for q in variant(key, student_id).questions if q.kind == "choice"][0]
     client.post("/exams/midterm/answer", {"position": question.position, "value": key.correct_letter(question)})
     client.post("/exams/midterm/submit")

@@ -76,7 +76,7 @@ def midterm(tmp_path, monkeypatch):
 
 def account(student_id: str | None = None, role: str = Member.STUDENT) -> Client:
     name = student_id or f"u{uuid.uuid4().hex[:10]}"
-    user = User.objects.create_user(name, password="a long password 123")
+    user = User.objects.create_user(name)  # signed in by force_login: no password to hash (slow on purpose)
     row = None
     if role == Member.STUDENT:
         row, _ = Student.objects.get_or_create(student_id=name, defaults={"name": name, "on_roster": True})

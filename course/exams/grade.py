@@ -425,12 +425,66 @@ def score_summary(result: StudentResult) -> str:
     return f"{summary}: {right}; {open_part}."
 
 
-def _feedback(key: ExamKey, variant: Variant, result: StudentResult, heading: bool = True) -> str:
+def points_of(key: ExamKey, variant: Variant, result: StudentResult) -> dict[int, tuple[float | None, float]]:
+    """Each question's points, earned and possible, by position: a check question's (its zone's
+    weight) when right, an open question's mark (None while not marked). They add up to the score."""
+    points: dict[int, tuple[float | None, float]] = {}
+    for question in variant.questions:
+        if question.kind == "open":
+            mark = result.marks.get(question.position)
+            points[question.position] = (mark.score if mark else None, OPEN_POINTS)
+        else:
+            right = is_right(key, question, result.answers.get(question.position))
+            points[question.position] = (question.points if right else 0.0, question.points)
+    return points
+
+
+def shown_summary(key: ExamKey, variant: Variant, result: StudentResult, withheld: dict[int, str]) -> str:
+    """The score of the questions whose results the student is shown, said to be of those only, and
+    when the others are (``withheld``: a question's position and when, as ``shown when the staff
+    publish them``): ``Score on the questions shown: 2 of 3 (results shown for 3 of 5 questions; 2
+    more shown when the staff publish them).`` Never a total that implies more. Nothing withheld: the
+    score itself (score_summary)."""
+    if not withheld:
+        return score_summary(result)
+    points = points_of(key, variant, result)
+    shown = [position for position in points if position not in withheld]
+    later: dict[str, int] = {}
+    for position in sorted(withheld):
+        later[withheld[position]] = later.get(withheld[position], 0) + 1
+    rest = "; ".join(f"{count} more {when}" for when, count in later.items())
+    if not shown:
+        return f"No question's results are shown yet ({rest})."
+    earned = sum(points[position][0] or 0.0 for position in shown)
+    possible = sum(points[position][1] for position in shown)
+    waiting = sum(points[position][0] is None for position in shown)
+    unmarked = f", {plural(waiting, 'open question')} not marked yet" if waiting else ""
+    return (
+        f"Score on the questions shown: {shown_score(earned)} of {shown_score(possible)}{unmarked} "
+        f"(results shown for {len(shown)} of {plural(len(points), 'question')}; {rest})."
+    )
+
+
+def _feedback(
+    key: ExamKey, variant: Variant, result: StudentResult, heading: bool = True, withheld: dict[int, str] | None = None
+) -> str:
+    withheld = withheld or {}
     lines = [f"# {key.title}: feedback for {for_markdown(result.name)} ({for_markdown(result.student_id)})", ""]
-    lines = [*lines, score_summary(result), ""] if heading else []
+    lines = [*lines, shown_summary(key, variant, result, withheld), ""] if heading else []
     for question in variant.questions:
         bank = key.questions[question.question]
         lines += [f"## {question.position}. {bank.stem}", ""]
+        if question.position in withheld:  # their own answer, and nothing of its result or the key
+            letter = result.answers.get(question.position)
+            given = (
+                "Graded by hand."
+                if question.kind == "open"
+                else f"Your answer: **{for_markdown(letter)}**."
+                if letter
+                else "Not answered."
+            )
+            lines += [f"{given} Its results are {withheld[question.position]}.", ""]
+            continue
         if question.kind == "open":
             mark = result.marks.get(question.position)
             if mark is None:
@@ -490,7 +544,11 @@ def grade_sheet(key: ExamKey, variant: Variant, answers: dict[int, str], source:
     return _grade_row(key, variant, row, source, 1, [])
 
 
-def feedback_markdown(key: ExamKey, variant: Variant, result: StudentResult, heading: bool = True) -> str:
+def feedback_markdown(
+    key: ExamKey, variant: Variant, result: StudentResult, heading: bool = True, withheld: dict[int, str] | None = None
+) -> str:
     """The student's feedback, as ``grade_exam`` writes it to feedback/<student>.md; without
-    ``heading`` (the title and the score: a page states them itself), its questions alone."""
-    return _feedback(key, variant, result, heading)
+    ``heading`` (the title and the score: a page states them itself), its questions alone; the
+    questions ``withheld`` (by position, with when they are shown: shown_summary) give the student's
+    own answer and nothing of their results."""
+    return _feedback(key, variant, result, heading, withheld)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from service.core.forms import Form, Number, choices
+
+from .models import OnlineExam
 
 
 class ExamMark(Form):
@@ -22,6 +26,30 @@ class ExamMark(Form):
 
 class ExamPublish(Form):
     """The staff publishing an online exam's results (its results setting "when the staff publish
-    them"), or withdrawing them."""
+    them"), or withdrawing them; with ``question``, that question's alone (the view checks it is one
+    of the exam's)."""
 
     action = forms.ChoiceField(choices=choices(["publish", "unpublish"]))
+    question = forms.CharField(required=False, max_length=200)
+
+
+class QuestionResults(Form):
+    """Each question's own results setting (issue #51), a menu per question of the exam: the exam's
+    (""), or one of the exam's values."""
+
+    PREFIX = "results-"
+
+    def __init__(self, data: Any, questions: list[tuple[str, str]], own: dict[str, str], default: str) -> None:
+        super().__init__(data)
+        offered = [("", f"the exam's setting ({dict(OnlineExam.RESULTS)[default]})"), *OnlineExam.RESULTS]
+        for name, label in questions:
+            self.fields[self.PREFIX + name] = forms.ChoiceField(
+                choices=offered,
+                required=False,
+                label=label,
+                initial=own.get(name, ""),
+                widget=forms.Select(attrs={"class": "form-select"}),
+            )
+
+    def chosen(self) -> dict[str, str]:
+        return {name.removeprefix(self.PREFIX): value for name, value in self.cleaned_data.items()}

@@ -14,9 +14,10 @@ class OnlineExam(models.Model):
     """How an exam folder is taken online: its window, its time limit, how its questions are shown,
     when its results are, and what a proctored room asks (an access code, the room's networks)."""
 
-    # When a student sees their results (issue #51; sessions.results_visible is the one rule): during
-    # the attempt, each saved answer's; when their attempt ends; when the exam closes for everyone;
-    # when the staff publish them on the exam's page; or never on this site.
+    # When a student sees their results (issue #51; sessions.ResultsRule is the one rule; a question's own
+    # setting, ExamQuestionResults, wins over this one): during the attempt, each saved answer's; when
+    # their attempt ends; when the exam closes for everyone; when the staff publish them on the exam's
+    # page; or never on this site.
     DURING, AT_SUBMIT, AFTER_CLOSE, PUBLISHED, NEVER = "during", "at_submit", "after_close", "published", "never"
     RESULTS = [
         (DURING, "during the exam, each answer's as it is saved"),
@@ -41,6 +42,27 @@ class OnlineExam(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class ExamQuestionResults(models.Model):
+    """One question's own results setting on an online exam, over the exam's (issue #51): a question
+    named as the exam's key names it (a generated question by the question it is drawn from), so it
+    holds for every student's variant of it; and its own publishing, kept with who and when (an open
+    question's marks published once marked, before the rest)."""
+
+    exam = models.ForeignKey(OnlineExam, on_delete=models.CASCADE, related_name="question_results")
+    question = models.CharField(max_length=200)
+    results = models.CharField(max_length=20, choices=OnlineExam.RESULTS, blank=True)  # "": the exam's
+    published_at = models.DateTimeField(null=True, blank=True)  # published alone (None: not, or withdrawn)
+    published_by = models.CharField(max_length=150, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["exam", "question"], name="one_results_per_question")]
+
+    def __str__(self) -> str:
+        return f"{self.exam}: {self.question}'s results"
 
 
 class ExamAttempt(models.Model):

@@ -74,7 +74,7 @@ def send_exam_score(name: str, student: Student, result: StudentResult, shown: b
     """Put the student's exam score in the outbox of scores to send (outbox.py), for their column
     of the exam in each course they belong to (placements.queue_score), as queue_scores does for an
     assignment: sent by the workers' sender, with retries, never on the attempt's time. Not yet
-    ``shown`` to the student (the exam's results setting: sessions.results_visible), the platform is
+    ``shown`` to the student, every question of it (sessions.ResultsRule.all_visible), the platform is
     told Submitted and Pending with no score, as an assignment's unpublished grade is
     (service/lti/scores.py). Returns how many line items get it."""
     from service.lti.placements import Score, queue_score

@@ -34,8 +34,9 @@ from course.exams.grade import (
     feedback_markdown,
     grade_sheet,
     load_key,
+    shown_summary,
 )
-from course.exams.variants import ExamKey, Variant, make_variant
+from course.exams.variants import ExamKey, Variant, VariantQuestion, make_variant
 from course.exams.variants import Student as ExamStudent
 from course.exams.zones import Pool, zoned_variant
 from course.private_files import write_private
@@ -47,7 +48,7 @@ from service.errors import ExamRefused, WrongCode
 from untrusted import spreadsheet
 
 from . import saves as exam_saves
-from .models import ExamAnswer, ExamAttempt, ExamLogEntry, OnlineExam
+from .models import ExamAnswer, ExamAttempt, ExamLogEntry, ExamQuestionResults, OnlineExam
 from .scores import send_exam_score
 
 logger = logging.getLogger(__name__)
@@ -275,7 +276,7 @@ def finish(attempt: ExamAttempt, key: ExamKey, reason: str, at: datetime, addres
     if not attempt.trial:
         record_result(key, attempt.student, result)
         exam = OnlineExam.objects.filter(name=attempt.exam).first()
-        shown = exam is not None and results_visible(exam, attempt)
+        shown = exam is not None and ResultsRule.of(exam).all_visible(attempt, key)
         send_exam_score(attempt.exam, attempt.student, result, shown)  # to the course platform, if it placed it
 
 
@@ -399,51 +400,211 @@ def scores_of(attempts: list[ExamAttempt], key: ExamKey) -> dict[int, str]:
     return scores
 
 
-def feedback_of(attempt: ExamAttempt, key: ExamKey, heading: bool = True) -> str | None:
-    """The student's feedback, the very text the paper path writes to feedback/<student>.md (without
-    ``heading``, its title and score, which the page states itself)."""
+# When a question's results are not shown yet, as the student reads it after "its results are".
+LATER = {
+    OnlineExam.DURING: "shown as you save your answer",
+    OnlineExam.AT_SUBMIT: "shown when your attempt ends",
+    OnlineExam.AFTER_CLOSE: "shown after the exam closes",
+    OnlineExam.PUBLISHED: "shown when the staff publish them",
+    OnlineExam.NEVER: "not shown here: the staff tell you",
+}
+
+
+def question_name(key: ExamKey, question: VariantQuestion) -> str:
+    """The name a question's own results setting is kept by: the key's, a generated question's drawn
+    variant by the question it is drawn from (one setting for every student's variant of it)."""
+    bank = key.questions.get(question.question)
+    return (bank.source if bank is not None else None) or question.question
+
+
+@dataclass
+class ResultsRule:
+    """When a student sees their results on an online exam, question by question (issue #51): a
+    question's own setting (ExamQuestionResults, on the exam's staff page), else the exam's; read
+    once for a page or a pass over the class. ``visible`` is the one rule every face asks: the taking
+    page, the exam's page after, the platforms' scores (all_visible) and the staff's publishing."""
+
+    exam: OnlineExam
+    own: dict[str, ExamQuestionResults]
+    closed: bool | None = None  # whether the last student's window has closed, found once when asked
+
+    @classmethod
+    def of(cls, exam: OnlineExam) -> ResultsRule:
+        return cls(exam, {row.question: row for row in exam.question_results.all()})
+
+    def setting(self, question: str | None) -> str:
+        row = self.own.get(question) if question else None
+        return row.results if row is not None and row.results else self.exam.results
+
+    def published(self, question: str | None) -> bool:
+        """Published with the exam's results, or (a question's own) alone."""
+        row = self.own.get(question) if question else None
+        return self.exam.published_at is not None or (row is not None and row.published_at is not None)
+
+    def visible(self, attempt: ExamAttempt, question: str | None = None, now: datetime | None = None) -> bool:
+        """Whether the student may read ``question``'s results (its right or wrong, its points, its mark,
+        the key's answer and why an option tempts): while the attempt runs, a question shown "during"
+        only; once it ended, by its setting. None: by the exam's own setting. A staff's trial: always."""
+        if attempt.trial:
+            return True  # the staff's trial run shows what a student would read
+        setting = self.setting(question)
+        if attempt.ended_at is None:
+            return setting == OnlineExam.DURING
+        if setting in (OnlineExam.DURING, OnlineExam.AT_SUBMIT):
+            return True
+        if setting == OnlineExam.AFTER_CLOSE:
+            if self.closed is None:
+                self.closed = (now or timezone.now()) >= last_close(self.exam)
+            return self.closed
+        if setting == OnlineExam.PUBLISHED:
+            return self.published(question)
+        return False
+
+    def withheld(
+        self, attempt: ExamAttempt, key: ExamKey, variant: Variant, now: datetime | None = None
+    ) -> dict[int, str]:
+        """The positions of the student's questions whose results are not shown now, with when they are."""
+        withheld = {}
+        for question in variant.questions:
+            name = question_name(key, question)
+            if not self.visible(attempt, name, now):
+                withheld[question.position] = LATER[self.setting(name)]
+        return withheld
+
+    def all_visible(self, attempt: ExamAttempt, key: ExamKey) -> bool:
+        """Whether every question of the student's exam is shown: only then does the platform get the
+        score as final (a score with a question's result in it is not shown before the student's)."""
+        sheet = sheet_for(key, attempt.student)
+        if sheet is None:
+            return self.visible(attempt)
+        return not self.withheld(attempt, *sheet)
+
+
+@dataclass
+class ShownResults:
+    """What the student reads of their ended attempt now: the honest summary and the feedback (of the
+    questions shown; "" when none is), or when their results are shown (``later``)."""
+
+    summary: str = ""
+    feedback: str = ""
+    later: str = ""
+
+
+# When none of an attempt's results is shown, what the exam's page says, by the one setting they wait for.
+LATER_PAGE = {
+    OnlineExam.AFTER_CLOSE: "Your results are shown here after the exam closes.",
+    OnlineExam.PUBLISHED: "Your results are shown here when the staff publish them.",
+    OnlineExam.NEVER: "Your results are not shown here: the staff tell you them.",
+}
+
+
+def shown_results(exam: OnlineExam, attempt: ExamAttempt, key: ExamKey, now: datetime | None = None) -> ShownResults:
+    """The ended attempt's results as the student may read them now (ResultsRule, question by
+    question): all of them, some (their score said to be of those: shown_summary), or none yet."""
     sheet = sheet_for(key, attempt.student)
     result = result_of(attempt, key)
-    return None if sheet is None or result is None else feedback_markdown(*sheet, result, heading)
+    if sheet is None or result is None:
+        return ShownResults(later=LATER_PAGE.get(exam.results, "Your results are shown here when your attempt ends."))
+    rule = ResultsRule.of(exam)
+    withheld = rule.withheld(attempt, *sheet, now)
+    if len(withheld) == len(sheet[1].questions):
+        waiting = {rule.setting(question_name(sheet[0], q)) for q in sheet[1].questions}
+        if len(waiting) == 1:
+            return ShownResults(later=LATER_PAGE.get(waiting.pop(), ""))
+        return ShownResults(
+            later=f"Your results are shown here question by question: {shown_summary(*sheet, result, withheld)}"
+        )
+    return ShownResults(
+        summary=shown_summary(*sheet, result, withheld),
+        feedback=feedback_markdown(*sheet, result, heading=False, withheld=withheld),
+    )
 
 
-def results_visible(exam: OnlineExam, attempt: ExamAttempt, now: datetime | None = None) -> bool:
-    """Whether the student may read the ended attempt's results and the key (the exam's results
-    setting: the one rule the pages and the platforms' scores ask): never before its end."""
-    if attempt.ended_at is None:
-        return False
-    if attempt.trial:
-        return True  # the staff's trial run shows what a student would read
-    if exam.results in (OnlineExam.DURING, OnlineExam.AT_SUBMIT):
-        return True
-    if exam.results == OnlineExam.AFTER_CLOSE:
-        return (now or timezone.now()) >= last_close(exam)
-    if exam.results == OnlineExam.PUBLISHED:
-        return exam.published_at is not None
-    return False
+def question_settings(key: ExamKey) -> list[tuple[str, str]]:
+    """The exam's questions as their own results settings name them (question_name), each with what
+    the staff read of it: the definition's order for an exam built from one (every question a draw
+    may give), else the order they first appear in on the students' exams."""
+    banks = {question_name(key, q): key.questions[q.question] for v in key.variants for q in v.questions}
+    first: dict[str, int] = {}
+    for variant in key.variants:
+        for question in variant.questions:
+            name = question_name(key, question)
+            first[name] = min(first.get(name, question.position), question.position)
+    names = key.definition.names() if key.definition is not None else sorted(first, key=lambda n: (first[n], n))
+    listed = []
+    for name in names:
+        bank = banks.get(name) or key.questions.get(name)
+        what = (
+            ""
+            if bank is None
+            else f" ({'open, marked by hand' if bank.kind == 'open' else 'check'}): {_short(bank.stem)}"
+        )
+        listed.append((name, name + what))
+    return listed
+
+
+def _short(text: str, most: int = 70) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= most else flat[: most - 1] + "…"
+
+
+def set_question_results(exam: OnlineExam, chosen: dict[str, str]) -> bool:
+    """The questions' own results settings ("": the exam's), kept where a question was published on its
+    own; the platforms' scores follow when any changed. Whether any did."""
+    own = {row.question: row for row in exam.question_results.all()}
+    changed = False
+    for question, results in chosen.items():
+        row = own.get(question)
+        if (row.results if row else "") == results:
+            continue
+        changed = True
+        if results or (row is not None and row.published_at is not None):  # two saves at once: one row
+            ExamQuestionResults.objects.update_or_create(exam=exam, question=question, defaults={"results": results})
+        else:
+            ExamQuestionResults.objects.filter(exam=exam, question=question, published_at__isnull=True).delete()
+    if changed:
+        send_scores(exam)
+    return changed
 
 
 def results_while_taking(exam: OnlineExam, attempt: ExamAttempt) -> bool:
-    """Whether the taking page shows each saved check answer's result and the score so far."""
-    return attempt.ended_at is None and (exam.results == OnlineExam.DURING or attempt.trial)
+    """Whether the taking page shows some saved check answer's result and the score so far: some
+    question's results show "during" (the others' stay unseen: ResultsRule.withheld)."""
+    if attempt.ended_at is not None:
+        return False
+    if attempt.trial or exam.results == OnlineExam.DURING:
+        return True
+    return exam.question_results.filter(results=OnlineExam.DURING).exists()
 
 
-def publish_results(exam: OnlineExam, by: str, published: bool = True) -> int:
-    """The staff publish (or withdraw) an exam's results, with who and when: students then read them
-    on their exam page, and each counted attempt's score goes to the platforms as FullyGraded (or
-    Pending again). Returns how many students' scores were queued."""
-    exam.published_at = timezone.now() if published else None
-    exam.published_by = by
-    exam.save(update_fields=["published_at", "published_by", "updated_at"])
+def publish_results(exam: OnlineExam, by: str, published: bool = True, question: str | None = None) -> int:
+    """The staff publish (or withdraw) an exam's results, or with ``question`` (question_name) that
+    question's alone (an open question once marked), with who and when: students then read them on
+    their exam page, and each counted attempt's score goes to the platforms, FullyGraded once every
+    question of it is shown (else Pending again). Returns how many students' scores were queued."""
+    now = timezone.now() if published else None
+    if question is None:
+        exam.published_at, exam.published_by = now, by
+        exam.save(update_fields=["published_at", "published_by", "updated_at"])
+    else:
+        ExamQuestionResults.objects.update_or_create(
+            exam=exam, question=question, defaults={"published_at": now, "published_by": by}
+        )
+    return send_scores(exam)
+
+
+def send_scores(exam: OnlineExam) -> int:
+    """Each counted attempt's score to the platforms, as the results rule now lets the student see it."""
     folder = folders().get(exam.name)
     if folder is None:
         return 0
     key = key_of(folder)
+    rule = ResultsRule.of(exam)
     sent = 0
     for attempt in counted_attempts(exam.name):
         result = result_of(attempt, key)
         if result is not None:
-            send_exam_score(exam.name, attempt.student, result, shown=results_visible(exam, attempt))
+            send_exam_score(exam.name, attempt.student, result, shown=rule.all_visible(attempt, key))
             sent += 1
     return sent
 
@@ -479,9 +640,10 @@ def grade_online(name: str, folder: Path):
     graded = grade_exam_into_gradebook(book(), folder, responses, out / "results")
     attempts = {attempt.student.student_id: attempt for attempt in counted}
     exam = OnlineExam.objects.filter(name=name).first()
+    rule = ResultsRule.of(exam) if exam is not None else None
     for result in graded.results:  # the open questions' marks counted now: the platforms' scores again
         attempt = attempts[result.student_id]
-        shown = exam is not None and results_visible(exam, attempt)
+        shown = rule is not None and rule.all_visible(attempt, key)
         send_exam_score(name, attempt.student, result, shown)
     return graded
 

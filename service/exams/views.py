@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from course.errors import ExamError
-from course.exams.grade import score_summary
+from course.exams.grade import shown_summary
 from course.exams.pages import zone_heading
 from course.exams.variants import ExamKey, Variant
 from course.wording import plural, shown_score
@@ -34,7 +34,7 @@ from service.errors import ExamRefused, StaleAnswer, WrongCode
 from untrusted.mathml import feedback_markdown
 
 from . import sessions
-from .forms import ExamPublish
+from .forms import ExamPublish, QuestionResults
 from .grading import latest_grading, queue_grading
 from .models import ExamAttempt, OnlineExam
 from .text import question_html
@@ -118,9 +118,13 @@ def _questions(key: ExamKey, variant: Variant, attempt: ExamAttempt) -> list[dic
     return shown
 
 
-def _with_verdicts(questions: list[dict[str, Any]], key: ExamKey, variant: Variant) -> None:
-    """Each answered check question's result, right or wrong (an exam whose results show during it)."""
-    right = {q.position: key.correct_letter(q) for q in variant.questions if q.kind == "choice"}
+def _with_verdicts(questions: list[dict[str, Any]], key: ExamKey, variant: Variant, withheld: dict[int, str]) -> None:
+    """Each answered check question's result, right or wrong, where it shows during the exam."""
+    right = {
+        q.position: key.correct_letter(q)
+        for q in variant.questions
+        if q.kind == "choice" and q.position not in withheld
+    }
     for question in questions:
         if question["position"] in right and question["value"]:
             question["verdict"] = "right" if question["value"] == right[question["position"]] else "wrong"
@@ -190,17 +194,10 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
         context["waiting_ms"] = int(until * 1000)
         context["spread_ms"] = int(START_SPREAD * 1000)
     if attempt is None or attempt.ended_at is not None:
-        if attempt is not None and sessions.results_visible(exam, attempt, now):
-            result = sessions.result_of(attempt, key)
-            context["feedback_html"] = _MARKDOWN.render(sessions.feedback_of(attempt, key, heading=False) or "")
-            context["summary"] = score_summary(result) if result is not None else ""
-        elif attempt is not None:
-            context["results_later"] = {
-                OnlineExam.AFTER_CLOSE: "Your results are shown here after the exam closes.",
-                OnlineExam.PUBLISHED: "Your results are shown here when the staff publish them.",
-                OnlineExam.NEVER: "Your results are not shown here: the staff tell you them.",
-            }.get(exam.results, "Your results are shown here when your attempt ends.")
-        if attempt is not None:
+        if attempt is not None:  # all, some (their score said to be of those) or none of the results yet
+            shown = sessions.shown_results(exam, attempt, key, now)
+            context["feedback_html"] = _MARKDOWN.render(shown.feedback) if shown.summary else ""
+            context["summary"], context["results_later"] = shown.summary, shown.later
             context["answered"] = len(sessions.answers_of(attempt))
             context["again"] = context["open"] and (
                 attempt.trial
@@ -212,9 +209,10 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
         raise Http404("your variant is no longer in this exam's key; the staff rebuilt it; ask them")
     questions = _questions(*sheet, attempt)
     if sessions.results_while_taking(exam, attempt):  # results "during": each saved check answer's
-        _with_verdicts(questions, *sheet)
+        withheld = sessions.ResultsRule.of(exam).withheld(attempt, *sheet, now)  # the questions not "during"
+        _with_verdicts(questions, *sheet, withheld)
         result = sessions.result_of(attempt, key)
-        context["summary"] = score_summary(result) if result is not None else ""
+        context["summary"] = shown_summary(*sheet, result, withheld) if result is not None else ""
     context["count"] = len(questions)
     context["answered"] = sum(bool(q["value"]) for q in questions)
     context["seconds_left"] = max(0, int((attempt.ends_at - now).total_seconds()))
@@ -437,12 +435,20 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
         if action == "settings":
             form = SettingsForm(request.POST, instance=exam or OnlineExam(name=name))
             if form.is_valid():
-                form.save()
+                saved = form.save()
                 messages.info(request, "saved: the exam's online settings")
+                if exam is not None and "results" in form.changed_data:  # the platforms follow what students see
+                    try:
+                        sessions.send_scores(saved)
+                    except ExamError as exc:
+                        messages.error(request, f"no scores sent to the platforms: {exc}")
                 return redirect("exam-online", name=name)
         elif action == "accommodation":
             accommodation = AccommodationForm(request.POST)
             if accommodation.is_valid() and _accommodate(request, name, accommodation.cleaned_data):
+                return redirect("exam-online", name=name)
+        elif action == "question_results" and exam is not None:  # each question's own results setting
+            if _question_results(request, exam, folder):
                 return redirect("exam-online", name=name)
         elif action == "grade" and exam is not None:
             # A job for a worker, not this request's work (service/exams/grading.py): the page says when it is done.
@@ -455,10 +461,11 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
     try:
         key = sessions.key_of(folder)
     except ExamError as exc:
-        title, problem, scores, zones = name, str(exc), {}, []
+        title, problem, scores, zones, questions = name, str(exc), {}, [], None
     else:
         title, problem, scores = key.title, "", sessions.scores_of(attempts, key)
         zones = _zones(key)
+        questions = _questions_results(exam, key)
         if key.zones and key.definition is None:
             problem = (
                 f"{folder / 'key.json'}: built before the key kept its definition, so no trial run can be "
@@ -481,6 +488,7 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
         "results": _results(name),
         "zones": zones,
         "publishing": exam is not None and exam.results == OnlineExam.PUBLISHED,
+        "questions": questions,  # each question's own results setting, and its own publishing
     }
     return render(request, "service/exams/exam_online.html", context)
 
@@ -497,18 +505,54 @@ def publish(request: HttpRequest, name: str) -> HttpResponse:
     form = ExamPublish(request.POST)
     if not form.is_valid():
         raise BadRequest("publish or unpublish the exam's results")
-    published = form.value("action") == "publish"
+    published, question = form.value("action") == "publish", form.value("question")
+    if question is not None and question not in dict(sessions.question_settings(_exam(name)[2])):
+        raise Http404("no such question on this exam")
+    what = f"question {question}'s results" if question else "the exam's results"
     try:
-        sent = sessions.publish_results(exam, request.user.get_username(), published)
+        sent = sessions.publish_results(exam, request.user.get_username(), published, question)
     except ExamError as exc:  # the key cannot be read: published all the same, no score sent
         messages.error(request, f"no scores sent to the platforms: {exc}")
     else:
         messages.info(
             request,
-            f"{'published' if published else 'withdrawn'}: the exam's results "
+            f"{'published' if published else 'withdrawn'}: {what} "
             f"(the scores of {plural(sent, 'student')} go to the platforms as they may now see them)",
         )
     return redirect("exam-online", name=name)
+
+
+def _questions_results(exam: OnlineExam | None, key: ExamKey) -> dict[str, Any] | None:
+    """The staff page's per-question results: the form of each question's own setting, and the
+    questions whose results wait for publishing, each with its own publishing."""
+    if exam is None:
+        return None
+    listed = sessions.question_settings(key)
+    rule = sessions.ResultsRule.of(exam)
+    own = {name: row.results for name, row in rule.own.items()}
+    waiting = [
+        {"name": name, "label": label, "row": rule.own.get(name)}
+        for name, label in listed
+        if rule.setting(name) == OnlineExam.PUBLISHED
+    ]
+    return {"form": QuestionResults(None, listed, own, exam.results), "publishing": waiting}
+
+
+def _question_results(request: HttpRequest, exam: OnlineExam, folder: Path) -> bool:
+    """Each question's own results setting saved (sessions.set_question_results)."""
+    try:
+        key = sessions.key_of(folder)
+    except ExamError as exc:
+        messages.error(request, str(exc))
+        return False
+    own = {row.question: row.results for row in exam.question_results.all()}
+    form = QuestionResults(request.POST, sessions.question_settings(key), own, exam.results)
+    if not form.is_valid():
+        messages.error(request, form.first_error())
+        return False
+    changed = sessions.set_question_results(exam, form.chosen())
+    messages.info(request, "saved: each question's results setting" if changed else "nothing changed")
+    return True
 
 
 def _zones(key: ExamKey) -> list[str]:
