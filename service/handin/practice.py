@@ -188,6 +188,9 @@ def shown(run: PracticeJob) -> dict[str, Any]:
 
 
 def _claim(worker: str, state: Path) -> PracticeJob | None:
+    # A read first: an idle worker's look takes no write lock (on SQLite, the claim's transaction does).
+    if not PracticeJob.objects.filter(state__in=[PracticeJob.QUEUED, PracticeJob.RUNNING]).exists():
+        return None
     now = timezone.now()
     gave_up = PracticeJob.objects.filter(
         state=PracticeJob.RUNNING, lease_expires_at__lt=now, attempts__gte=MAX_ATTEMPTS
