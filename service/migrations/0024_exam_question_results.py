@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("service", "0024_lesson_answers")]
+    dependencies = [("service", "0023_lesson_answers")]
 
     operations = [
         migrations.CreateModel(
