@@ -217,20 +217,34 @@ def online(course, lessons, tmp_path, monkeypatch):
 @pytest.mark.timeout(120)
 def test_online_the_written_answers_are_typed_and_graded_by_the_same_rule(online):
     from service.exams import sessions
+    from service.exams.models import OnlineExam
 
     from .test_online_exams import account, send
 
+    OnlineExam.objects.filter(name="written").update(results=OnlineExam.DURING)
     key = _key(online)
     student = key.variants[0].student.student_id
     answers = next(row for row in _rows(online / "key.csv") if row["student_id"] == student)
     client = account(student)
     assert send(client, "/exams/written/").status_code == 302
-    page = client.get("/exams/written/").content.decode()
+    page = html.unescape(client.get("/exams/written/").content.decode())
     assert page.count("Your answer (a number, or as the question asks)") == 4
+    # Beside each box, what the paper sheet prints beside it (its precision, its units), tied to the box.
+    softmax, count = _position(key, student, SOFTMAX)[0], _position(key, student, COUNT)[0]
+    assert f'aria-describedby="expected-{softmax}"' in page
+    assert f'<span id="expected-{softmax}" class="form-text expected">Answer to 3 decimals.</span>' in page
+    assert f'<span id="expected-{count}" class="form-text expected">Answer exactly, in weights.</span>' in page
+    assert "verdict" not in page  # nothing saved yet
     scale, _ = _position(key, student, SCALE)
     for position in range(1, 6):
         value = "five" if position == scale else answers[f"q{position}"]
         assert send(client, "/exams/written/answer", position=position, value=value).status_code == 200
+    # Results "during": each saved written answer judged as the choice's is, by the one tolerance rule,
+    # and nothing more of the key (the answer it wanted) shown.
+    page = client.get("/exams/written/").content.decode()
+    assert page.count('class="verdict right"') == 4 and page.count('class="verdict wrong"') == 1
+    wrong = page.split(f'id="q{scale}"')[1].split("</section>")[0]
+    assert 'class="verdict wrong"' in wrong and answers[f"q{scale}"] not in wrong
     send(client, "/exams/written/submit")
     assert "Score: 4 of 5" in html.unescape(client.get("/exams/written/").content.decode())
     graded = sessions.grade_online("written", online)

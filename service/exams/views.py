@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from course.errors import ExamError
-from course.exams.grade import shown_summary
+from course.exams.grade import is_right, shown_summary
 from course.exams.pages import zone_heading
 from course.exams.variants import ExamKey, Variant
 from course.wording import plural, shown_score
@@ -111,6 +111,8 @@ def _questions(key: ExamKey, variant: Variant, attempt: ExamAttempt) -> list[dic
                 "kind": question.kind,
                 "stem": question_html(bank.stem),
                 "options": [(letter, question_html(texts[option])) for letter, option in question.letters.items()],
+                # A written answer's precision and units, as the paper sheet prints them beside its box.
+                "expected": bank.written.expected() if bank.written is not None else "",
                 "value": given.get(question.position, ""),
                 "version": versions.get(question.position, ""),
             }
@@ -119,15 +121,13 @@ def _questions(key: ExamKey, variant: Variant, attempt: ExamAttempt) -> list[dic
 
 
 def _with_verdicts(questions: list[dict[str, Any]], key: ExamKey, variant: Variant, withheld: dict[int, str]) -> None:
-    """Each answered check question's result, right or wrong, where it shows during the exam."""
-    right = {
-        q.position: key.correct_letter(q)
-        for q in variant.questions
-        if q.kind == "choice" and q.position not in withheld
-    }
+    """Each answered question graded automatically (a letter, or a written answer by its tolerance:
+    the one rule) its result, right or wrong, where it shows during the exam; never the answer itself."""
+    placed = {q.position: q for q in variant.questions if q.kind != "open" and q.position not in withheld}
     for question in questions:
-        if question["position"] in right and question["value"]:
-            question["verdict"] = "right" if question["value"] == right[question["position"]] else "wrong"
+        if question["position"] in placed and question["value"]:
+            right = is_right(key, placed[question["position"]], question["value"])
+            question["verdict"] = "right" if right else "wrong"
 
 
 # The waiting room's page starts the attempt by itself when the exam opens, each a moment after the
