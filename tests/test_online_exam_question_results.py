@@ -159,3 +159,39 @@ def test_the_instructor_sets_each_questions_results_and_no_one_else_may(midterm)
         refused = Client().post(url, data)
         assert refused.status_code == 302 and "/login" in refused["Location"]
     assert not ExamQuestionResults.objects.filter(exam=midterm["exam"]).exists()
+
+
+def _shown_part(page: str) -> str:
+    """The results a page shows of an ended attempt: its score line and its feedback."""
+    found = re.search(r'<p id="score">.*?</div>', page, re.S)
+    assert found, "no results shown"
+    return found.group(0)
+
+
+def test_the_staffs_look_at_a_students_feedback_is_what_the_student_reads_now(midterm):  # noqa: F811
+    """The staff's link to each student's feedback "as they read it": the student's own page's results,
+    not the grading's full file, with what is withheld from them, when it shows and by which setting."""
+    from service.exams.sessions import grade_online
+
+    client, first, _, _ = _take(midterm, OnlineExam.PUBLISHED)
+    student_id, name = midterm["ids"][0], question_name(midterm["key"], first)
+    grade_online("midterm", midterm["folder"])
+    url = f"/staff/online-exams/midterm/results/feedback/{student_id}"
+    staff = account(role=Member.TA)
+    read = html.unescape(staff.get(url).content.decode())
+    mine = html.unescape(client.get("/exams/midterm/").content.decode())
+    assert _shown_part(read) == _shown_part(mine)
+    assert "Its results are shown when the staff publish them." in _section(read, first.position)
+    assert "is correct" not in _section(read, first.position)  # the grading's file says it is
+    assert "is correct" in staff.get(url + ".md").content.decode()
+    assert (
+        f"Question {first.position} ({name}): its results are shown when the staff publish them, "
+        "by its own results setting." in read
+    )
+    send(staff, "/staff/online-exams/midterm/publish", action="publish", question=name)
+    read = html.unescape(staff.get(url).content.decode())
+    assert 'id="withheld"' not in read and "Score: 1 of 5" in read and "is correct" in _section(read, first.position)
+    assert _shown_part(read) == _shown_part(html.unescape(client.get("/exams/midterm/").content.decode()))
+    assert account(midterm["ids"][1]).get(url).status_code == 404
+    refused = Client().get(url)
+    assert refused.status_code == 302 and "/login" in refused["Location"]

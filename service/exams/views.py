@@ -195,9 +195,7 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
         context["spread_ms"] = int(START_SPREAD * 1000)
     if attempt is None or attempt.ended_at is not None:
         if attempt is not None:  # all, some (their score said to be of those) or none of the results yet
-            shown = sessions.shown_results(exam, attempt, key, now)
-            context["feedback_html"] = _MARKDOWN.render(shown.feedback) if shown.summary else ""
-            context["summary"], context["results_later"] = shown.summary, shown.later
+            context |= _shown(exam, attempt, key, now)
             context["answered"] = len(sessions.answers_of(attempt))
             context["again"] = context["open"] and (
                 attempt.trial
@@ -228,6 +226,14 @@ def exam_page(request: HttpRequest, name: str) -> HttpResponse:
         questions = [questions[current - 1]]
     context["questions"] = questions
     return render(request, "service/exams/exam_take.html", context)
+
+
+def _shown(exam: OnlineExam, attempt: ExamAttempt, key: ExamKey, now: datetime) -> dict[str, str]:
+    """An ended attempt's results as its student reads them now (sessions.shown_results), as
+    exam_results_shown.html lays them out: the student's page and the staff's look at it."""
+    shown = sessions.shown_results(exam, attempt, key, now)
+    feedback = _MARKDOWN.render(shown.feedback) if shown.summary else ""
+    return {"summary": shown.summary, "results_later": shown.later, "feedback_html": feedback}
 
 
 def _refusal(status: int, message: str) -> JsonResponse:
@@ -633,17 +639,43 @@ def result_file(request: HttpRequest, name: str, file: str) -> HttpResponse:
     ).get("feedback", []):
         student = file.removesuffix(".md").removeprefix("feedback/")
         path, kind = folder / "feedback" / f"{student}.md", "text/markdown; charset=utf-8"
-        if not file.endswith(".md") and path.is_file():  # the page the student reads, its math as MathML
-            context = {
-                "name": name,
-                "title": _exam(name)[2].title,
-                "student": student,
-                "markdown": f"feedback/{student}.md",
-                "feedback_html": _MARKDOWN.render(path.read_text(encoding="utf-8")),
-            }
-            return render(request, "service/exams/exam_result_feedback.html", context)
+        if not file.endswith(".md") and path.is_file():  # what the student reads now, its math as MathML
+            return _as_read(request, name, student)
     else:
         raise Http404("no such result")
     if not path.is_file():
         raise Http404("no such result")
     return HttpResponse(path.read_bytes(), content_type=kind)
+
+
+def _as_read(request: HttpRequest, name: str, student_id: str) -> HttpResponse:
+    """A student's feedback as they read it now on their exam page (the grading's file holds every
+    question's results; the student reads those their results settings show: ResultsRule), with the
+    questions whose results they do not see yet, when they will, and by which setting."""
+    exam, _, key = _exam(name)
+    student = Student.objects.filter(student_id=student_id).first()
+    attempt = sessions.latest_attempt(name, student) if student is not None else None
+    if student is None or attempt is None:
+        raise Http404("no such result")
+    now = timezone.now()
+    sessions.finish_if_due(attempt, key, now)  # as their own page does before it shows them anything
+    context: dict[str, Any] = {
+        "name": name,
+        "title": key.title,
+        "student": student_id,
+        "markdown": f"feedback/{student_id}.md",
+        "attempt": attempt,
+        "withheld": [],
+    }
+    sheet = sessions.sheet_for(key, student) if attempt.ended_at is not None else None
+    if attempt.ended_at is not None:
+        context |= _shown(exam, attempt, key, now)
+    if sheet is not None:
+        rule = sessions.ResultsRule.of(exam)
+        placed = {question.position: question for question in sheet[1].questions}
+        for position, when in sorted(rule.withheld(attempt, *sheet, now).items()):
+            question = sessions.question_name(key, placed[position])
+            own = rule.own.get(question)
+            why = "its own results setting" if own is not None and own.results else "the exam's results setting"
+            context["withheld"].append((position, question, when, why))
+    return render(request, "service/exams/exam_result_feedback.html", context)
