@@ -1,9 +1,10 @@
 """Every page, in a real Chromium, at a phone's width (360 px) and a desktop's (1,440 px): nothing
 is wider than the window (a wide table or code block scrolls inside its own box), and axe-core finds
 no WCAG 2.1 A or AA violation. Student and staff pages, in the states that matter (queued, failed,
-graded, awaiting hand grading, late, a review thread, an exam before, during and after an attempt),
-on one site seeded straight into its tables (tests/course_data.py) and served in this process; the
-pages a course platform or JupyterHub brings a browser to are rendered with their own templates.
+graded, awaiting hand grading, late, a review thread, practice checks and a finished run of them, an
+exam before, during and after an attempt), on one site seeded straight into its tables
+(tests/course_data.py) and served in this process; the pages a course platform or JupyterHub brings
+a browser to are rendered with their own templates.
 
 What the pages say is checked here too (README "The pages"): the staff's submission page names the
 student and links to their history and the gradebook, a score awaiting hand grading says so, the
@@ -43,6 +44,7 @@ WIDTHS = (360, 1440)
 SHOTS = os.environ.get("GRADEWRIGHT_DESIGN_SHOTS")
 GRADED = "sequences-and-attention"
 HAND = "attention-not-explanation"
+PRACTICE = ("test_vector", "test_large_inputs_are_stable")  # softmax's hidden tests, marked practice on this site
 EXAM = "design-exam"
 LESSON = "module-10-question-bank"  # the shipped lesson with checks and generated questions
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
@@ -106,6 +108,27 @@ class Site:
     problems: list[str] = field(default_factory=list)
 
 
+def _course_with_practice_checks(folder: Path) -> Path:
+    """The shipped course with two of softmax's hidden tests marked practice in the notebook assignment
+    (the shipped course has none), for this site only: links to the shipped files, that assignment's
+    assignment.toml alone written (the site reads the course from its folder, as it finds it)."""
+    (folder / "course.toml").write_text((ROOT / "course.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "lesson_data").symlink_to(LESSON_DATA)
+    (folder / "assignments").mkdir()
+    for entry in ASSIGNMENTS.iterdir():
+        if entry.name != GRADED:
+            (folder / "assignments" / entry.name).symlink_to(entry)
+    copy = folder / "assignments" / GRADED
+    copy.mkdir()
+    for entry in (ASSIGNMENTS / GRADED).iterdir():
+        if entry.name != "assignment.toml":
+            (copy / entry.name).symlink_to(entry)
+    text = (ASSIGNMENTS / GRADED / "assignment.toml").read_text(encoding="utf-8")
+    marked = 'functions = ["softmax"]\nchecks = { ' + ", ".join(f'{test} = "practice"' for test in PRACTICE) + " }\n"
+    (copy / "assignment.toml").write_text(text.replace('functions = ["softmax"]\n', marked, 1), encoding="utf-8")
+    return folder
+
+
 def _serve() -> tuple[str, object]:
     """The site (the WSGI application `autograder serve` runs) on a free port, in a thread."""
     from django.core.wsgi import get_wsgi_application
@@ -136,21 +159,26 @@ def _job(student, spec_name: str, state: str, submission=None, name: str = "answ
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Iterator[Site]:
     """A course of 8 students with graded work in both assignments, one of them signed in as
-    themself (queued, failed and graded hand-ins, a review request), an instructor, a similarity
-    report, an online exam open now; served on a port of its own."""
+    themself (queued, failed and graded hand-ins, a review request, a finished run of the notebook
+    assignment's practice checks), an instructor, a similarity report, an online exam open now;
+    served on a port of its own."""
+    from autograder.practice import PracticeCheck, PracticeRun
     from course.exams.build import build_exam
     from gradebook.models import SimilarityRun, Student, Submission
     from gradebook.similarity.fragments import of_code
     from gradebook.similarity.report import SimilarityReport, SimilarPair
     from service.accounts.models import Member, SignInLink, digest
-    from service.core.access import assignments, course
+    from service.core.access import assignments, course, reread_course
     from service.exams import marking as exam_marking
     from service.exams import sessions as exam_sessions
     from service.exams.models import ExamAttempt, OnlineExam
-    from service.handin.models import Job
+    from service.handin.models import Job, PracticeJob
     from service.marking import answers as hand_grading
     from service.marking.models import ReviewMessage, ReviewRequest
 
+    patch = pytest.MonkeyPatch()
+    patch.setattr(settings, "GRADEWRIGHT_COURSE", str(_course_with_practice_checks(tmp_path_factory.mktemp("course"))))
+    reread_course()
     tag = uuid.uuid4().hex[:6]
     prefix = f"d{tag}-"
     specs = assignments()
@@ -184,6 +212,25 @@ def site(tmp_path_factory) -> Iterator[Site]:
             jobs[f"{name} {n}"] = _job(row, name, Job.GRADED, submission, name=f"{name}-{n}.ipynb")
     jobs["queued"] = _job(row, GRADED, Job.QUEUED)
     jobs["failed"] = _job(row, GRADED, Job.FAILED)
+    # A finished run of the practice checks on a hand-in, as the worker keeps it: one passes, one fails.
+    checks = [
+        PracticeCheck(question="softmax", sentence=sentence, passed=passed, status="passed" if passed else "failed")
+        for sentence, passed in (
+            ("A 1-D vector of moderate values is normalised.", True),
+            ("Inputs of large magnitude (around 1e3 and 1e5) give the expected probabilities, all finite.", False),
+        )
+    ]
+    PracticeJob.objects.create(
+        student=row,
+        assignment=GRADED,
+        file="uploads/none",
+        original_name=f"{GRADED}-1.ipynb",
+        sha256="0" * 64,
+        handed_in_id=jobs[f"{GRADED} 1"],
+        state=PracticeJob.DONE,
+        finished_at=timezone.now(),
+        result=PracticeRun(assignment=GRADED, checks=checks).model_dump(mode="json"),
+    )
     review = ReviewRequest.objects.create(job_id=jobs[f"{HAND} 1"], question_id="written")
     ReviewMessage.objects.create(request=review, author=student, text="Please look at my second paragraph again.")
     # Two of their submissions with code to compare (the known submissions' files).
@@ -237,7 +284,6 @@ def site(tmp_path_factory) -> Iterator[Site]:
     build_exam(roster, folder, seed=3, questions=3, open_questions=1, lessons=[LESSON_DATA], title=f"Design exam {tag}")
     module = course().modules[0].model_copy(update={"exams": [str(folder)]})
     listed = course().model_copy(update={"modules": [module]})
-    patch = pytest.MonkeyPatch()
     # Every page with the demo's notice, as `autograder serve --demo` shows it (its contrast checked too).
     patch.setattr(settings, "GRADEWRIGHT_DEMO", True, raising=False)
     patch.setattr(exam_sessions, "course", lambda: listed)
@@ -276,6 +322,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
     finally:
         server.close()  # type: ignore[attr-defined]
         patch.undo()
+        reread_course()
         OnlineExam.objects.filter(name=EXAM).delete()
         ExamAttempt.objects.filter(exam=EXAM).delete()
         SimilarityRun.objects.filter(requested_by=instructor.username).delete()
@@ -407,6 +454,8 @@ def test_every_student_page_fits_both_widths_and_has_no_axe_violation(site):
             # Each submission's score beside it, the queued one and the failed one said so.
             assert re.search(r"\d+(\.\d+)? / 10", page), page
             assert "not yet" in page and "failed" in page and DATE.search(page), page
+            # Its practice checks: the form that runs them, and the finished run's checks, one failing.
+            assert "Run the practice checks" in page and "1 of 2 practice checks pass." in page, page
             hand = browser.check(f"/assignments/{HAND}/")
             assert "await hand grading" in hand or "awaits hand grading" in hand, hand
             for label in (f"{GRADED} 1", "queued", "failed"):
