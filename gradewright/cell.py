@@ -25,7 +25,7 @@ from autograder.reports.summary import score_summary
 
 from .errors import GradewrightError, HandInWarned, NotebookExists, Unreachable, WhichAssignment
 
-WAIT_SECONDS = 600  # how long submit() waits for its feedback
+WAIT_SECONDS = 600  # how long submit() waits for its feedback, and check() for its practice checks
 HUB_USER_HEADER = "X-Gradewright-Hub-User"  # service/accounts/hub.py CLAIMED_USER_HEADER
 
 
@@ -213,13 +213,19 @@ def submit(
     job = connection.json(
         "POST", "/api/v1/submissions", data={"assignment": assignment}, files={"file": (path.name, content)}
     )
-    deadline = time.monotonic() + WAIT_SECONDS
-    while wait and job.get("state") in {"queued", "grading"}:
-        if time.monotonic() > deadline:
-            break  # still waiting: the summary says so, with the page to watch
-        time.sleep(1)
-        job = connection.json("GET", f"/api/v1/submissions/{job['id']}")
+    if wait:  # at most WAIT_SECONDS: a job still waiting says so in its summary, with the page to watch
+        job = _followed(connection, job, "/api/v1/submissions/", {"queued", "grading"})
     return Feedback(job, connection.server)
+
+
+def _followed(connection: Connection, item: dict[str, Any], address: str, waiting: set[str]) -> dict[str, Any]:
+    """``item`` (a hand-in's job, a run of the practice checks) asked for again at ``address`` + its id
+    each second while its state is one of ``waiting``, for ``WAIT_SECONDS`` at the most."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while item.get("state") in waiting and time.monotonic() < deadline:
+        time.sleep(1)
+        item = connection.json("GET", f"{address}{item['id']}")
+    return item
 
 
 def fetch(
@@ -292,10 +298,7 @@ def practice_lines(path: Path, question: str | None, server: str | None) -> list
             data={"question": question or ""},
             files={"file": (path.name, path.read_bytes())},
         )
-        deadline = time.monotonic() + WAIT_SECONDS
-        while run.get("state") in {"queued", "running"} and time.monotonic() < deadline:
-            time.sleep(1)
-            run = connection.json("GET", f"/api/v1/practice/{run['id']}")
+        run = _followed(connection, run, "/api/v1/practice/", {"queued", "running"})
     except (GradewrightError, OSError) as exc:
         return [f"practice checks: not run ({exc})"]
     return practice_summary(run)

@@ -2,7 +2,7 @@
 which they may run but never read). The site never runs them: the page or the API queues a
 ``PracticeJob`` (``request_practice``: on the student's latest hand-in, or a notebook sent for the
 run alone), under the assignment's ``practice_per_hour`` counted with the student's row held, as a
-hand-in's limits are (``uploads``); a worker with no hand-in waiting claims it by the one lease rule
+hand-in's limits are (``service.core.limits``); a worker with no hand-in waiting claims it by the one lease rule
 (``gradebook.leases``), runs the checks in the sandbox, and keeps what the student may read of each:
 its question, its sentence and whether it passed. A run counts in no score and in none of the
 hand-in limits."""
@@ -34,12 +34,13 @@ from course.folder import CourseFolder
 from course.wording import plural
 from gradebook.leases import LeaseRule, Renewer
 from gradebook.models import Student
+from service.core.limits import full_until, hold, seconds_until
 from service.core.live_settings import grading_spec
 from service.errors import TooManyHandIns, UploadRefused
 
 from .live import LATER, SOON
 from .models import Job, PracticeJob
-from .uploads import _hold, _seconds_until, check_content, stored_upload
+from .uploads import check_content, stored_upload
 
 LEASE = timedelta(seconds=60)
 RENEW_EVERY = 15.0  # seconds
@@ -57,26 +58,23 @@ def practice_count(spec: AssignmentSpec) -> int:
 
 
 def _recent(student: Student, spec: AssignmentSpec):
-    """The student's runs of the assignment's practice checks within the rolling hour, oldest first
-    (a run the grader failed on is the machine's fault: not counted)."""
+    """The student's runs of the assignment's practice checks within the rolling hour (a run the
+    grader failed on is the machine's fault: not counted)."""
     since = timezone.now() - timedelta(hours=1)
-    return (
-        PracticeJob.objects.filter(student=student, assignment=spec.name, created_at__gte=since)
-        .exclude(state=PracticeJob.FAILED)
-        .order_by("created_at")
+    return PracticeJob.objects.filter(student=student, assignment=spec.name, created_at__gte=since).exclude(
+        state=PracticeJob.FAILED
     )
 
 
 def _refusal(student: Student, spec: AssignmentSpec) -> UploadRefused | None:
     if not practice_count(spec):
         return UploadRefused("this assignment has no practice checks")
-    recent = _recent(student, spec)
-    if recent.count() >= spec.practice_per_hour:
-        again = recent[0].created_at + timedelta(hours=1)
+    again = full_until(_recent(student, spec), "created_at", spec.practice_per_hour, timedelta(hours=1))
+    if again is not None:
         return TooManyHandIns(
             f"{plural(spec.practice_per_hour, 'run')} of the practice checks per hour: "
             f"the next one is possible at {again:%H:%M} UTC",
-            _seconds_until(again, timezone.now()),
+            seconds_until(again, timezone.now()),
         )
     return None
 
@@ -135,7 +133,7 @@ def request_practice(
         }
     try:
         with transaction.atomic():  # counted under the student's lock: eight requests at once are counted in turn
-            _hold(student)
+            hold(student)
             refused = _refusal(student, spec)
             if refused is not None:
                 raise refused

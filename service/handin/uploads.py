@@ -4,19 +4,19 @@ notebook that parses as one, or UTF-8 Python source), and the assignment's submi
 from __future__ import annotations
 
 import hashlib
-import math
 import shutil
 import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from autograder.assignment import Assignment as AssignmentSpec
 from autograder.submissions import Unreadable, extract_bytes
 from course.wording import plural
 from gradebook.models import Student
+from service.core.limits import full_until, hold, seconds_until
 from service.errors import TooManyHandIns, UploadRefused
 from service.settings import MAX_UPLOAD_BYTES
 
@@ -69,14 +69,14 @@ def _refusal(student: Student, spec: AssignmentSpec) -> UploadRefused | None:
     if ClosedAssignment.objects.filter(name=spec.name).exists() and not student.student_id.startswith(STAFF_PREFIX):
         return UploadRefused("the instructor has closed this assignment to submissions")
     now = timezone.now()
-    hour_ago = now - timedelta(hours=1)
+    hour, hour_ago = timedelta(hours=1), now - timedelta(hours=1)
     # The student's own hand-ins: a regrade the staff queued is the course's work, not the student's.
     handed_in = Job.objects.filter(student=student, regrade=False)
-    last_hour = handed_in.filter(created_at__gte=hour_ago).order_by("created_at")
-    if last_hour.count() >= UPLOADS_PER_HOUR:
+    again = full_until(handed_in.filter(created_at__gte=hour_ago), "created_at", UPLOADS_PER_HOUR, hour)
+    if again is not None:
         return TooManyHandIns(
             f"{plural(UPLOADS_PER_HOUR, 'submission')} in the last hour, the most the service takes; try again later",
-            _seconds_until(last_hour[0].created_at + timedelta(hours=1), now),
+            seconds_until(again, now),
         )
     jobs = handed_in.filter(assignment=spec.name).exclude(state=Job.FAILED)
     if spec.max_submissions is not None and jobs.count() >= spec.max_submissions:
@@ -84,32 +84,13 @@ def _refusal(student: Student, spec: AssignmentSpec) -> UploadRefused | None:
             f"you have used {'your only submission' if spec.max_submissions == 1 else 'all ' + plural(spec.max_submissions, 'submission')} of this assignment"
         )
     if spec.submissions_per_hour is not None:
-        recent = jobs.filter(created_at__gte=hour_ago).order_by("created_at")
-        if recent.count() >= spec.submissions_per_hour:
-            again = recent[0].created_at + timedelta(hours=1)
+        again = full_until(jobs.filter(created_at__gte=hour_ago), "created_at", spec.submissions_per_hour, hour)
+        if again is not None:
             return TooManyHandIns(
                 f"{plural(spec.submissions_per_hour, 'submission')} per hour: the next one is possible at {again:%H:%M} UTC",
-                _seconds_until(again, now),
+                seconds_until(again, now),
             )
     return None
-
-
-def _seconds_until(moment: datetime, now: datetime) -> int:
-    return math.ceil((moment - now).total_seconds())
-
-
-def _hold(student: Student) -> None:
-    """Take the lock that orders this student's hand-ins, inside the caller's transaction: every
-    limit is counted after it and the job inserted before it is let go, so uploads sent at once
-    are counted one after another. On PostgreSQL, the student's row FOR NO KEY UPDATE (which
-    waits for another upload's, and lets writers that only refer to the row, a regrade's job,
-    through), in READ COMMITTED, Django's default, where each count after the lock sees what the
-    upload before it committed. SQLite has one writer at a time, and the service's transactions
-    begin IMMEDIATE (gradebook.database.SQLITE_OPTIONS): the write lock is held from the start of
-    the transaction, before anything is counted, and select_for_update is a no-op there."""
-    Student.objects.select_for_update(no_key=connection.features.has_select_for_no_key_update).filter(
-        pk=student.pk
-    ).exists()
 
 
 def stored_upload(state: Path, file: str) -> Path:
@@ -143,7 +124,7 @@ def store(
         # before, so the lock is held for queries only. The job exists once its file does: the
         # student is told "handed in" only after both are kept.
         with transaction.atomic():
-            _hold(student)
+            hold(student)
             refused = _refusal(student, spec)
             if refused is not None:
                 raise refused

@@ -5,16 +5,16 @@ many students' last answers are right or wrong."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from course.wording import plural
 from gradebook.models import STAFF_PREFIX, Student
+from service.core.limits import full_until, hold, seconds_until
 from service.errors import TooManyAnswers
 
 from .models import LessonAnswer
@@ -25,20 +25,14 @@ LONGEST = 500  # characters of a typed answer
 
 def keep(student: Student, lesson: str, question: str, value: str, right: bool) -> LessonAnswer:
     """The answer kept, or TooManyAnswers when the student gave ``PER_MINUTE`` in the last minute.
-    Counted and inserted while holding the student's row (on SQLite, the write lock every transaction
-    of the service takes at its start), so answers sent at once are counted one after another."""
+    Counted and inserted while holding the student's row (service.core.limits.hold, as a hand-in's
+    limits are), so answers sent at once are counted one after another."""
     with transaction.atomic():
-        Student.objects.select_for_update(no_key=connection.features.has_select_for_no_key_update).filter(
-            pk=student.pk
-        ).exists()
-        now = timezone.now()
-        recent = list(
-            LessonAnswer.objects.filter(student=student, at__gt=now - timedelta(minutes=1))
-            .order_by("at")
-            .values_list("at", flat=True)[:PER_MINUTE]
-        )
-        if len(recent) >= PER_MINUTE:
-            wait = math.ceil((recent[0] + timedelta(minutes=1) - now).total_seconds())
+        hold(student)
+        now, minute = timezone.now(), timedelta(minutes=1)
+        again = full_until(LessonAnswer.objects.filter(student=student, at__gt=now - minute), "at", PER_MINUTE, minute)
+        if again is not None:
+            wait = seconds_until(again, now)
             raise TooManyAnswers(
                 f"{plural(PER_MINUTE, 'answer')} in a minute is the most the site takes: "
                 f"try again in {plural(max(1, wait), 'second')}",

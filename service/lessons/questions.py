@@ -1,8 +1,8 @@
 """The course's lessons as the site lists them, and a lesson's check questions as one student gets
 them: its checks as written, its generated questions drawn for the student by the one drawing rule
 (course.generated.draw, seeded by the student's id: what ``course show LESSON --student ID`` prints,
-on every machine), each answer judged by the question's own rule (a generated one's through
-course.tolerance.within). Text as HTML escaped, its math as MathML, as the exam pages show it."""
+on every machine), each answer judged by the question's own rule (a generated one's by
+course.generated.judge, the tolerance rule the exams use). Text as HTML escaped, its math as MathML, as the exam pages show it."""
 
 from __future__ import annotations
 
