@@ -236,8 +236,9 @@ def test_online_the_written_answers_are_typed_and_graded_by_the_same_rule(online
     assert f'<span id="expected-{count}" class="form-text expected">Answer exactly, in weights.</span>' in page
     assert "verdict" not in page  # nothing saved yet
     scale, _ = _position(key, student, SCALE)
+    hostile = '<img src=x onerror="alert(1)"> five'  # the student's own text: shown escaped, never as markup
     for position in range(1, 6):
-        value = "five" if position == scale else answers[f"q{position}"]
+        value = hostile if position == scale else answers[f"q{position}"]
         assert send(client, "/exams/written/answer", position=position, value=value).status_code == 200
     # Results "during": each saved written answer judged as the choice's is, by the one tolerance rule,
     # and nothing more of the key (the answer it wanted) shown.
@@ -245,7 +246,10 @@ def test_online_the_written_answers_are_typed_and_graded_by_the_same_rule(online
     assert page.count('class="verdict right"') == 4 and page.count('class="verdict wrong"') == 1
     wrong = page.split(f'id="q{scale}"')[1].split("</section>")[0]
     assert 'class="verdict wrong"' in wrong and answers[f"q{scale}"] not in wrong
+    assert "<img" not in page
     send(client, "/exams/written/submit")
-    assert "Score: 4 of 5" in html.unescape(client.get("/exams/written/").content.decode())
+    ended = client.get("/exams/written/").content.decode()
+    assert "Score: 4 of 5" in html.unescape(ended)
+    assert "is not a number: counted wrong" in html.unescape(ended) and "&lt;img" in ended and "<img" not in ended
     graded = sessions.grade_online("written", online)
     assert [(r.student_id, r.correct, r.answered) for r in graded.results] == [(student, 4, 5)]

@@ -145,9 +145,7 @@ def _grade_row(
         written = key.questions[question.question].written
         if written is not None:
             # What the student wrote, as the staff or the scanning service entered it; "?" is unreadable.
-            answers[question.position] = value or None
-            right = _judged(written, value) if value else None
-            if value and right is None:
+            if value and _judged(written, value) is None:
                 problems.append(
                     problem(
                         path,
@@ -157,27 +155,23 @@ def _grade_row(
                         severity="warning",
                     )
                 )
-            answered += bool(value)
-            correct += bool(right)
-            earned += question.points if right else 0.0
-            continue
-        value = value.upper()
-        if value and value not in question.letters:
-            letters = "".join(question.letters)
-            problems.append(
-                problem(
-                    path,
-                    row_number,
-                    f"q{question.position}: {value!r} is not an answer on {variant.student.student_id}'s variant (one of {letters}); counted as unanswered",
+        else:
+            value = value.upper()
+            if value and value not in question.letters:
+                letters = "".join(question.letters)
+                problems.append(
+                    problem(
+                        path,
+                        row_number,
+                        f"q{question.position}: {value!r} is not an answer on {variant.student.student_id}'s variant (one of {letters}); counted as unanswered",
+                    )
                 )
-            )
-            value = ""
+                value = ""
         answers[question.position] = value or None
-        if value:
-            answered += 1
-            right = value == key.correct_letter(question)
-            correct += right
-            earned += question.points if right else 0.0
+        right = is_right(key, question, answers[question.position])  # the one rule, a letter or a written value
+        answered += bool(value)
+        correct += right
+        earned += question.points if right else 0.0
     weighed = any(question.points != 1 for question in variant.questions)
     return StudentResult(
         earned=earned if weighed else None,
