@@ -35,8 +35,13 @@ INSTRUCTIONS_WRITTEN = (
 )
 
 
+def _writes(variant: Variant) -> bool:
+    """Whether the variant has a question whose answer is written in a box (a number or a short answer)."""
+    return any(question.kind == "value" for question in variant.questions)
+
+
 def instructions(variant: Variant) -> str:
-    return INSTRUCTIONS_WRITTEN if any(q.kind == "value" for q in variant.questions) else INSTRUCTIONS
+    return INSTRUCTIONS_WRITTEN if _writes(variant) else INSTRUCTIONS
 
 
 def markdown(key: ExamKey, variant: Variant) -> str:
@@ -132,7 +137,7 @@ def sheet(key: ExamKey, variant: Variant) -> str:
         + (
             "Where a question has one wide box, write your answer in it: a number as digits with a decimal "
             "point (0.245), or the short answer the question asks for. "
-            if any(question.kind == "value" for question in variant.questions)
+            if _writes(variant)
             else ""
         )
         + "Write the answers graded by hand in their boxes.</p>",
