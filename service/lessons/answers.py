@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from course.wording import plural
@@ -43,21 +43,22 @@ def keep(student: Student, lesson: str, question: str, value: str, right: bool) 
         )
 
 
+def _lasts(answers: QuerySet, *per: str) -> QuerySet:
+    """The ids of the last of ``answers`` for each value of the fields ``per`` (the last given: ids
+    grow as answers are kept), for an ``id__in``: one query with its caller's."""
+    return answers.values(*per).annotate(last=Max("id")).values("last")
+
+
 def last_answers(student: Student, lesson: str) -> dict[str, LessonAnswer]:
     """The student's last answer to each question of the lesson, by its key."""
-    last: dict[str, LessonAnswer] = {}
-    for answer in LessonAnswer.objects.filter(student=student, lesson=lesson).order_by("id"):
-        last[answer.question] = answer
-    return last
+    mine = LessonAnswer.objects.filter(student=student, lesson=lesson)
+    return {answer.question: answer for answer in LessonAnswer.objects.filter(id__in=_lasts(mine, "question"))}
 
 
 def answered(student: Student) -> dict[str, tuple[int, int]]:
     """For each lesson the student answered: (questions answered, of them right at the last answer)."""
     rows = LessonAnswer.objects.filter(
-        id__in=LessonAnswer.objects.filter(student=student)
-        .values("lesson", "question")
-        .annotate(last=Max("id"))
-        .values("last")
+        id__in=_lasts(LessonAnswer.objects.filter(student=student), "lesson", "question")
     )
     counts = rows.values("lesson").annotate(answers=Count("id"), rights=Count("id", filter=Q(right=True)))
     return {row["lesson"]: (row["answers"], row["rights"]) for row in counts}
@@ -72,15 +73,9 @@ class Counts:
 def class_counts(lesson: str) -> dict[str, Counts]:
     """For each question of the lesson: how many students' last answers are right, and wrong (the
     staff's own tries left out)."""
-    last = (
-        LessonAnswer.objects.filter(lesson=lesson)
-        .exclude(student__student_id__startswith=STAFF_PREFIX)
-        .values("student", "question")
-        .annotate(last=Max("id"))
-        .values("last")
-    )
+    students = LessonAnswer.objects.filter(lesson=lesson).exclude(student__student_id__startswith=STAFF_PREFIX)
     counts = (
-        LessonAnswer.objects.filter(id__in=last)
+        LessonAnswer.objects.filter(id__in=_lasts(students, "student", "question"))
         .values("question")
         .annotate(rights=Count("id", filter=Q(right=True)), wrongs=Count("id", filter=Q(right=False)))
     )
