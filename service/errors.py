@@ -5,7 +5,7 @@ ServiceError          base
  ├── UploadRefused      a hand-in refused before anything runs (too large, not a notebook, over
  │   │                  the submission limit), or a run of the practice checks; shown to the student
  │   └── TooManyHandIns over an hourly limit (of hand-ins, or of runs of the practice checks):
- │                      429 Too Many Requests, Retry-After its seconds
+ │                      an OverLimit too (below)
  ├── UploadUnreadable   a job's stored upload cannot be read (gone, or not readable after a
  │                      restore): the job fails with why, and no grade is changed
  ├── ClientError        ``autograder login`` / ``submit``: the server cannot be reached or refused
@@ -13,8 +13,11 @@ ServiceError          base
  │                      replacing a better or an on-time grade): nothing was handed in
  ├── LtiError           a platform's registration is incomplete, or a platform's service refused
  │                      (pylti1p3's LtiException is translated here, in service/lti/)
- ├── TooManyAnswers     a student's answers to lessons' check questions over the limit a minute
- │                      (service/lessons/answers.py): 429, the page saying when to try again
+ ├── OverLimit          a student over a rolling limit (service/core/limits.py): 429 Too Many
+ │   │                  Requests, Retry-After its seconds
+ │   ├── TooManyHandIns (also an UploadRefused, above)
+ │   └── TooManyAnswers a student's answers to lessons' check questions over the limit a minute
+ │                      (service/lessons/answers.py), the page saying when to try again
  └── ExamRefused        an online exam's start, save or submit refused (not open, ended, wrong
      │                  code, not from the room's network); the message says why, to the student
      ├── WrongCode      the access code wrong, or too many wrong ones lately (exam_sessions.check_code)
@@ -41,10 +44,14 @@ class UploadUnreadable(ServiceError):
     pass
 
 
-class TooManyHandIns(UploadRefused):
+class OverLimit(ServiceError):
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = max(1, retry_after)  # seconds until the limit lets one more in
+
+
+class TooManyHandIns(UploadRefused, OverLimit):
+    pass
 
 
 class ClientError(ServiceError):
@@ -63,10 +70,8 @@ class LtiError(ServiceError):
     pass
 
 
-class TooManyAnswers(ServiceError):
-    def __init__(self, message: str, retry_after: int) -> None:
-        super().__init__(message)
-        self.retry_after = max(1, retry_after)  # seconds until the limit takes one more
+class TooManyAnswers(OverLimit):
+    pass
 
 
 class ExamRefused(ServiceError):

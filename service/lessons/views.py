@@ -50,7 +50,7 @@ def lesson_page(request: HttpRequest, slug: str) -> HttpResponse:
     student = student_of(request.user)
     shown = {question.key: question for question in questions.questions_for(lesson, student.student_id)}
     posted: Answer | None = None
-    status = 200
+    status, retry_after = 200, None
     if request.method == "POST":
         which = Which(request.POST)
         question = shown.get(which.value("question", ""))
@@ -63,7 +63,7 @@ def lesson_page(request: HttpRequest, slug: str) -> HttpResponse:
                 answers.keep(student, lesson.slug, question.key, value, question.is_right(value))
             except TooManyAnswers as refused:
                 posted.add_error(None, str(refused))
-                status = 429
+                status, retry_after = 429, refused.retry_after
             else:
                 return redirect(reverse("lesson", args=[lesson.slug]) + f"#{question.key}")
         else:
@@ -94,4 +94,7 @@ def lesson_page(request: HttpRequest, slug: str) -> HttpResponse:
         "staff": counts is not None,
         "limit": answers.PER_MINUTE,
     }
-    return render(request, "service/lessons/lesson.html", context, status=status)
+    response = render(request, "service/lessons/lesson.html", context, status=status)
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
+    return response
