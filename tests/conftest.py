@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from commands.course import main as course_main
 from course.exams.variants import ExamKey, Variant, VariantQuestion
@@ -37,6 +38,26 @@ def _configure_django() -> None:
 
 
 _configure_django()
+
+
+class QuickPBKDF2PasswordHasher(PBKDF2PasswordHasher):
+    """Django's PBKDF2 with few iterations, for the accounts the tests make and sign in to in this process
+    (hundreds; a million iterations cost 0.2 s of CPU each here). Its hashes are PBKDF2's own, each with
+    its iterations written in it: a served site (a process of its own, with Django's hashers) verifies
+    them as they are, and makes them full strength at the first sign-in."""
+
+    iterations = 1_000
+
+
+def _quick_password_hashing() -> None:
+    from django.conf import settings
+
+    full = "django.contrib.auth.hashers.PBKDF2PasswordHasher"
+    quick = f"{__name__}.{QuickPBKDF2PasswordHasher.__name__}"
+    settings.PASSWORD_HASHERS = [quick, *(name for name in settings.PASSWORD_HASHERS if name != full)]
+
+
+_quick_password_hashing()
 
 
 def _patient_browser_assertions() -> None:
