@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -36,6 +37,21 @@ class Member(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.get_role_display().lower()})"
+
+
+def staff_request(request: Any) -> bool:
+    """Whether the request's account is the course's staff (an instructor or a TA), asked once per
+    request: every page's navigation and banner ask it (a student's exam page among them)."""
+    known = getattr(request, "_staff_account", None)
+    if known is None:
+        user = getattr(request, "user", None)
+        known = bool(
+            user is not None
+            and user.is_authenticated
+            and Member.objects.filter(user=user, role__in=[Member.INSTRUCTOR, Member.TA]).exists()
+        )
+        request._staff_account = known
+    return known
 
 
 class ApiToken(models.Model):

@@ -155,14 +155,11 @@ def grading_spec(course: CourseFolder, name: str) -> AssignmentSpec:
 def context(request: HttpRequest) -> dict[str, Any]:
     """Every page's ``settings_faults`` for the staff's banner: each live file that does not read,
     in one line, and what is in force instead."""
-    user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
-        return {}
     from django.conf import settings
 
-    from service.accounts.models import Member
+    from service.accounts.models import staff_request
 
-    if not Member.objects.filter(user=user, role__in=[Member.INSTRUCTOR, Member.TA]).exists():
+    if not staff_request(request):
         return {}
     try:
         folder = course_in_force(Path(settings.GRADEWRIGHT_COURSE))

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import DatabaseError, close_old_connections, transaction
+from django.db.models import Count
 
 from service.errors import ExamRefused, StaleAnswer
 
@@ -49,6 +50,7 @@ class Save:
     version: str | None = None  # the answer's version as the page read it ("" none yet); None: not compared
     done: threading.Event = field(default_factory=threading.Event)
     refused: str = ""
+    answered: int = 0  # saved: how many of the attempt's questions have an answer, counted in its commit
     newer: tuple[str, str] | None = None  # refused as stale: the answer saved meanwhile and its version
 
 
@@ -63,8 +65,9 @@ _writer: threading.Thread | None = None
 _starting = threading.Lock()
 
 
-def save(one: Save) -> None:
-    """Write one answer (with its log line); return once it is committed, or raise ExamRefused."""
+def save(one: Save) -> int:
+    """Write one answer (with its log line); return once it is committed, or raise ExamRefused. How
+    many of the attempt's questions have an answer now (the page shows it)."""
     from service.operations.metrics import EXAM_SAVES
 
     _ensure_writer()
@@ -78,6 +81,7 @@ def save(one: Save) -> None:
             raise StaleAnswer(one.refused, *one.newer)
         raise ExamRefused(one.refused)
     EXAM_SAVES.labels("saved").inc()
+    return one.answered
 
 
 def _ensure_writer() -> None:
@@ -182,6 +186,15 @@ def _write_together(batch: list[Save]) -> None:
                 for one in kept
             ]
         )
+        # How many answers each attempt has now, for every save's reply: one query for the batch, not one a save.
+        counts = dict(
+            ExamAnswer.objects.filter(attempt_id__in={one.attempt.pk for one in kept})
+            .values("attempt_id")
+            .annotate(answers=Count("id"))
+            .values_list("attempt_id", "answers")
+        )
+        for one in kept:
+            one.answered = counts.get(one.attempt.pk, 0)
         refused = [one for one in batch if one.refused]
         if refused:
             ExamLogEntry.objects.bulk_create(

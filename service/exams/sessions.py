@@ -92,7 +92,7 @@ def sheet_for(key: ExamKey, student: Student) -> tuple[ExamKey, Variant] | None:
     account, one drawn by the paper exam's own rule for their id and the exam's seed (a trial: from the
     definition's zones and the course's lessons, its generated questions drawn for them, the key given
     the questions so drawn); None for anyone else, and for a trial that cannot be drawn (logged)."""
-    found = next((v for v in key.variants if v.student.student_id == student.student_id), None)
+    found = _variants_by_student(key).get(student.student_id)
     if found is not None:
         return key, found
     if not student.student_id.startswith(STAFF_PREFIX):
@@ -115,6 +115,20 @@ def sheet_for(key: ExamKey, student: Student) -> tuple[ExamKey, Variant] | None:
     drawn = {**pool.fixed, **pool.drawn}
     questions = {q.question: drawn[q.question] for q in variant.questions if q.question not in key.questions}
     return key.model_copy(update={"questions": {**key.questions, **questions}}), variant
+
+
+_INDEXES: dict[int, tuple[ExamKey, dict[str, Variant]]] = {}
+
+
+def _variants_by_student(key: ExamKey) -> dict[str, Variant]:
+    """The key's variants by student id, indexed once per key read (key_of keeps one object per
+    version of key.json): every request of an attempt looks its variant up, among 2,000 at an exam."""
+    held = _INDEXES.get(id(key))
+    if held is None or held[0] is not key:
+        if len(_INDEXES) >= 8:  # keys read again after a rebuild: the old ones go
+            _INDEXES.clear()
+        held = _INDEXES[id(key)] = (key, {v.student.student_id: v for v in key.variants})
+    return held[1]
 
 
 @lru_cache(maxsize=8)
@@ -148,7 +162,12 @@ def is_trial(student: Student) -> bool:
 
 
 def latest_attempt(name: str, student: Student) -> ExamAttempt | None:
-    return ExamAttempt.objects.filter(exam=name, student=student).order_by("-number").first()
+    """The student's latest attempt (attempts are numbered 1, 2, ... as they start), its student the
+    one given: not read again by the rules that ask for it."""
+    attempt = ExamAttempt.objects.filter(exam=name, student=student).order_by("-number").first()
+    if attempt is not None:
+        attempt.student = student
+    return attempt
 
 
 def open_to(exam: OnlineExam, student: Student, now: datetime | None = None, terms: Terms | None = None) -> bool:
@@ -223,7 +242,7 @@ def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: 
         raise ExamRefused(f"the exam closed at {terms.closes_at:%Y-%m-%d %H:%M %Z}")
     if variant_for(key, student) is None:
         raise ExamRefused("you have no variant of this exam (you were not on its roster); ask the staff")
-    taken = ExamAttempt.objects.filter(exam=exam.name, student=student).count()
+    taken = current.number if current is not None else 0  # numbered in order: the latest's is the count
     if not trial and taken >= terms.attempts:
         raise ExamRefused("you have taken this exam already; another attempt is the staff's to grant")
     check_code(exam, student, code)
@@ -293,6 +312,12 @@ def answers_of(attempt: ExamAttempt) -> dict[int, str]:
     return dict(attempt.answers.values_list("position", "value"))
 
 
+def saved_of(attempt: ExamAttempt) -> tuple[dict[int, str], dict[int, str]]:
+    """answers_of and versions_of in one query (the taking page shows both)."""
+    rows = list(attempt.answers.values_list("position", "value", "saved_at"))
+    return {p: value for p, value, _ in rows}, {p: exam_saves.version_of(at) for p, _, at in rows}
+
+
 def versions_of(attempt: ExamAttempt) -> dict[int, str]:
     """Each saved answer's version (exam_saves.version_of), by its position: what a page sends back."""
     return {position: exam_saves.version_of(at) for position, at in attempt.answers.values_list("position", "saved_at")}
@@ -335,7 +360,7 @@ def save_answer(
         raise
     shown = value if question.kind == "choice" else f"{plural(len(value), 'character')}"
     # Written with the other saves arriving now, in one commit; answered once on disk (exam_saves.py).
-    exam_saves.save(
+    attempt.answered_now = exam_saves.save(  # for answered(): counted in the commit
         exam_saves.Save(
             attempt=attempt, position=position, value=value, at=now, address=address, shown=shown, version=version
         )
@@ -344,8 +369,10 @@ def save_answer(
 
 
 def answered(attempt: ExamAttempt) -> int:
-    """How many of the attempt's questions have an answer saved."""
-    return attempt.answers.count()
+    """How many of the attempt's questions have an answer saved (after this request's save, as its
+    commit counted them: no query of its own)."""
+    counted = getattr(attempt, "answered_now", None)
+    return counted if counted is not None else attempt.answers.count()
 
 
 def submit(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, address: str) -> None:

@@ -99,7 +99,7 @@ def _questions(key: ExamKey, variant: Variant, attempt: ExamAttempt) -> list[dic
     """The variant's questions as the page shows them: stems and options with math as MathML,
     the letters of this variant, the answers saved, a zone's title and points before its first
     question (the printed exam's words); never which option is right or why one tempts."""
-    given, versions = sessions.answers_of(attempt), sessions.versions_of(attempt)
+    given, versions = sessions.saved_of(attempt)
     shown = []
     for question in variant.questions:
         bank = key.questions[question.question]

@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from service.accounts.models import Member
+from service.accounts.models import staff_request
 from service.core.access import assignment_or_404, assignments, job_for, member_of, staff_required
 from service.handin.models import Job
 
@@ -74,10 +74,7 @@ def open_reviews(request: HttpRequest) -> HttpResponse:
 
 def context(request: HttpRequest) -> dict[str, int]:
     """Every page's ``reviews_waiting`` for the staff's navigation: how many requests wait for an answer."""
-    user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
-        return {}
-    if not Member.objects.filter(user=user, role__in=[Member.INSTRUCTOR, Member.TA]).exists():
+    if not staff_request(request):
         return {}
     return {"reviews_waiting": ReviewRequest.objects.filter(state=ReviewRequest.OPEN).count()}
 
