@@ -26,6 +26,10 @@ from autograder.reports.summary import score_summary
 from .errors import GradewrightError, HandInWarned, NotebookExists, Unreachable, WhichAssignment
 
 WAIT_SECONDS = 600  # how long submit() waits for its feedback, and check() for its practice checks
+# A request may take a minute (a notebook's upload on a slow link), but a server that does not answer
+# the connection at all (a machine that is off, a blocked port) is said to be unreachable in seconds:
+# check() and JupyterLab's Check would otherwise hold the student a minute before the practice checks' line.
+TIMEOUT = httpx.Timeout(60, connect=5)
 HUB_USER_HEADER = "X-Gradewright-Hub-User"  # service/accounts/hub.py CLAIMED_USER_HEADER
 
 
@@ -37,7 +41,7 @@ class Connection:
     def call(self, method: str, path: str, **options: Any) -> httpx.Response:
         url = f"{self.server}{path}"
         try:
-            response = httpx.request(method, url, headers=self.headers, timeout=60, **options)
+            response = httpx.request(method, url, headers=self.headers, timeout=TIMEOUT, **options)
         except httpx.HTTPError as exc:
             raise Unreachable(f"{self.server}: cannot reach the server ({type(exc).__name__})") from None
         if response.status_code >= 400:
