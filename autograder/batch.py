@@ -57,6 +57,11 @@ class GradeOptions(BaseModel):
             updates["memory_mib"] = self.memory_mib
         return assignment.limits.model_copy(update=updates)
 
+    def runner(self, assignment: Assignment) -> Runner:
+        """The sandbox that runs the assignment's student code in this process (one per sandbox's
+        packages and safety, kept for the process: its zygote is started once)."""
+        return _runner(self.unsafe_no_sandbox, tuple(assignment.sandbox_packages))
+
 
 class GradeStore(Protocol):
     """Where a batch records what it grades."""
@@ -125,7 +130,7 @@ def grade_batch(
     if executor is None:
         # Refuse early, saying what is missing or which limit is too low, if the sandbox cannot start.
         check_limits(
-            _runner(options.unsafe_no_sandbox, tuple(assignment.sandbox_packages)),
+            options.runner(assignment),
             options.limits(assignment),
             tuple(assignment.sandbox_packages),
         )
@@ -169,7 +174,7 @@ def prepare_sandbox(assignment: Assignment, options: GradeOptions, submissions: 
     and load the reference. Nothing is started for a batch that a pool's processes grade (each has
     its own sandbox; this one would only take a core from them while it starts, and memory after).
     Raises SandboxUnavailable, saying what is missing, as grading would."""
-    runner = _runner(options.unsafe_no_sandbox, tuple(assignment.sandbox_packages))
+    runner = options.runner(assignment)
     if grades_inline(options, submissions):
         runner.prestart(options.limits(assignment))
 
@@ -280,7 +285,7 @@ def _grade_job(submission: dict, assignment: dict, options: dict, reference_kind
     report = grade_submission(
         assignment_model,
         Submission.model_validate(submission),
-        _runner(grade_options.unsafe_no_sandbox, tuple(assignment_model.sandbox_packages)),
+        grade_options.runner(assignment_model),
         load_reference(assignment_model, reference_kind),
         grade_options.limits(assignment_model),
         secret,

@@ -107,18 +107,20 @@ def practice_job(
 ) -> dict:
     """One run of the practice checks, in whichever process runs it (the worker's own, or a Dask
     cluster's, as ``batch.grade_job`` is): plain data in and out, the ``PracticeRun`` as JSON."""
-    from .batch import GradeOptions, _runner
+    from .batch import GradeOptions
+    from .pool import pool_job
     from .references import load_reference
 
     spec = Assignment.model_validate(assignment)
     grade_options = GradeOptions.model_validate(options)
-    run = run_practice(
-        spec,
-        Submission.model_validate(submission),
-        _runner(grade_options.unsafe_no_sandbox, tuple(spec.sandbox_packages)),
-        load_reference(spec, reference_kind),
-        grade_options.limits(spec),
-        secret,
-        question,
-    )
+    with pool_job():  # as a grading job: in a pool's process, the SIGTERM that interrupts it ends the process
+        run = run_practice(
+            spec,
+            Submission.model_validate(submission),
+            grade_options.runner(spec),
+            load_reference(spec, reference_kind),
+            grade_options.limits(spec),
+            secret,
+            question,
+        )
     return run.model_dump(mode="json")
