@@ -21,6 +21,7 @@ from django.test import Client, override_settings
 from django.utils.html import escape
 
 from autograder.suite import hidden_suite
+from gradebook.models import Student
 from gradebook.models import Submission as Recorded
 from service.accounts.models import ApiToken
 from service.core.access import assignment_or_404, reread_course, state
@@ -222,3 +223,21 @@ def test_the_hourly_limit_refuses_with_retry_after_and_takes_no_hand_in():
     plain = ask("sequences-and-attention")
     assert plain.status_code == 404 and plain.json()["error"] == "this assignment has no practice checks"
     PracticeJob.objects.filter(student__student_id=user.username).update(state=PracticeJob.DONE)  # none left to run
+
+
+def test_a_worker_that_lost_a_runs_lease_ends_nothing_and_keeps_its_notebook():
+    """A worker paused past its lease while another claimed the run: its end writes nothing and
+    leaves the notebook sent for the run, which the run's new holder still has to read."""
+    from service.handin.practice import _claim, _end, request_practice
+
+    user, _ = student()
+    owner = Student.objects.get(student_id=user.username)
+    run = request_practice(state(), owner, assignment_or_404(NAME), (CORRECT.name, CORRECT.read_bytes()))
+    notebook = state() / run.file
+    claimed = _claim("paused-worker", state())
+    assert claimed is not None and claimed.id == run.id and notebook.is_file()
+    PracticeJob.objects.filter(id=run.id).update(lease="another-workers-token")  # its lease taken meanwhile
+    _end(claimed, state(), state=PracticeJob.DONE, result={"checks": []})
+    assert PracticeJob.objects.get(id=run.id).state == PracticeJob.RUNNING  # the new holder's, unchanged
+    assert notebook.is_file()
+    PracticeJob.objects.filter(id=run.id).delete()  # not for a later test's worker

@@ -209,10 +209,13 @@ def _end(run: PracticeJob, home: Path, lease_held: bool = True, **changes: Any) 
     notebook sent for it alone: it is kept no longer than the run (a hand-in's stays)."""
     changes["finished_at"] = timezone.now()
     if lease_held:
-        RUNS.finish(run, **changes)
+        ended = RUNS.finish(run, **changes)
     else:
-        PracticeJob.objects.filter(id=run.id, lease=run.lease).update(lease="", lease_expires_at=None, **changes)
-    if run.handed_in_id is None and run.file.startswith(f"{FOLDER}/"):
+        ended = bool(
+            PracticeJob.objects.filter(id=run.id, lease=run.lease).update(lease="", lease_expires_at=None, **changes)
+        )
+    # A worker whose lease was lost meanwhile ended nothing: the run is another's now, and so is its notebook.
+    if ended and run.handed_in_id is None and run.file.startswith(f"{FOLDER}/"):
         shutil.rmtree(stored_upload(home, run.file).parent, ignore_errors=True)
 
 
