@@ -10,9 +10,10 @@ only, never committed) or in ``$GRADEWRIGHT_SECRET``; the sandbox never sees eit
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 from pathlib import Path
+
+from course.private_files import made_once
 
 from .assignment import Assignment
 from .environment import is_set, read
@@ -28,22 +29,11 @@ def grader_secret(assignment: Assignment) -> str:
         return read(SECRET_ENV)
     path = secret_path(assignment)
     try:
-        return path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        pass
+        return made_once(path, lambda: secrets.token_hex(32))
     except (OSError, UnicodeDecodeError) as exc:
-        raise AssignmentError(f"{path}: cannot read the grader's secret ({exc}); or set ${SECRET_ENV}") from None
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(secrets.token_hex(32) + "\n")
-    except FileExistsError:
-        pass  # another grader made it first
-    except OSError as exc:
         raise AssignmentError(
-            f"{path}: cannot create the grader's secret ({exc.strerror}); or set ${SECRET_ENV}"
+            f"{path}: cannot read or create the grader's secret ({exc}); or set ${SECRET_ENV}"
         ) from None
-    return path.read_text(encoding="utf-8").strip()
 
 
 def secret_path(assignment: Assignment) -> Path:

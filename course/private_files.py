@@ -10,8 +10,9 @@ The one place the commands, the gradebook and the site open such a file for writ
 from __future__ import annotations
 
 import os
+import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
@@ -38,3 +39,22 @@ def write_private(path: Path, text: str) -> None:
     """``path``'s whole text, its owner's only."""
     with private_text(path) as handle:
         handle.write(text)
+
+
+def made_once(path: Path, make: Callable[[], str]) -> str:
+    """The text of ``path``, a secret made once: when it is not there, ``make()``'s text is written to
+    a file of its own beside it and linked into place, so that processes starting together (two
+    sites, two graders) all read the one that won, never a half-written or an empty file."""
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        pass
+    draft = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+    try:
+        write_private(draft, make() + "\n")
+        os.link(draft, path)  # fails when another process linked its own first: theirs is kept
+    except FileExistsError:
+        pass
+    finally:
+        draft.unlink(missing_ok=True)
+    return path.read_text(encoding="utf-8").strip()

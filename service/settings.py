@@ -5,7 +5,6 @@ database is the gradebook's: ``<course>/.gradewright/gradebook.db`` by default, 
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 from datetime import timedelta
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.environment import read
+from course.private_files import made_once
 
 from .errors import ServiceSetupError
 
@@ -94,12 +94,7 @@ def state_folder(course_root: Path) -> Path:
 
 def secret_key(folder: Path) -> str:
     """The site's secret key: made on first start, readable by its owner only."""
-    path = folder / "secret_key"
-    if not path.exists():
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(secrets.token_urlsafe(50))
-    return path.read_text().strip()
+    return made_once(folder / "secret_key", lambda: secrets.token_urlsafe(50))
 
 
 def build(
