@@ -29,6 +29,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("gradewright.workers")
 
+# Requests a site process answers at a time (waitress's threads; its own default). More threads do not
+# add CPU: on a busy machine they contend for Python's one lock and the database, and every request
+# costs more (measured: a class's synchronised exam start, docs/operators/scaling.md). Several
+# processes on one machine: 2 threads each (`autograder serve --threads 2`).
+THREADS = 4
+
 
 def serve(
     course_root: Path,
@@ -38,9 +44,11 @@ def serve(
     database_url: str | None,
     say: Callable[[str], None] = print,
     demo: bool = False,
+    threads: int = THREADS,
 ) -> None:
-    """Serve until interrupted; the workers are stopped with the site. With ``demo``, the course's
-    demo (service/demo.py), in a folder and gradebook of its own, instead of the course."""
+    """Serve until interrupted, answering ``threads`` requests at a time; the workers are stopped with
+    the site. With ``demo``, the course's demo (service/demo.py), in a folder and gradebook of its own,
+    instead of the course."""
     # Each line said as it is said, whoever reads it: a hub gives its services no PYTHONUNBUFFERED,
     # and a pipe's block buffer would hold the first start's lines until the site stopped.
     for stream in (sys.stdout, sys.stderr):
@@ -52,9 +60,12 @@ def serve(
         _prepare_course(course_root, database_url, say)
     from django.conf import settings
 
-    server = _listen(host, port, Path(settings.GRADEWRIGHT_STATE))
+    server = _listen(host, port, Path(settings.GRADEWRIGHT_STATE), threads)
     kept = Workers(lambda: _start_worker(course_root, database_url), workers).start()
-    say(f"serving {course_root} on http://{host}:{port}/ with {plural(workers, 'grading worker')}; Ctrl-C stops")
+    at_once = plural(server.adj.threads, "request")  # what waitress was given, said as it took it
+    say(
+        f"serving {course_root} on http://{host}:{port}/ with {plural(workers, 'grading worker')}, {at_once} at a time; Ctrl-C stops"
+    )
     try:
         server.run()
     finally:
@@ -141,7 +152,7 @@ class Workers:
 PID_FILE = "serve.pid"  # in the state folder: this site's process, while it serves
 
 
-def _listen(host: str, port: int, state: Path) -> Any:
+def _listen(host: str, port: int, state: Path, threads: int = THREADS) -> Any:
     """waitress's server, bound to the port (not serving yet), and this process noted as the site's;
     a port in use is one line, which says so when the site's own earlier process holds it."""
     from waitress import create_server
@@ -152,7 +163,7 @@ def _listen(host: str, port: int, state: Path) -> Any:
             application(),
             host=host,
             port=port,
-            threads=8,
+            threads=threads,
             ident="gradewright",
             max_request_body_size=MAX_UPLOAD_BYTES + 1024 * 1024,
             **proxy_options(),

@@ -182,8 +182,9 @@ def served(tmp_path_factory):
     with (copy / "course.toml").open("a") as manifest:
         manifest.write('exams = ["exams/midterm"]\n')
     env = commands_env(home)
-    with serve(copy, env, home / "serve.log", workers=1) as site:
+    with serve(copy, env, home / "serve.log", workers=1, options=["--threads", "3"]) as site:
         assert set(site.passwords) == {"instructor", "student"}, site.log.read_text()
+        assert ", 3 requests at a time; Ctrl-C stops" in site.log.read_text()  # --threads, as waitress took it
         yield site.url, site.passwords, copy, env
 
 

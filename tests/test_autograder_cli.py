@@ -172,6 +172,15 @@ def test_malformed_options_are_one_line_usage_errors_naming_the_option(tmp_path,
     assert completed.stderr == f"autograder grade: error: {message} (see autograder grade --help)\n"
 
 
+def test_a_site_answers_at_least_one_request_at_a_time():
+    completed = run("serve", "--threads", "0")
+    assert completed.returncode == 2
+    assert completed.stderr == (
+        "autograder serve: error: argument --threads: '0' is not a whole number of at least 1 "
+        "(see autograder serve --help)\n"
+    )
+
+
 @needs_sandbox
 def test_a_memory_limit_too_low_for_the_runtime_is_the_instructors_error(tmp_path):
     completed = run(

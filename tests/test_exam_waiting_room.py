@@ -15,7 +15,7 @@ from django.utils import timezone
 from service.exams import sessions as exam_sessions
 from service.exams.models import ExamAttempt, OnlineExam
 
-from .test_online_exams import account, send
+from .test_online_exams import account, questions_of, send
 from .test_online_exams import midterm as midterm  # noqa: F401 (the fixture, shared)
 
 pytestmark = pytest.mark.timeout(120)
@@ -46,14 +46,16 @@ def test_the_waiting_room_counts_down_the_servers_seconds_and_the_start_is_one_r
     # Pressed too early (a page without its script): refused, and the room again; nothing started.
     send(client, "/exams/midterm/")
     assert "the exam opens at" in page(client) and attempts(student_id) == 0
-    # The time comes: the page's one post starts the attempt, and the exam's page follows.
+    # The time comes: the page's one post starts the attempt, and its answer is the exam's page itself.
     opens_in(-1)
     started = send(client, "/exams/midterm/")
-    assert started.status_code == 302 and attempts(student_id) == 1
-    taking = page(client)
-    assert 'id="clock"' in taking and 'id="waiting-room"' not in taking
-    # The same post again (a second device, a double click) resumes it: still one attempt.
-    assert send(client, "/exams/midterm/").status_code == 302 and attempts(student_id) == 1
+    taking = started.content.decode()
+    assert started.status_code == 200 and attempts(student_id) == 1
+    assert 'id="clock"' in taking and 'id="waiting-room"' not in taking and 'class="question"' in taking
+    assert questions_of(taking) == questions_of(page(client)) != []  # the page a read gives
+    # The same post again (a second device, a double click, a reload that resends) resumes it: one attempt.
+    again = send(client, "/exams/midterm/")
+    assert again.status_code == 200 and 'id="clock"' in again.content.decode() and attempts(student_id) == 1
     # A student not on the roster waits for nothing: told so, and refused at the start.
     stranger = account()
     opens_in(60)
@@ -139,9 +141,12 @@ def test_in_a_browser_the_waiting_room_starts_the_attempt_by_itself_with_one_req
     client = account(student_id)
     client.get("/assignments/")  # the CSRF cookie, which the page's form token goes with
     posts: list[str] = []
+    reads: list[str] = []
 
     def answer(route, request) -> None:
         path = request.url.removeprefix("http://exam.test")
+        if request.method == "GET" and path.startswith("/exams/"):
+            reads.append(path)
         if request.method == "POST":
             posts.append(path)
             response = client.post(path, request.post_data or "", content_type="application/x-www-form-urlencoded")
@@ -162,8 +167,12 @@ def test_in_a_browser_the_waiting_room_starts_the_attempt_by_itself_with_one_req
             expect(page.locator("#waiting-room")).to_be_visible()
             expect(page.locator("#countdown")).to_contain_text(" s")
             expect(page.locator("#clock")).to_contain_text("Time left", timeout=20_000)
+            assert posts == ["/exams/midterm/"] and reads == ["/exams/midterm/"]  # the start's answer is the page
+            page.reload()  # a plain read now (exam.js), never the start sent again
+            expect(page.locator("#clock")).to_contain_text("Time left")
         finally:
             browser.close()
     assert posts == ["/exams/midterm/"]  # one start, and no reload while it waited
+    assert reads[-1] == "/exams/midterm/" and len(reads) == 2
     attempt = ExamAttempt.objects.get(exam="midterm", student__student_id=student_id)
     assert attempt.started_at >= OnlineExam.objects.get(name="midterm").opens_at

@@ -185,6 +185,9 @@ def test_the_install_page_as_written(tmp_path):
     assert {"gradewright.service", "gradewright-worker@.service", "gradewright-backup.timer"} <= {
         path.name for path in units.iterdir()
     }
-    assert "serving /srv/course on http://127.0.0.1:8000/ with 0 grading workers" in (logs / "site").read_text()
+    assert (
+        "serving /srv/course on http://127.0.0.1:8000/ with 0 grading workers, 4 requests at a time"
+        in (logs / "site").read_text()
+    )
     assert "waiting for hand-ins" in (logs / "worker1").read_text()
     assert "course-" in (logs / "backups").read_text()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from course.wording import plural, shown_score
 from service.errors import ServiceError
+from service.server import THREADS
 from untrusted.text import for_terminal, one_line
 
 from ..common import AUTOGRADER, database_option, number, open_service, said
@@ -38,6 +39,13 @@ def _add_serve(commands: argparse._SubParsersAction) -> None:
         metavar="N",
         help="grading workers to start with the site (default 1)",
     )
+    serve.add_argument(
+        "--threads",
+        type=number(int, 1, "a whole number of at least 1"),
+        default=THREADS,
+        metavar="N",
+        help=f"requests answered at a time (default {THREADS}; 2 each for several sites on a machine)",
+    )
     database_option(serve)
     serve.add_argument(
         "--demo",
@@ -51,7 +59,8 @@ def _serve(args: argparse.Namespace) -> int:
     from course.folder import find_course
     from service.server import serve
 
-    serve(find_course(args.course).root, args.host, args.port, args.workers, args.database_url, demo=args.demo)
+    course = find_course(args.course).root
+    serve(course, args.host, args.port, args.workers, args.database_url, demo=args.demo, threads=args.threads)
     return 0
 
 

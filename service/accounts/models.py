@@ -39,19 +39,23 @@ class Member(models.Model):
         return f"{self.user} ({self.get_role_display().lower()})"
 
 
+def member_or_none(user: Any) -> Member | None:
+    """The account's membership, read once per account object: Django keeps it on the account
+    (``user.member``), where the navigation, staff_request and access.member_of all find it."""
+    try:
+        return user.member
+    except Member.DoesNotExist:
+        return None
+
+
 def staff_request(request: Any) -> bool:
-    """Whether the request's account is the course's staff (an instructor or a TA), asked once per
-    request: every page's navigation and banner ask it (a student's exam page among them)."""
-    known = getattr(request, "_staff_account", None)
-    if known is None:
-        user = getattr(request, "user", None)
-        known = bool(
-            user is not None
-            and user.is_authenticated
-            and Member.objects.filter(user=user, role__in=[Member.INSTRUCTOR, Member.TA]).exists()
-        )
-        request._staff_account = known
-    return known
+    """Whether the request's account is the course's staff (an instructor or a TA): every page's
+    navigation and banner ask it (a student's exam page among them), from the one membership read."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return False
+    member = member_or_none(user)
+    return member is not None and member.is_staff_member
 
 
 class ApiToken(models.Model):

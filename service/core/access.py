@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from django.utils import timezone
@@ -20,7 +21,7 @@ from gradebook.book import Gradebook
 from gradebook.extensions import due_for as student_due
 from gradebook.grades import report_of
 from gradebook.models import STAFF_PREFIX, Student
-from service.accounts.models import Member
+from service.accounts.models import Member, member_or_none
 from service.handin.models import Job
 from untrusted.text import bounded, storable
 
@@ -67,7 +68,14 @@ def assignment_or_404(name: str) -> AssignmentSpec:
 
 
 def member_of(user) -> Member:
-    member = Member.objects.filter(user=user).select_related("student").first()
+    """The account's membership with its student, read once a request: kept on the account, where the
+    navigation's ``user.member`` and every role check find it (a student's start of an exam read
+    it three times)."""
+    if not get_user_model().member.related.is_cached(user):
+        found = Member.objects.filter(user=user).select_related("student").first()
+        if found is not None:
+            user.member = found  # Django's own cache of the relation: not saved, only kept
+    member = member_or_none(user)
     if member is None:
         raise Http404("this account is not a member of the course")
     return member

@@ -79,6 +79,9 @@ class ExamAttempt(models.Model):
     ended_reason = models.CharField(max_length=20, blank=True)
     correct = models.IntegerField(null=True)  # check questions right, set when it ends
     automatic = models.IntegerField(null=True)
+    # Not stored: True on the attempt sessions.start has just made, whose page then reads no answers
+    # (a class's start is 2,000 of them within seconds: every query spared counts).
+    fresh = False
 
     class Meta:
         ordering = ["id"]

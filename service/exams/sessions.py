@@ -23,6 +23,7 @@ from pathlib import Path
 
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from course.catalog import load_catalog
@@ -223,8 +224,11 @@ def seconds_until_open(exam: OnlineExam, student: Student, now: datetime | None 
     return (exam.opens_at - now).total_seconds()
 
 
-def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: str = "") -> ExamAttempt:
-    """The student's attempt: the one in progress (resumed), or a new one if the rules allow."""
+def start(
+    exam: OnlineExam, key: ExamKey, student: Student, address: str, code: str = "", terms: Terms | None = None
+) -> ExamAttempt:
+    """The student's attempt: the one in progress (resumed), or a new one if the rules allow
+    (``terms``: the student's, when the caller read them already)."""
     now = timezone.now()
     current = latest_attempt(exam.name, student)
     if current is not None:
@@ -235,7 +239,7 @@ def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: 
             return current
     check_network(exam, address)
     trial = is_trial(student)
-    terms = terms_of(exam, student)
+    terms = terms or terms_of(exam, student)
     if not open_to(exam, student, now, terms):
         if now < exam.opens_at:
             raise ExamRefused(f"the exam opens at {exam.opens_at:%Y-%m-%d %H:%M %Z}")
@@ -263,6 +267,7 @@ def start(exam: OnlineExam, key: ExamKey, student: Student, address: str, code: 
                 deadline_reason=reason,
             )
             log(attempt, "start", address, f"attempt {attempt.number}, ends {attempt.ends_at.isoformat()}")
+        attempt.fresh = True
     except IntegrityError:  # the same student started on a second device at the same moment: that one
         attempt = ExamAttempt.objects.get(exam=exam.name, student=student, number=taken + 1)
         log(attempt, "resume", address)
@@ -313,7 +318,10 @@ def answers_of(attempt: ExamAttempt) -> dict[int, str]:
 
 
 def saved_of(attempt: ExamAttempt) -> tuple[dict[int, str], dict[int, str]]:
-    """answers_of and versions_of in one query (the taking page shows both)."""
+    """answers_of and versions_of in one query (the taking page shows both); none for the attempt
+    just started."""
+    if attempt.fresh:
+        return {}, {}
     rows = list(attempt.answers.values_list("position", "value", "saved_at"))
     return {p: value for p, value, _ in rows}, {p: exam_saves.version_of(at) for p, _, at in rows}
 
@@ -601,7 +609,15 @@ def results_while_taking(exam: OnlineExam, attempt: ExamAttempt) -> bool:
         return False
     if attempt.trial or exam.results == OnlineExam.DURING:
         return True
-    return exam.question_results.filter(results=OnlineExam.DURING).exists()
+    known = getattr(exam, "some_during", None)  # read with the exam by with_some_during, when it was
+    return known if known is not None else exam.question_results.filter(results=OnlineExam.DURING).exists()
+
+
+def with_some_during(exams: QuerySet[OnlineExam]) -> QuerySet[OnlineExam]:
+    """The exams, each read with whether some question of it has its own "during" results setting
+    (results_while_taking's question, in the same query: the taking page asks it at every read)."""
+    during = ExamQuestionResults.objects.filter(exam=OuterRef("pk"), results=OnlineExam.DURING)
+    return exams.annotate(some_during=Exists(during))
 
 
 def publish_results(exam: OnlineExam, by: str, published: bool = True, question: str | None = None) -> int:

@@ -37,7 +37,7 @@ from . import sessions
 from .forms import ExamPublish, QuestionResults
 from .grading import latest_grading, queue_grading
 from .models import ExamAttempt, OnlineExam
-from .text import question_html
+from .text import choices_html, question_html
 
 _MARKDOWN = feedback_markdown()  # the feedback: Markdown with math (as MathML), never raw HTML
 
@@ -50,7 +50,7 @@ def _address(request: HttpRequest) -> str:
 def _exam(name: str) -> tuple[OnlineExam, Path, ExamKey]:
     """The online exam of this name, its folder and its key; a 404 for anything else."""
     folder = sessions.folders().get(name)
-    exam = OnlineExam.objects.filter(name=name).first()
+    exam = sessions.with_some_during(OnlineExam.objects.filter(name=name)).first()
     if folder is None or exam is None:
         raise Http404("no such exam")
     try:
@@ -110,7 +110,10 @@ def _questions(key: ExamKey, variant: Variant, attempt: ExamAttempt) -> list[dic
                 "part": zone_heading(key, variant, question.position),
                 "kind": question.kind,
                 "stem": question_html(bank.stem),
-                "options": [(letter, question_html(texts[option])) for letter, option in question.letters.items()],
+                "choices": choices_html(
+                    ((letter, question_html(texts[option])) for letter, option in question.letters.items()),
+                    given.get(question.position, ""),
+                ),
                 # A written answer's precision and units, as the paper sheet prints them beside its box.
                 "expected": bank.written.expected() if bank.written is not None else "",
                 "value": given.get(question.position, ""),
@@ -147,7 +150,11 @@ def _remembered(name: str) -> str:
     return f"exam-code:{name}"
 
 
-def _start(request: HttpRequest, exam: OnlineExam, key: ExamKey, student: Student) -> None:
+def _start(
+    request: HttpRequest, exam: OnlineExam, key: ExamKey, student: Student, terms: sessions.Terms
+) -> ExamAttempt | None:
+    """The student's attempt, started or resumed; None when it was refused (said in a message), or when
+    the waiting room only took the access code."""
     form = StartForm(request.POST)
     code = (form.cleaned_data["code"] if form.is_valid() else "").strip()
     code = code or request.session.get(_remembered(exam.name), "")
@@ -156,13 +163,14 @@ def _start(request: HttpRequest, exam: OnlineExam, key: ExamKey, student: Studen
             sessions.check_code(exam, student, code)  # in the waiting room: checked now, kept for the start
             request.session[_remembered(exam.name)] = code
             messages.info(request, "access code accepted: your exam starts by itself when it opens")
-        else:
-            sessions.start(exam, key, student, _address(request), code)
+            return None
+        return sessions.start(exam, key, student, _address(request), code, terms)
     except WrongCode as refused:
         request.session.pop(_remembered(exam.name), None)
         messages.error(request, str(refused))
     except ExamRefused as refused:
         messages.error(request, str(refused))
+    return None
 
 
 @login_required
@@ -170,14 +178,34 @@ def _start(request: HttpRequest, exam: OnlineExam, key: ExamKey, student: Studen
 def exam_page(request: HttpRequest, name: str) -> HttpResponse:
     exam, _, key = _exam(name)
     student = student_of(request.user)
+    terms = sessions.terms_of(exam, student)  # read once: the start and the page use it
     if request.method == "POST":
-        _start(request, exam, key, student)
-        return redirect("exam-take", name=name)
+        started = _start(request, exam, key, student, terms)
+        if started is None:  # refused, or the code taken: the page says so, read again (a reload resends nothing)
+            return redirect("exam-take", name=name)
+        # Started (or resumed): the answer is the exam's page itself, so that a class's start at the
+        # proctor's "begin" is one request each, not a post and a page. Starting is idempotent (a resend
+        # resumes), and exam.js makes a reload of this page a plain read.
+        return _page(request, exam, key, student, started, terms, timezone.now())
     attempt = sessions.latest_attempt(name, student)
     now = timezone.now()
     if attempt is not None:
         sessions.finish_if_due(attempt, key, now)
-    terms = sessions.terms_of(exam, student)  # read once: the window, the time limit and the attempts use it
+    return _page(request, exam, key, student, attempt, terms, now)
+
+
+def _page(
+    request: HttpRequest,
+    exam: OnlineExam,
+    key: ExamKey,
+    student: Student,
+    attempt: ExamAttempt | None,
+    terms: sessions.Terms,
+    now: datetime,
+) -> HttpResponse:
+    """The exam's page for this student now (``terms``: theirs): its start (or waiting room), the
+    attempt being taken, or the attempt's end with the results it may show."""
+    name = exam.name
     context: dict[str, Any] = {
         "name": name,
         "title": key.title,

@@ -14,6 +14,9 @@
 (function () {
   const clock = document.getElementById("clock");
   if (!clock) { return; }
+  // The page may be the answer to the start's post (one request a student at a class's start): this
+  // makes a reload of it read the page, rather than ask to send the start again.
+  window.history.replaceState(null, "", window.location.href);
   const status = document.getElementById("status");
   const answered = document.getElementById("answered");
   const left = document.getElementById("left");
