@@ -16,8 +16,10 @@ does.
 Each student then answers as a student does: a choice per check question (changing one of them
 once), the open question's text in three growing saves, --pace seconds apart on average (with
 --start-within, by default spread over three quarters of the time limit, at most 15 s apart: a
-student saves when they choose or stop typing; without it 0.5 to 2 s, a stress rather than a
-student), one reload of the page; one in ten switches to a second device (a session of its own), one
+student saves when they choose or stop typing, every 15 to 30 s over an exam; the default limit,
+5 minutes, is the shortest at which the saves are 15 s apart: a shorter one crowds a student's 14
+saves closer, 6.4 s apart at 2 minutes, a stress rather than a student; without --start-within 0.5
+to 2 s, a stress too), one reload of the page; one in ten switches to a second device (a session of its own), one
 in ten loses the connection during a save (the request dropped unanswered) and sends it again, as the
 page does. With --start-within, one in ten never submits: the time limit (--minutes) ends their
 attempt, and a save they try after it, on the server's clock, must be refused; the others submit.
@@ -620,7 +622,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60, help="without --start-within: the starts' spread")
     parser.add_argument("--start-within", type=float, default=None, help="a synchronised start, within these seconds")
     parser.add_argument("--lead", type=float, default=None, help="seconds from the run's beginning to the opening")
-    parser.add_argument("--minutes", type=float, default=2.0, help="with --start-within: the exam's time limit")
+    parser.add_argument("--minutes", type=float, default=5.0, help="with --start-within: the exam's time limit")
     parser.add_argument("--pace", type=float, default=None, help="seconds between a student's saves, on average")
     parser.add_argument("--questions", type=int, default=10)
     parser.add_argument("--sites", type=int, default=2, help="site processes (`autograder serve --workers 0`)")

@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("gradewright.workers")
 
 # Requests a site process answers at a time (waitress's threads; its own default). More threads do not
-# add CPU: on a busy machine they contend for Python's one lock and the database, and every request
-# costs more (measured: a class's synchronised exam start, docs/operators/scaling.md). Several
-# processes on one machine: 2 threads each (`autograder serve --threads 2`).
+# add CPU (a process runs Python on one core at a time): on a busy machine they wait for Python's lock
+# and hold database connections (measured: a class's synchronised exam start, docs/operators/scaling.md).
+# Several processes on one machine: 2 threads each (`autograder serve --threads 2`).
 THREADS = 4
 
 
