@@ -479,6 +479,9 @@ def test_one_question_at_a_time_and_a_save_without_the_script(midterm):
     assert "question 2: saved" in page and 'value="B" checked' in page and ">2 ✓<" in page
     refused = send(client, "/exams/midterm/answer", position=2, value="Z", page="1")
     assert "&#x27;Z&#x27; is not an answer to question 2" in client.get(refused["Location"]).content.decode()
+    for hostile in ("//evil.example/", "2&x=1", "-1", "9" * 40):  # a question number only, else the page itself
+        back = send(client, "/exams/midterm/answer", position=2, value="B", page="1", q=hostile)
+        assert back.status_code == 302 and back["Location"] == "/exams/midterm/", hostile
     assert send(client, "/exams/midterm/answer", position=99, value="A").status_code == 409
     assert send(client, "/exams/midterm/answer", position="two", value="A").status_code == 400
 

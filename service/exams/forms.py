@@ -53,3 +53,17 @@ class QuestionResults(Form):
 
     def chosen(self) -> dict[str, str]:
         return {name.removeprefix(self.PREFIX): value for name, value in self.cleaned_data.items()}
+
+
+class ReturnTo(Form):
+    """Where an answer posted without the page's script goes back to: the exam's page (the form sends
+    ``page``), at question ``q`` when the exam shows one question at a time."""
+
+    page = forms.CharField(required=False, max_length=10)
+    q = forms.IntegerField(required=False, min_value=1, max_value=10_000)
+
+
+class StaffAction(Form):
+    """Which of the exam's staff page's forms was posted (each names its ``action``)."""
+
+    action = forms.CharField(required=False, max_length=40)

@@ -34,7 +34,7 @@ from service.errors import ExamRefused, StaleAnswer, WrongCode
 from untrusted.mathml import feedback_markdown
 
 from . import sessions
-from .forms import ExamPublish, QuestionResults
+from .forms import ExamPublish, QuestionResults, ReturnTo, StaffAction
 from .grading import latest_grading, queue_grading
 from .models import ExamAttempt, OnlineExam
 from .text import choices_html, question_html
@@ -268,11 +268,6 @@ def _refusal(status: int, message: str) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
-def _wants_page(request: HttpRequest) -> bool:
-    """A form posted without the page's script (it sends ``page``): answer with the page again."""
-    return "page" in request.POST
-
-
 @login_required
 @require_POST
 def save(request: HttpRequest, name: str) -> HttpResponse:
@@ -281,9 +276,10 @@ def save(request: HttpRequest, name: str) -> HttpResponse:
     student = student_of(request.user)
     attempt = sessions.latest_attempt(name, student)
     form = AnswerForm(request.POST)
-    back = reverse("exam-take", args=[name]) + (
-        f"?q={request.POST.get('q')}" if request.POST.get("q", "").isdigit() else ""
-    )
+    returning = ReturnTo(request.POST)  # a form posted without the page's script: the page again
+    wants_page = returning.value("page") is not None
+    at = returning.value("q")
+    back = reverse("exam-take", args=[name]) + (f"?q={at}" if at else "")
     if attempt is None:
         message, status = "you have not started this exam", 409
     elif not form.is_valid():
@@ -293,7 +289,7 @@ def save(request: HttpRequest, name: str) -> HttpResponse:
         try:
             version = sessions.save_answer(exam, key, attempt, position, value, _address(request), form.read_version())
         except StaleAnswer as stale:  # another tab saved it: this page shows the newer, keeps its own text
-            if _wants_page(request):
+            if wants_page:
                 kept = f" What you sent, not saved: {value}" if value.strip() else ""
                 messages.error(request, f"{stale}: this page now shows the answer saved there.{kept}")
                 return redirect(back)
@@ -303,7 +299,7 @@ def save(request: HttpRequest, name: str) -> HttpResponse:
         except ExamRefused as refused:
             message, status = str(refused), 409
         else:
-            if _wants_page(request):
+            if wants_page:
                 messages.info(request, f"question {position}: saved")
                 return redirect(back)
             return JsonResponse(
@@ -314,7 +310,7 @@ def save(request: HttpRequest, name: str) -> HttpResponse:
                     "seconds_left": max(0, int((attempt.ends_at - timezone.now()).total_seconds())),
                 }
             )
-    if _wants_page(request):
+    if wants_page:
         messages.error(request, message)
         return redirect(back)
     return _refusal(status, message)
@@ -465,7 +461,7 @@ def staff_page(request: HttpRequest, name: str) -> HttpResponse:
     accommodation = AccommodationForm()
     if request.method == "POST":
         instructor_only(request)
-        action = request.POST.get("action")
+        action = StaffAction(request.POST).value("action")
         if action == "settings":
             form = SettingsForm(request.POST, instance=exam or OnlineExam(name=name))
             if form.is_valid():
