@@ -79,9 +79,11 @@ class ExamAttempt(models.Model):
     ended_reason = models.CharField(max_length=20, blank=True)
     correct = models.IntegerField(null=True)  # check questions right, set when it ends
     automatic = models.IntegerField(null=True)
-    # Not stored: True on the attempt sessions.start has just made, whose page then reads no answers
-    # (a class's start is 2,000 of them within seconds: every query spared counts).
+    # Not stored, known to this request only (a class's start is 2,000 requests within seconds: every
+    # query spared counts): True on the attempt sessions.start has just made, whose page reads no answers;
+    # after a save, how many of its questions have an answer, as the save's commit counted them.
     fresh = False
+    answered_now: int | None = None
 
     class Meta:
         ordering = ["id"]

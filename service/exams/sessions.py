@@ -368,7 +368,7 @@ def save_answer(
         raise
     shown = value if question.kind == "choice" else f"{plural(len(value), 'character')}"
     # Written with the other saves arriving now, in one commit; answered once on disk (exam_saves.py).
-    attempt.answered_now = exam_saves.save(  # for answered(): counted in the commit
+    attempt.answered_now = exam_saves.save(  # answered() reads it: counted in the commit
         exam_saves.Save(
             attempt=attempt, position=position, value=value, at=now, address=address, shown=shown, version=version
         )
@@ -379,8 +379,7 @@ def save_answer(
 def answered(attempt: ExamAttempt) -> int:
     """How many of the attempt's questions have an answer saved (after this request's save, as its
     commit counted them: no query of its own)."""
-    counted = getattr(attempt, "answered_now", None)
-    return counted if counted is not None else attempt.answers.count()
+    return attempt.answered_now if attempt.answered_now is not None else attempt.answers.count()
 
 
 def submit(exam: OnlineExam, key: ExamKey, attempt: ExamAttempt, address: str) -> None:
